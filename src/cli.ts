@@ -1,0 +1,103 @@
+// The `mta` command (operations.md): serve, team, key, credits, domain, parse-report.
+// Results go to stdout only; diagnostics to stderr; failures exit non-zero with a clear message.
+import { parseArgs } from 'node:util';
+import { loadConfig, ConfigError } from './config/load.js';
+import { openDb } from './store/db.js';
+import { createLogger } from './log.js';
+import { ApiError } from './core/errors.js';
+import { createTeam, createKey, revokeKey, teamNamed } from './services/keys.js';
+import { addCredits } from './services/credits.js';
+import type { Ctx } from './services/context.js';
+
+type Handler = (args: string[], open: () => Ctx) => Promise<string | void> | string | void;
+
+function opts(args: string[], spec: Record<string, 'string' | 'boolean'>) {
+  const options = Object.fromEntries(Object.entries(spec).map(([k, type]) => [k, { type }])) as Record<string, { type: 'string' | 'boolean' }>;
+  return parseArgs({ args, options, allowPositionals: true, strict: true });
+}
+
+function need(v: unknown, what: string): string {
+  if (typeof v !== 'string' || v === '') throw new UsageError(`missing ${what}`);
+  return v;
+}
+class UsageError extends Error {}
+
+/** Command table: "group sub" or "cmd" → handler. Features add their commands here. */
+export const COMMANDS: Record<string, Handler> = {
+  'team create': (args, open) => createTeam(open(), need(opts(args, {}).positionals[0], 'team NAME')).id,
+  'key create': (args, open) => {
+    const { values } = opts(args, { team: 'string', mode: 'string', scopes: 'string', name: 'string' });
+    const ctx = open();
+    const team = teamNamed(ctx, need(values.team, '--team NAME'));
+    const mode = (values.mode ?? 'test') as 'test' | 'live';
+    const scopes = typeof values.scopes === 'string' ? values.scopes.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
+    return createKey(ctx, team.id, { mode, scopes, name: (values.name as string | undefined) ?? null }).key;
+  },
+  'key revoke': (args, open) => { revokeKey(open(), need(opts(args, {}).positionals[0], 'KEY_ID')); },
+  'credits add': (args, open) => {
+    const { values } = opts(args, { team: 'string', amount: 'string', usd: 'string' });
+    const ctx = open();
+    const team = teamNamed(ctx, need(values.team, '--team NAME'));
+    const amount = Number(need(values.amount, '--amount N'));
+    const usd = values.usd === undefined ? null : Number(values.usd);
+    return JSON.stringify(addCredits(ctx, team.id, amount, usd));
+  },
+  'parse-report': async (args) => {
+    const file = need(opts(args, {}).positionals[0], 'FILE.eml');
+    const { readFile } = await import('node:fs/promises');
+    const { parseReport } = await import('./inbound/parse.js');
+    return JSON.stringify(await parseReport(await readFile(file)), null, 2);
+  },
+};
+
+const USAGE = `usage: mta <command>
+  serve [--config FILE]
+  team create NAME
+  key create --team NAME [--mode test|live] [--scopes a,b] [--name LABEL]
+  key revoke KEY_ID
+  credits add --team NAME --amount N [--usd PRICE]
+  domain add --team NAME DOMAIN
+  domain verify DOMAIN
+  parse-report FILE.eml`;
+
+export async function run(argv: string[]): Promise<number> {
+  const [a, b, ...rest] = argv;
+  if (a === 'serve' || a === undefined) {
+    const { values } = opts(argv.slice(a ? 1 : 0), { config: 'string' });
+    const { main } = await import('./main.js');
+    await main(values.config as string | undefined);
+    return -1; // keeps running
+  }
+  const name = COMMANDS[`${a} ${b}`] ? `${a} ${b}` : a;
+  const handler = COMMANDS[name];
+  if (a === 'help' || a === '--help' || a === '-h') { process.stdout.write(USAGE + '\n'); return 0; }
+  if (!handler) { process.stderr.write(`mta: unknown command ${JSON.stringify(argv.join(' '))}\n${USAGE}\n`); return 2; }
+  const args = name === a ? argv.slice(1) : rest;
+  let ctx: Ctx | undefined;
+  const open = () => {
+    if (ctx) return ctx;
+    const config = loadConfig();
+    const log = createLogger(process.env.MTA_LOG_LEVEL ?? 'warn');
+    return (ctx = { db: openDb(config.dataDir), config, now: Date.now, log });
+  };
+  try {
+    const out = await handler(args, open);
+    if (typeof out === 'string') process.stdout.write(out + '\n');
+    return 0;
+  } finally {
+    ctx?.db.close();
+  }
+}
+
+function fail(err: unknown): number {
+  if (err instanceof ApiError) process.stderr.write(`mta: ${err.message} (${err.code})\n`);
+  else if (err instanceof UsageError) process.stderr.write(`mta: ${err.message}\n${USAGE}\n`);
+  else if (err instanceof ConfigError) process.stderr.write(`mta: ${err.message}\n`);
+  else if (err instanceof Error && (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) process.stderr.write(`mta: ${err.message}\n${USAGE}\n`);
+  else process.stderr.write(`mta: ${err instanceof Error ? err.message : String(err)}\n`);
+  return 1;
+}
+
+if (process.argv[1] && /(?:^|[\\/])(mta(\.js)?|cli\.ts)$/.test(process.argv[1])) {
+  run(process.argv.slice(2)).then((code) => { if (code >= 0) process.exitCode = code; }, (err) => { process.exitCode = fail(err); });
+}

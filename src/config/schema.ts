@@ -1,0 +1,72 @@
+// Every setting of the service, as a TypeBox schema, with the MTA_* variable that overrides it.
+// Pure: no reads of files or the environment here (see load.ts).
+import Type, { type Static } from 'typebox';
+
+const Port = Type.Integer({ minimum: 0, maximum: 65535 });
+const Seconds = Type.Number({ exclusiveMinimum: 0 });
+
+export const ConfigSchema = Type.Object({
+  dataDir: Type.String({ minLength: 1 }),
+  httpHost: Type.String({ minLength: 1 }),
+  httpPort: Port,
+  smtpHost: Type.String({ minLength: 1 }),
+  smtpPort: Port,
+  publicUrl: Type.String({ pattern: '^https?://[^\\s]+$' }),
+  docsUrl: Type.String({ pattern: '^https?://[^\\s]+$' }),
+  hostname: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9.-]+$' }),
+  dnsServers: Type.Array(Type.String({ pattern: '^(\\[[0-9a-fA-F:.]+\\]|[0-9a-fA-F:.]+)(:[0-9]{1,5})?$' })),
+  outboundPort: Port,
+  outboundTls: Type.Union([Type.Literal('opportunistic'), Type.Literal('required'), Type.Literal('off')]),
+  outboundConcurrency: Type.Integer({ minimum: 1 }),
+  outboundPerDomainConcurrency: Type.Integer({ minimum: 1 }),
+  outboundMessagesPerConnection: Type.Integer({ minimum: 1 }),
+  outboundTimeoutSeconds: Seconds,
+  bounceDomain: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9.-]+$' }),
+  logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
+  allowPrivateWebhooks: Type.Boolean(),
+  rateLimit: Type.Number({ minimum: 0 }),
+  rateBurst: Type.Number({ minimum: 1 }),
+  retryMinSeconds: Seconds,
+  retryMaxSeconds: Seconds,
+  queueLifetimeSeconds: Seconds,
+  webhookRetryMinSeconds: Seconds,
+  inboundMaxBytes: Type.Integer({ minimum: 1024 }),
+  dnsCheckCron: Type.String({ minLength: 1 }),
+  maxBodyBytes: Type.Integer({ minimum: 1024 }),
+  sendingIps: Type.Array(Type.String({ minLength: 1 })),
+  freeMonthlyCredits: Type.Integer({ minimum: 0 }),
+}, { additionalProperties: false });
+
+export type Config = Static<typeof ConfigSchema>;
+
+type Kind = 'string' | 'int' | 'number' | 'bool' | 'list';
+/** Environment variables (names fixed by operations.md) → setting and how to read it. */
+export const ENV: Record<string, [keyof Config, Kind]> = {
+  MTA_DATA_DIR: ['dataDir', 'string'],
+  MTA_HTTP_HOST: ['httpHost', 'string'],
+  MTA_HTTP_PORT: ['httpPort', 'int'],
+  MTA_SMTP_HOST: ['smtpHost', 'string'],
+  MTA_SMTP_PORT: ['smtpPort', 'int'],
+  MTA_PUBLIC_URL: ['publicUrl', 'string'],
+  MTA_DOCS_URL: ['docsUrl', 'string'],
+  MTA_HOSTNAME: ['hostname', 'string'],
+  MTA_DNS_SERVERS: ['dnsServers', 'list'],
+  MTA_OUTBOUND_PORT: ['outboundPort', 'int'],
+  MTA_OUTBOUND_TLS: ['outboundTls', 'string'],
+  MTA_OUTBOUND_CONCURRENCY: ['outboundConcurrency', 'int'],
+  MTA_OUTBOUND_PER_DOMAIN_CONCURRENCY: ['outboundPerDomainConcurrency', 'int'],
+  MTA_OUTBOUND_TIMEOUT_SECONDS: ['outboundTimeoutSeconds', 'number'],
+  MTA_BOUNCE_DOMAIN: ['bounceDomain', 'string'],
+  MTA_LOG_LEVEL: ['logLevel', 'string'],
+  MTA_ALLOW_PRIVATE_WEBHOOKS: ['allowPrivateWebhooks', 'bool'],
+  MTA_RATE_LIMIT: ['rateLimit', 'number'],
+  MTA_RATE_BURST: ['rateBurst', 'number'],
+  MTA_RETRY_MIN_SECONDS: ['retryMinSeconds', 'number'],
+  MTA_RETRY_MAX_SECONDS: ['retryMaxSeconds', 'number'],
+  MTA_QUEUE_LIFETIME_SECONDS: ['queueLifetimeSeconds', 'number'],
+  MTA_WEBHOOK_RETRY_MIN_SECONDS: ['webhookRetryMinSeconds', 'number'],
+  MTA_INBOUND_MAX_BYTES: ['inboundMaxBytes', 'int'],
+  MTA_DNS_CHECK_CRON: ['dnsCheckCron', 'string'],
+  MTA_MAX_BODY_BYTES: ['maxBodyBytes', 'int'],
+  MTA_SENDING_IPS: ['sendingIps', 'list'],
+};

@@ -1,0 +1,23 @@
+// Identifier formats: `<prefix>_` + 10 chars of time + 16 random chars, Crockford base32 lower case,
+// so ids sort by creation time. Pure apart from the random bytes it is given or draws.
+import { randomBytes } from 'node:crypto';
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+export type IdPrefix = 'em' | 'dl' | 'evt' | 'key' | 'team' | 'dom' | 'wh' | 'whd' | 'gr' | 'sup' | 'rep';
+
+export function newId(prefix: IdPrefix, nowMs: number, random: Buffer = randomBytes(10)): string {
+  let t = Math.floor(nowMs);
+  let time = '';
+  for (let i = 0; i < 10; i++) { time = ALPHABET[t % 32] + time; t = Math.floor(t / 32); }
+  let rnd = '';
+  let acc = 0, bits = 0;
+  for (const byte of random) {
+    acc = (acc << 8) | byte; bits += 8;
+    while (bits >= 5) { bits -= 5; rnd += ALPHABET[(acc >> bits) & 31]; }
+    acc &= (1 << bits) - 1;
+  }
+  return `${prefix}_${time}${rnd.slice(0, 16)}`;
+}
+
+export const ID_PATTERN = /^[a-z]+_[0-9a-z]{26}$/;

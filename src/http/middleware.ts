@@ -1,0 +1,99 @@
+// HTTP middleware: request id + access log, the error envelope for every failure,
+// bearer authentication with scopes, and the per-key token-bucket rate limit.
+import { randomUUID } from 'node:crypto';
+import type Koa from 'koa';
+import { ApiError, invalid, type ErrorType } from '../core/errors.js';
+import { authenticate, requireScope, type Principal, type Scope } from '../services/keys.js';
+import type { Ctx } from '../services/context.js';
+
+export interface State { requestId: string; principal?: Principal; retryAfter?: number }
+export type KoaCtx = Koa.ParameterizedContext<State>;
+
+export function errorBody(docsUrl: string, type: ErrorType, code: string, message: string, param?: string) {
+  return { error: { type, code, message, ...(param ? { param } : {}), doc_url: `${docsUrl}/errors#${code}` } };
+}
+
+/** Turns any thrown error into the envelope; unknown faults become a logged 500 internal_error. */
+export function errors(app: Ctx) {
+  return async (ctx: KoaCtx, next: Koa.Next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw new ApiError('not_found', 'route_not_found', `No route ${ctx.method} ${ctx.path}.`);
+    } catch (err) {
+      let e: ApiError;
+      const raw = err as { status?: number; expose?: boolean };
+      if (err instanceof ApiError) e = err;
+      else {
+        if (raw.status === 413) e = new ApiError('validation_error', 'request_too_large', `The request body exceeds ${app.config.maxBodyBytes} bytes.`, undefined, 413);
+        else if (raw.status && raw.status >= 400 && raw.status < 500 && raw.expose) e = new ApiError('validation_error', 'invalid_json', 'The body is not valid JSON.');
+        else {
+          app.log.error({ err, requestId: ctx.state.requestId }, 'unhandled error');
+          e = new ApiError('api_error', 'internal_error', 'An internal error occurred; retry with backoff.');
+        }
+      }
+      ctx.status = e.status;
+      ctx.body = errorBody(app.config.docsUrl, e.type, e.code, e.message, e.param);
+      if (e.type === 'rate_limit_error') ctx.set('Retry-After', String(ctx.state.retryAfter ?? 1));
+    }
+  };
+}
+
+export function requestLog(app: Ctx) {
+  const log = app.log.child({ component: 'http' });
+  return async (ctx: KoaCtx, next: Koa.Next) => {
+    const start = process.hrtime.bigint();
+    ctx.state.requestId = (ctx.get('X-Request-Id').match(/^[\w.-]{1,64}$/)?.[0]) ?? randomUUID();
+    ctx.set('X-Request-Id', ctx.state.requestId);
+    try { await next(); } finally {
+      if (log.isLevelEnabled('debug') || ctx.status >= 500) {
+        const ms = Number(process.hrtime.bigint() - start) / 1e6;
+        log[ctx.status >= 500 ? 'error' : 'debug']({ requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms, key: ctx.state.principal?.keyId }, 'request');
+      }
+    }
+  };
+}
+
+/** Token bucket per key: `rate` requests per second, bursts up to `burst`. */
+export class RateLimiter {
+  private buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(readonly rate: number, readonly burst: number, private now: () => number) {}
+  take(key: string): { ok: boolean; remaining: number; reset: number; retryAfter: number } {
+    const t = this.now();
+    const b = this.buckets.get(key) ?? { tokens: this.burst, at: t };
+    b.tokens = Math.min(this.burst, b.tokens + ((t - b.at) / 1000) * this.rate);
+    b.at = t;
+    const ok = b.tokens >= 1;
+    if (ok) b.tokens -= 1;
+    this.buckets.set(key, b);
+    return { ok, remaining: Math.floor(b.tokens), reset: Math.ceil((this.burst - b.tokens) / this.rate), retryAfter: Math.max(1, Math.ceil((1 - b.tokens) / this.rate)) };
+  }
+}
+
+/** Authenticates, checks the scope (if any) and applies the rate limit of the key. */
+export function auth(app: Ctx, limiter: RateLimiter | null) {
+  return (scope?: Scope) => async (ctx: KoaCtx, next: Koa.Next) => {
+    const p = authenticate(app, ctx.get('Authorization') || undefined);
+    ctx.state.principal = p;
+    if (limiter) {
+      const r = limiter.take(p.keyId);
+      ctx.set('RateLimit-Limit', String(limiter.burst));
+      ctx.set('RateLimit-Remaining', String(r.remaining));
+      ctx.set('RateLimit-Reset', String(r.reset));
+      if (!r.ok) {
+        ctx.state.retryAfter = r.retryAfter;
+        throw new ApiError('rate_limit_error', 'rate_limited', `Too many requests: at most ${limiter.rate} per second per key.`);
+      }
+    }
+    if (scope) requireScope(p, scope);
+    await next();
+  };
+}
+
+export const principal = (ctx: KoaCtx): Principal => ctx.state.principal!;
+
+/** `limit` query parameter (1..100, default 20). */
+export function limitOf(raw: string | undefined): number {
+  if (raw === undefined) return 20;
+  if (!/^\d{1,3}$/.test(raw) || Number(raw) < 1 || Number(raw) > 100) throw invalid('limit', 'limit must be an integer from 1 to 100.');
+  return Number(raw);
+}

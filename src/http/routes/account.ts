@@ -1,0 +1,46 @@
+// /v1/suppressions, /v1/credits and /v1/api-keys.
+import type Router from '@koa/router';
+import { listSuppressions, addSuppression, removeSuppression } from '../../services/suppressions.js';
+import { balance } from '../../services/credits.js';
+import { createKey, listKeys, revokeKey } from '../../services/keys.js';
+import { presentKey } from '../../services/present.js';
+import { CreateKey, CreateSuppression, ListQuery } from '../schemas.js';
+import { validator } from '../validate.js';
+import { limitOf, principal, type KoaCtx } from '../middleware.js';
+import type { Deps } from '../app.js';
+
+const checkPage = validator(ListQuery);
+const checkSuppression = validator(CreateSuppression);
+const checkKey = validator(CreateKey);
+
+export function accountRoutes(r: Router, { app, auth }: Deps) {
+  r.get('/suppressions', auth('emails:read'), (ctx: KoaCtx) => {
+    const q = checkPage(ctx.query);
+    ctx.body = listSuppressions(app, principal(ctx).teamId, limitOf(q.limit), q.cursor);
+  });
+  r.post('/suppressions', auth('emails:send'), (ctx: KoaCtx) => {
+    const b = checkSuppression(ctx.request.body);
+    const res = addSuppression(app, principal(ctx).teamId, b.address, b.reason ?? 'manual');
+    ctx.status = res.created ? 201 : 200;
+    ctx.body = res.suppression;
+  });
+  r.delete('/suppressions/:address', auth('emails:send'), (ctx: KoaCtx) => {
+    removeSuppression(app, principal(ctx).teamId, ctx.params.address);
+    ctx.status = 204;
+  });
+  r.get('/credits', auth(), (ctx: KoaCtx) => {
+    ctx.body = balance(app, principal(ctx).teamId);
+  });
+  r.post('/api-keys', auth('keys:write'), (ctx: KoaCtx) => {
+    const b = checkKey(ctx.request.body);
+    const { row, key } = createKey(app, principal(ctx).teamId, { mode: b.mode, scopes: b.scopes, name: b.name ?? null });
+    ctx.status = 201;
+    ctx.body = presentKey(row, key);
+  });
+  r.get('/api-keys', auth('keys:write'), (ctx: KoaCtx) => {
+    ctx.body = { object: 'list', data: listKeys(app, principal(ctx).teamId).map((k) => presentKey(k)), has_more: false, next_cursor: null };
+  });
+  r.delete('/api-keys/:id', auth('keys:write'), (ctx: KoaCtx) => {
+    ctx.body = presentKey(revokeKey(app, ctx.params.id, principal(ctx).teamId));
+  });
+}

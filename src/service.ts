@@ -1,0 +1,96 @@
+// Builds and runs the whole service in one process: store, HTTP API and the features that plug in
+// as components (delivery loop, inbound SMTP, webhooks, jobs). `close()` drains them in reverse order.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { Config } from './config/schema.js';
+import { openDb, type DB } from './store/db.js';
+import { buildApp, type RouteFn, type MountFn } from './http/app.js';
+import { createLogger } from './log.js';
+import type { Ctx } from './services/context.js';
+
+/** A long-running part of the service. */
+export interface Component {
+  name: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Listener address to announce, if it has one. */
+  address?(): string | null;
+}
+
+/** A feature contributes routes, mounts and components, built from the shared context. */
+export interface Feature {
+  routes?: RouteFn[];
+  mounts?: MountFn[];
+  ext?: Record<string, unknown>;
+  components?: Component[];
+}
+export type FeatureFactory = (ctx: Ctx) => Feature;
+
+export interface Running {
+  ctx: Ctx;
+  db: DB;
+  url: string;
+  httpPort: number;
+  components: Component[];
+  close(): Promise<void>;
+}
+
+export interface StartOptions { now?: () => number; log?: Logger; features?: FeatureFactory[] }
+
+export async function startService(config: Config, opts: StartOptions = {}): Promise<Running> {
+  const log = opts.log ?? createLogger(config.logLevel);
+  const db = openDb(config.dataDir);
+  const ctx: Ctx = { db, config, now: opts.now ?? Date.now, log };
+  const features = (opts.features ?? (await defaultFeatures())).map((f) => f(ctx));
+  const components = features.flatMap((f) => f.components ?? []);
+  let up = false;
+  const koa = buildApp(ctx, {
+    routes: features.flatMap((f) => f.routes ?? []),
+    mounts: features.flatMap((f) => f.mounts ?? []),
+    ext: Object.assign({}, ...features.map((f) => f.ext ?? {})),
+    healthy: () => up,
+  });
+  const server = http.createServer(koa.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.httpPort, config.httpHost, () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const started: Component[] = [];
+  try {
+    for (const c of components) { await c.start(); started.push(c); }
+  } catch (err) {
+    await stopAll(started, log);
+    server.close();
+    db.close();
+    throw err;
+  }
+  up = true;
+  const listeners = [`http=${host}:${addr.port}`, ...components.map((c) => c.address?.()).filter(Boolean)];
+  log.info({ listeners }, `listening: ${listeners.join(' ')}`);
+  let closing: Promise<void> | null = null;
+  return {
+    ctx, db, url: `http://${host}:${addr.port}`, httpPort: addr.port, components,
+    close: () => (closing ??= (async () => {
+      up = false;
+      await stopAll(started, log);
+      await new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); });
+      db.close();
+    })()),
+  };
+}
+
+async function stopAll(components: Component[], log: Logger) {
+  for (const c of [...components].reverse()) {
+    try { await c.stop(); } catch (err) { log.error({ err, component: c.name }, 'stop failed'); }
+  }
+}
+
+/** The features of the full service. Each feature module registers itself here. */
+async function defaultFeatures(): Promise<FeatureFactory[]> {
+  const { FEATURES } = await import('./features.js');
+  return FEATURES;
+}

@@ -1,0 +1,33 @@
+// Credit balance and purchases: free monthly allowance + bought grants (12 months each).
+import { available, grantExpiry, monthOf } from '../core/credits.js';
+import { invalid } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import { tx } from '../store/db.js';
+import { freeUsed, insertGrant, liveGrants } from '../store/credits.js';
+import { iso } from './present.js';
+import type { Ctx } from './context.js';
+
+export function balance(ctx: Ctx, teamId: string) {
+  const now = ctx.now();
+  const free = Math.max(0, ctx.config.freeMonthlyCredits - freeUsed(ctx.db, teamId, monthOf(now)));
+  const grants = liveGrants(ctx.db, teamId, now);
+  const purchased = grants.reduce((n, g) => n + g.remaining, 0);
+  return {
+    object: 'credit_balance' as const, available: free + purchased, free_remaining: free, purchased_remaining: purchased,
+    grants: grants.map((g) => ({ id: g.id, amount: g.amount, remaining: g.remaining, expires_at: iso(g.expires_at) })),
+  };
+}
+
+export function availableCredits(ctx: Ctx, teamId: string): number {
+  const now = ctx.now();
+  const grants = liveGrants(ctx.db, teamId, now).map((g) => ({ id: g.id, remaining: g.remaining, expiresAt: g.expires_at, createdAt: g.created_at }));
+  return available(ctx.config.freeMonthlyCredits - freeUsed(ctx.db, teamId, monthOf(now)), grants, now);
+}
+
+export function addCredits(ctx: Ctx, teamId: string, amount: number, usd: number | null) {
+  if (!Number.isInteger(amount) || amount <= 0) throw invalid('amount', 'amount must be a positive integer.');
+  if (usd !== null && !(usd >= 0)) throw invalid('usd', 'usd must be a non-negative number.');
+  const now = ctx.now();
+  tx(ctx.db, () => insertGrant(ctx.db, { id: newId('gr', now), team_id: teamId, amount, remaining: amount, usd, created_at: now, expires_at: grantExpiry(now) }));
+  return balance(ctx, teamId);
+}

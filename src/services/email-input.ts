@@ -1,0 +1,62 @@
+// Checks a POST /emails body beyond its JSON shape: addresses, headers, recipient count,
+// body presence and scheduling. Returns the normalised input or throws a validation ApiError.
+import { invalid } from '../core/errors.js';
+import { parseMailbox, type Mailbox } from '../core/address.js';
+
+export interface EmailInput {
+  from: string; to: string | string[]; cc?: string[] | null; bcc?: string[] | null; reply_to?: string | null;
+  subject: string; html?: string | null; text?: string | null; tags?: string[] | null;
+  headers?: Record<string, string> | null; scheduled_at?: string | null;
+  tracking?: { opens?: boolean; clicks?: boolean } | null;
+}
+export interface Recipient { address: string; domain: string; kind: 'to' | 'cc' | 'bcc' }
+export interface CheckedEmail {
+  input: EmailInput; from: Mailbox; to: string[]; cc: string[] | null; bcc: string[] | null;
+  recipients: Recipient[]; scheduledAt: number | null; headers: Record<string, string> | null;
+}
+
+export const MAX_RECIPIENTS = 50;
+const MAX_SCHEDULE_MS = 30 * 24 * 3600 * 1000;
+const RESERVED_HEADERS = new Set(['from', 'to', 'cc', 'bcc', 'subject', 'date', 'message-id', 'dkim-signature', 'return-path', 'sender', 'reply-to', 'mime-version', 'content-type', 'content-transfer-encoding']);
+const HEADER_NAME = /^[!-9;-~]+$/; // printable ASCII except ':' (RFC 5322 ftext)
+
+function addresses(list: string[], param: string, kind: Recipient['kind'], out: Recipient[]): string[] {
+  return list.map((raw, i) => {
+    const mb = parseMailbox(raw);
+    if (!mb) throw invalid(param, `${param}[${i}] is not a valid email address: ${JSON.stringify(raw).slice(0, 100)}.`);
+    out.push({ address: mb.address, domain: mb.domain, kind });
+    return raw.trim();
+  });
+}
+
+function checkHeaders(h: Record<string, string> | null | undefined): Record<string, string> | null {
+  if (!h) return null;
+  for (const [name, value] of Object.entries(h)) {
+    if (!HEADER_NAME.test(name) || /[\r\n]/.test(value)) throw invalid('headers', `Header ${JSON.stringify(name)} has a name or value that holds CR, LF or invalid characters.`);
+    if (RESERVED_HEADERS.has(name.toLowerCase())) throw invalid('headers', `Header ${JSON.stringify(name)} is set by the service and cannot be given.`);
+  }
+  return h;
+}
+
+function checkSchedule(s: string | null | undefined, now: number): number | null {
+  if (s === undefined || s === null) return null;
+  const t = /^\d{4}-\d{2}-\d{2}T/.test(s) ? Date.parse(s) : NaN;
+  if (Number.isNaN(t)) throw invalid('scheduled_at', 'scheduled_at must be an ISO 8601 date-time, e.g. 2026-01-31T09:00:00Z.');
+  if (t > now + MAX_SCHEDULE_MS) throw invalid('scheduled_at', 'scheduled_at may be at most 30 days ahead.');
+  return t <= now ? null : t;
+}
+
+export function checkEmail(input: EmailInput, now: number): CheckedEmail {
+  const from = parseMailbox(input.from);
+  if (!from) throw invalid('from', 'from must be an address or "Name <address>".');
+  if (input.reply_to != null && !parseMailbox(input.reply_to)) throw invalid('reply_to', 'reply_to is not a valid email address.');
+  const recipients: Recipient[] = [];
+  const to = addresses(Array.isArray(input.to) ? input.to : [input.to], 'to', 'to', recipients);
+  const cc = input.cc ? addresses(input.cc, 'cc', 'cc', recipients) : null;
+  const bcc = input.bcc ? addresses(input.bcc, 'bcc', 'bcc', recipients) : null;
+  if (recipients.length > MAX_RECIPIENTS) throw invalid('to', `At most ${MAX_RECIPIENTS} recipients across to, cc and bcc; got ${recipients.length}.`);
+  if (!input.html && !input.text) throw invalid('html', 'Give html, text or both.', 'missing_body');
+  const headers = checkHeaders(input.headers);
+  const scheduledAt = checkSchedule(input.scheduled_at, now);
+  return { input, from, to, cc, bcc, recipients, scheduledAt, headers };
+}

@@ -1,0 +1,137 @@
+// Use-cases on emails: submit (idempotency, suppression, domain check, credits, one transaction),
+// cancel, fetch, list and events. Shared by the HTTP API, the dashboard and the CLI.
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { ApiError, invalid, notFound } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import { tx, type DB } from '../store/db.js';
+import * as emails from '../store/emails.js';
+import { eventsOf } from '../store/events.js';
+import { getIdem, putIdem } from '../store/idempotency.js';
+import { isSuppressed } from '../store/suppressions.js';
+import { charge, refund } from '../store/credits.js';
+import { secret } from '../store/settings.js';
+import { checkEmail, type EmailInput, type Recipient } from './email-input.js';
+import { presentEmail, presentEvent, type Email } from './present.js';
+import { appendStatusEvent, applyOutcomes } from './transition.js';
+import { availableCredits } from './credits.js';
+import { verifiedDomainFor } from './sending-domain.js';
+import type { Principal } from './keys.js';
+import type { Ctx } from './context.js';
+
+export interface SubmitResult { status: number; body: Email; replayed: boolean }
+
+const requestHash = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');
+
+function liveRecipients(ctx: Ctx, p: Principal, all: Recipient[]): { kept: Recipient[]; suppressed: string[] } {
+  const seen = new Set<string>();
+  const kept: Recipient[] = [];
+  const suppressed: string[] = [];
+  for (const r of all) {
+    const key = r.address.toLowerCase();
+    if (seen.has(key)) continue;
+    seen.add(key);
+    if (p.mode === 'live' && isSuppressed(ctx.db, p.teamId, key)) suppressed.push(r.address);
+    else kept.push(r);
+  }
+  return { kept, suppressed };
+}
+
+function insertNew(ctx: Ctx, p: Principal, input: EmailInput): emails.EmailRow {
+  const now = ctx.now();
+  const c = checkEmail(input, now);
+  const { kept, suppressed } = liveRecipients(ctx, p, c.recipients);
+  if (kept.length === 0) throw invalid('to', 'Every recipient is on the suppression list.', 'all_recipients_suppressed');
+  if (p.mode === 'live' && !verifiedDomainFor(ctx, p.teamId, c.from.domain)) {
+    throw invalid('from', `The domain ${c.from.domain} is not a verified domain of this team.`, 'domain_not_verified');
+  }
+  const credits = p.mode === 'live' ? kept.length : 0;
+  const row: emails.NewEmail = {
+    id: newId('em', now), team_id: p.teamId, test_mode: p.mode === 'test' ? 1 : 0, status: 'queued',
+    from_addr: c.input.from.trim(), to_json: JSON.stringify(c.to), cc_json: c.cc && JSON.stringify(c.cc), bcc_json: c.bcc && JSON.stringify(c.bcc),
+    reply_to: input.reply_to ?? null, subject: input.subject, html: input.html ?? null, text: input.text ?? null,
+    tags_json: input.tags ? JSON.stringify(input.tags) : null, headers_json: c.headers && JSON.stringify(c.headers),
+    tracking_opens: input.tracking?.opens ? 1 : 0, tracking_clicks: input.tracking?.clicks ? 1 : 0,
+    scheduled_at: c.scheduledAt, credits_charged: credits, sender_domain: c.from.domain, created_at: now, updated_at: now,
+  };
+  const due = c.scheduledAt ?? now;
+  const seq = emails.insertEmail(ctx.db, row, input.tags ?? [], kept.map((r) => ({ recipient: r.address, kind: r.kind, domain: r.domain, status: 'queued', next_attempt_at: due })));
+  if (credits > 0 && !charge(ctx.db, p.teamId, seq, credits, ctx.config.freeMonthlyCredits, now)) {
+    const avail = availableCredits(ctx, p.teamId);
+    throw new ApiError('insufficient_credits', 'insufficient_credits', `This email needs ${credits} credits but only ${avail} are available.`);
+  }
+  const email = { ...row, seq };
+  appendStatusEvent(ctx, email, 'queued', null, suppressed.length ? { suppressed } : {});
+  return email;
+}
+
+/** POST /emails. Same Idempotency-Key and body → the original answer; other body → 409. */
+export function submitEmail(ctx: Ctx, p: Principal, input: EmailInput, idemKey?: string): SubmitResult {
+  if (idemKey !== undefined && (idemKey.length === 0 || idemKey.length > 255)) throw invalid('Idempotency-Key', 'Idempotency-Key must be 1 to 255 characters.');
+  return tx(ctx.db, () => {
+    const hash = idemKey === undefined ? '' : requestHash(input);
+    if (idemKey !== undefined) {
+      const prior = getIdem(ctx.db, p.teamId, idemKey, ctx.now());
+      if (prior && prior.request_hash !== hash) throw new ApiError('idempotency_error', 'idempotency_key_reused', 'This Idempotency-Key was already used with a different request.');
+      if (prior) return { status: prior.status, body: JSON.parse(prior.response_json), replayed: true };
+    }
+    const body = presentEmail(insertNew(ctx, p, input) as emails.EmailRow);
+    if (idemKey !== undefined) putIdem(ctx.db, { team_id: p.teamId, key: idemKey, request_hash: hash, status: 202, response_json: JSON.stringify(body), created_at: ctx.now() });
+    return { status: 202, body, replayed: false };
+  });
+}
+
+export function getEmail(ctx: Ctx, teamId: string, id: string): emails.EmailRow {
+  const e = emails.emailById(ctx.db, teamId, id);
+  if (!e) throw notFound('email');
+  return e;
+}
+
+/** Moves a queued email to canceled, refunding its credits. */
+export function cancelEmail(ctx: Ctx, teamId: string, id: string): Email {
+  return tx(ctx.db, () => {
+    const e = getEmail(ctx, teamId, id);
+    if (e.status !== 'queued') throw new ApiError('validation_error', 'email_not_cancelable', `Only a queued email can be canceled; this one is ${e.status}.`);
+    const pending = emails.deliveriesOf(ctx.db, e.seq).filter((d) => d.status === 'queued');
+    const after = applyOutcomes(ctx, e.seq, pending.map((d) => ({ deliveryId: d.id, event: 'canceled' as const, data: {} })));
+    if (e.test_mode === 0 && e.credits_charged > 0) {
+      const n = refund(ctx.db, teamId, e.seq, e.credits_charged, ctx.now());
+      emails.setCreditsCharged(ctx.db, e.seq, e.credits_charged - n);
+    }
+    return presentEmail(emails.emailBySeq(ctx.db, after.seq)!);
+  });
+}
+
+// Cursors name a position (the last seq seen), signed so a tampered one is refused.
+function cursorKey(db: DB) { return secret(db, 'cursor'); }
+export function encodeCursor(db: DB, kind: string, seq: number): string {
+  const body = `${kind}.${seq}`;
+  const mac = createHmac('sha256', cursorKey(db)).update(body).digest('base64url').slice(0, 16);
+  return Buffer.from(`${body}.${mac}`).toString('base64url');
+}
+export function decodeCursor(db: DB, kind: string, cursor: string | undefined): number | null {
+  if (cursor === undefined) return null;
+  const [k, seq, mac] = Buffer.from(cursor, 'base64url').toString().split('.');
+  const want = createHmac('sha256', cursorKey(db)).update(`${k}.${seq}`).digest('base64url').slice(0, 16);
+  if (k !== kind || !/^\d+$/.test(seq ?? '') || !mac || mac.length !== want.length || !timingSafeEqual(Buffer.from(mac), Buffer.from(want))) {
+    throw invalid('cursor', 'The cursor is not one this service issued for this list.');
+  }
+  return Number(seq);
+}
+
+export function page<T, R extends { seq: number }>(db: DB, kind: string, rows: R[], limit: number, present: (r: R) => T) {
+  const has_more = rows.length > limit;
+  const data = rows.slice(0, limit);
+  return { object: 'list' as const, data: data.map(present), has_more, next_cursor: has_more ? encodeCursor(db, kind, data[data.length - 1].seq) : null };
+}
+
+export function listEmails(ctx: Ctx, teamId: string, f: emails.EmailFilter, limit: number, cursor?: string) {
+  const rows = emails.listEmails(ctx.db, teamId, f, decodeCursor(ctx.db, 'em', cursor), limit);
+  return page(ctx.db, 'em', rows, limit, presentEmail);
+}
+
+export function listEvents(ctx: Ctx, teamId: string, id: string, limit: number, cursor?: string) {
+  const e = getEmail(ctx, teamId, id);
+  const rows = eventsOf(ctx.db, e.seq, decodeCursor(ctx.db, 'evt', cursor), limit);
+  return page(ctx.db, 'evt', rows, limit, presentEvent);
+}
+

@@ -1,0 +1,78 @@
+// Teams and API keys: creation (the full key is returned once), authentication by hash,
+// scopes, the 20-active-keys limit and revocation (effective on the next request).
+import { createHash, randomBytes } from 'node:crypto';
+import { ApiError, invalid, notFound } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import { tx } from '../store/db.js';
+import * as store from '../store/teams.js';
+import type { Ctx } from './context.js';
+
+export const SCOPES = ['emails:send', 'emails:read', 'domains:read', 'domains:write', 'webhooks:write', 'keys:write'] as const;
+export type Scope = (typeof SCOPES)[number];
+export const DEFAULT_SCOPES: Scope[] = ['emails:send', 'emails:read', 'domains:read'];
+export const MAX_ACTIVE_KEYS = 20;
+
+export interface Principal { keyId: string; teamId: string; mode: 'test' | 'live'; scopes: ReadonlySet<string> }
+
+export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+
+export function createTeam(ctx: Ctx, name: string): store.TeamRow {
+  if (!name || name.length > 200) throw invalid('name', 'A team name of 1 to 200 characters is required.');
+  if (store.teamByName(ctx.db, name)) throw invalid('name', `A team named ${JSON.stringify(name)} already exists.`, 'team_exists');
+  const team = { id: newId('team', ctx.now()), name, created_at: ctx.now() };
+  store.insertTeam(ctx.db, team);
+  return team;
+}
+
+export function teamNamed(ctx: Ctx, name: string): store.TeamRow {
+  const t = store.teamByName(ctx.db, name) ?? store.teamById(ctx.db, name);
+  if (!t) throw notFound('team');
+  return t;
+}
+
+export function createKey(ctx: Ctx, teamId: string, opts: { mode?: 'test' | 'live'; scopes?: string[]; name?: string | null }) {
+  const mode = opts.mode ?? 'test';
+  if (mode !== 'test' && mode !== 'live') throw invalid('mode', 'mode must be "test" or "live".');
+  const scopes = opts.scopes ?? DEFAULT_SCOPES;
+  const bad = scopes.find((s) => !(SCOPES as readonly string[]).includes(s));
+  if (bad !== undefined) throw invalid('scopes', `Unknown scope ${JSON.stringify(bad)}; known scopes: ${SCOPES.join(', ')}.`);
+  const key = `ps_${mode}_${randomBytes(24).toString('base64url')}`;
+  const row: store.KeyRow = {
+    id: newId('key', ctx.now()), team_id: teamId, name: opts.name ?? null, mode, scopes: [...new Set(scopes)].join(' '),
+    hash: hashKey(key), prefix: key.slice(0, 12), created_at: ctx.now(), last_used_at: null, revoked_at: null,
+  };
+  tx(ctx.db, () => {
+    if (store.activeKeyCount(ctx.db, teamId) >= MAX_ACTIVE_KEYS) {
+      throw new ApiError('validation_error', 'key_limit_reached', `A team may hold at most ${MAX_ACTIVE_KEYS} active keys; revoke one first.`);
+    }
+    store.insertKey(ctx.db, row);
+  });
+  return { row, key };
+}
+
+const lastTouch = new Map<string, number>();
+
+/** The principal of a bearer key, or an authentication error. Revoked keys fail at once. */
+export function authenticate(ctx: Ctx, header: string | undefined): Principal {
+  if (!header) throw new ApiError('authentication_error', 'missing_api_key', 'No API key given: send "Authorization: Bearer <API_KEY>".');
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!m) throw new ApiError('authentication_error', 'missing_api_key', 'Malformed Authorization header: expected "Bearer <API_KEY>".');
+  const row = store.keyByHash(ctx.db, hashKey(m[1]));
+  if (!row || row.revoked_at !== null) throw new ApiError('authentication_error', 'invalid_api_key', 'The API key is unknown or revoked.');
+  const now = ctx.now();
+  if ((lastTouch.get(row.id) ?? 0) < now - 60_000) { lastTouch.set(row.id, now); store.touchKey(ctx.db, row.id, now); }
+  return { keyId: row.id, teamId: row.team_id, mode: row.mode, scopes: new Set(row.scopes.split(' ')) };
+}
+
+export function requireScope(p: Principal, scope: Scope): void {
+  if (!p.scopes.has(scope)) throw new ApiError('permission_error', 'missing_scope', `This key lacks the scope "${scope}".`);
+}
+
+export function revokeKey(ctx: Ctx, keyId: string, teamId?: string): store.KeyRow {
+  const row = store.keyById(ctx.db, keyId);
+  if (!row || (teamId !== undefined && row.team_id !== teamId)) throw notFound('api_key');
+  store.revokeKey(ctx.db, keyId, ctx.now());
+  return store.keyById(ctx.db, keyId)!;
+}
+
+export const listKeys = (ctx: Ctx, teamId: string) => store.keysOfTeam(ctx.db, teamId);

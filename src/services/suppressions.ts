@@ -1,0 +1,32 @@
+// Use-cases on the suppression list: list (cursor), add manually, remove.
+import { invalid, notFound } from '../core/errors.js';
+import { normaliseAddress } from '../core/address.js';
+import * as store from '../store/suppressions.js';
+import { decodeCursor, page } from './emails.js';
+import { presentSuppression } from './present.js';
+import type { Ctx } from './context.js';
+
+const REASONS = ['hard_bounce', 'complaint', 'manual'] as const;
+
+function address(raw: unknown): string {
+  const a = typeof raw === 'string' ? normaliseAddress(raw.trim()) : null;
+  if (!a) throw invalid('address', 'address must be a valid email address.');
+  return a.address.toLowerCase();
+}
+
+export function listSuppressions(ctx: Ctx, teamId: string, limit: number, cursor?: string) {
+  const rows = store.listSuppressions(ctx.db, teamId, decodeCursor(ctx.db, 'sup', cursor), limit);
+  return page(ctx.db, 'sup', rows, limit, presentSuppression);
+}
+
+export function addSuppression(ctx: Ctx, teamId: string, rawAddress: unknown, reason: unknown = 'manual') {
+  const addr = address(rawAddress);
+  if (!(REASONS as readonly unknown[]).includes(reason)) throw invalid('reason', `reason must be one of ${REASONS.join(', ')}.`);
+  const created = store.addSuppression(ctx.db, { team_id: teamId, address: addr, reason: reason as (typeof REASONS)[number], email_id: null, created_at: ctx.now() });
+  return { created, suppression: presentSuppression(store.getSuppression(ctx.db, teamId, addr)!) };
+}
+
+export function removeSuppression(ctx: Ctx, teamId: string, rawAddress: unknown) {
+  const addr = address(rawAddress);
+  if (!store.removeSuppression(ctx.db, teamId, addr)) throw notFound('suppression');
+}

@@ -1,0 +1,79 @@
+// The one writer of delivery and email statuses: applies recipient outcomes through the pure
+// state machine, derives the email status, appends events, refunds failed and suppresses hard bounces.
+import { recipientTransition, aggregate, emailPath, type RecipientEvent, type Status, type EventType } from '../core/status.js';
+import { newId } from '../core/ids.js';
+import { sql } from '../store/db.js';
+import { emailBySeq, deliveriesOf, setEmailStatus, type DeliveryRow, type EmailRow } from '../store/emails.js';
+import { appendEvent } from '../store/events.js';
+import { addSuppression } from '../store/suppressions.js';
+import { refund } from '../store/credits.js';
+import { setCreditsCharged } from '../store/emails.js';
+import type { Ctx } from './context.js';
+
+export interface RecipientOutcome {
+  deliveryId: number;
+  event: RecipientEvent;
+  /** Event data (decisions.md names: attempt, mx_host, smtp_code, reason, hard, source…). */
+  data: Record<string, unknown>;
+  /** For `deferred`: when to try again. */
+  nextAttemptAt?: number;
+}
+
+const EVENT_OF: Record<RecipientEvent, EventType> = {
+  accepted: 'delivered', deferred: 'delivery_delayed', rejected: 'bounced', failed: 'failed', canceled: 'canceled',
+  expired: 'bounced', complaint: 'complained', async_bounce: 'bounced',
+};
+
+function updateDelivery(ctx: Ctx, d: DeliveryRow, to: Status, o: RecipientOutcome, now: number): void {
+  const attempt = typeof o.data.attempt === 'number' ? o.data.attempt : d.attempts;
+  const reply = typeof o.data.smtp_response === 'string' ? o.data.smtp_response : d.last_reply;
+  const reason = typeof o.data.reason === 'string' ? o.data.reason : d.reason;
+  const next = to === 'delivery_delayed' ? (o.nextAttemptAt ?? now) : null;
+  sql(ctx.db, `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_reply = ?, reason = ?,
+    first_attempt_at = coalesce(first_attempt_at, ?), updated_at = ? WHERE id = ?`).run(to, attempt, next, reply, reason, now, now, d.id);
+}
+
+/** Side effects of a recipient reaching a state: suppression and refunds (live mode only). */
+function sideEffects(ctx: Ctx, email: EmailRow, d: DeliveryRow, o: RecipientOutcome, now: number): number {
+  if (email.test_mode === 1) return 0;
+  const hard = o.data.hard === true && (o.event === 'rejected' || o.event === 'async_bounce');
+  if (hard || o.event === 'complaint') {
+    addSuppression(ctx.db, { team_id: email.team_id, address: d.recipient.toLowerCase(), reason: hard ? 'hard_bounce' : 'complaint', email_id: email.id, created_at: now });
+  }
+  return o.event === 'failed' ? refund(ctx.db, email.team_id, email.seq, 1, now) : 0;
+}
+
+/** Applies outcomes for recipients of one email. Must run inside a transaction. */
+export function applyOutcomes(ctx: Ctx, emailSeq: number, outcomes: readonly RecipientOutcome[]): EmailRow {
+  const now = ctx.now();
+  const email = emailBySeq(ctx.db, emailSeq)!;
+  const deliveries = new Map(deliveriesOf(ctx.db, emailSeq).map((d) => [d.id, d]));
+  const events: { type: EventType; recipient: string | null; data: Record<string, unknown> }[] = [];
+  let refunded = 0;
+  for (const o of outcomes) {
+    const d = deliveries.get(o.deliveryId);
+    if (!d) continue;
+    const to = recipientTransition(d.status, o.event);
+    if (to === null) { ctx.log.debug({ delivery: d.id, from: d.status, event: o.event }, 'outcome ignored in this state'); continue; }
+    updateDelivery(ctx, d, to, o, now);
+    refunded += sideEffects(ctx, email, d, o, now);
+    deliveries.set(d.id, { ...d, status: to });
+    events.push({ type: EVENT_OF[o.event], recipient: d.recipient, data: o.event === 'async_bounce' ? { ...o.data, async: true } : o.data });
+  }
+  const path = emailPath(email.status, aggregate([...deliveries.values()].map((d) => d.status)));
+  const status = path.length ? path[path.length - 1] : email.status;
+  if (path.length) setEmailStatus(ctx.db, emailSeq, status, now);
+  if (refunded) setCreditsCharged(ctx.db, emailSeq, email.credits_charged - refunded);
+  const fresh = { ...email, status, credits_charged: email.credits_charged - refunded, updated_at: now };
+  const own = new Set(events.map((e) => e.type));
+  for (const s of path) if (!own.has(s)) appendStatusEvent(ctx, fresh, s, null, {});
+  for (const e of events) appendStatusEvent(ctx, fresh, e.type, e.recipient, e.data);
+  return fresh;
+}
+
+export function appendStatusEvent(ctx: Ctx, email: EmailRow, type: EventType, recipient: string | null, data: Record<string, unknown>) {
+  return appendEvent(ctx.db, {
+    id: newId('evt', ctx.now()), team_id: email.team_id, email_seq: email.seq, type, recipient,
+    data_json: JSON.stringify(data), created_at: ctx.now(),
+  });
+}

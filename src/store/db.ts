@@ -1,0 +1,52 @@
+// Opens the SQLite database (WAL), applies numbered migrations from ./migrations at start,
+// and offers a transaction helper. Every multi-row change goes through `tx`.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+
+export type DB = Database.Database;
+const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+
+export function openDb(dataDir: string, opts: { synchronous?: 'NORMAL' | 'FULL' } = {}): DB {
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const db = new Database(path.join(dataDir, 'mta.sqlite'));
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${opts.synchronous ?? 'NORMAL'}`);
+  db.pragma('busy_timeout = 5000');
+  db.pragma('foreign_keys = ON');
+  db.pragma('cache_size = -65536');
+  db.pragma('temp_store = MEMORY');
+  migrate(db);
+  return db;
+}
+
+export function migrate(db: DB): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+  const done = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
+  const files = fs.readdirSync(MIGRATIONS).filter((f) => /^\d+_.*\.sql$/.test(f)).sort();
+  for (const file of files) {
+    const version = parseInt(file, 10);
+    if (done.has(version)) continue;
+    const sql = fs.readFileSync(path.join(MIGRATIONS, file), 'utf8');
+    db.transaction(() => {
+      db.exec(sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(version, file, Date.now());
+    }).immediate();
+  }
+}
+
+/** Runs fn in an IMMEDIATE transaction (takes the write lock up front: no upgrade deadlocks). */
+export function tx<T>(db: DB, fn: () => T): T {
+  return db.transaction(fn).immediate();
+}
+
+const cache = new WeakMap<DB, Map<string, Database.Statement>>();
+/** A prepared statement, compiled once per connection and reused. */
+export function sql<R = unknown>(db: DB, text: string): Database.Statement<unknown[], R> {
+  let m = cache.get(db);
+  if (!m) cache.set(db, (m = new Map()));
+  let s = m.get(text);
+  if (!s) m.set(text, (s = db.prepare(text)));
+  return s as Database.Statement<unknown[], R>;
+}

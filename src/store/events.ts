@@ -1,0 +1,28 @@
+// Delivery events of an email, appended in the same transaction as the change that caused them.
+// Listeners registered with onEvent (the webhook outbox) run inside that transaction too.
+import { sql, type DB } from './db.js';
+import type { EventType } from '../core/status.js';
+
+export interface EventRow {
+  seq: number; id: string; team_id: string; email_seq: number; type: EventType; recipient: string | null;
+  data_json: string; created_at: number;
+}
+export type EventListener = (db: DB, ev: EventRow) => void;
+const listeners = new WeakMap<DB, EventListener[]>();
+
+/** Registers a function called (inside the writing transaction) for every appended event. */
+export function onEvent(db: DB, fn: EventListener): void {
+  const l = listeners.get(db) ?? [];
+  l.push(fn);
+  listeners.set(db, l);
+}
+
+export function appendEvent(db: DB, ev: Omit<EventRow, 'seq'>): EventRow {
+  const seq = Number(sql(db, 'INSERT INTO events (id, team_id, email_seq, type, recipient, data_json, created_at) VALUES (@id, @team_id, @email_seq, @type, @recipient, @data_json, @created_at)').run(ev).lastInsertRowid);
+  const row = { seq, ...ev };
+  for (const fn of listeners.get(db) ?? []) fn(db, row);
+  return row;
+}
+
+export const eventsOf = (db: DB, emailSeq: number, afterSeq: number | null, limit: number) =>
+  sql<EventRow>(db, 'SELECT * FROM events WHERE email_seq = ? AND seq > ? ORDER BY seq LIMIT ?').all(emailSeq, afterSeq ?? 0, limit + 1);
