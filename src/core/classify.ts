@@ -1,0 +1,240 @@
+// Classifies an SMTP reply or a DSN recipient (status, reply code, diagnostic text, command)
+// into a bounce reason, hard flag and status (Sisimai-compatible, pseudo-codes included). Pure.
+import {
+  type BounceReason, RETRY_REASONS, isExplicit, isHard, pseudoStatus, NOT_BOUNCE,
+} from './bounce-reasons.js';
+import { REPLY_RULES, STATUS_REASONS, PRIMARY_ORDER, FALLBACK_ORDER, type ReplyRule } from './reply-rules.js';
+
+export interface ReplyInput { code: number | null; enhanced: string | null; text: string }
+export interface ReplyClass { reason: BounceReason; hard: boolean | null }
+
+/** Everything a bounce report tells about one recipient. */
+export interface BounceFacts {
+  status?: string | null;
+  replycode?: string | number | null;
+  diagnostic?: string | null;
+  /** last SMTP command: CONN, EHLO, HELO, MAIL, RCPT, DATA… */
+  command?: string | null;
+  action?: string | null;
+  /** diagnostic type: SMTP, X-UNIX, X-POSTFIX… */
+  spec?: string | null;
+  /** reason already decided by a format-specific reader */
+  reason?: BounceReason | null;
+}
+export interface BounceReading {
+  reason: BounceReason; hard: boolean | null; status: string | null; replycode: string | null;
+}
+
+const RULES = new Map<BounceReason, ReplyRule>(REPLY_RULES.map((r) => [r.reason, r]));
+const EXCEPT_DATA = new Set(['CONN', 'EHLO', 'HELO', 'STARTTLS', 'AUTH', 'MAIL', 'RCPT']);
+const REPLY_CODES = new Set([
+  '211', '214', '220', '221', '235', '250', '251', '252', '253', '354', '421', '422', '430', '432', '450', '451', '452',
+  '453', '454', '455', '458', '459', '500', '501', '502', '503', '504', '520', '521', '523', '524', '525', '530', '533',
+  '534', '535', '538', '550', '551', '552', '553', '554', '555', '556', '557', '570', '571',
+]);
+const IPV4 = /\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b/g;
+
+/** Does the (lower-case) text match the phrase rule of `reason`? */
+export function textMatches(reason: BounceReason, text: string): boolean {
+  const rule = RULES.get(reason);
+  if (!rule || !text) return false;
+  if (rule.excludes?.some((p) => text.includes(p))) return false;
+  if (rule.includes.some((p) => text.includes(p))) return true;
+  return (rule.aligned ?? []).some((parts) => aligned(text, parts));
+}
+
+function aligned(text: string, parts: readonly string[]): boolean {
+  let at = 0;
+  for (const p of parts) {
+    const i = text.indexOf(p, at);
+    if (i < 0) return false;
+    at = i + p.length;
+  }
+  return true;
+}
+
+/** First enhanced status code in a text; *.0.0 and 4.4.7 only when nothing better is there. */
+export function findStatus(text: string | null | undefined): string | null {
+  if (!text) return null;
+  const t = ` ${text.replace(IPV4, '***')} `;
+  const re = /(?<![\d.vV])([245])\.([0-7])\.(\d{1,3})(?![\d])/g;
+  let fallback: string | null = null;
+  for (const m of t.matchAll(re)) {
+    const code = `${m[1]}.${m[2]}.${m[3]}`;
+    if (code.endsWith('.0.0') || code === '4.4.7') { fallback ??= code; continue; }
+    return code;
+  }
+  return fallback;
+}
+
+/** First SMTP reply code (2xx/4xx/5xx) in a text, ignoring IP addresses and status codes. */
+export function findReply(text: string | null | undefined, klass?: string): string | null {
+  if (!text) return null;
+  const t = ` ${text.replace(IPV4, '***')} `;
+  for (const m of t.matchAll(/(?<![\w.\-])([245]\d\d)(?![\w.])/g)) {
+    const c = m[1] as string;
+    if (REPLY_CODES.has(c) && (!klass || c[0] === klass)) return c;
+  }
+  return null;
+}
+
+/** Splits a raw reply line ("550-5.1.1 <x@y>: User unknown") into code, enhanced code and text. */
+export function parseReplyLine(line: string): ReplyInput {
+  const flat = line.replace(/\r?\n/g, ' ').trim();
+  const m = /^([245]\d\d)(?:[ -]+|$)(?:([245]\.\d{1,3}\.\d{1,3})\b)?\s*(.*)$/.exec(flat);
+  if (!m) return { code: null, enhanced: findStatus(flat), text: flat };
+  return { code: Number(m[1]), enhanced: m[2] ?? findStatus(m[3]), text: flat };
+}
+
+/** Live SMTP reply or DSN Diagnostic-Code → reason and hard flag. */
+export function classifyReply(input: ReplyInput & { command?: string | null }): ReplyClass {
+  const r = classifyBounce({
+    status: input.enhanced, replycode: input.code, diagnostic: input.text, command: input.command ?? null,
+  });
+  return { reason: r.reason, hard: r.hard };
+}
+
+interface Ctx {
+  status: string; reply: string; text: string; command: string; action: string; spec: string; preset: string;
+}
+
+/** Full reading of one bounced recipient, Sisimai-style. */
+export function classifyBounce(f: BounceFacts): BounceReading {
+  const text = (f.diagnostic ?? '').replace(/\s+/g, ' ').trim();
+  const status = pickStatus(cleanStatus(f.status), text);
+  const given = f.replycode != null && f.replycode !== '' ? String(f.replycode) : null;
+  let replycode = given ?? findReply(text, status?.[0]);
+  replycode ??= findReply(text);
+  const ctx: Ctx = {
+    status: status ?? '', reply: replycode ?? '', text: text.toLowerCase(),
+    command: (f.command ?? '').toUpperCase(), action: (f.action ?? '').toLowerCase(),
+    spec: (f.spec ?? 'SMTP').toUpperCase() || 'SMTP', preset: f.reason ?? '',
+  };
+  const reason = decide(ctx);
+  return finish(reason, status, replycode, text);
+}
+
+function finish(reason: BounceReason, status: string | null, replycode: string | null, text: string): BounceReading {
+  if (NOT_BOUNCE.has(reason)) {
+    return { reason, hard: null, status: reason === 'delivered' ? status : null, replycode: reason === 'delivered' ? replycode : null };
+  }
+  const temporary = isTemporary(status, replycode, text, reason);
+  const finalStatus = status ?? pseudoStatus(reason, temporary);
+  const hard = isHard(reason, replycode, finalStatus);
+  const code = replycode && finalStatus && replycode[0] !== finalStatus[0] ? null : replycode;
+  return { reason, hard, status: finalStatus, replycode: code };
+}
+
+function cleanStatus(s: string | null | undefined): string | null {
+  const m = /([245])\.(\d{1,3})\.(\d{1,3})/.exec(s ?? '');
+  return m ? `${m[1]}.${Number(m[2])}.${Number(m[3])}` : null;
+}
+
+function pickStatus(given: string | null, text: string): string | null {
+  const attached = /\b[245]\d\d[- ]['"]?([245]\.\d{1,2}\.\d{1,3})(?!\d)/.exec(text)?.[1] ?? null;
+  const found = attached ?? findStatus(text);
+  if (found && /^[45]\.[1-9]\.[1-9]\d*$/.test(found) && (!given || given[0] === found[0])) return found;
+  if (!given) return found;
+  if (given.endsWith('.0.0') && found && !found.endsWith('.0.0') && found[0] === given[0]) return found;
+  return given;
+}
+
+function isTemporary(status: string | null, reply: string | null, text: string, reason: BounceReason): boolean {
+  const s = status ?? findStatus(text);
+  if (s) return s[0] === '4';
+  if (reply) return reply[0] === '4';
+  if (/\btemporar|\bpersistent/i.test(text)) return true;
+  return reason === 'expired';
+}
+
+function decide(c: Ctx): BounceReason {
+  if (c.preset && !RETRY_REASONS.has(c.preset)) return c.preset as BounceReason;
+  if (c.status.startsWith('2.')) return 'delivered';
+  if (c.spec === 'SMTP') {
+    for (const r of PRIMARY_ORDER) if (probe(r, c)) return r;
+  }
+  const other = anotherOne(c);
+  if (other && other !== 'undefined') return other;
+  if (c.action === 'delayed') return 'expired';
+  if (textMatches('vacation', c.text)) return 'vacation';
+  return c.text ? 'onhold' : 'undefined';
+}
+
+function anotherOne(c: Ctx): BounceReason | '' {
+  if (isExplicit(c.preset)) return c.preset as BounceReason;
+  const byStatus = STATUS_REASONS[c.status] ?? '';
+  if (byStatus && !RETRY_REASONS.has(byStatus) && c.spec === 'SMTP') return byStatus;
+  for (const r of FALLBACK_ORDER) if (textMatches(r, c.text)) return r;
+  if (byStatus) return byStatus;
+  const subject = c.status.slice(0, 3);
+  if (subject === '5.6' || subject === '4.6') return 'contenterror';
+  if (subject === '5.7' || subject === '4.7') return 'securityerror';
+  if (c.spec.startsWith('X-UNIX')) return 'mailererror';
+  const n = Number(c.reply);
+  if ((n > 400 && n < 408) || (n > 500 && n < 508)) return 'syntaxerror';
+  if (c.action === 'delayed' || c.action === 'expired') return 'expired';
+  if (c.command === 'EHLO' || c.command === 'HELO') return 'blocked';
+  return '';
+}
+
+const byName = (c: Ctx): string => STATUS_REASONS[c.status] ?? '';
+
+type Probe = (c: Ctx) => boolean;
+const PROBES: Partial<Record<BounceReason, Probe>> = {
+  mesgtoobig: (c) => byName(c) === 'mesgtoobig'
+    || (byName(c) !== 'exceedlimit' && textMatches('mesgtoobig', c.text)),
+  suspend: (c) => c.reply === '525' || textMatches('suspend', c.text),
+  hasmoved: (c) => textMatches('hasmoved', c.text),
+  norelaying: (c) => !['CONN', 'EHLO', 'HELO'].includes(c.command) && textMatches('norelaying', c.text),
+  userunknown: probeUserUnknown,
+  filtered: probeFiltered,
+  notcompliantrfc: (c) => textMatches('notcompliantrfc', c.text),
+  badreputation: (c) => textMatches('badreputation', c.text),
+  contenterror: (c) => !probeSpam(c) && (byName(c) === 'contenterror' || textMatches('contenterror', c.text)),
+  rejected: probeRejected,
+  hostunknown: (c) => (byName(c) === 'hostunknown'
+    ? !textMatches('networkerror', c.text) : textMatches('hostunknown', c.text)),
+  spamdetected: probeSpam,
+  speeding: (c) => textMatches('speeding', c.text),
+};
+
+function probe(reason: BounceReason, c: Ctx): boolean {
+  if (c.preset === reason) return true;
+  const special = PROBES[reason];
+  if (special) return special(c);
+  return byName(c) === reason || textMatches(reason, c.text);
+}
+
+function probeUserUnknown(c: Ctx): boolean {
+  const name = byName(c);
+  if (name === 'suspend') return false;
+  if (name === 'userunknown') {
+    const others: BounceReason[] = ['norelaying', 'blocked', 'mailboxfull', 'hasmoved', 'rejected', 'notaccept'];
+    return !others.some((r) => textMatches(r, c.text));
+  }
+  return c.command === 'RCPT' && textMatches('userunknown', c.text);
+}
+
+function probeFiltered(c: Ctx): boolean {
+  const name = byName(c);
+  if (name === 'suspend') return false;
+  if (name === 'filtered') return textMatches('userunknown', c.text) || textMatches('filtered', c.text);
+  if (EXCEPT_DATA.has(c.command)) return false;
+  return textMatches('filtered', c.text) || textMatches('userunknown', c.text);
+}
+
+function probeRejected(c: Ctx): boolean {
+  const name = byName(c) || 'undefined';
+  if (name === 'rejected') return true;
+  if (c.command === 'MAIL') return textMatches('rejected', c.text);
+  if (c.command === 'DATA' && name !== 'userunknown') return textMatches('rejected', c.text);
+  if (!isExplicit(name) || name === 'securityerror' || name === 'systemerror') return textMatches('rejected', c.text);
+  return false;
+}
+
+function probeSpam(c: Ctx): boolean {
+  if (!c.status) return false;
+  if (byName(c) === 'spamdetected') return true;
+  if (EXCEPT_DATA.has(c.command)) return false;
+  return textMatches('spamdetected', c.text);
+}

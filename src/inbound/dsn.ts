@@ -1,0 +1,113 @@
+// Reads RFC 3464 message/delivery-status fields into per-recipient records, and finds the
+// SMTP command / diagnostic a human-readable notice gives for one recipient. Pure functions.
+
+export interface RawRecipient {
+  address: string | null;
+  status: string | null;
+  action: string | null;
+  diagnostic: string | null;
+  spec: string | null;
+  replycode: string | null;
+  command: string | null;
+  reason?: string | null;
+}
+
+export interface DsnFields { perMessage: Map<string, string>; recipients: Map<string, string>[] }
+
+const ADDR = /[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+/;
+
+export function extractAddress(value: string | null | undefined): string | null {
+  if (!value) return null;
+  const v = value.replace(/^\s*rfc822\s*;/i, '');
+  const m = ADDR.exec(v);
+  return m ? m[0].toLowerCase().replace(/\.$/, '') : null;
+}
+
+/** Splits delivery-status text into per-message and per-recipient field maps. */
+export function readDsnFields(text: string): DsnFields {
+  const lines = text.replace(/\r/g, '').replace(/\n[ \t]+/g, ' ').split('\n');
+  const perMessage = new Map<string, string>();
+  const recipients: Map<string, string>[] = [];
+  let cur: Map<string, string> | null = null;
+  const RCPT_KEYS = ['final-recipient', 'original-recipient', 'x-actual-recipient'];
+  for (const line of lines) {
+    if (!line.trim()) { cur = null; continue; }
+    const m = /^([\w-]+)\s*:\s*(.*)$/.exec(line);
+    if (!m) continue;
+    const key = (m[1] as string).toLowerCase();
+    const value = (m[2] as string).trim();
+    if (RCPT_KEYS.includes(key) && (!cur || cur.has(key) || (key !== 'final-recipient' && cur.has('diagnostic-code')))) {
+      cur = new Map();
+      recipients.push(cur);
+    }
+    const target = cur ?? perMessage;
+    if (!target.has(key)) target.set(key, value);
+  }
+  const withRecipient = recipients.filter((r) => RCPT_KEYS.some((k) => r.has(k)));
+  return { perMessage, recipients: withRecipient };
+}
+
+/** Turns one recipient field map into a raw recipient. */
+export function dsnRecipient(f: Map<string, string>): RawRecipient {
+  const address = extractAddress(f.get('final-recipient')) ?? extractAddress(f.get('original-recipient'))
+    ?? extractAddress(f.get('x-actual-recipient'));
+  const diag = f.get('diagnostic-code') ?? null;
+  const dm = diag ? /^([\w-]+)\s*;\s*(.*)$/.exec(diag) : null;
+  const status = /[245]\.\d{1,3}\.\d{1,3}/.exec(f.get('status') ?? '')?.[0] ?? null;
+  return {
+    address,
+    status,
+    action: normaliseAction(f.get('action')),
+    diagnostic: dm ? (dm[2] as string) : diag,
+    spec: dm ? (dm[1] as string).toUpperCase() : null,
+    replycode: null,
+    command: null,
+  };
+}
+
+export function normaliseAction(a: string | null | undefined): RawRecipient['action'] {
+  const v = (a ?? '').toLowerCase().trim();
+  if (!v) return null;
+  if (v.startsWith('fail') || v === 'failure') return 'failed';
+  if (v.startsWith('delay')) return 'delayed';
+  if (v.startsWith('deliver')) return 'delivered';
+  if (v.startsWith('relay')) return 'relayed';
+  if (v.startsWith('expand')) return 'expanded';
+  return null;
+}
+
+const COMMAND_PATTERNS: readonly [RegExp, string][] = [
+  [/in reply to (?:the )?rcpt to/i, 'RCPT'], [/in reply to (?:the )?mail from/i, 'MAIL'],
+  [/in reply to (?:end of )?data/i, 'DATA'], [/in reply to (?:the )?(?:helo|ehlo)/i, 'EHLO'],
+  [/after rcpt to/i, 'RCPT'], [/after mail from/i, 'MAIL'], [/after (?:end of )?data/i, 'DATA'],
+  [/after initial connection/i, 'CONN'], [/>>> rcpt to/i, 'RCPT'], [/>>> mail from/i, 'MAIL'],
+  [/>>> data/i, 'DATA'], [/>>> (?:helo|ehlo)/i, 'EHLO'], [/but my name was rejected/i, 'EHLO'],
+  [/but sender was rejected/i, 'MAIL'], [/but the remote host rejected/i, 'RCPT'],
+  [/did not like our rcpt to/i, 'RCPT'], [/did not like our (?:final )?data/i, 'DATA'],
+  [/did not like our mail from/i, 'MAIL'], [/\[rcpt_to\]/i, 'RCPT'], [/\[mail_from\]/i, 'MAIL'],
+  [/smtp error from remote (?:mail )?server after rcpt/i, 'RCPT'],
+];
+
+export function commandIn(text: string): string | null {
+  for (const [re, cmd] of COMMAND_PATTERNS) if (re.test(text)) return cmd;
+  return null;
+}
+
+/** The paragraph of a human-readable notice about `address` (from its line to a blank line). */
+export function paragraphFor(text: string, address: string, others: string[]): string | null {
+  const lines = text.replace(/\r/g, '').split('\n');
+  const lower = address.toLowerCase();
+  const chunks: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (!(lines[i] as string).toLowerCase().includes(lower)) continue;
+    const out = [lines[i] as string];
+    for (let j = i + 1; j < lines.length; j++) {
+      const l = lines[j] as string;
+      if (!l.trim()) break;
+      if (others.some((o) => o !== lower && l.trim().toLowerCase().replace(/^</, '').startsWith(o))) break;
+      out.push(l);
+    }
+    chunks.push(out.join(' '));
+  }
+  return chunks.length ? chunks.join(' ') : null;
+}

@@ -1,0 +1,130 @@
+// Small tolerant MIME reader: headers (unfolded, lower-case names), multipart splitting,
+// transfer decoding. Never throws on broken real-world messages; text is best-effort.
+
+export interface Entity {
+  headers: Map<string, string[]>;
+  type: string;
+  params: Record<string, string>;
+  /** decoded body text (for multipart: the raw body) */
+  text: string;
+  parts: Entity[];
+}
+
+/** Splits a raw message (CRLF or LF) into header block and body. */
+export function splitMessage(raw: string): { head: string; body: string } {
+  const s = raw.replace(/\r\n?/g, '\n');
+  const start = s.replace(/^(?:From [^\n]*\n)/, '');
+  const i = start.search(/\n\n/);
+  if (/^\n/.test(start)) return { head: '', body: start.slice(1) };
+  if (i < 0) return { head: start, body: '' };
+  return { head: start.slice(0, i), body: start.slice(i + 2) };
+}
+
+/** Parses a header block into a map of lower-case names to values (in order). */
+export function parseHeaders(head: string): Map<string, string[]> {
+  const map = new Map<string, string[]>();
+  const unfolded = head.replace(/\n[ \t]+/g, ' ');
+  for (const line of unfolded.split('\n')) {
+    const m = /^([!-9;-~]+)[ \t]*:[ \t]*(.*)$/.exec(line);
+    if (!m) continue;
+    const name = (m[1] as string).toLowerCase();
+    const list = map.get(name) ?? [];
+    list.push((m[2] as string).trim());
+    map.set(name, list);
+  }
+  return map;
+}
+
+export function header(h: Map<string, string[]>, name: string): string | null {
+  return h.get(name.toLowerCase())?.[0] ?? null;
+}
+
+function parseContentType(value: string | null): { type: string; params: Record<string, string> } {
+  const v = value ?? 'text/plain';
+  const type = (v.split(';')[0] ?? '').trim().toLowerCase() || 'text/plain';
+  const params: Record<string, string> = {};
+  for (const m of v.matchAll(/;\s*([\w*-]+)\s*=\s*(?:"([^"]*)"|([^;\s]+))/g)) {
+    params[(m[1] as string).toLowerCase()] = m[2] ?? m[3] ?? '';
+  }
+  return { type, params };
+}
+
+export function decodeQP(s: string): Buffer {
+  const soft = s.replace(/=[ \t]*\n/g, '');
+  const bytes: number[] = [];
+  for (let i = 0; i < soft.length; i++) {
+    const c = soft.charCodeAt(i);
+    const hex = soft.slice(i + 1, i + 3);
+    if (c === 61 && /^[0-9A-Fa-f]{2}$/.test(hex)) { bytes.push(parseInt(hex, 16)); i += 2; continue; }
+    bytes.push(c & 0xff);
+  }
+  return Buffer.from(bytes);
+}
+
+export function toText(buf: Buffer, charset = 'utf-8'): string {
+  const cs = charset.toLowerCase();
+  try {
+    return new TextDecoder(cs === 'us-ascii' || cs === 'ascii' ? 'utf-8' : cs).decode(buf);
+  } catch {
+    return buf.toString('utf8');
+  }
+}
+
+/** Decodes a body given as a latin1 "byte string" according to its transfer encoding. */
+export function decodeBody(body: string, cte: string | null, charset: string | undefined): string {
+  const enc = (cte ?? '').toLowerCase().trim();
+  let buf: Buffer;
+  if (enc === 'base64') buf = Buffer.from(body.replace(/[^A-Za-z0-9+/=]/g, ''), 'base64');
+  else if (enc === 'quoted-printable') buf = decodeQP(body);
+  else buf = Buffer.from(body, 'latin1');
+  return toText(buf, charset ?? 'utf-8');
+}
+
+/** Decodes RFC 2047 encoded words (best effort). */
+export function decodeWords(s: string): string {
+  return s.replace(/=\?([^?]+)\?([bBqQ])\?([^?]*)\?=/g, (_m, cs: string, enc: string, data: string) => {
+    const buf = enc.toUpperCase() === 'B'
+      ? Buffer.from(data, 'base64') : decodeQP(data.replace(/_/g, ' '));
+    return toText(buf, cs);
+  });
+}
+
+function splitMultipart(body: string, boundary: string): string[] {
+  const delim = `--${boundary}`;
+  const lines = body.split('\n');
+  const parts: string[] = [];
+  let current: string[] | null = null;
+  for (const line of lines) {
+    const t = line.trimEnd();
+    if (t === delim || t === `${delim}--`) {
+      if (current) parts.push(current.join('\n'));
+      current = t === delim ? [] : null;
+      if (t !== delim) break;
+      continue;
+    }
+    current?.push(line);
+  }
+  if (current && current.length) parts.push(current.join('\n'));
+  return parts;
+}
+
+/** Parses a raw entity (latin1 byte string) recursively. */
+export function parseEntity(raw: string, depth = 0): Entity {
+  const { head, body } = splitMessage(raw);
+  const headers = parseHeaders(head);
+  const { type, params } = parseContentType(header(headers, 'content-type'));
+  const entity: Entity = { headers, type, params, text: '', parts: [] };
+  if (type.startsWith('multipart/') && params.boundary && depth < 8) {
+    entity.text = body;
+    entity.parts = splitMultipart(body, params.boundary).map((p) => parseEntity(p, depth + 1));
+    if (entity.parts.length) return entity;
+  }
+  entity.text = decodeBody(body, header(headers, 'content-transfer-encoding'), params.charset);
+  return entity;
+}
+
+/** All leaf entities, depth first; message/rfc822 parts are leaves. */
+export function leaves(e: Entity): Entity[] {
+  if (!e.parts.length) return [e];
+  return e.parts.flatMap(leaves);
+}

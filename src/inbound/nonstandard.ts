@@ -1,0 +1,105 @@
+// Reads recipients and their error text from human-readable (non-RFC 3464) bounce notices:
+// qmail, Exim, Postfix text, Sendmail transcripts, Exchange, Gmail, Zoho, OpenSMTPD, Yahoo...
+import { type RawRecipient, commandIn, extractAddress, paragraphFor } from './dsn.js';
+
+/** Lines that start the returned original message in common notice formats. */
+export const ORIGINAL_MARKERS: readonly RegExp[] = [
+  /^-+ ?This is a copy of the message/im, /^-+ ?Below this line is a copy of the message/im,
+  /^-+ ?Original message -+/im, /^Original message headers:/im, /^Message headers follow\./im,
+  /^\s*-+ ?Unsent message follows -+/im, /^\s*Below is a copy of the original message:/im,
+  /^-+ ?The header of the original message is following/im, /^-+ ?Original message follows/im,
+  /^\s*-+ ?Original message -+/im, /^Content-Type: message\/rfc822/im, /^The original message was/im,
+  /^-+\s*Forwarded message/im, /^Received: /m,
+];
+
+/** The error section of a notice: text before the copy of the original message. */
+export function errorSection(text: string): string {
+  let end = text.length;
+  for (const re of ORIGINAL_MARKERS) {
+    const m = re.exec(text);
+    if (m && m.index > 0 && m.index < end) end = m.index;
+  }
+  return text.slice(0, end);
+}
+
+const ADDR_SRC = "[\\w.!#$%&'*+/=?^`{|}~-]+@[\\w-]+(?:\\.[\\w-]+)+";
+const RECIPIENT_LINES: readonly RegExp[] = [
+  new RegExp(`^\\s*<(${ADDR_SRC})>:?`, 'i'),
+  new RegExp(`^\\s*(${ADDR_SRC})\\s*(?::|<mailto:|$| on | invalid address|\\.\\.\\.)`, 'i'),
+  new RegExp(`^\\s*\\d{3} <(${ADDR_SRC})>\\.\\.\\.`, 'i'),
+  new RegExp(`^\\s*Recipient address:\\s*<?(${ADDR_SRC})`, 'i'),
+  new RegExp(`error delivering your mail to <(${ADDR_SRC})>`, 'i'),
+  new RegExp(`^\\s*Original-Recipient:\\s*(?:rfc822;)?\\s*<?(${ADDR_SRC})`, 'i'),
+];
+
+/** Addresses that the notice presents as failed recipients, in order of appearance. */
+export function recipientLines(section: string, exclude: Set<string>): string[] {
+  const found: string[] = [];
+  for (const line of section.split('\n')) {
+    for (const re of RECIPIENT_LINES) {
+      const a = extractAddress(re.exec(line)?.[1]);
+      if (a && !exclude.has(a) && !found.includes(a)) found.push(a);
+      if (a) break;
+    }
+  }
+  return found;
+}
+
+/** Gmail "(state N)" → the SMTP command and reason Gmail reports for it. */
+const GMAIL_STATES: Record<string, [string, RawRecipient['reason']]> = {
+  '6': ['MAIL', 'userunknown'], '9': ['HELO', 'blocked'], '12': ['MAIL', 'rejected'], '13': ['EHLO', 'blocked'],
+  '14': ['RCPT', 'userunknown'], '15': ['RCPT', 'filtered'], '17': ['DATA', 'filtered'], '18': ['DATA', 'filtered'],
+};
+
+/** Sendmail transcript: the ">>> CMD / <<< reply" lines just before this recipient's line. */
+function transcriptFor(lines: string[], index: number): string {
+  const out: string[] = [];
+  for (let j = index - 1; j >= 0; j--) {
+    const l = lines[j] as string;
+    if (/^\s*\d{3} <[^>]+>\.\.\./.test(l) || /^While talking to/i.test(l)) break;
+    if (/^\s*(?:>>>|<<<)/.test(l)) out.unshift(l.trim());
+  }
+  return out.join(' ');
+}
+
+function sendmailLine(section: string, address: string): { diag: string; ctx: string } | null {
+  const lines = section.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^\s*\d{3} <([^>]+)>\.\.\.\s*(.*)$/.exec(lines[i] as string);
+    if (m && (m[1] as string).toLowerCase() === address) {
+      const ctx = transcriptFor(lines, i);
+      return { diag: `${ctx.replace(/>>>[^<]*/g, '').replace(/<<<\s*/g, '')} ${m[2]}`.trim(), ctx };
+    }
+  }
+  return null;
+}
+
+function readOne(section: string, address: string, all: string[]): RawRecipient {
+  const sm = sendmailLine(section, address);
+  let diag = sm ? sm.diag : paragraphFor(section, address, all) ?? '';
+  const rest = diag.toLowerCase().split(address).join(' ').replace(/[<>:\s]/g, '');
+  const hasCode = /\b[245]\d\d\b|\b[245]\.\d{1,3}\.\d{1,3}\b/.test(diag);
+  if (all.length === 1 && (rest.length < 8 || !hasCode)) diag = section;
+  if (/remote host said:/i.test(diag)) diag = diag.replace(/I'm not going to try again; this message has been in the queue too long\./i, '');
+  const rec: RawRecipient = {
+    address, status: null, action: 'failed', diagnostic: squash(diag), spec: null, replycode: null,
+    command: commandIn(sm ? sm.ctx : diag),
+  };
+  const state = /\(state (\d+)\)/i.exec(diag)?.[1];
+  const g = state ? GMAIL_STATES[state] : undefined;
+  if (g) { rec.command = g[0]; rec.reason = g[1]; }
+  return rec;
+}
+
+function squash(s: string): string {
+  return s.replace(/\s+/g, ' ').trim();
+}
+
+/** Recipients of a human-readable notice; `failed` comes from X-Failed-Recipients. */
+export function readNotice(text: string, failed: string[], exclude: Set<string>): RawRecipient[] {
+  const section = errorSection(text);
+  let addrs = recipientLines(section, exclude);
+  if (!addrs.length) addrs = failed;
+  if (!addrs.length) return [];
+  return addrs.map((a) => readOne(section, a, addrs));
+}

@@ -1,0 +1,139 @@
+// parseReport(raw): reads a DSN/NDR, an ARF complaint or an auto-reply into a Report (one entry per
+// recipient, Sisimai-compatible reason/status/hard). Never throws on malformed input; no I/O.
+import type { BounceReason } from '../core/bounce-reasons.js';
+import { classifyBounce } from '../core/classify.js';
+import { VENDOR_RULES } from '../core/reply-rules.js';
+import { type Entity, header, leaves, parseEntity } from './mime.js';
+import { type RawRecipient, commandIn, dsnRecipient, extractAddress, paragraphFor, readDsnFields } from './dsn.js';
+import { readNotice, errorSection } from './nonstandard.js';
+import { readComplaint } from './arf.js';
+import { readOriginal, type OriginalInfo } from './original.js';
+
+export type Action = 'failed' | 'delayed' | 'delivered' | 'relayed' | 'expanded' | null;
+export interface ReportRecipient {
+  address: string | null; status: string | null; action: Action; reason: BounceReason; hard: boolean | null;
+  diagnostic: string | null; replycode?: string | null; feedback_type?: string | null;
+}
+export interface Report { kind: 'dsn' | 'arf' | 'other'; recipients: ReportRecipient[]; original: OriginalInfo }
+
+export async function parseReport(raw: Buffer | string): Promise<Report> {
+  const text = typeof raw === 'string' ? Buffer.from(raw, 'utf8').toString('latin1') : raw.toString('latin1');
+  const root = parseEntity(text);
+  return complaintReport(root) ?? bounceReport(root) ?? vacationReport(root) ?? emptyReport(root);
+}
+
+function complaintReport(root: Entity): Report | null {
+  const c = readComplaint(root);
+  if (!c) return null;
+  const recipients = c.addresses.map((address): ReportRecipient => ({
+    address, status: null, action: null, reason: 'feedback', hard: null, diagnostic: null,
+    replycode: null, feedback_type: c.feedbackType,
+  }));
+  return { kind: 'arf', recipients, original: readOriginal(root) };
+}
+
+function isAutoReply(root: Entity): boolean {
+  const h = root.headers;
+  const auto = (header(h, 'auto-submitted') ?? '').toLowerCase();
+  const subject = (header(h, 'subject') ?? '').toLowerCase();
+  const from = (header(h, 'from') ?? '').toLowerCase();
+  if (/mailer-daemon|postmaster/.test(from)) return false;
+  return auto.startsWith('auto-replied') || !!header(h, 'x-autoreply') || !!header(h, 'x-autorespond')
+    || (header(h, 'precedence') ?? '').toLowerCase() === 'auto_reply'
+    || /^(?:auto(?:matic)? ?reply|out of (?:the )?office|away|vacation|abwesend|auto:)/.test(subject);
+}
+
+function vacationReport(root: Entity): Report | null {
+  if (!isAutoReply(root)) return null;
+  const address = extractAddress(header(root.headers, 'from'));
+  return {
+    kind: 'other',
+    recipients: [{ address, status: null, action: null, reason: 'vacation', hard: null, diagnostic: null, replycode: null }],
+    original: readOriginal(root),
+  };
+}
+
+function emptyReport(root: Entity): Report {
+  return { kind: 'other', recipients: [], original: readOriginal(root) };
+}
+
+function noticeText(root: Entity): string {
+  const texts = leaves(root).filter((p) => p.type.startsWith('text/plain') || (p.type === 'text/html' && false));
+  if (texts.length) return texts.map((p) => p.text).join('\n');
+  const html = leaves(root).find((p) => p.type === 'text/html');
+  return html ? html.text.replace(/<[^>]+>/g, ' ') : root.text;
+}
+
+function dsnRecipients(root: Entity, notice: string): RawRecipient[] {
+  const part = leaves(root).find((p) => p.type === 'message/delivery-status' || p.type === 'message/global-delivery-status');
+  const source = part?.text ?? (/^Final-Recipient:/im.test(notice) ? notice : '');
+  if (!source) return [];
+  const { recipients } = readDsnFields(source);
+  const list = recipients.map(dsnRecipient).filter((r) => r.address || r.status);
+  const all = list.map((r) => r.address ?? '').filter(Boolean);
+  for (const r of list) {
+    if (!r.address) continue;
+    const para = paragraphFor(errorSection(notice), r.address, all);
+    r.command = commandIn(para ?? '');
+    if (!r.diagnostic && para) r.diagnostic = para;
+  }
+  return list;
+}
+
+function senders(root: Entity, original: OriginalInfo): Set<string> {
+  const s = new Set<string>();
+  for (const v of [header(root.headers, 'to'), original.from, original.return_path]) {
+    const a = extractAddress(v);
+    if (a) s.add(a);
+  }
+  return s;
+}
+
+function bounceReport(root: Entity): Report | null {
+  const original = readOriginal(root);
+  const notice = noticeText(root);
+  let raws = dsnRecipients(root, notice);
+  if (!raws.length) {
+    const failed = (header(root.headers, 'x-failed-recipients') ?? '').split(',')
+      .map((a) => extractAddress(a)).filter((a): a is string => !!a);
+    if (!failed.length && !looksLikeBounce(root, notice)) return null;
+    raws = readNotice(notice, failed, senders(root, original));
+    if (!raws.length && !failed.length && !looksLikeBounce(root, notice)) return null;
+    if (!raws.length) raws = [unnamed(notice)];
+  }
+  return { kind: 'dsn', recipients: raws.map(toRecipient), original };
+}
+
+function looksLikeBounce(root: Entity, notice: string): boolean {
+  const from = (header(root.headers, 'from') ?? '').toLowerCase();
+  const subject = (header(root.headers, 'subject') ?? '').toLowerCase();
+  return /mailer-daemon|postmaster|mail delivery/.test(from)
+    || /undeliver|delivery (?:status|fail)|returned mail|failure notice|mail delivery failed|non[- ]?delivery/.test(subject)
+    || root.type === 'multipart/report' || /could not be delivered|delivery.*failed/i.test(notice.slice(0, 2000));
+}
+
+function unnamed(notice: string): RawRecipient {
+  return {
+    address: null, status: null, action: 'failed', diagnostic: errorSection(notice).replace(/\s+/g, ' ').trim(),
+    spec: null, replycode: null, command: null,
+  };
+}
+
+function vendorReason(diag: string): BounceReason | null {
+  const t = diag.toLowerCase();
+  return VENDOR_RULES.find((r) => r.includes.some((p) => t.includes(p)))?.reason ?? null;
+}
+
+function toRecipient(r: RawRecipient): ReportRecipient {
+  const diagnostic = r.diagnostic ? r.diagnostic.replace(/\s+/g, ' ').trim() : null;
+  const preset = (r.reason as BounceReason | null | undefined) ?? vendorReason(diagnostic ?? '');
+  const reading = classifyBounce({
+    status: r.status, replycode: r.replycode, diagnostic, command: r.command, action: r.action,
+    spec: r.spec, reason: preset,
+  });
+  const action: Action = reading.reason === 'expired' ? 'delayed' : (r.action as Action) ?? (reading.status ? 'failed' : null);
+  return {
+    address: r.address, status: reading.status, action, reason: reading.reason, hard: reading.hard,
+    diagnostic, replycode: reading.replycode, feedback_type: null,
+  };
+}
