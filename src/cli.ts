@@ -42,6 +42,17 @@ export const COMMANDS: Record<string, Handler> = {
     const usd = values.usd === undefined ? null : Number(values.usd);
     return JSON.stringify(addCredits(ctx, team.id, amount, usd));
   },
+  'domain add': async (args, open) => {
+    const { values, positionals } = opts(args, { team: 'string' });
+    const ctx = open();
+    const team = teamNamed(ctx, need(values.team, '--team NAME'));
+    const { addDomain } = await import('./services/domains.js');
+    return JSON.stringify(await addDomain(ctx, team.id, need(positionals[0], 'DOMAIN')), null, 2);
+  },
+  'domain verify': async (args, open) => {
+    const { verifyDomainByName } = await import('./services/domains.js');
+    return JSON.stringify(await verifyDomainByName(open(), need(opts(args, {}).positionals[0], 'DOMAIN')), null, 2);
+  },
   'parse-report': async (args) => {
     const file = need(opts(args, {}).positionals[0], 'FILE.eml');
     const { readFile } = await import('node:fs/promises');

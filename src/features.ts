@@ -1,5 +1,10 @@
-// The list of features the full service runs (delivery loop, inbound listener, webhooks, domains,
-// jobs, dashboard). Each entry builds its routes and components from the shared context.
+// The features the full service runs. Each module builds its routes, mounts and components
+// from the shared context; the order is the start order (stop runs in reverse).
 import type { FeatureFactory } from './service.js';
+import { feature as domains } from './features/domains.js';
+import { feature as webhooks } from './features/webhooks.js';
+import { feature as outbound } from './features/outbound.js';
+import { feature as inbound } from './features/inbound.js';
+import { feature as dashboard } from './features/dashboard.js';
 
-export const FEATURES: FeatureFactory[] = [];
+export const FEATURES: FeatureFactory[] = [domains, webhooks, outbound, inbound, dashboard];

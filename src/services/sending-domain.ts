@@ -1,17 +1,28 @@
-// Which of a team's domains may send for an address domain (live mode).
-// Rule (docs/decisions.md): the exact domain, or a verified parent domain (relaxed DKIM/DMARC alignment).
+// Which of a team's domains may send for an address domain (live mode), and the DKIM key and
+// return-path it signs and bounces with. Rule (docs/decisions.md): the exact domain, or a verified
+// parent domain (relaxed DKIM/DMARC alignment: d=example.com aligns with From: a@mail.example.com).
 import { sql } from '../store/db.js';
 import type { Ctx } from './context.js';
 
-export interface SendingDomain { id: string; name: string }
+export interface SendingDomain {
+  id: string; name: string; dkim_selector: string; dkim_algorithm: string; dkim_private_key: string;
+  return_path: string | null; return_path_verified: number;
+}
 
-export function verifiedDomainFor(ctx: Ctx, teamId: string, addressDomain: string): SendingDomain | null {
+export function verifiedDomainFor(ctx: Pick<Ctx, 'db'>, teamId: string, addressDomain: string): SendingDomain | null {
   const labels = addressDomain.toLowerCase().split('.');
   const candidates = labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'));
-  const stmt = sql<SendingDomain>(ctx.db, "SELECT id, name FROM domains WHERE team_id = ? AND name = ? AND status = 'verified'");
+  const stmt = sql<SendingDomain>(ctx.db, "SELECT id, name, dkim_selector, dkim_algorithm, dkim_private_key, return_path, return_path_verified FROM domains WHERE team_id = ? AND name = ? AND status = 'verified'");
   for (const name of candidates) {
     const d = stmt.get(teamId, name);
     if (d) return d;
   }
   return null;
+}
+
+/** The DKIM signing parameters for a team's sender domain, or null when it has no verified domain. */
+export function signingKeyFor(ctx: Pick<Ctx, 'db'>, teamId: string, addressDomain: string) {
+  const d = verifiedDomainFor(ctx, teamId, addressDomain);
+  if (!d || !d.dkim_private_key) return null;
+  return { signingDomain: d.name, selector: d.dkim_selector, privateKey: d.dkim_private_key, returnPath: d.return_path_verified ? d.return_path : null };
 }

@@ -1,0 +1,29 @@
+// VERP return-path tokens: `bounces+<token>@<domain>` where the token names the email and the
+// delivery (recipient) and carries a truncated HMAC, so a forged bounce is recognised. Pure.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+const MAC_LEN = 10; // base32-ish chars of HMAC (50 bits): enough to refuse forgeries
+
+function mac(secret: Buffer, payload: string): string {
+  return createHmac('sha256', secret).update(payload).digest('hex').slice(0, MAC_LEN);
+}
+
+/** Token for an email id (em_…) and a delivery id; lower-case, safe in a local part. */
+export function verpToken(secret: Buffer, emailId: string, deliveryId: number): string {
+  const payload = `${emailId.slice(3)}-${deliveryId.toString(36)}`;
+  return `${payload}-${mac(secret, payload)}`;
+}
+
+export function verpAddress(secret: Buffer, emailId: string, deliveryId: number, domain: string): string {
+  return `bounces+${verpToken(secret, emailId, deliveryId)}@${domain}`;
+}
+
+/** Reads a VERP address (or its local part); null when it is not ours or its HMAC is wrong. */
+export function readVerp(secret: Buffer, address: string): { emailId: string; deliveryId: number } | null {
+  const local = address.trim().replace(/^<|>$/g, '').split('@')[0].toLowerCase();
+  const m = /^bounces\+([0-9a-z]{26})-([0-9a-z]{1,12})-([0-9a-f]+)$/.exec(local);
+  if (!m) return null;
+  const want = mac(secret, `${m[1]}-${m[2]}`);
+  if (m[3].length !== want.length || !timingSafeEqual(Buffer.from(m[3]), Buffer.from(want))) return null;
+  return { emailId: `em_${m[1]}`, deliveryId: parseInt(m[2], 36) };
+}

@@ -1,0 +1,10 @@
+// The DNS resolver the delivery loop and the domain checks share, built from MTA_DNS_SERVERS
+// (empty = the system's resolvers), with a short time-out so a dead server means a deferral.
+import { Resolver } from 'node:dns/promises';
+import type { Config } from '../config/schema.js';
+
+export function createResolver(config: Pick<Config, 'dnsServers'>, opts: { timeoutMs?: number; tries?: number } = {}): Resolver {
+  const r = new Resolver({ timeout: opts.timeoutMs ?? 3000, tries: opts.tries ?? 2 });
+  if (config.dnsServers.length) r.setServers(config.dnsServers);
+  return r;
+}
