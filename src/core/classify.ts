@@ -86,10 +86,10 @@ export function parseReplyLine(line: string): ReplyInput {
   return { code: Number(m[1]), enhanced: m[2] ?? findStatus(m[3]), text: flat };
 }
 
-/** Live SMTP reply or DSN Diagnostic-Code → reason and hard flag. */
+/** Live SMTP reply or DSN Diagnostic-Code → reason and hard flag (command defaults to RCPT). */
 export function classifyReply(input: ReplyInput & { command?: string | null }): ReplyClass {
   const r = classifyBounce({
-    status: input.enhanced, replycode: input.code, diagnostic: input.text, command: input.command ?? null,
+    status: input.enhanced, replycode: input.code, diagnostic: input.text, command: input.command ?? 'RCPT',
   });
   return { reason: r.reason, hard: r.hard };
 }
@@ -106,7 +106,7 @@ export function classifyBounce(f: BounceFacts): BounceReading {
   let replycode = given ?? findReply(text, status?.[0]);
   replycode ??= findReply(text);
   const ctx: Ctx = {
-    status: status ?? '', reply: replycode ?? '', text: text.toLowerCase(),
+    status: status ?? '', reply: replycode ?? '', text: text ? `${text.toLowerCase()} ` : '',
     command: (f.command ?? '').toUpperCase(), action: (f.action ?? '').toLowerCase(),
     spec: (f.spec ?? 'SMTP').toUpperCase() || 'SMTP', preset: f.reason ?? '',
   };
@@ -169,6 +169,7 @@ function anotherOne(c: Ctx): BounceReason | '' {
   const subject = c.status.slice(0, 3);
   if (subject === '5.6' || subject === '4.6') return 'contenterror';
   if (subject === '5.7' || subject === '4.7') return 'securityerror';
+  if (subject === '5.5') return 'syntaxerror';
   if (c.spec.startsWith('X-UNIX')) return 'mailererror';
   const n = Number(c.reply);
   if ((n > 400 && n < 408) || (n > 500 && n < 508)) return 'syntaxerror';

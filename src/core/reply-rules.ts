@@ -264,7 +264,7 @@ export const REPLY_RULES: readonly ReplyRule[] = [
     'executable files are not allowed in compressed files', 'insecure mail relay',
     'recipient address rejected: access denied',
     "sorry, you don't authenticate or the domain isn't in my list of allowed rcpthosts",
-    'unauthenticated senders not allowed', 'verification failure',
+    'unauthenticated senders not allowed', 'verification failure', 'anti-spoofing policy',
     'you are not authorized to send mail, authentication is required',
   ], aligned: [['authentication failed; server ', ' said: '], ['authentification invalide', '305'],
     ['authentification requise', '402'], ['domain ', ' is a dead domain'],
