@@ -25,7 +25,7 @@ export function errors(app: Ctx) {
       if (err instanceof ApiError) e = err;
       else {
         if (raw.status === 413) e = new ApiError('validation_error', 'request_too_large', `The request body exceeds ${app.config.maxBodyBytes} bytes.`, undefined, 413);
-        else if (raw.status && raw.status >= 400 && raw.status < 500 && raw.expose) e = new ApiError('validation_error', 'invalid_json', 'The body is not valid JSON.');
+        else if (raw.status && raw.status >= 400 && raw.status < 500) e = new ApiError('validation_error', 'invalid_json', 'The body is not valid JSON.');
         else {
           app.log.error({ err, requestId: ctx.state.requestId }, 'unhandled error');
           e = new ApiError('api_error', 'internal_error', 'An internal error occurred; retry with backoff.');
