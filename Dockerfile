@@ -1,0 +1,23 @@
+# Production image: Node 20 slim, production dependencies only, non-root, data on a volume.
+FROM node:20-bookworm-slim
+# better-sqlite3 builds from source when no prebuilt binary matches.
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ ca-certificates \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY bin ./bin
+COPY config ./config
+COPY src ./src
+RUN useradd --system --uid 10001 --home-dir /app mta && mkdir -p /data && chown mta /data
+USER mta
+ENV NODE_ENV=production \
+    MTA_DATA_DIR=/data \
+    MTA_HTTP_HOST=0.0.0.0 \
+    MTA_HTTP_PORT=3000 \
+    MTA_SMTP_HOST=0.0.0.0 \
+    MTA_SMTP_PORT=2525
+VOLUME ["/data"]
+EXPOSE 3000 2525
+HEALTHCHECK --interval=30s --timeout=5s CMD node -e "fetch('http://127.0.0.1:3000/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+CMD ["node", "bin/mta.js", "serve"]
