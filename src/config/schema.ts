@@ -32,6 +32,7 @@ export const ConfigSchema = Type.Object({
   webhookRetryMinSeconds: Seconds,
   inboundMaxBytes: Type.Integer({ minimum: 1024 }),
   dnsCheckCron: Type.String({ minLength: 1 }),
+  dnsCheckTimeoutSeconds: Seconds,
   maxBodyBytes: Type.Integer({ minimum: 1024 }),
   sendingIps: Type.Array(Type.String({ minLength: 1 })),
   freeMonthlyCredits: Type.Integer({ minimum: 0 }),
@@ -67,6 +68,7 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_WEBHOOK_RETRY_MIN_SECONDS: ['webhookRetryMinSeconds', 'number'],
   MTA_INBOUND_MAX_BYTES: ['inboundMaxBytes', 'int'],
   MTA_DNS_CHECK_CRON: ['dnsCheckCron', 'string'],
+  MTA_DNS_CHECK_TIMEOUT_SECONDS: ['dnsCheckTimeoutSeconds', 'number'],
   MTA_MAX_BODY_BYTES: ['maxBodyBytes', 'int'],
   MTA_SENDING_IPS: ['sendingIps', 'list'],
 };
