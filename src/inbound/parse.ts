@@ -131,7 +131,8 @@ function toRecipient(r: RawRecipient): ReportRecipient {
     status: r.status, replycode: r.replycode, diagnostic, command: r.command, action: r.action,
     spec: r.spec, reason: preset,
   });
-  const action: Action = reading.reason === 'expired' ? 'delayed' : (r.action as Action) ?? (reading.status ? 'failed' : null);
+  // An explicit Action field wins: a Postfix expiry (Action: failed, Status: 4.4.7) is a final failure, not a delay.
+  const action: Action = (r.action as Action) ?? (reading.reason === 'expired' ? 'delayed' : reading.status ? 'failed' : null);
   return {
     address: r.address, status: reading.status, action, reason: reading.reason, hard: reading.hard,
     diagnostic, replycode: reading.replycode, feedback_type: null,

@@ -1,0 +1,86 @@
+// The inbound SMTP listener (smtp-server): accepts only VERP bounce addresses and fbl@ on our bounce
+// domains, never relays, no AUTH, SIZE-limited; each accepted message goes to recordFeedback.
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
+import { recordFeedback } from '../services/feedback.js';
+import type { Ctx } from '../services/context.js';
+import { decideRecipient } from './recipients.js';
+
+export interface InboundListener { start(): Promise<void>; stop(): Promise<void>; address(): AddressInfo | null }
+
+function smtpError(code: number, message: string): Error & { responseCode: number } {
+  return Object.assign(new Error(message), { responseCode: code });
+}
+
+function tlsOptions(ctx: Ctx): Partial<SMTPServerOptions> {
+  const { smtpTlsKeyFile: key, smtpTlsCertFile: cert } = ctx.config;
+  if (!key || !cert) return {}; // smtp-server's bundled self-signed certificate
+  return { key: fs.readFileSync(key), cert: fs.readFileSync(cert) };
+}
+
+/** Reads the message, refusing it past the limit (552) and answering 451 when it cannot be recorded. */
+function onData(ctx: Ctx, stream: SMTPServerDataStream, session: SMTPServerSession, done: (err?: Error | null, message?: string) => void) {
+  const max = ctx.config.inboundMaxBytes;
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  stream.on('data', (c: Buffer) => { bytes += c.length; if (bytes <= max) chunks.push(c); });
+  stream.on('error', (err) => done(err));
+  stream.on('end', () => {
+    if (stream.sizeExceeded || bytes > max) return done(smtpError(552, `5.3.4 Message exceeds fixed maximum message size ${max}`));
+    const env = {
+      mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : null,
+      rcptTo: session.envelope.rcptTo.map((r) => r.address),
+      remoteIp: session.remoteAddress ?? null,
+    };
+    recordFeedback(ctx, Buffer.concat(chunks, bytes), env).then(
+      (r) => done(null, `2.0.0 Report ${r.id} received`),
+      (err) => { ctx.log.error({ err }, 'inbound report could not be recorded'); done(smtpError(451, '4.3.0 Temporary failure, try again later')); },
+    );
+  });
+}
+
+export function createInboundListener(ctx: Ctx): InboundListener {
+  const max = ctx.config.inboundMaxBytes;
+  const log = ctx.log.child({ component: 'inbound' });
+  const server = new SMTPServer({
+    ...tlsOptions(ctx),
+    name: ctx.config.hostname,
+    banner: 'bounce and feedback-loop receiver',
+    size: max,
+    rejectOversized: true,
+    authOptional: true,
+    disabledCommands: ['AUTH'],
+    disableReverseLookup: true,
+    maxClients: ctx.config.inboundMaxClients ?? 100,
+    maxRecipients: 50,
+    socketTimeout: 60_000,
+    closeTimeout: 10_000,
+    logger: false,
+    onMailFrom(address, _session, cb) {
+      const size = Number(address.args && (address.args as Record<string, string>).SIZE);
+      if (Number.isFinite(size) && size > max) return cb(smtpError(552, `5.3.4 Message exceeds fixed maximum message size ${max}`));
+      cb();
+    },
+    onRcptTo(address, _session, cb) {
+      const d = decideRecipient(ctx, address.address);
+      if (!d.ok) log.debug({ rcpt: address.address, code: d.code }, 'recipient refused');
+      cb(d.ok ? undefined : smtpError(d.code, d.message));
+    },
+    onData: (stream, session, cb) => onData(ctx, stream, session, cb),
+  });
+  server.on('error', (err) => log.warn({ err }, 'inbound SMTP error'));
+  let listening = false;
+  return {
+    start: () => new Promise<void>((resolve, reject) => {
+      server.server.once('error', reject);
+      server.listen(ctx.config.smtpPort, ctx.config.smtpHost, () => {
+        server.server.off('error', reject);
+        listening = true;
+        resolve();
+      });
+    }),
+    stop: () => (listening ? new Promise<void>((resolve) => { listening = false; server.close(() => resolve()); }) : Promise.resolve()),
+    address: () => (listening ? (server.server.address() as AddressInfo) : null),
+  };
+}

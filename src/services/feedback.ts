@@ -1,0 +1,91 @@
+// recordFeedback: acts on one inbound report in one transaction: an async bounce, an in-flight
+// rejection or a complaint per matched recipient (via applyOutcomes), and stores the report itself.
+import { FINAL } from '../core/status.js';
+import { newId } from '../core/ids.js';
+import { tx } from '../store/db.js';
+import type { EmailRow, DeliveryRow } from '../store/emails.js';
+import { sql } from '../store/db.js';
+import { insertInboundReport, reportAlreadyApplied, type ReportOutcome } from '../store/inbound-reports.js';
+import { parseReport, type Report, type ReportRecipient } from '../inbound/parse.js';
+import { applyOutcomes, type RecipientOutcome } from './transition.js';
+import { findEmail, matchRecipients, type EmailMatch } from './feedback-match.js';
+import type { Ctx } from './context.js';
+
+/** Raw bytes kept for a report that changed nothing; the rest is dropped (raw_size says how much). */
+export const RAW_CAP = 64 * 1024;
+
+export interface InboundEnvelope { mailFrom: string | null; rcptTo: string[]; remoteIp: string | null }
+export interface FeedbackResult { id: string; kind: Report['kind']; outcome: ReportOutcome; emailId: string | null; applied: number }
+
+type Decision = RecipientOutcome | 'duplicate' | null;
+
+function compact(o: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined));
+}
+
+function hasAsyncBounce(ctx: Ctx, emailSeq: number, recipient: string, reason: string): boolean {
+  return sql(ctx.db, `SELECT 1 FROM events WHERE email_seq = ? AND recipient = ? AND type = 'bounced'
+    AND json_extract(data_json, '$.async') = 1 AND json_extract(data_json, '$.reason') = ? LIMIT 1`)
+    .pluck().get(emailSeq, recipient, reason) !== undefined;
+}
+
+function bounceData(r: ReportRecipient): Record<string, unknown> {
+  const code = r.replycode && /^[245]\d\d$/.test(r.replycode) ? Number(r.replycode) : null;
+  return compact({ reason: r.reason, hard: r.hard === true, enhanced_status: r.status, smtp_code: code, smtp_response: r.diagnostic, source: 'dsn' });
+}
+
+/** What one reported recipient does to its delivery (decisions.md); null: nothing. */
+function decide(ctx: Ctx, kind: Report['kind'], r: ReportRecipient, email: EmailRow, d: DeliveryRow): Decision {
+  if (kind === 'arf') {
+    return d.status === 'delivered'
+      ? { deliveryId: d.id, event: 'complaint', data: compact({ reason: 'feedback', feedback_type: r.feedback_type, source: 'arf' }) }
+      : null;
+  }
+  // Only a final failure counts: `delayed` DSNs are warnings (the relay keeps trying), and
+  // delivered/relayed/expanded notices or vacation replies change nothing.
+  if (kind !== 'dsn' || r.action !== 'failed' || ['vacation', 'delivered', 'feedback'].includes(r.reason)) return null;
+  if (d.status === 'delivered') {
+    if (hasAsyncBounce(ctx, email.seq, d.recipient, r.reason)) return 'duplicate';
+    return { deliveryId: d.id, event: 'async_bounce', data: { ...bounceData(r), async: true } };
+  }
+  return FINAL.has(d.status) ? null : { deliveryId: d.id, event: 'rejected', data: { ...bounceData(r), async: false } };
+}
+
+function reportMessageId(raw: Buffer): string | null {
+  const head = raw.subarray(0, Math.min(raw.length, 64 * 1024)).toString('latin1').split(/\r?\n\r?\n/)[0] ?? '';
+  return /^message-id:\s*(<[^>\s]+>)/im.exec(head)?.[1] ?? null;
+}
+
+function effects(ctx: Ctx, m: EmailMatch | null, report: Report, messageId: string | null): { outcome: ReportOutcome; applied: number } {
+  if (!m) return { outcome: 'unmatched', applied: 0 };
+  if (messageId && reportAlreadyApplied(ctx.db, m.email.seq, messageId)) return { outcome: 'duplicate', applied: 0 };
+  const pairs = matchRecipients(ctx, m, report).filter((p) => p.delivery);
+  if (!pairs.length) return { outcome: 'unmatched', applied: 0 };
+  const decisions = pairs.map((p) => decide(ctx, report.kind, p.recipient, m.email, p.delivery!));
+  const outcomes = decisions.filter((x): x is RecipientOutcome => x !== null && x !== 'duplicate');
+  if (outcomes.length) applyOutcomes(ctx, m.email.seq, outcomes);
+  if (outcomes.length) return { outcome: 'applied', applied: outcomes.length };
+  return { outcome: decisions.includes('duplicate') ? 'duplicate' : 'ignored', applied: 0 };
+}
+
+/** Reads, matches and acts on one inbound message; always stores it. Throws only on store errors. */
+export async function recordFeedback(ctx: Ctx, raw: Buffer, env: InboundEnvelope): Promise<FeedbackResult> {
+  const report = await parseReport(raw);
+  const messageId = reportMessageId(raw);
+  const id = newId('rep', ctx.now());
+  return tx(ctx.db, () => {
+    const m = findEmail(ctx, report, env.rcptTo);
+    const { outcome, applied } = effects(ctx, m, report, messageId);
+    const keepRaw = outcome !== 'applied';
+    insertInboundReport(ctx.db, {
+      id, kind: report.kind, outcome, team_id: m?.email.team_id ?? null, email_seq: m?.email.seq ?? null,
+      email_id: m?.email.id ?? null, matched_by: m?.by ?? null, report_message_id: messageId,
+      mail_from: env.mailFrom, rcpt_to: env.rcptTo.join(','), remote_ip: env.remoteIp,
+      parsed_json: JSON.stringify(report), raw_size: raw.length,
+      raw: keepRaw ? raw.subarray(0, RAW_CAP) : null, raw_truncated: keepRaw && raw.length > RAW_CAP ? 1 : 0,
+      created_at: ctx.now(),
+    });
+    ctx.log.info({ report: id, kind: report.kind, outcome, email: m?.email.id ?? null, matched_by: m?.by ?? null, applied }, 'inbound report');
+    return { id, kind: report.kind, outcome, emailId: m?.email.id ?? null, applied };
+  });
+}
