@@ -1,5 +1,16 @@
-// The webhooks feature: routes, mounts and components it adds to the service (see service.ts Feature).
-// Placeholder until the feature lands.
+// The webhooks feature: /v1/webhooks routes, the public tracking mount, the outbox dispatcher, and
+// the onEvent listener that writes outbox rows inside every event's transaction.
 import type { FeatureFactory } from '../service.js';
+import { onEvent } from '../store/events.js';
+import { createResolver } from '../services/resolver.js';
+import { enqueueEvent } from '../services/webhooks.js';
+import { Dispatcher } from '../webhooks/dispatcher.js';
+import { webhookRoutes } from '../http/routes/webhooks.js';
+import { trackingMount } from '../http/tracking.js';
 
-export const feature: FeatureFactory = () => ({});
+export const feature: FeatureFactory = (ctx) => {
+  const resolver = createResolver(ctx.config);
+  const dispatcher = new Dispatcher(ctx, resolver);
+  onEvent(ctx.db, (db, ev) => { if (enqueueEvent(ctx, db, ev) > 0) dispatcher.notify(); });
+  return { routes: [webhookRoutes(resolver)], mounts: [trackingMount], components: [dispatcher], ext: { webhooks: dispatcher } };
+};

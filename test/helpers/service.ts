@@ -46,8 +46,8 @@ export class TestService {
   close() { return this.svc.close(); }
 }
 
-export async function startTestService(opts: { env?: Record<string, string>; overrides?: Partial<Config>; now?: () => number; features?: FeatureFactory[]; logLevel?: string } = {}): Promise<TestService> {
-  const dataDir = tempDir();
+export async function startTestService(opts: { env?: Record<string, string>; overrides?: Partial<Config>; now?: () => number; features?: FeatureFactory[]; logLevel?: string; dataDir?: string } = {}): Promise<TestService> {
+  const dataDir = opts.dataDir ?? tempDir();
   const config = loadConfig({
     env: { MTA_DATA_DIR: dataDir, MTA_HTTP_PORT: '0', MTA_SMTP_PORT: '0', MTA_SMTP_HOST: '127.0.0.1', MTA_HOSTNAME: 'mta.test', MTA_ALLOW_PRIVATE_WEBHOOKS: '1', ...(opts.env ?? {}) },
     overrides: opts.overrides,

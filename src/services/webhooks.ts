@@ -1,0 +1,151 @@
+// Use-cases on webhook endpoints (create, list, get, update, delete, rotate the secret), their
+// delivery log and replays, and the outbox writer called inside every event's transaction.
+import type { Resolver } from 'node:dns/promises';
+import { ApiError, invalid, notFound } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import { EVENT_TYPES } from '../core/status.js';
+import { tx, type DB } from '../store/db.js';
+import { emailBySeq } from '../store/emails.js';
+import type { EventRow } from '../store/events.js';
+import * as store from '../store/webhooks.js';
+import { checkWebhookUrl } from '../webhooks/ssrf.js';
+import { newSecret } from '../webhooks/sign.js';
+import { decodeCursor, page } from './emails.js';
+import { iso, presentEmail } from './present.js';
+import type { Ctx } from './context.js';
+
+export const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
+
+export function presentEndpoint(e: store.EndpointRow, secret?: string) {
+  return {
+    object: 'webhook_endpoint' as const, id: e.id, url: e.url, events: e.events.split(' '),
+    ...(secret ? { secret } : {}),
+    enabled: e.enabled === 1, disabled_reason: e.disabled_reason,
+    created_at: iso(e.created_at)!, updated_at: iso(e.updated_at)!,
+  };
+}
+
+export function presentDelivery(d: store.OutboxRow, attempts: store.AttemptRow[]) {
+  return {
+    object: 'webhook_delivery' as const, id: d.id, event_id: d.event_id, event_type: d.event_type, status: d.status,
+    attempt_count: d.attempts, next_attempt_at: d.status === 'pending' ? iso(d.next_attempt_at) : null,
+    last_status_code: d.last_status_code, last_error: d.last_error,
+    created_at: iso(d.created_at)!, completed_at: iso(d.completed_at),
+    attempts: attempts.map((a) => ({
+      attempt: a.attempt, status_code: a.status_code, response_snippet: a.response_snippet, error: a.error,
+      duration_ms: a.duration_ms, next_retry_at: iso(a.next_retry_at), created_at: iso(a.created_at)!,
+    })),
+  };
+}
+
+export interface EndpointInput { url?: string; events?: string[]; enabled?: boolean }
+
+function checkEvents(events: string[]): string {
+  if (events.length === 0) throw invalid('events', 'events must list at least one event kind.');
+  const bad = events.find((e) => !(EVENT_TYPES as readonly string[]).includes(e));
+  if (bad !== undefined) throw invalid('events', `Unknown event kind ${JSON.stringify(bad)}; known kinds: ${EVENT_TYPES.join(', ')}.`);
+  return [...new Set(events)].join(' ');
+}
+
+async function checkUrl(ctx: Ctx, resolver: Resolver, url: string): Promise<string> {
+  const v = await checkWebhookUrl(url, ctx.config.allowPrivateWebhooks, resolver);
+  if (!v.ok) throw invalid('url', v.reason!);
+  return url;
+}
+
+export async function createEndpoint(ctx: Ctx, resolver: Resolver, teamId: string, input: Required<Pick<EndpointInput, 'url' | 'events'>>) {
+  const events = checkEvents(input.events);
+  const url = await checkUrl(ctx, resolver, input.url);
+  const now = ctx.now();
+  const secret = newSecret();
+  const row = { id: newId('wh', now), team_id: teamId, url, events, secret, enabled: 1, created_at: now, updated_at: now };
+  const seq = store.insertEndpoint(ctx.db, row);
+  return presentEndpoint(store.endpointBySeq(ctx.db, seq)!, secret);
+}
+
+export function getEndpoint(ctx: Ctx, teamId: string, id: string): store.EndpointRow {
+  const e = store.endpointById(ctx.db, teamId, id);
+  if (!e) throw notFound('webhook');
+  return e;
+}
+
+export function listEndpoints(ctx: Ctx, teamId: string, limit: number, cursor?: string) {
+  const rows = store.endpointsOfTeam(ctx.db, teamId, decodeCursor(ctx.db, 'wh', cursor), limit);
+  return page(ctx.db, 'wh', rows, limit, (e) => presentEndpoint(e));
+}
+
+export async function updateEndpoint(ctx: Ctx, resolver: Resolver, teamId: string, id: string, input: EndpointInput) {
+  getEndpoint(ctx, teamId, id);
+  const events = input.events === undefined ? undefined : checkEvents(input.events);
+  const url = input.url === undefined ? undefined : await checkUrl(ctx, resolver, input.url);
+  return tx(ctx.db, () => {
+    const e = getEndpoint(ctx, teamId, id); // again: it may have changed while the URL was checked
+    const enabled = input.enabled === undefined ? e.enabled : input.enabled ? 1 : 0;
+    const now = ctx.now();
+    store.updateEndpoint(ctx.db, e.seq, { url: url ?? e.url, events: events ?? e.events, enabled, at: now });
+    if (enabled === 0 && e.enabled === 1) store.failPending(ctx.db, e.seq, 'endpoint disabled', now);
+    return presentEndpoint(store.endpointBySeq(ctx.db, e.seq)!);
+  });
+}
+
+export function deleteEndpoint(ctx: Ctx, teamId: string, id: string) {
+  return tx(ctx.db, () => {
+    const e = getEndpoint(ctx, teamId, id);
+    store.deleteEndpoint(ctx.db, e.seq);
+    return { object: 'webhook_endpoint' as const, id: e.id, deleted: true };
+  });
+}
+
+/** New secret, shown once; the old one keeps signing alongside for 24 hours. */
+export function rotateEndpointSecret(ctx: Ctx, teamId: string, id: string) {
+  return tx(ctx.db, () => {
+    const e = getEndpoint(ctx, teamId, id);
+    const secret = newSecret();
+    const now = ctx.now();
+    store.rotateSecret(ctx.db, e.seq, secret, now + SECRET_OVERLAP_MS, now);
+    return presentEndpoint(store.endpointBySeq(ctx.db, e.seq)!, secret);
+  });
+}
+
+/** The secrets that sign a delivery sent now: the current one, plus the previous one during the overlap. */
+export function signingSecrets(e: store.EndpointRow, now: number): string[] {
+  return e.old_secret && e.old_secret_expires_at !== null && now < e.old_secret_expires_at ? [e.secret, e.old_secret] : [e.secret];
+}
+
+export function listDeliveries(ctx: Ctx, teamId: string, id: string, limit: number, cursor?: string) {
+  const e = getEndpoint(ctx, teamId, id);
+  const rows = store.deliveriesOfEndpoint(ctx.db, e.seq, decodeCursor(ctx.db, 'whd', cursor), limit);
+  return page(ctx.db, 'whd', rows, limit, (d) => presentDelivery(d, store.attemptsOf(ctx.db, d.seq)));
+}
+
+/** Replays a delivery's event: a new delivery with the same event id and payload, due now. */
+export function retryDelivery(ctx: Ctx, teamId: string, id: string, deliveryId: string) {
+  return tx(ctx.db, () => {
+    const e = getEndpoint(ctx, teamId, id);
+    const d = store.deliveryById(ctx.db, e.seq, deliveryId);
+    if (!d) throw notFound('webhook_delivery');
+    if (e.enabled !== 1) throw new ApiError('validation_error', 'webhook_disabled', 'This webhook endpoint is disabled; enable it first.');
+    const now = ctx.now();
+    const seq = store.insertDelivery(ctx.db, { id: newId('whd', now), endpoint_seq: e.seq, event_id: d.event_id, event_type: d.event_type, payload: d.payload, next_attempt_at: now, created_at: now });
+    return presentDelivery(store.deliveryBySeq(ctx.db, seq)!, []);
+  });
+}
+
+/**
+ * The onEvent listener: one outbox row per enabled endpoint of the team subscribed to the event's
+ * kind, with the payload fixed now. Runs inside the event's transaction. Returns rows written.
+ */
+export function enqueueEvent(ctx: Ctx, db: DB, ev: EventRow): number {
+  const targets = store.enabledEndpointsOfTeam(db, ev.team_id).filter((e) => e.events.split(' ').includes(ev.type));
+  if (targets.length === 0) return 0;
+  const email = emailBySeq(db, ev.email_seq);
+  const payload = JSON.stringify({
+    id: ev.id, object: 'event', type: ev.type, created_at: iso(ev.created_at),
+    data: { email: email ? presentEmail(email) : null, recipient: ev.recipient, details: JSON.parse(ev.data_json) },
+  });
+  const now = ctx.now();
+  for (const t of targets) {
+    store.insertDelivery(db, { id: newId('whd', now), endpoint_seq: t.seq, event_id: ev.id, event_type: ev.type, payload, next_attempt_at: now, created_at: now });
+  }
+  return targets.length;
+}

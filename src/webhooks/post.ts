@@ -1,0 +1,64 @@
+// One webhook POST over node:http(s): never follows redirects, connects only to addresses the guard
+// accepted (unless private webhooks are allowed), gives up after the timeout. Never throws.
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import type { LookupFunction } from 'node:net';
+import { isBlockedIp } from './ssrf.js';
+
+export interface PostResult {
+  statusCode: number | null;
+  snippet: string | null;
+  error: string | null;
+  durationMs: number;
+  /** The guard refused the destination: retrying will not help. */
+  blocked: boolean;
+  /** The request was aborted because the dispatcher is stopping: not an attempt. */
+  aborted: boolean;
+}
+
+export interface PostOptions { timeoutMs: number; lookup: LookupFunction | null; signal: AbortSignal; userAgent: string }
+
+const SNIPPET_BYTES = 1024;
+
+export function postWebhook(rawUrl: string, headers: Record<string, string>, body: string, o: PostOptions): Promise<PostResult> {
+  const start = process.hrtime.bigint();
+  const ms = () => Math.round(Number(process.hrtime.bigint() - start) / 1e6);
+  const result = (r: Partial<PostResult>): PostResult =>
+    ({ statusCode: null, snippet: null, error: null, blocked: false, aborted: false, durationMs: ms(), ...r });
+  const url = new URL(rawUrl);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (o.lookup && net.isIP(host) && isBlockedIp(host)) return Promise.resolve(result({ error: 'destination address refused', blocked: true }));
+  return new Promise<PostResult>((resolve) => {
+    const timeout = AbortSignal.timeout(o.timeoutMs);
+    const signal = AbortSignal.any([timeout, o.signal]);
+    const mod = url.protocol === 'https:' ? https : http;
+    const req = mod.request(url, {
+      method: 'POST', signal, agent: false, ...(o.lookup ? { lookup: o.lookup } : {}),
+      headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': o.userAgent },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        if (size < SNIPPET_BYTES) chunks.push(c);
+        size += c.length;
+        if (size > 64 * 1024) res.destroy(); // enough: we only keep a snippet
+      });
+      const done = () => resolve(result({ statusCode: res.statusCode ?? null, snippet: Buffer.concat(chunks).subarray(0, SNIPPET_BYTES).toString('utf8') || null }));
+      res.on('end', done);
+      res.on('close', done);
+      res.on('error', done);
+    });
+    req.on('error', (err: Error & { code?: string }) => {
+      if (o.signal.aborted) return resolve(result({ error: 'dispatcher stopping', aborted: true }));
+      if (timeout.aborted) return resolve(result({ error: `timed out after ${o.timeoutMs} ms` }));
+      resolve(result({ error: describe(err), blocked: err.code === 'EBLOCKED' }));
+    });
+    req.end(body);
+  });
+}
+
+function describe(err: Error & { code?: string }): string {
+  const msg = err.code && !err.message.includes(err.code) ? `${err.code}: ${err.message}` : err.message;
+  return msg.slice(0, 300);
+}
