@@ -1,5 +1,10 @@
-// The domains feature: routes, mounts and components it adds to the service (see service.ts Feature).
-// Placeholder until the feature lands.
+// The domains feature: the /v1/domains routes and the scheduled DNS re-check of every domain.
+// Status changes are announced through services/domains.ts onDomainStatusChange.
 import type { FeatureFactory } from '../service.js';
+import { domainRoutes } from '../http/routes/domains.js';
+import { domainCheckJob } from '../jobs/domain-checks.js';
 
-export const feature: FeatureFactory = () => ({});
+export const feature: FeatureFactory = (ctx) => ({
+  routes: [domainRoutes],
+  components: [domainCheckJob(ctx)],
+});
