@@ -57,9 +57,10 @@ export function loadConfig(opts: { file?: string; env?: NodeJS.ProcessEnv; overr
   if (merged.bounceDomain === undefined) merged.bounceDomain = `bounces.${merged.hostname}`;
   const errors = [...checker.Errors(merged)];
   if (errors.length) {
-    const e = errors.find((x) => x.instancePath) ?? errors[0];
+    const unknown = errors.find((x) => x.keyword === 'additionalProperties');
+    const e = errors.find((x) => x.instancePath && x.keyword !== 'boolean') ?? errors[0];
     const key = e.instancePath.split('/')[1] ?? '';
-    const extra = e.keyword === 'additionalProperties' ? `unknown setting(s) ${JSON.stringify((e.params as { additionalProperties: string[] }).additionalProperties)}` : `${key}${envNameOf(key)}: ${e.message}`;
+    const extra = unknown ? `unknown setting(s) ${JSON.stringify((unknown.params as { additionalProperties: string[] }).additionalProperties)}` : `${key}${envNameOf(key)}: ${e.message}`;
     throw new ConfigError(`invalid configuration: ${extra}`);
   }
   const cfg = merged as Config;
