@@ -20,8 +20,10 @@ function tlsOptions(ctx: Ctx): Partial<SMTPServerOptions> {
 }
 
 /** Reads the message, refusing it past the limit (552) and answering 451 when it cannot be recorded. */
-function onData(ctx: Ctx, stream: SMTPServerDataStream, session: SMTPServerSession, done: (err?: Error | null, message?: string) => void) {
+function onData(ctx: Ctx, stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void) {
   const max = ctx.config.inboundMaxBytes;
+  let answered = false;
+  const done = (err: Error | null, message?: string) => { if (!answered) { answered = true; callback(err, message); } };
   const chunks: Buffer[] = [];
   let bytes = 0;
   stream.on('data', (c: Buffer) => { bytes += c.length; if (bytes <= max) chunks.push(c); });
