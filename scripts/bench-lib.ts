@@ -1,0 +1,39 @@
+// Shared pieces of the benchmarks: start the real service as a child process on port 0 with a temp
+// data folder, read its listeners from the start-up log line, and run `mta` commands against it.
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export const BIN = path.resolve('bin/mta.js');
+
+export interface Child { proc: ChildProcess; http: string; listeners: Record<string, string>; dataDir: string; env: Record<string, string>; stop(): Promise<void> }
+
+export async function startChild(extraEnv: Record<string, string> = {}): Promise<Child> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mta-bench-'));
+  const env = { PATH: process.env.PATH!, MTA_DATA_DIR: dataDir, MTA_HTTP_PORT: '0', MTA_SMTP_PORT: '0', MTA_SMTP_HOST: '127.0.0.1', MTA_RATE_LIMIT: '0', MTA_LOG_LEVEL: 'info', MTA_HOSTNAME: 'mta.bench', ...extraEnv };
+  const proc = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  const line = await new Promise<string>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`service did not start: ${err}`)), 60_000);
+    proc.stderr!.on('data', (d) => {
+      err += d;
+      const m = /"msg":"listening: ([^"]*)"/.exec(err);
+      if (m) { clearTimeout(t); resolve(m[1]); }
+    });
+    proc.on('exit', (c) => reject(new Error(`service exited ${c}: ${err}`)));
+  });
+  proc.stderr!.resume();
+  const listeners = Object.fromEntries(line.split(' ').map((kv) => kv.split('=') as [string, string]));
+  return {
+    proc, http: `http://${listeners.http}`, listeners, dataDir, env,
+    stop: () => new Promise<void>((resolve) => { proc.once('exit', () => resolve()); proc.kill('SIGTERM'); }),
+  };
+}
+
+export function mta(child: Pick<Child, 'env'>, ...args: string[]): string {
+  return execFileSync(process.execPath, [BIN, ...args], { env: child.env }).toString().trim();
+}
+
+export const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+export const fmt = (n: number, d = 1) => n.toFixed(d);
