@@ -5,19 +5,24 @@ import type { Component } from '../service.js';
 import type { Ctx } from '../services/context.js';
 import { checkAllDomains } from '../services/domains.js';
 
-export function domainCheckJob(ctx: Ctx, expr = ctx.config.dnsCheckCron): Component & { runs: number } {
+export interface DomainCheckJob extends Component { runs: number; active: number; maxActive: number }
+
+export function domainCheckJob(ctx: Ctx, expr = ctx.config.dnsCheckCron): DomainCheckJob {
   const log = ctx.log.child({ component: 'domain-checks' });
   let task: ScheduledTask | null = null;
   let running: Promise<unknown> | null = null;
   const job = {
     name: 'domain-checks',
     runs: 0,
+    active: 0,
+    maxActive: 0,
     async start() {
       if (!validate(expr)) throw new Error(`invalid MTA_DNS_CHECK_CRON ${JSON.stringify(expr)}`);
       task = schedule(expr, () => {
+        job.maxActive = Math.max(job.maxActive, ++job.active);
         const run = checkAllDomains(ctx).then((n) => { job.runs++; log.debug({ domains: n }, 'domain re-check done'); },
           (err) => log.error({ err }, 'domain re-check failed'));
-        running = run.finally(() => { running = null; });
+        running = run.finally(() => { job.active--; running = null; });
         return running;
       }, { name: 'domain-checks', noOverlap: true, logger: cronLogger(log) });
     },

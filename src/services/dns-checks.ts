@@ -62,15 +62,16 @@ export function checkSpf(resolver: Resolver, t: CheckTarget, config: Pick<Config
     const ips = await sendingIps(resolver, config);
     if (!ips.length) return { result: 'fail', found: null, error: `Cannot tell which IPs to authorise: ${config.hostname} has no A/AAAA record and MTA_SENDING_IPS lists no IP address.` };
     const lookup = (name: string, type: string) => resolver.resolve(name, type) as Promise<string[][] | string[]>;
+    let found: string | null = null;
     for (const ip of ips) {
       const r = await spf({ sender: `postmaster@${t.name}`, ip, helo: config.hostname, mta: config.hostname, resolver: lookup });
-      const found = r.rr ?? null;
+      found = r.rr ?? null;
       const res = r.status.result;
       if (res === 'temperror') return { result: 'error', error: `SPF evaluation hit a DNS error (${r.status.comment ?? 'temperror'}); keeping the previous status.` };
       if (res === 'none') return { result: 'fail', found, error: 'No SPF record (v=spf1) at this name.' };
       if (res !== 'pass') return { result: 'fail', found, error: `SPF evaluates to ${res} for ${ip}; the record must authorise it.` };
     }
-    return { result: 'pass', found: null };
+    return { result: 'pass', found };
   });
 }
 
