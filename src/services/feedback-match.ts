@@ -8,7 +8,8 @@ import type { Ctx } from './context.js';
 
 export type MatchedBy = 'rcpt' | 'return_path' | 'message_id';
 export interface EmailMatch { email: EmailRow; by: MatchedBy; verified: boolean }
-export interface RecipientMatch { recipient: ReportRecipient; delivery: DeliveryRow | null }
+/** `exact`: the report names the delivery's address (else it fell back to the email's only delivery). */
+export interface RecipientMatch { recipient: ReportRecipient; delivery: DeliveryRow | null; exact: boolean }
 
 function byToken(ctx: Ctx, address: string | null, key: Buffer): EmailRow | null {
   const t = address ? readVerp(key, address) : null;
@@ -41,10 +42,11 @@ export function matchRecipients(ctx: Ctx, m: EmailMatch, report: Report): Recipi
   const seen = new Set<number>();
   const out: RecipientMatch[] = [];
   for (const recipient of report.recipients) {
-    let delivery = (recipient.address && byAddress.get(recipient.address.toLowerCase())) || fallback;
+    const named = recipient.address ? byAddress.get(recipient.address.toLowerCase()) : undefined;
+    let delivery = named ?? fallback;
     if (delivery && seen.has(delivery.id)) delivery = null;
     if (delivery) seen.add(delivery.id);
-    out.push({ recipient, delivery: delivery ?? null });
+    out.push({ recipient, delivery: delivery ?? null, exact: !!named });
   }
   return out;
 }

@@ -8,7 +8,7 @@ import { sql } from '../store/db.js';
 import { insertInboundReport, reportAlreadyApplied, type ReportOutcome } from '../store/inbound-reports.js';
 import { parseReport, type Report, type ReportRecipient } from '../inbound/parse.js';
 import { applyOutcomes, type RecipientOutcome } from './transition.js';
-import { findEmail, matchRecipients, type EmailMatch } from './feedback-match.js';
+import { findEmail, matchRecipients, type EmailMatch, type RecipientMatch } from './feedback-match.js';
 import type { Ctx } from './context.js';
 
 /** Raw bytes kept for a report that changed nothing; the rest is dropped (raw_size says how much). */
@@ -29,13 +29,24 @@ function hasAsyncBounce(ctx: Ctx, emailSeq: number, recipient: string, reason: s
     .pluck().get(emailSeq, recipient, reason) !== undefined;
 }
 
-function bounceData(r: ReportRecipient): Record<string, unknown> {
+/**
+ * Event data of a DSN bounce. When the report names another address than the delivery's (a forward
+ * target or alias; matched through the VERP token of a one-recipient email) the bounce is recorded
+ * but never suppresses our recipient: `hard` is false and `final_recipient` says which address failed.
+ */
+function bounceData(r: ReportRecipient, exact: boolean): Record<string, unknown> {
   const code = r.replycode && /^[245]\d\d$/.test(r.replycode) ? Number(r.replycode) : null;
-  return compact({ reason: r.reason, hard: r.hard === true, enhanced_status: r.status, smtp_code: code, smtp_response: r.diagnostic, source: 'dsn' });
+  const other = !exact && r.address ? r.address : null;
+  return compact({
+    reason: r.reason, hard: r.hard === true && !other, enhanced_status: r.status, smtp_code: code,
+    smtp_response: r.diagnostic, source: 'dsn', final_recipient: other,
+  });
 }
 
+type Matched = RecipientMatch & { delivery: DeliveryRow };
+
 /** What one reported recipient does to its delivery (decisions.md); null: nothing. */
-function decide(ctx: Ctx, kind: Report['kind'], r: ReportRecipient, email: EmailRow, d: DeliveryRow): Decision {
+function decide(ctx: Ctx, kind: Report['kind'], { recipient: r, delivery: d, exact }: Matched, email: EmailRow): Decision {
   if (kind === 'arf') {
     return d.status === 'delivered'
       ? { deliveryId: d.id, event: 'complaint', data: compact({ reason: 'feedback', feedback_type: r.feedback_type, source: 'arf' }) }
@@ -46,9 +57,9 @@ function decide(ctx: Ctx, kind: Report['kind'], r: ReportRecipient, email: Email
   if (kind !== 'dsn' || r.action !== 'failed' || ['vacation', 'delivered', 'feedback'].includes(r.reason)) return null;
   if (d.status === 'delivered') {
     if (hasAsyncBounce(ctx, email.seq, d.recipient, r.reason)) return 'duplicate';
-    return { deliveryId: d.id, event: 'async_bounce', data: { ...bounceData(r), async: true } };
+    return { deliveryId: d.id, event: 'async_bounce', data: { ...bounceData(r, exact), async: true } };
   }
-  return FINAL.has(d.status) ? null : { deliveryId: d.id, event: 'rejected', data: { ...bounceData(r), async: false } };
+  return FINAL.has(d.status) ? null : { deliveryId: d.id, event: 'rejected', data: { ...bounceData(r, exact), async: false } };
 }
 
 function reportMessageId(raw: Buffer): string | null {
@@ -59,9 +70,9 @@ function reportMessageId(raw: Buffer): string | null {
 function effects(ctx: Ctx, m: EmailMatch | null, report: Report, messageId: string | null): { outcome: ReportOutcome; applied: number } {
   if (!m) return { outcome: 'unmatched', applied: 0 };
   if (messageId && reportAlreadyApplied(ctx.db, m.email.seq, messageId)) return { outcome: 'duplicate', applied: 0 };
-  const pairs = matchRecipients(ctx, m, report).filter((p) => p.delivery);
+  const pairs = matchRecipients(ctx, m, report).filter((p): p is Matched => p.delivery !== null);
   if (!pairs.length) return { outcome: 'unmatched', applied: 0 };
-  const decisions = pairs.map((p) => decide(ctx, report.kind, p.recipient, m.email, p.delivery!));
+  const decisions = pairs.map((p) => decide(ctx, report.kind, p, m.email));
   const outcomes = decisions.filter((x): x is RecipientOutcome => x !== null && x !== 'duplicate');
   if (outcomes.length) applyOutcomes(ctx, m.email.seq, outcomes);
   if (outcomes.length) return { outcome: 'applied', applied: outcomes.length };

@@ -1,5 +1,6 @@
 // The inbound listener over real SMTP on loopback: RCPT policy (never a relay, forged VERP refused),
 // SIZE and AUTH, and the effects of DSNs and ARF complaints on emails, deliveries and suppressions.
+import fs from 'node:fs';
 import { expect } from 'chai';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { feature as inboundFeature } from '../../src/features/inbound.js';
@@ -201,6 +202,18 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     expect((await smtpSend(port, { from: '', to: [verp(e, ds[0])] }, stranger)).ok).to.equal(true);
     expect(listInboundReports(s.db, null, 1)[0].outcome).to.equal('unmatched');
     expect(events(e)).to.have.length(n);
+  });
+
+  it('a real-world DSN naming another address (a forward target) is recorded on the one recipient without suppressing it', async () => {
+    const { email: e, ds } = await email(1);
+    deliver(e, ds);
+    const corpus = fs.readFileSync(new URL('../fixtures/corpus/rfc3464-03.eml', import.meta.url));
+    expect((await smtpSend(port, { from: '', to: [verp(e, ds[0])] }, corpus)).ok).to.equal(true);
+    const b = events(e).filter((ev) => ev.type === 'bounced').map((ev) => JSON.parse(ev.data_json));
+    expect(b).to.have.length(1);
+    expect(b[0]).to.include({ async: true, hard: false, final_recipient: 'kijitora@example.com', source: 'dsn' });
+    expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())).to.equal(undefined);
+    expect(listInboundReports(s.db, null, 1)[0]).to.include({ kind: 'dsn', outcome: 'applied', matched_by: 'rcpt' });
   });
 
   it('a hard bounce of a test-mode email never suppresses', async () => {
