@@ -9,10 +9,10 @@ export const BIN = path.resolve('bin/mta.js');
 
 export interface Child { proc: ChildProcess; http: string; listeners: Record<string, string>; dataDir: string; env: Record<string, string>; stop(): Promise<void> }
 
-export async function startChild(extraEnv: Record<string, string> = {}): Promise<Child> {
+export async function startChild(extraEnv: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Child> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mta-bench-'));
   const env = { PATH: process.env.PATH!, MTA_DATA_DIR: dataDir, MTA_HTTP_PORT: '0', MTA_SMTP_PORT: '0', MTA_SMTP_HOST: '127.0.0.1', MTA_RATE_LIMIT: '0', MTA_LOG_LEVEL: 'info', MTA_HOSTNAME: 'mta.bench', ...extraEnv };
-  const proc = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, [...nodeArgs, BIN, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   const line = await new Promise<string>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`service did not start: ${err}`)), 60_000);

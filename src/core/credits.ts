@@ -8,7 +8,7 @@ export function allocate(needed: number, freeRemaining: number, grants: readonly
   let left = needed;
   const free = Math.min(left, Math.max(0, freeRemaining));
   if (free > 0) { out.push({ grantId: null, amount: free }); left -= free; }
-  const usable = grants.filter((g) => g.remaining > 0 && g.expiresAt > nowMs).sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+  const usable = grants.filter((g) => g.remaining > 0 && g.expiresAt > nowMs).sort((a, b) => a.createdAt - b.createdAt); // stable: ties keep the store's order
   for (const g of usable) {
     if (left === 0) break;
     const take = Math.min(left, g.remaining);

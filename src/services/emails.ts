@@ -3,7 +3,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { tx, type DB } from '../store/db.js';
+import { tx, groupTx, type DB } from '../store/db.js';
 import * as emails from '../store/emails.js';
 import { eventsOf } from '../store/events.js';
 import { getIdem, putIdem } from '../store/idempotency.js';
@@ -65,9 +65,9 @@ function insertNew(ctx: Ctx, p: Principal, input: EmailInput): emails.EmailRow {
 }
 
 /** POST /emails. Same Idempotency-Key and body → the original answer; other body → 409. */
-export function submitEmail(ctx: Ctx, p: Principal, input: EmailInput, idemKey?: string): SubmitResult {
-  if (idemKey !== undefined && (idemKey.length === 0 || idemKey.length > 255)) throw invalid('Idempotency-Key', 'Idempotency-Key must be 1 to 255 characters.');
-  return tx(ctx.db, () => {
+export function submitEmail(ctx: Ctx, p: Principal, input: EmailInput, idemKey?: string): Promise<SubmitResult> {
+  if (idemKey !== undefined && (idemKey.length === 0 || idemKey.length > 255)) return Promise.reject(invalid('Idempotency-Key', 'Idempotency-Key must be 1 to 255 characters.'));
+  return groupTx(ctx.db, () => {
     const hash = idemKey === undefined ? '' : requestHash(input);
     if (idemKey !== undefined) {
       const prior = getIdem(ctx.db, p.teamId, idemKey, ctx.now());
@@ -91,6 +91,7 @@ export function cancelEmail(ctx: Ctx, teamId: string, id: string): Email {
   return tx(ctx.db, () => {
     const e = getEmail(ctx, teamId, id);
     if (e.status !== 'queued') throw new ApiError('validation_error', 'email_not_cancelable', `Only a queued email can be canceled; this one is ${e.status}.`);
+    if (emails.emailInFlight(ctx.db, e.seq, ctx.now())) throw new ApiError('validation_error', 'email_not_cancelable', 'This email is being handed to the receiving servers and can no longer be canceled.');
     const pending = emails.deliveriesOf(ctx.db, e.seq).filter((d) => d.status === 'queued');
     const after = applyOutcomes(ctx, e.seq, pending.map((d) => ({ deliveryId: d.id, event: 'canceled' as const, data: {} })));
     if (e.test_mode === 0 && e.credits_charged > 0) {

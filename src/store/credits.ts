@@ -7,7 +7,7 @@ export interface GrantRow { id: string; team_id: string; amount: number; remaini
 export const insertGrant = (db: DB, g: GrantRow) =>
   sql(db, 'INSERT INTO credit_grants (id, team_id, amount, remaining, usd, created_at, expires_at) VALUES (@id, @team_id, @amount, @remaining, @usd, @created_at, @expires_at)').run(g);
 export const liveGrants = (db: DB, teamId: string, nowMs: number) =>
-  sql<GrantRow>(db, 'SELECT * FROM credit_grants WHERE team_id = ? AND expires_at > ? AND remaining > 0 ORDER BY created_at, id').all(teamId, nowMs);
+  sql<GrantRow>(db, 'SELECT * FROM credit_grants WHERE team_id = ? AND expires_at > ? AND remaining > 0 ORDER BY created_at, rowid').all(teamId, nowMs);
 export const freeUsed = (db: DB, teamId: string, month: string) =>
   sql<{ used: number }>(db, 'SELECT used FROM free_usage WHERE team_id = ? AND month = ?').get(teamId, month)?.used ?? 0;
 

@@ -50,3 +50,42 @@ export function sql<R = unknown>(db: DB, text: string): Database.Statement<unkno
   if (!s) m.set(text, (s = db.prepare(text)));
   return s as Database.Statement<unknown[], R>;
 }
+
+interface Batch { waiters: { resolve: () => void; reject: (e: unknown) => void }[] }
+const batches = new WeakMap<DB, Batch>();
+
+/**
+ * Group commit: runs fn at once inside a savepoint of a shared IMMEDIATE transaction that is
+ * committed once per event-loop turn; the promise settles after that COMMIT, so a caller that
+ * answers only then answers durably, while many requests share one WAL write.
+ * Writes by plain `tx` made while a batch is open join it (they become savepoints too).
+ */
+export function groupTx<T>(db: DB, fn: () => T): Promise<T> {
+  let batch = batches.get(db);
+  if (!batch) {
+    if (db.inTransaction) return Promise.resolve().then(() => tx(db, fn));
+    db.exec('BEGIN IMMEDIATE');
+    const b: Batch = (batch = { waiters: [] });
+    batches.set(db, b);
+    setImmediate(() => flush(db, b));
+  }
+  let result: T;
+  try {
+    result = db.transaction(fn)();
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  return new Promise<T>((resolve, reject) => batch!.waiters.push({ resolve: () => resolve(result), reject }));
+}
+
+function flush(db: DB, b: Batch): void {
+  batches.delete(db);
+  try {
+    db.exec('COMMIT');
+  } catch (err) {
+    try { if (db.inTransaction) db.exec('ROLLBACK'); } catch { /* already rolled back */ }
+    for (const w of b.waiters) w.reject(err);
+    return;
+  }
+  for (const w of b.waiters) w.resolve();
+}

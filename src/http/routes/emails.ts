@@ -12,9 +12,9 @@ const checkList = validator(EmailListQuery);
 const checkPage = validator(ListQuery);
 
 export function emailRoutes(r: Router, { app, auth }: Deps) {
-  r.post('/emails', auth('emails:send'), (ctx: KoaCtx) => {
+  r.post('/emails', auth('emails:send'), async (ctx: KoaCtx) => {
     const idem = ctx.get('Idempotency-Key') || undefined;
-    const res = submitEmail(app, principal(ctx), checkSend(ctx.request.body), idem);
+    const res = await submitEmail(app, principal(ctx), checkSend(ctx.request.body), idem);
     ctx.status = res.status;
     if (res.replayed) ctx.set('Idempotent-Replayed', 'true');
     ctx.body = res.body;
