@@ -13,6 +13,12 @@ import type { Ctx } from './context.js';
 
 /** Raw bytes kept for a report that changed nothing; the rest is dropped (raw_size says how much). */
 export const RAW_CAP = 64 * 1024;
+/**
+ * Bytes of a message the parser reads. Everything a report says (notice, delivery-status or
+ * feedback-report part, the returned message's headers) comes first; the returned body can be
+ * megabytes, and parsing it would block the event loop for seconds.
+ */
+export const PARSE_CAP = 256 * 1024;
 
 export interface InboundEnvelope { mailFrom: string | null; rcptTo: string[]; remoteIp: string | null }
 export interface FeedbackResult { id: string; kind: Report['kind']; outcome: ReportOutcome; emailId: string | null; applied: number }
@@ -81,7 +87,7 @@ function effects(ctx: Ctx, m: EmailMatch | null, report: Report, messageId: stri
 
 /** Reads, matches and acts on one inbound message; always stores it. Throws only on store errors. */
 export async function recordFeedback(ctx: Ctx, raw: Buffer, env: InboundEnvelope): Promise<FeedbackResult> {
-  const report = await parseReport(raw);
+  const report = await parseReport(raw.length > PARSE_CAP ? raw.subarray(0, PARSE_CAP) : raw);
   const messageId = reportMessageId(raw);
   const id = newId('rep', ctx.now());
   return tx(ctx.db, () => {

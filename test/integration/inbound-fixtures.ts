@@ -72,6 +72,8 @@ const msgId = () => `<report.${Date.now()}.${++seq}@mx.remote.test>`;
 export interface DsnOptions {
   to: string; recipient: string; action?: string; status?: string; diagnostic?: string;
   originalMessageId?: string; originalReturnPath?: string; originalMailFrom?: string; messageId?: string;
+  /** Body of the returned message. */
+  body?: string;
 }
 
 /** A multipart/report DSN as Postfix writes one (RFC 3464). */
@@ -93,7 +95,7 @@ export function buildDsn(o: DsnOptions): string {
     `--${b}`, 'Content-Type: message/rfc822', '',
     ...(o.originalReturnPath ? [`Return-Path: <${o.originalReturnPath}>`] : []),
     'From: sender@example.com', `To: ${o.recipient}`, 'Subject: hello',
-    ...(o.originalMessageId ? [`Message-ID: ${o.originalMessageId}`] : []), '', 'body', '',
+    ...(o.originalMessageId ? [`Message-ID: ${o.originalMessageId}`] : []), '', o.body ?? 'body', '',
     `--${b}--`, '',
   ].join('\r\n');
 }

@@ -13,6 +13,7 @@ import { getSuppression } from '../../src/store/suppressions.js';
 import { onEvent, type EventRow } from '../../src/store/events.js';
 import { listInboundReports } from '../../src/store/inbound-reports.js';
 import { applyOutcomes } from '../../src/services/transition.js';
+import { recordFeedback, PARSE_CAP } from '../../src/services/feedback.js';
 import { smtpPort, smtpSend, ehlo, dialogue, buildDsn, buildArf } from './inbound-fixtures.js';
 
 const BOUNCE = 'bounces.mta.test';
@@ -214,6 +215,19 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     expect(b[0]).to.include({ async: true, hard: false, final_recipient: 'kijitora@example.com', source: 'dsn' });
     expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())).to.equal(undefined);
     expect(listInboundReports(s.db, null, 1)[0]).to.include({ kind: 'dsn', outcome: 'applied', matched_by: 'rcpt' });
+  });
+
+  it('reads a report whose returned message is megabytes long (parsing stops at PARSE_CAP) quickly', async () => {
+    const { email: e, ds } = await email(1);
+    deliver(e, ds);
+    const body = 'Lorem ipsum dolor sit amet user@example.com 550 5.1.1\r\n'.repeat(60_000);
+    const raw = Buffer.from(buildDsn({ to: `fbl@${BOUNCE}`, recipient: ds[0].recipient, originalMessageId: `<${e.id}@mta.test>`, body }));
+    expect(raw.length).to.be.greaterThan(3 * PARSE_CAP);
+    const t = Date.now();
+    const r = await recordFeedback(s.ctx, raw, { mailFrom: null, rcptTo: [`fbl@${BOUNCE}`], remoteIp: '127.0.0.1' });
+    expect(Date.now() - t).to.be.lessThan(1500);
+    expect(r).to.include({ kind: 'dsn', outcome: 'applied', emailId: e.id });
+    expect(events(e).filter((ev) => ev.type === 'bounced')).to.have.length(1);
   });
 
   it('a hard bounce of a test-mode email never suppresses', async () => {
