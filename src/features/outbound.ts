@@ -1,5 +1,9 @@
-// The outbound feature: routes, mounts and components it adds to the service (see service.ts Feature).
-// Placeholder until the feature lands.
+// The outbound feature: the delivery loop as a component (claims, MX, SMTP, DKIM, retries, test-mode
+// simulation); `ext.outbound` exposes it (wake, stats) to other features.
 import type { FeatureFactory } from '../service.js';
+import { createOutbound } from '../outbound/index.js';
 
-export const feature: FeatureFactory = () => ({});
+export const feature: FeatureFactory = (ctx) => {
+  const loop = createOutbound(ctx);
+  return { components: [loop], ext: { outbound: loop } };
+};

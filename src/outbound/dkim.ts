@@ -1,0 +1,48 @@
+// DKIM-Signature for a composed message (relaxed/relaxed, rsa-sha256 or ed25519-sha256), built from
+// mailauth's canonicalisation and header formatting: byte-for-byte what mailauth's dkimSign makes,
+// but each private key is parsed once (KeyObject cache) instead of on every message. Throws on a bad key.
+import { createHash, createPrivateKey, sign, type KeyObject } from 'node:crypto';
+import { parseHeaders, getSigningHeaderLines, formatSignatureHeaderLine } from 'mailauth/lib/tools.js';
+import { dkimBody } from 'mailauth/lib/dkim/body/index.js';
+import { generateCanonicalizedHeader } from 'mailauth/lib/dkim/header/index.js';
+
+export interface DkimKey { signingDomain: string; selector: string; privateKey: string }
+
+const KEYS = new Map<string, KeyObject>();
+const MAX_KEYS = 1000;
+
+function keyObject(pem: string): KeyObject {
+  let k = KEYS.get(pem);
+  if (!k) {
+    k = createPrivateKey(pem);
+    if (KEYS.size >= MAX_KEYS) KEYS.delete(KEYS.keys().next().value as string);
+    KEYS.set(pem, k);
+  }
+  return k;
+}
+
+/** Offset of the first byte of the body (after the blank line ending the header). */
+function bodyStart(raw: Buffer): number {
+  const i = raw.indexOf('\r\n\r\n');
+  return i < 0 ? raw.length : i + 4;
+}
+
+/** The DKIM-Signature header line(s), CRLF-terminated, to prepend to `raw` (CRLF line ends). */
+export function dkimSignature(raw: Buffer, key: DkimKey, signTime?: Date): string {
+  const priv = keyObject(key.privateKey);
+  const keyType = priv.asymmetricKeyType;
+  if (keyType !== 'rsa' && keyType !== 'ed25519') throw new Error(`unsupported DKIM key type ${keyType}`);
+  const algorithm = `${keyType}-sha256`;
+  const split = bodyStart(raw);
+  const hasher = dkimBody('relaxed', 'sha256', false);
+  hasher.update(raw.subarray(split));
+  const headers = parseHeaders(raw.subarray(0, split));
+  const lines = getSigningHeaderLines(headers.parsed, false);
+  const { canonicalizedHeader, dkimHeaderOpts } = generateCanonicalizedHeader('DKIM', lines, {
+    signingDomain: key.signingDomain, selector: key.selector, type: 'DKIM', maxBodyLength: '', instance: false,
+    algorithm, canonicalization: 'relaxed/relaxed', signTime, bodyHash: hasher.digest('base64'),
+  });
+  const input = keyType === 'rsa' ? canonicalizedHeader : createHash('sha256').update(canonicalizedHeader).digest();
+  dkimHeaderOpts.b = sign(keyType === 'rsa' ? algorithm : null, input, priv).toString('base64');
+  return formatSignatureHeaderLine('DKIM', dkimHeaderOpts, true) + '\r\n';
+}

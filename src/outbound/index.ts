@@ -1,0 +1,42 @@
+// Builds the outbound delivery component from the shared context: resolver (MTA_DNS_SERVERS),
+// MX cache, SMTP pool, retry policy, lease and limits from the configuration. Nothing runs on import.
+import { createResolver } from '../services/resolver.js';
+import { secret } from '../store/settings.js';
+import { onEvent } from '../store/events.js';
+import type { Ctx } from '../services/context.js';
+import { MxResolver } from './mx.js';
+import { SmtpClient } from './smtp.js';
+import { OutboundLoop, type LoopOptions } from './loop.js';
+import { prepareEmail } from './compose.js';
+
+export { OutboundLoop } from './loop.js';
+
+/** Lease and job deadline: a job always ends before its lease; the lease never exceeds MTA_RETRY_MAX_SECONDS. */
+export function timings(c: Ctx['config']): { leaseMs: number; deadlineMs: number } {
+  const timeoutMs = c.outboundTimeoutSeconds * 1000;
+  const lease = Math.min(c.retryMaxSeconds * 1000, Math.max(60_000, timeoutMs * 8));
+  return { leaseMs: lease, deadlineMs: Math.min(timeoutMs * 6, lease * 0.8) };
+}
+
+export function createOutbound(ctx: Ctx, overrides: Partial<LoopOptions> = {}): OutboundLoop {
+  const c = ctx.config;
+  const timeoutMs = c.outboundTimeoutSeconds * 1000;
+  const resolver = createResolver(c, { timeoutMs: Math.round(Math.max(200, Math.min(3000, timeoutMs / 3))), tries: 2 });
+  const smtp = new SmtpClient({
+    hostname: c.hostname, port: c.outboundPort, tls: c.outboundTls, timeoutMs,
+    maxMessages: c.outboundMessagesPerConnection, sourceIps: c.sendingIps,
+  });
+  const { leaseMs, deadlineMs } = timings(c);
+  let verp: Buffer | null = null;
+  const loop = new OutboundLoop(ctx, {
+    ctx, mx: new MxResolver(resolver), smtp, deadlineMs, prepare: (e) => prepareEmail(ctx, e),
+    policy: { minSeconds: c.retryMinSeconds, maxSeconds: c.retryMaxSeconds, lifetimeSeconds: c.queueLifetimeSeconds },
+    get verpSecret() { return (verp ??= secret(ctx.db, 'verp')); },
+  }, {
+    concurrency: c.outboundConcurrency, perDomain: c.outboundPerDomainConcurrency, leaseMs, batch: 200,
+    maxHeld: Math.max(500, c.outboundConcurrency * 5), idlePollMs: 1000, graceMs: Math.min(10_000, deadlineMs), ...overrides,
+  });
+  // Wake-up: an accepted email appends its `queued` event; the loop starts on it at once.
+  onEvent(ctx.db, (_db, ev) => { if (ev.type === 'queued') loop.wake(); });
+  return loop;
+}

@@ -1,0 +1,68 @@
+// Turns what one attempt learned about a recipient (a Verdict) into the RecipientOutcome that
+// applyOutcomes records: event data (decisions.md names), classification, retry time or expiry. Pure.
+import { classifyReply, parseReplyLine } from '../core/classify.js';
+import { retryDelayMs, expired, type RetryPolicy } from '../core/retry.js';
+import type { RecipientOutcome } from '../services/transition.js';
+
+/** What happened to one recipient in one attempt. `reply` is the raw SMTP reply line, if any. */
+export type Verdict =
+  | { kind: 'accepted'; reply: string }
+  | { kind: 'deferred'; reply: string | null; command: string; error?: string }
+  | { kind: 'rejected'; reply: string; command: string }
+  | { kind: 'dns_hard'; reason: 'hostunknown' | 'notaccept'; enhanced: string; text: string }
+  | { kind: 'failed'; error: string; message: string };
+
+export interface AttemptInfo {
+  mx_host?: string; remote_ip?: string; tls_version?: string | null; tls_cipher?: string | null;
+  duration_ms: number; source: 'smtp' | 'simulated';
+}
+export interface Attempted { id: number; attempts: number; first_attempt_at: number | null }
+
+/** A reply line's class: 2xx accepted, 4xx (or no valid reply) deferred, 5xx rejected. */
+export function verdictOfReply(reply: string | null | undefined, command: string, error?: string): Verdict {
+  const code = reply ? parseReplyLine(reply).code : null;
+  if (reply && code !== null && code >= 500) return { kind: 'rejected', reply, command };
+  if (reply && code !== null && code >= 200 && code < 300) return { kind: 'accepted', reply };
+  return { kind: 'deferred', reply: reply ?? null, command, error };
+}
+
+function replyData(reply: string | null) {
+  if (!reply) return {};
+  const p = parseReplyLine(reply);
+  return { smtp_code: p.code, enhanced_status: p.enhanced, smtp_response: p.text };
+}
+
+function withoutEmpty(o: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+}
+
+/** The outcome to record for a recipient, at time `now`, with a random draw for retry jitter. */
+export function toOutcome(d: Attempted, v: Verdict, info: AttemptInfo, policy: RetryPolicy, now: number, random: number): RecipientOutcome {
+  const attempt = d.attempts + 1;
+  const base = withoutEmpty({ attempt, ...info });
+  switch (v.kind) {
+    case 'accepted':
+      return { deliveryId: d.id, event: 'accepted', data: { ...base, ...replyData(v.reply) } };
+    case 'failed':
+      return { deliveryId: d.id, event: 'failed', data: { attempt, source: info.source, error: v.error, message: v.message } };
+    case 'dns_hard':
+      return { deliveryId: d.id, event: 'rejected', data: { ...base, enhanced_status: v.enhanced, smtp_response: v.text, reason: v.reason, hard: true } };
+    case 'rejected': {
+      const p = parseReplyLine(v.reply);
+      const c = classifyReply({ ...p, command: v.command });
+      return { deliveryId: d.id, event: 'rejected', data: { ...base, ...replyData(v.reply), reason: c.reason, hard: c.hard === true } };
+    }
+    case 'deferred':
+      return deferral(d, v, base, policy, now, random);
+  }
+}
+
+function deferral(d: Attempted, v: Extract<Verdict, { kind: 'deferred' }>, base: Record<string, unknown>, policy: RetryPolicy, now: number, random: number): RecipientOutcome {
+  const reason = v.reply && parseReplyLine(v.reply).code !== null ? classifyReply({ ...parseReplyLine(v.reply), command: v.command }).reason : 'networkerror';
+  const data = withoutEmpty({ ...base, ...replyData(v.reply), smtp_response: v.reply ? parseReplyLine(v.reply).text : v.error, reason, hard: false });
+  const nextAttemptAt = now + retryDelayMs(policy, d.attempts + 1, random);
+  if (expired(policy, d.first_attempt_at ?? now, nextAttemptAt)) {
+    return { deliveryId: d.id, event: 'expired', data: { ...data, reason: 'expired', hard: false, enhanced_status: '4.4.7', last_reason: reason } };
+  }
+  return { deliveryId: d.id, event: 'deferred', data, nextAttemptAt };
+}

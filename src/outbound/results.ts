@@ -1,0 +1,54 @@
+// Persists attempt results in batches: many emails' outcomes in ONE transaction (applyOutcomes,
+// then the lease is dropped), flushed a few ms after the first result or when the batch is full.
+import { tx } from '../store/db.js';
+import { applyOutcomes, type RecipientOutcome } from '../services/transition.js';
+import type { Ctx } from '../services/context.js';
+import { settleClaim } from './queue.js';
+
+interface Item { emailSeq: number; outcomes: RecipientOutcome[]; ids: number[] }
+
+export class ResultSink {
+  private pending: Item[] = [];
+  private count = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(private ctx: Ctx, private onFlushed: (ids: number[]) => void, private opts: { delayMs: number; max: number } = { delayMs: 5, max: 400 }) {}
+
+  /** Queues the outcomes of one email's claimed deliveries `ids` (outcomes may be empty: just settle). */
+  push(emailSeq: number, outcomes: RecipientOutcome[], ids: number[]): void {
+    if (this.closed) return;
+    this.pending.push({ emailSeq, outcomes, ids });
+    this.count += ids.length;
+    if (this.count >= this.opts.max) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), this.opts.delayMs);
+  }
+
+  /** Writes everything pending now (synchronous). */
+  flush(): void {
+    if (this.timer) { clearTimeout(this.timer); this.timer = null; }
+    const batch = this.pending;
+    if (batch.length === 0) return;
+    this.pending = [];
+    this.count = 0;
+    try {
+      tx(this.ctx.db, () => { for (const item of batch) this.apply(item); });
+    } catch (err) {
+      this.ctx.log.error({ err: (err as Error).message, items: batch.length }, 'batched result write failed; writing one email at a time');
+      for (const item of batch) {
+        try { tx(this.ctx.db, () => this.apply(item)); } catch (e) {
+          this.ctx.log.error({ err: (e as Error).message, email_seq: item.emailSeq }, 'result write failed; the lease will bring it back');
+        }
+      }
+    }
+    this.onFlushed(batch.flatMap((i) => i.ids));
+  }
+
+  /** Flushes, then drops anything pushed later (shutdown). */
+  close(): void { this.flush(); this.closed = true; }
+
+  private apply(item: Item): void {
+    if (item.outcomes.length) applyOutcomes(this.ctx, item.emailSeq, item.outcomes);
+    for (const id of item.ids) settleClaim(this.ctx.db, id);
+  }
+}

@@ -1,0 +1,180 @@
+// SMTP client side: a pool of nodemailer SMTPConnections per MX address (reused for several
+// messages, RSET after a failed transaction, closed after N messages or when idle) and one
+// transaction → a Verdict per recipient. Never throws; every wait is bounded by time-outs.
+import { isIPv6, isIP } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import { verdictOfReply, type Verdict } from './outcome.js';
+
+export interface SmtpOptions {
+  hostname: string; port: number; tls: 'opportunistic' | 'required' | 'off'; timeoutMs: number;
+  maxMessages: number; idleMs?: number; sourceIps?: string[];
+}
+export interface Target { mxHost: string; ip: string }
+export interface SendResult {
+  verdicts: Verdict[];
+  info: { mx_host: string; remote_ip: string; tls_version: string | null; tls_cipher: string | null };
+  /** The connection itself failed (connect, greeting, EHLO, TLS): worth trying the next MX. */
+  tryNext: boolean;
+}
+type SmtpError = Error & { code?: string; response?: string; responseCode?: number; command?: string; recipient?: string; rejectedErrors?: SmtpError[] };
+interface Session {
+  conn: SMTPConnection; key: string; uses: number; dead: boolean; dirty: boolean;
+  tls: { version: string | null; cipher: string | null } | null; idleTimer?: NodeJS.Timeout; fail?: (err: SmtpError) => void;
+}
+
+const timeoutError = (what: string): SmtpError => Object.assign(new Error(`${what} timed out`), { code: 'ETIMEDOUT' });
+
+export class SmtpClient {
+  private idle = new Map<string, Session[]>();
+  private open = new Set<Session>();
+  private rr = 0;
+  private closing = false;
+  constructor(private o: SmtpOptions) {}
+
+  /** One transaction to `t`; resolves by `deadline` (ms epoch) at the latest. */
+  async send(t: Target, from: string, rcpts: string[], raw: Buffer, deadline: number): Promise<SendResult> {
+    const info = { mx_host: t.mxHost, remote_ip: t.ip, tls_version: null as string | null, tls_cipher: null as string | null };
+    let s: Session;
+    try {
+      s = await this.acquire(t, deadline);
+    } catch (err) {
+      const e = err as SmtpError;
+      const v = verdictOfReply(e.response, 'CONN', e.message);
+      return { verdicts: rcpts.map(() => v), info, tryNext: true };
+    }
+    info.tls_version = s.tls?.version ?? null;
+    info.tls_cipher = s.tls?.cipher ?? null;
+    const { verdicts, healthy } = await this.transact(s, from, rcpts, raw, deadline);
+    this.release(s, healthy);
+    return { verdicts, info, tryNext: false };
+  }
+
+  /** Closes every connection (QUIT when idle, cut when busy). */
+  closeAll(): void {
+    this.closing = true;
+    for (const s of [...this.open]) {
+      s.fail?.(Object.assign(new Error('shutting down'), { code: 'ESHUTDOWN' }));
+      this.quit(s);
+    }
+    this.idle.clear();
+  }
+
+  get openConnections(): number { return this.open.size; }
+
+  private sourceFor(ip: string): string | undefined {
+    const pool = (this.o.sourceIps ?? []).filter((a) => isIPv6(a) === isIPv6(ip));
+    return pool.length ? pool[this.rr++ % pool.length] : undefined;
+  }
+
+  private async acquire(t: Target, deadline: number): Promise<Session> {
+    const list = this.idle.get(`${t.ip}|${t.mxHost}`);
+    while (list?.length) {
+      const s = list.pop()!;
+      clearTimeout(s.idleTimer);
+      if (!s.dead) return s;
+    }
+    return this.connect(t, deadline);
+  }
+
+  private connect(t: Target, deadline: number): Promise<Session> {
+    const servername = isIP(t.mxHost) ? undefined : t.mxHost;
+    const conn = new SMTPConnection({
+      host: t.ip, port: this.o.port, name: this.o.hostname, servername, localAddress: this.sourceFor(t.ip),
+      connectionTimeout: this.o.timeoutMs, greetingTimeout: this.o.timeoutMs, socketTimeout: this.o.timeoutMs,
+      socketCloseTimeout: 1000, ignoreTLS: this.o.tls === 'off', requireTLS: this.o.tls === 'required',
+      opportunisticTLS: this.o.tls === 'opportunistic', tls: { rejectUnauthorized: false, servername }, logger: false,
+    });
+    const s: Session = { conn, key: `${t.ip}|${t.mxHost}`, uses: 0, dead: false, dirty: false, tls: null };
+    this.open.add(s);
+    conn.on('error', (err: SmtpError) => { s.dead = true; s.fail?.(err); });
+    conn.on('end', () => { s.dead = true; this.open.delete(s); s.fail?.(Object.assign(new Error('Connection closed'), { code: 'ECONNECTION' })); });
+    return new Promise<Session>((resolve, reject) => {
+      let settled = false;
+      const fail = (err: SmtpError) => {
+        if (settled) return;
+        settled = true; clearTimeout(timer); s.fail = undefined; s.dead = true; this.open.delete(s);
+        conn.close();
+        reject(err);
+      };
+      // connect + greeting + EHLO + STARTTLS + EHLO: each bounded by nodemailer, the whole by this.
+      const timer = setTimeout(() => fail(timeoutError('connection set-up')), Math.max(1, Math.min(deadline - Date.now(), this.o.timeoutMs * 3)));
+      s.fail = fail;
+      conn.connect((err) => {
+        if (err) return fail(err as SmtpError);
+        if (settled) return;
+        settled = true; clearTimeout(timer); s.fail = undefined;
+        s.tls = tlsInfo(conn);
+        resolve(s);
+      });
+    });
+  }
+
+  private transact(s: Session, from: string, rcpts: string[], raw: Buffer, deadline: number): Promise<{ verdicts: Verdict[]; healthy: boolean }> {
+    return new Promise((resolve) => {
+      let done = false;
+      const finish = (err: SmtpError | null, info?: SMTPConnection.SentMessageInfo) => {
+        if (done) return;
+        done = true; clearTimeout(timer); s.fail = undefined;
+        const r = mapSend(err, info, rcpts);
+        s.dirty = r.dirty;
+        resolve(r);
+      };
+      const timer = setTimeout(() => { s.dead = true; finish(timeoutError('SMTP transaction')); s.conn.close(); }, Math.max(1, deadline - Date.now()));
+      s.fail = (err) => finish(err);
+      const go = () => s.conn.send({ from, to: rcpts }, raw, (err, info) => finish(err as SmtpError | null, info));
+      if (s.dirty) s.conn.reset((err) => (err ? finish(err as SmtpError) : go()));
+      else go();
+    });
+  }
+
+  private release(s: Session, healthy: boolean): void {
+    s.uses++;
+    if (!healthy || s.dead || this.closing || s.uses >= this.o.maxMessages) { this.quit(s); return; }
+    const list = this.idle.get(s.key) ?? [];
+    list.push(s);
+    this.idle.set(s.key, list);
+    s.idleTimer = setTimeout(() => {
+      const i = list.indexOf(s);
+      if (i >= 0) list.splice(i, 1);
+      if (list.length === 0 && this.idle.get(s.key) === list) this.idle.delete(s.key);
+      this.quit(s);
+    }, this.o.idleMs ?? 5000);
+    s.idleTimer.unref();
+  }
+
+  private quit(s: Session): void {
+    clearTimeout(s.idleTimer);
+    this.open.delete(s);
+    const wasDead = s.dead;
+    s.dead = true;
+    try { if (wasDead) s.conn.close(); else s.conn.quit(); } catch { /* already closed */ }
+  }
+}
+
+function tlsInfo(conn: SMTPConnection): Session['tls'] {
+  const sock = conn._socket as TLSSocket | false | null;
+  if (!conn.secure || !sock || typeof sock.getProtocol !== 'function') return null;
+  return { version: sock.getProtocol(), cipher: sock.getCipher()?.name ?? null };
+}
+
+/** Reads nodemailer's send result into one verdict per recipient; `healthy` = session reusable. */
+export function mapSend(err: SmtpError | null, info: SMTPConnection.SentMessageInfo | undefined, rcpts: string[]) {
+  const perRcpt = new Map<string, SmtpError>();
+  for (const e of err?.rejectedErrors ?? info?.rejectedErrors ?? []) if ((e as SmtpError).recipient) perRcpt.set((e as SmtpError).recipient!, e as SmtpError);
+  const rcptVerdict = (r: string) => {
+    const e = perRcpt.get(r);
+    return e ? verdictOfReply(e.response, 'RCPT', e.message) : null;
+  };
+  if (!err) {
+    const data = verdictOfReply(info?.response ?? null, 'DATA');
+    return { verdicts: rcpts.map((r) => rcptVerdict(r) ?? data), healthy: true, dirty: data.kind !== 'accepted' };
+  }
+  if (err.code === 'EENVELOPE' || err.code === 'EMESSAGE') {
+    const command = err.command === 'MAIL FROM' ? 'MAIL' : err.command === 'RCPT TO' ? 'RCPT' : 'DATA';
+    const all = verdictOfReply(err.response, command, err.message);
+    return { verdicts: rcpts.map((r) => rcptVerdict(r) ?? all), healthy: true, dirty: true };
+  }
+  const v = verdictOfReply(err.response && err.responseCode && err.responseCode >= 400 && err.responseCode < 500 ? err.response : null, err.command ?? 'CONN', err.message);
+  return { verdicts: rcpts.map(() => v), healthy: false, dirty: true };
+}

@@ -1,0 +1,69 @@
+// Shared set-up for the outbound tests: TestDns with the zones, a scriptable MX on 127.0.0.1:port 0
+// (MTA_OUTBOUND_PORT), the service with the outbound feature, a live key and a verified DKIM domain.
+import { expect } from 'chai';
+import { TestDns } from '../helpers/dns.js';
+import { TestMx, type MxScript } from '../helpers/smtp-mx.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { insertVerifiedDomain } from '../helpers/factories.js';
+import { feature as outbound } from '../../src/features/outbound.js';
+import type { FeatureFactory } from '../../src/service.js';
+
+export interface OutboundEnv {
+  dns: TestDns; mx: TestMx; s: TestService; live: string; test: string; teamId: string; selector: string;
+  send(body: Record<string, unknown>, key?: string): Promise<any>;
+  waitStatus(id: string, statuses: string[], ms?: number, key?: string): Promise<any>;
+  events(id: string, key?: string): Promise<any[]>;
+  close(): Promise<void>;
+}
+
+export const SENDER = 'sender.test';
+
+/** Publishes `name` → MX mx.<name> → 127.0.0.1 (the test MX). */
+export function route(dns: TestDns, name: string, ip = '127.0.0.1'): void {
+  dns.set(name, { MX: [{ exchange: `mx.${name}`, priority: 10 }] });
+  dns.set(`mx.${name}`, { A: [ip] });
+}
+
+export async function outboundEnv(opts: { env?: Record<string, string>; script?: MxScript; mxTls?: boolean; features?: FeatureFactory[] } = {}): Promise<OutboundEnv> {
+  const dns = await new TestDns().start();
+  const mx = await new TestMx({ script: opts.script, tls: opts.mxTls }).start();
+  const s = await startTestService({
+    features: opts.features ?? [outbound],
+    env: {
+      MTA_DNS_SERVERS: dns.server, MTA_OUTBOUND_PORT: String(mx.port), MTA_OUTBOUND_TIMEOUT_SECONDS: '1',
+      MTA_RETRY_MIN_SECONDS: '0.2', MTA_RETRY_MAX_SECONDS: '0.5', MTA_QUEUE_LIFETIME_SECONDS: '60', MTA_RATE_LIMIT: '0',
+      ...(opts.env ?? {}),
+    },
+  });
+  const team = s.team();
+  const live = s.key(team.id, 'live', ['emails:send', 'emails:read']);
+  const test = s.key(team.id, 'test', ['emails:send', 'emails:read']);
+  const dom = insertVerifiedDomain(s.db, team.id, SENDER);
+  dns.set(`${dom.selector}._domainkey.${SENDER}`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });
+  for (const d of ['rcpt.test', 'other.test']) route(dns, d);
+  const env: OutboundEnv = {
+    dns, mx, s, live, test, teamId: team.id, selector: dom.selector,
+    async send(body, key = live) {
+      const r = await s.api('POST', '/v1/emails', { key, body: { from: `Sender <app@${SENDER}>`, subject: 'Hello', text: 'Hi there', ...body } });
+      expect(r.status, JSON.stringify(r.body)).to.equal(202);
+      return r.body;
+    },
+    async waitStatus(id, statuses, ms = 8000, key = live) {
+      const until = Date.now() + ms;
+      let last: any;
+      while (Date.now() < until) {
+        last = (await s.api('GET', `/v1/emails/${id}`, { key })).body;
+        if (statuses.includes(last.status)) return last;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error(`email ${id} did not reach ${statuses.join('|')}: ${JSON.stringify(last)} events=${JSON.stringify(await env.events(id, key))}`);
+    },
+    async events(id, key = live) {
+      return (await s.api('GET', `/v1/emails/${id}/events?limit=100`, { key })).body.data;
+    },
+    async close() { await s.close(); await mx.stop(); await dns.stop(); },
+  };
+  return env;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
