@@ -17,6 +17,10 @@ export function openDb(dataDir: string, opts: { synchronous?: 'NORMAL' | 'FULL' 
   db.pragma('foreign_keys = ON');
   db.pragma('cache_size = -65536');
   db.pragma('temp_store = MEMORY');
+  // The store holds DKIM private keys and webhook secrets: owner-only, whatever the umask.
+  for (const f of ['mta.sqlite', 'mta.sqlite-wal', 'mta.sqlite-shm']) {
+    try { fs.chmodSync(path.join(dataDir, f), 0o600); } catch { /* not created yet */ }
+  }
   migrate(db);
   return db;
 }
