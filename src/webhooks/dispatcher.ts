@@ -54,6 +54,8 @@ export class Dispatcher implements Component {
 
   private async run(): Promise<void> {
     while (this.running) {
+      // A group-commit batch is open on this connection: its rows are not durable yet, wait for COMMIT.
+      if (this.ctx.db.inTransaction) { await new Promise((r) => setImmediate(r)); continue; }
       try {
         this.prune();
         const free = this.o.concurrency - this.inflight.size;
