@@ -1,8 +1,7 @@
 // Engagement tracking: rewrites an email's html (1×1 open pixel, click redirects) with HMAC-signed
 // tokens naming the email (and the link's URL), and turns hits on them into opened/clicked events.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { tx } from '../store/db.js';
-import { sql } from '../store/db.js';
+import { sql, tx } from '../store/db.js';
 import { emailByPublicId, deliveriesOf, type EmailRow } from '../store/emails.js';
 import { secret } from '../store/settings.js';
 import { appendStatusEvent } from './transition.js';
@@ -10,8 +9,11 @@ import type { Ctx } from './context.js';
 
 type Kind = 'o' | 'c';
 
+const keys = new WeakMap<Ctx['db'], Buffer>();
+const keyOf = (ctx: Ctx) => keys.get(ctx.db) ?? keys.set(ctx.db, secret(ctx.db, 'tracking')).get(ctx.db)!;
+
 function mac(ctx: Ctx, kind: Kind, emailId: string, url: string): string {
-  return createHmac('sha256', secret(ctx.db, 'tracking')).update(`${kind}\n${emailId}\n${url}`).digest().subarray(0, 16).toString('base64url');
+  return createHmac('sha256', keyOf(ctx)).update(`${kind}\n${emailId}\n${url}`).digest().subarray(0, 16).toString('base64url');
 }
 
 export function makeToken(ctx: Ctx, kind: Kind, emailId: string, url = ''): string {
