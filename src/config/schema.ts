@@ -40,6 +40,8 @@ export const ConfigSchema = Type.Object({
   maxBodyBytes: Type.Integer({ minimum: 1024 }),
   sendingIps: Type.Array(Type.String({ minLength: 1 })),
   freeMonthlyCredits: Type.Integer({ minimum: 0 }),
+  /** Operator password of the dashboard (sign in as any team); empty disables operator sign-in. */
+  dashboardPassword: Type.String(),
 }, { additionalProperties: false });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -78,4 +80,5 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_DNS_CHECK_TIMEOUT_SECONDS: ['dnsCheckTimeoutSeconds', 'number'],
   MTA_MAX_BODY_BYTES: ['maxBodyBytes', 'int'],
   MTA_SENDING_IPS: ['sendingIps', 'list'],
+  MTA_DASHBOARD_PASSWORD: ['dashboardPassword', 'string'],
 };

@@ -76,3 +76,10 @@ export function revokeKey(ctx: Ctx, keyId: string, teamId?: string): store.KeyRo
 }
 
 export const listKeys = (ctx: Ctx, teamId: string) => store.keysOfTeam(ctx.db, teamId);
+
+/** The principal of an API key by id while it is active (not revoked), else null. Used by dashboard sessions. */
+export function keyPrincipal(ctx: Ctx, keyId: string): Principal | null {
+  const row = store.keyById(ctx.db, keyId);
+  if (!row || row.revoked_at !== null) return null;
+  return { keyId: row.id, teamId: row.team_id, mode: row.mode, scopes: new Set(row.scopes.split(' ')) };
+}

@@ -1,0 +1,58 @@
+// Request helpers for dashboard handlers: the session in state, form fields as strings, rendering an
+// Html page, Post/Redirect/Get redirects (303) and the scope gate that answers a clear 403 page.
+import type Koa from 'koa';
+import type Router from '@koa/router';
+import type { RouterContext } from '@koa/router';
+import { ApiError } from '../../core/errors.js';
+import { teamNamed, type Scope } from '../../services/keys.js';
+import type { Ctx } from '../../services/context.js';
+import type { State } from '../middleware.js';
+import type { Html } from './html.js';
+import { layout, noticeText, type PageOpts } from './layout.js';
+import type { Session } from './session.js';
+
+export interface DashState extends State { session?: Session }
+export type DCtx = RouterContext<DashState>;
+export type DRouter = Router<DashState>;
+
+export const sess = (k: DCtx): Session => k.state.session!;
+
+/** A form field as a trimmed string ('' when absent or not a string). */
+export function field(k: DCtx, name: string): string {
+  const b = (k.request as { body?: Record<string, unknown> }).body;
+  const v = b && typeof b === 'object' ? b[name] : undefined;
+  return typeof v === 'string' ? v.trim() : '';
+}
+/** All values of a repeated form field (checkboxes). */
+export function fields(k: DCtx, name: string): string[] {
+  const b = (k.request as { body?: Record<string, unknown> }).body;
+  const v = b && typeof b === 'object' ? b[name] : undefined;
+  return (Array.isArray(v) ? v : v === undefined ? [] : [v]).filter((x): x is string => typeof x === 'string');
+}
+export const qs = (k: DCtx, name: string): string | undefined => {
+  const v = k.query[name];
+  return typeof v === 'string' && v !== '' ? v : undefined;
+};
+
+export function render(k: DCtx, body: Html, status = 200) {
+  k.status = status;
+  k.type = 'text/html; charset=utf-8';
+  k.body = body.value;
+}
+
+/** Renders a signed-in page with the team's name and a notice named by `?notice=`. */
+export function page(app: Ctx, k: DCtx, o: Omit<PageOpts, 'session' | 'teamName'>, status = 200) {
+  const s = sess(k);
+  let teamName: string | undefined;
+  try { teamName = teamNamed(app, s.principal.teamId).name; } catch { teamName = undefined; }
+  render(k, layout({ ...o, session: s, teamName, notice: o.notice ?? noticeText(k.query.notice) }), status);
+}
+
+export function seeOther(k: DCtx, url: string) {
+  k.status = 303;
+  k.redirect(url);
+}
+
+export function requireScope(k: DCtx, scope: Scope) {
+  if (!sess(k).principal.scopes.has(scope)) throw new ApiError('permission_error', 'missing_scope', `The key behind this session lacks the scope "${scope}".`);
+}

@@ -1,0 +1,84 @@
+// Sign-in with an API key (needs emails:read; the session acts as that key) or, when configured, the
+// operator password plus a team; sign-out. The login form is CSRF-protected by a double-submit cookie.
+import { ApiError } from '../../../core/errors.js';
+import { authenticate, teamNamed } from '../../../services/keys.js';
+import type { Deps } from '../../app.js';
+import { html, type Html } from '../html.js';
+import { layout, noticeText } from '../layout.js';
+import { createSession, endSession, sameSecret, setCookie, clearCookie, token, SESSION_COOKIE, LOGIN_CSRF_COOKIE, SESSION_TTL_MS } from '../session.js';
+import { field, qs, render, seeOther, sess, type DCtx, type DRouter } from '../kit.js';
+
+/** Only same-dashboard paths are allowed as the post-sign-in target. */
+const safeNext = (n: string | undefined) => (n && /^\/dashboard(\/[\w\-./?=&%]*)?$/.test(n) && !n.includes('//') ? n : '/dashboard/emails');
+
+function signInPage(k: DCtx, deps: Deps, csrf: string, error: string | null, status = 200) {
+  const next = qs(k, 'next') ?? field(k, 'next');
+  const hidden = html`<input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="next" value="${safeNext(next)}">`;
+  const operator: Html | string = deps.app.config.dashboardPassword ? html`
+    <section class="card" aria-labelledby="op-h"><h2 id="op-h">Operator sign-in</h2>
+    <form method="post" action="/dashboard/sign-in">${hidden}
+      <p><label for="password">Operator password</label><input id="password" name="password" type="password" autocomplete="current-password" required></p>
+      <p><label for="team">Team (name or id)</label><input id="team" name="team" type="text" autocomplete="off" required></p>
+      <p><button type="submit">Sign in as operator</button></p></form></section>` : '';
+  const body = html`<div class="signin"><h1>Sign in</h1>
+    <section class="card" aria-labelledby="key-h"><h2 id="key-h">With an API key</h2>
+    <form method="post" action="/dashboard/sign-in">${hidden}
+      <p><label for="key">API key</label><input id="key" name="key" type="password" autocomplete="off" spellcheck="false" required aria-describedby="key-help"></p>
+      <p id="key-help" class="muted">A test or live key of your team with the <code>emails:read</code> scope. The dashboard acts with that key's scopes.</p>
+      <p><button type="submit">Sign in</button></p></form></section>${operator}</div>`;
+  render(k, layout({ title: 'Sign in', body, error, notice: noticeText(k.query.notice) }), status);
+}
+
+function freshLoginCsrf(deps: Deps, k: DCtx): string {
+  const t = token();
+  setCookie(deps.app, k, LOGIN_CSRF_COOKIE, t, 3600);
+  return t;
+}
+
+function startSession(deps: Deps, k: DCtx, s: { teamId: string; keyId: string | null; operator: boolean }) {
+  const id = createSession(deps.app, s);
+  setCookie(deps.app, k, SESSION_COOKIE, id, SESSION_TTL_MS / 1000);
+  clearCookie(deps.app, k, LOGIN_CSRF_COOKIE);
+  seeOther(k, safeNext(field(k, 'next')));
+}
+
+function signInWithKey(deps: Deps, k: DCtx, key: string) {
+  try {
+    const p = authenticate(deps.app, `Bearer ${key}`);
+    if (!p.scopes.has('emails:read')) return signInPage(k, deps, freshLoginCsrf(deps, k), 'This key lacks the emails:read scope, which the dashboard needs.', 403);
+    startSession(deps, k, { teamId: p.teamId, keyId: p.keyId, operator: false });
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    signInPage(k, deps, freshLoginCsrf(deps, k), 'That API key is unknown or revoked.', 401);
+  }
+}
+
+function signInAsOperator(deps: Deps, k: DCtx) {
+  const want = deps.app.config.dashboardPassword;
+  if (!want || !sameSecret(field(k, 'password'), want)) return signInPage(k, deps, freshLoginCsrf(deps, k), 'Wrong operator password.', 401);
+  let teamId: string;
+  try { teamId = teamNamed(deps.app, field(k, 'team')).id; } catch {
+    return signInPage(k, deps, freshLoginCsrf(deps, k), 'No team has that name or id.', 422);
+  }
+  deps.app.log.info({ team: teamId }, 'dashboard operator sign-in');
+  startSession(deps, k, { teamId, keyId: null, operator: true });
+}
+
+export function authRoutes(r: DRouter, deps: Deps) {
+  r.get('/', (k: DCtx) => seeOther(k, '/dashboard/emails'));
+  r.get('/sign-in', (k: DCtx) => {
+    if (k.state.session) return seeOther(k, safeNext(qs(k, 'next')));
+    signInPage(k, deps, freshLoginCsrf(deps, k), null);
+  });
+  r.post('/sign-in', (k: DCtx) => {
+    const key = field(k, 'key');
+    if (key) return signInWithKey(deps, k, key);
+    if (field(k, 'password')) return signInAsOperator(deps, k);
+    signInPage(k, deps, freshLoginCsrf(deps, k), 'Type an API key to sign in.', 422);
+  });
+  r.post('/sign-out', (k: DCtx) => {
+    endSession(deps.app, sess(k).idHash);
+    clearCookie(deps.app, k, SESSION_COOKIE);
+    seeOther(k, '/dashboard/sign-in?notice=signed_out');
+  });
+}
