@@ -40,7 +40,10 @@ export class SmtpClient {
       s = await this.acquire(t, deadline);
     } catch (err) {
       const e = err as SmtpError;
-      const v = verdictOfReply(e.response, 'CONN', e.message);
+      // TLS could not be set up (MTA_OUTBOUND_TLS=required and not offered, or a failed upgrade): retry later.
+      const tlsFailed = e.code === 'ETLS' || e.command === 'STARTTLS';
+      const v: Verdict = tlsFailed ? { kind: 'deferred', reply: e.response ?? null, command: 'STARTTLS', error: `TLS required but not available: ${e.message}` }
+        : verdictOfReply(e.response, 'CONN', e.message);
       return { verdicts: rcpts.map(() => v), info, tryNext: true };
     }
     info.tls_version = s.tls?.version ?? null;

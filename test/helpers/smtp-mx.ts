@@ -38,7 +38,7 @@ export class TestMx {
 
   async start(): Promise<this> {
     this.server = new SMTPServer({
-      authOptional: true, disabledCommands: ['AUTH'], hideSTARTTLS: this.opts.tls === false, logger: false,
+      authOptional: true, disabledCommands: this.opts.tls === false ? ['AUTH', 'STARTTLS'] : ['AUTH'], logger: false,
       closeTimeout: 200, size: 10 * 1024 * 1024,
       onConnect: (session, cb) => { this.connections++; this.sessions.add(session.id); this.run(this.script.connect?.(session), session, cb); },
       onClose: (session) => { this.sessions.delete(session.id); },

@@ -7,6 +7,7 @@ import { startTestService, type TestService } from '../helpers/service.js';
 import { insertVerifiedDomain } from '../helpers/factories.js';
 import { feature as outbound } from '../../src/features/outbound.js';
 import type { FeatureFactory } from '../../src/service.js';
+import type { Config } from '../../src/config/schema.js';
 
 export interface OutboundEnv {
   dns: TestDns; mx: TestMx; s: TestService; live: string; test: string; teamId: string; selector: string;
@@ -24,14 +25,15 @@ export function route(dns: TestDns, name: string, ip = '127.0.0.1'): void {
   dns.set(`mx.${name}`, { A: [ip] });
 }
 
-export async function outboundEnv(opts: { env?: Record<string, string>; script?: MxScript; mxTls?: boolean; features?: FeatureFactory[] } = {}): Promise<OutboundEnv> {
+export async function outboundEnv(opts: { env?: Record<string, string>; overrides?: Partial<Config>; script?: MxScript; mxTls?: boolean; features?: FeatureFactory[] } = {}): Promise<OutboundEnv> {
   const dns = await new TestDns().start();
   const mx = await new TestMx({ script: opts.script, tls: opts.mxTls }).start();
   const s = await startTestService({
     features: opts.features ?? [outbound],
+    overrides: opts.overrides,
     env: {
       MTA_DNS_SERVERS: dns.server, MTA_OUTBOUND_PORT: String(mx.port), MTA_OUTBOUND_TIMEOUT_SECONDS: '1',
-      MTA_RETRY_MIN_SECONDS: '0.2', MTA_RETRY_MAX_SECONDS: '0.5', MTA_QUEUE_LIFETIME_SECONDS: '60', MTA_RATE_LIMIT: '0',
+      MTA_RETRY_MIN_SECONDS: '0.2', MTA_RETRY_MAX_SECONDS: '2', MTA_QUEUE_LIFETIME_SECONDS: '60', MTA_RATE_LIMIT: '0',
       ...(opts.env ?? {}),
     },
   });
