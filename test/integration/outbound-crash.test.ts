@@ -1,0 +1,81 @@
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import pino from 'pino';
+import { TestDns } from '../helpers/dns.js';
+import { TestMx } from '../helpers/smtp-mx.js';
+import { tempDir } from '../helpers/service.js';
+import { insertVerifiedDomain } from '../helpers/factories.js';
+import { openDb } from '../../src/store/db.js';
+import { loadConfig } from '../../src/config/load.js';
+import { createTeam, createKey } from '../../src/services/keys.js';
+import { route, sleep } from './outbound-env.js';
+
+/** Runs `node bin/mta.js serve` and resolves with its HTTP base URL once it listens. */
+function serve(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['bin/mta.js', 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const t = setTimeout(() => reject(new Error(`service did not start: ${buf.slice(-2000)}`)), 20000);
+    child.stderr!.on('data', (c) => {
+      buf += c;
+      const m = /http=([0-9.]+:\d+)/.exec(buf);
+      if (m) { clearTimeout(t); resolve({ child, url: `http://${m[1]}` }); }
+    });
+    child.once('exit', (code) => { clearTimeout(t); reject(new Error(`service exited ${code}: ${buf.slice(-2000)}`)); });
+  });
+}
+
+describe('outbound delivery: kill -9 in the middle of a batch loses nothing', function () {
+  this.timeout(60000);
+  const N = 80;
+  let dns: TestDns, mx: TestMx, child: ChildProcess | undefined;
+  after(async () => { child?.kill('SIGKILL'); await mx?.stop(); await dns?.stop(); });
+
+  it('every queued recipient is delivered (at least once) after a restart', async () => {
+    dns = await new TestDns().start();
+    mx = await new TestMx({ script: { data: () => ({ delayMs: 40 }) } }).start();
+    route(dns, 'rcpt.test');
+    const dataDir = tempDir('mta-crash-');
+    const env: Record<string, string> = {
+      MTA_DATA_DIR: dataDir, MTA_HTTP_PORT: '0', MTA_SMTP_PORT: '0', MTA_SMTP_HOST: '127.0.0.1', MTA_HOSTNAME: 'mta.test',
+      MTA_DNS_SERVERS: dns.server, MTA_OUTBOUND_PORT: String(mx.port), MTA_OUTBOUND_TIMEOUT_SECONDS: '2',
+      MTA_OUTBOUND_PER_DOMAIN_CONCURRENCY: '4', MTA_RETRY_MIN_SECONDS: '0.2', MTA_RETRY_MAX_SECONDS: '1', MTA_RATE_LIMIT: '0',
+      MTA_LOG_LEVEL: 'info', MTA_ALLOW_PRIVATE_WEBHOOKS: '1',
+    };
+    const db = openDb(dataDir);
+    const ctx = { db, config: loadConfig({ env }), now: Date.now, log: pino({ level: 'silent' }) };
+    const team = createTeam(ctx, 'crash');
+    const key = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send', 'emails:read'] }).key;
+    const dom = insertVerifiedDomain(db, team.id, 'sender.test');
+    dns.set(`${dom.selector}._domainkey.sender.test`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });
+
+    let svc = await serve(env);
+    child = svc.child;
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const ids: string[] = [];
+    await Promise.all(Array.from({ length: N }, async (_, i) => {
+      const r = await fetch(`${svc.url}/v1/emails`, { method: 'POST', headers, body: JSON.stringify({ from: 'app@sender.test', to: `u${i}@rcpt.test`, subject: `n${i}`, text: 'x' }) });
+      expect(r.status).to.equal(202);
+      ids.push(((await r.json()) as { id: string }).id);
+    }));
+    while (mx.messages.length < 10) await sleep(5);
+    child.kill('SIGKILL');
+    await new Promise((r) => child!.once('exit', r));
+    const before = mx.messages.length;
+    expect(before, 'killed in the middle of the batch').to.be.lessThan(N);
+
+    svc = await serve(env);
+    child = svc.child;
+    const until = Date.now() + 30000;
+    let statuses: string[] = [];
+    while (Date.now() < until) {
+      statuses = await Promise.all(ids.map(async (id) => ((await (await fetch(`${svc.url}/v1/emails/${id}`, { headers })).json()) as { status: string }).status));
+      if (statuses.every((s) => s === 'delivered')) break;
+      await sleep(100);
+    }
+    expect(statuses.filter((s) => s !== 'delivered')).to.deep.equal([]);
+    for (let i = 0; i < N; i++) expect(mx.to(`u${i}@rcpt.test`).length, `u${i}`).to.be.at.least(1);
+    expect(mx.messages.length - before, 'the restarted service delivered the rest').to.be.at.least(N - before);
+    db.close();
+  });
+});
