@@ -27,7 +27,9 @@ table{border-collapse:collapse;width:100%;font-size:.9375rem}
 caption{text-align:left;padding:.5rem .75rem;font-weight:600}
 th,td{text-align:left;padding:.5rem .75rem;border-top:1px solid #e3e6ec;vertical-align:top}
 thead th{background:#eef0f4;border-top:0}
-code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.875rem;word-break:break-all}
+code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.875rem;overflow-wrap:anywhere}
+table.records td:nth-child(3){min-width:13rem}
+.card>h2:first-child,.card>h3:first-child{margin-top:0}
 .badge{display:inline-block;padding:.05rem .5rem;border-radius:1rem;font-size:.8125rem;font-weight:600;white-space:nowrap;background:#e5e7eb;color:#1f2937}
 .s-sent,.s-pending{background:#dbe7fd;color:#0a2a66}
 .s-delivered,.s-verified,.s-succeeded,.s-active{background:#cdeed8;color:#0b3d1f}

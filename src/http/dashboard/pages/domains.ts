@@ -33,7 +33,7 @@ function listPage(deps: Deps, k: DCtx) {
 }
 
 function recordsTable(d: Domain): Html {
-  return tableWrap('DNS records', html`<table class="stack"><caption>DNS records to publish for ${d.name}</caption>
+  return tableWrap('DNS records', html`<table class="stack records"><caption>DNS records to publish for ${d.name}</caption>
     <thead><tr><th scope="col">Purpose</th><th scope="col">Type</th><th scope="col">Name</th><th scope="col">Value</th><th scope="col">Check</th></tr></thead>
     <tbody>${d.records.map((r) => {
       const x = r as typeof r & { found?: string | null; error?: string | null };

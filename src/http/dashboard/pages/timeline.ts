@@ -12,7 +12,9 @@ const str = (v: unknown) => (v === undefined || v === null || v === '' ? null : 
 function details(d: Record<string, unknown>): Html {
   const items: [string, Html | string][] = [];
   const add = (label: string, v: Html | string | null) => { if (v !== null && v !== '') items.push([label, v]); };
-  const reply = [str(d.smtp_code), str(d.enhanced_status), str(d.smtp_response)].filter(Boolean).join(' ');
+  const text = str(d.smtp_response);
+  const head = [str(d.smtp_code), str(d.enhanced_status)].filter(Boolean).join(' ');
+  const reply = text && head && text.startsWith(head) ? text : [head, text].filter(Boolean).join(' ');
   add('SMTP reply', reply ? html`<code>${reply}</code>` : null);
   add('MX host', str(d.mx_host) && html`<code>${str(d.mx_host)}</code>${str(d.remote_ip) ? html` (<code>${str(d.remote_ip)}</code>)` : ''}`);
   add('TLS', str(d.tls_version));
