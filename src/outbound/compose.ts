@@ -40,7 +40,7 @@ export async function prepareEmail(ctx: Ctx, email: EmailRow): Promise<Prepared>
   if (!key) return { ok: false, error: 'domain_not_verified', message: `The sending domain of ${email.sender_domain} is no longer verified.` };
   try {
     const body = await composeMessage(ctx, email);
-    const signature = dkimSignature(body, key);
+    const signature = await dkimSignature(body, key);
     return { ok: true, raw: Buffer.concat([Buffer.from(signature), body]), returnDomain: key.returnPath ?? ctx.config.bounceDomain };
   } catch (err) {
     ctx.log.error({ err: (err as Error).message, email: email.id }, 'could not compose or sign');

@@ -27,8 +27,11 @@ function bodyStart(raw: Buffer): number {
   return i < 0 ? raw.length : i + 4;
 }
 
-/** The DKIM-Signature header line(s), CRLF-terminated, to prepend to `raw` (CRLF line ends). */
-export function dkimSignature(raw: Buffer, key: DkimKey, signTime?: Date): string {
+/**
+ * The DKIM-Signature header line, CRLF-terminated, to prepend to `raw` (CRLF line ends). The private-key
+ * operation runs on libuv's thread pool (crypto.sign with a callback), off the event loop.
+ */
+export async function dkimSignature(raw: Buffer, key: DkimKey, signTime?: Date): Promise<string> {
   const priv = keyObject(key.privateKey);
   const keyType = priv.asymmetricKeyType;
   if (keyType !== 'rsa' && keyType !== 'ed25519') throw new Error(`unsupported DKIM key type ${keyType}`);
@@ -43,6 +46,9 @@ export function dkimSignature(raw: Buffer, key: DkimKey, signTime?: Date): strin
     algorithm, canonicalization: 'relaxed/relaxed', signTime, bodyHash: hasher.digest('base64'),
   });
   const input = keyType === 'rsa' ? canonicalizedHeader : createHash('sha256').update(canonicalizedHeader).digest();
-  dkimHeaderOpts.b = sign(keyType === 'rsa' ? algorithm : null, input, priv).toString('base64');
+  const signature = await new Promise<Buffer>((resolve, reject) => {
+    sign(keyType === 'rsa' ? algorithm : null, input, priv, (err, sig) => (err ? reject(err) : resolve(sig)));
+  });
+  dkimHeaderOpts.b = signature.toString('base64');
   return formatSignatureHeaderLine('DKIM', dkimHeaderOpts, true) + '\r\n';
 }

@@ -4,6 +4,7 @@
 import type { Component } from '../service.js';
 import type { Ctx } from '../services/context.js';
 import { emailBySeq, type EmailRow } from '../store/emails.js';
+import { tx } from '../store/db.js';
 import { FINAL } from '../core/status.js';
 import { claimDue, confirmClaims, releaseClaims, nextDue, type Claimed } from './queue.js';
 import { ResultSink } from './results.js';
@@ -90,19 +91,24 @@ export class OutboundLoop implements Component {
     this.prepared.set(job.email.seq, c);
   }
 
-  /** Starts queued jobs while limits allow, round-robin over domains. */
+  /** Starts queued jobs while limits allow, round-robin over domains; their claims confirmed in one transaction. */
   private pump(): void {
+    const starting: Job[] = [];
+    const busy = (d: string) => (this.activeByDomain.get(d) ?? 0) + starting.filter((j) => j.domain === d).length;
     for (const [domain, q] of [...this.queues]) {
-      if (this.stopping || this.active >= this.o.concurrency) return;
-      while (q.length && this.active < this.o.concurrency && (this.activeByDomain.get(domain) ?? 0) < this.o.perDomain) this.run(q.shift()!);
+      if (this.stopping || this.active + starting.length >= this.o.concurrency) break;
+      while (q.length && this.active + starting.length < this.o.concurrency && busy(domain) < this.o.perDomain) starting.push(q.shift()!);
       this.queues.delete(domain);
       if (q.length) this.queues.set(domain, q); // to the back of the line
     }
+    if (starting.length === 0) return;
+    const ids = starting.flatMap((j) => j.rcpts.map((r) => r.id));
+    const ok = tx(this.ctx.db, () => confirmClaims(this.ctx.db, ids, this.ctx.now() + this.o.leaseMs));
+    for (const job of starting) this.run(job, ok);
   }
 
-  private run(job: Job): void {
+  private run(job: Job, ok: Set<number>): void {
     const ids = job.rcpts.map((r) => r.id);
-    const ok = confirmClaims(this.ctx.db, ids, this.ctx.now() + this.o.leaseMs);
     if (ok.size < ids.length) this.sink.push(job.email.seq, [], ids.filter((id) => !ok.has(id)));
     job.rcpts = job.rcpts.filter((r) => ok.has(r.id));
     if (job.rcpts.length === 0) { this.unref(job.email.seq); return; }
@@ -116,9 +122,17 @@ export class OutboundLoop implements Component {
         if (n > 0) this.activeByDomain.set(job.domain, n); else this.activeByDomain.delete(job.domain);
         this.unref(job.email.seq);
         this.inflight.delete(p);
-        this.pump();
+        this.schedulePump();
       });
     this.inflight.add(p);
+  }
+
+  private pumpQueued = false;
+  /** Coalesces the pumps of many jobs finishing in the same turn. */
+  private schedulePump(): void {
+    if (this.pumpQueued) return;
+    this.pumpQueued = true;
+    setImmediate(() => { this.pumpQueued = false; if (!this.stopping) this.pump(); });
   }
 
   /** Compose + sign once per email while any of its jobs is held. */

@@ -15,7 +15,7 @@ function serve(env: Record<string, string>): Promise<{ child: ChildProcess; url:
   const child = spawn(process.execPath, ['bin/mta.js', 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise((resolve, reject) => {
     let buf = '';
-    const t = setTimeout(() => reject(new Error(`service did not start: ${buf.slice(-2000)}`)), 20000);
+    const t = setTimeout(() => reject(new Error(`service did not start: ${buf.slice(-2000)}`)), 45000);
     child.stderr!.on('data', (c) => {
       buf += c;
       const m = /http=([0-9.]+:\d+)/.exec(buf);

@@ -80,7 +80,7 @@ describe('outbound delivery: SMTP replies per recipient', function () {
     await e.waitStatus(a.id, ['bounced']);
     await e.waitStatus(b.id, ['bounced']);
     await e.waitStatus(c.id, ['delivered']);
-    const bounced = async (id: string) => (await e.events(id)).find((x) => x.type === 'bounced').data;
+    const bounced = async (id: string) => (await e!.events(id)).find((x: any) => x.type === 'bounced').data;
     expect(await bounced(a.id)).to.include({ reason: 'notaccept', hard: true });
     expect(await bounced(b.id)).to.include({ reason: 'hostunknown', hard: true });
     expect(count(e.s.db, 'suppressions')).to.equal(2);
