@@ -1,6 +1,7 @@
 // Browser harness for dashboard tests: Debian's Chromium driven by playwright-core (one launch per
 // file, fresh profile), sign-in, axe-core WCAG 2.1 AA checks and screenshots into docs/screenshots/.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
@@ -36,7 +37,14 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
     .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target })) }));
 }
 
+/**
+ * Screenshots go to docs/screenshots/ when UPDATE_SCREENSHOTS=1 or the file is missing (so a plain
+ * `npm test` leaves the committed images alone); otherwise to a temp folder.
+ */
 export async function screenshot(page: Page, name: string): Promise<void> {
-  fs.mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  const committed = path.join(SHOTS, `${name}.png`);
+  const update = process.env.UPDATE_SCREENSHOTS === '1' || !fs.existsSync(committed);
+  const dir = update ? SHOTS : path.join(os.tmpdir(), 'mta-dashboard-shots');
+  fs.mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true });
 }

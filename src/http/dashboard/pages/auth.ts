@@ -53,9 +53,24 @@ function signInWithKey(deps: Deps, k: DCtx, key: string) {
   }
 }
 
+// Failed operator passwords per client address: at most 10 per 10 minutes.
+const failures = new Map<string, { n: number; since: number }>();
+function tooManyFailures(deps: Deps, ip: string, failed: boolean): boolean {
+  const now = deps.app.now();
+  const f = failures.get(ip);
+  const cur = f && f.since > now - 600_000 ? f : { n: 0, since: now };
+  if (failed) { cur.n += 1; failures.set(ip, cur); }
+  if (failures.size > 10_000) failures.clear();
+  return cur.n >= 10;
+}
+
 function signInAsOperator(deps: Deps, k: DCtx) {
   const want = deps.app.config.dashboardPassword;
-  if (!want || !sameSecret(field(k, 'password'), want)) return signInPage(k, deps, freshLoginCsrf(deps, k), 'Wrong operator password.', 401);
+  if (tooManyFailures(deps, k.ip, false)) return signInPage(k, deps, freshLoginCsrf(deps, k), 'Too many wrong passwords; wait ten minutes.', 429);
+  if (!want || !sameSecret(field(k, 'password'), want)) {
+    tooManyFailures(deps, k.ip, true);
+    return signInPage(k, deps, freshLoginCsrf(deps, k), 'Wrong operator password.', 401);
+  }
   let teamId: string;
   try { teamId = teamNamed(deps.app, field(k, 'team')).id; } catch {
     return signInPage(k, deps, freshLoginCsrf(deps, k), 'No team has that name or id.', 422);
