@@ -84,3 +84,27 @@ describe('outbound delivery: test mode, scheduling, cancel, sessions', function 
     expect(e.mx.connections).to.equal(0);
   });
 });
+
+describe('outbound delivery: stop (SIGTERM)', function () {
+  this.timeout(20000);
+  it('finishes the transaction in flight and releases claims not yet started', async () => {
+    const { openDb } = await import('../../src/store/db.js');
+    const e = await outboundEnv({ overrides: { outboundPerDomainConcurrency: 1 }, script: { data: () => ({ delayMs: 400 }) } });
+    const sent = await Promise.all([0, 1, 2].map((i) => e.send({ to: `u${i}@rcpt.test` })));
+    const until = Date.now() + 3000;
+    while (e.mx.open === 0 && Date.now() < until) await sleep(5);
+    await e.s.close();
+    expect(e.mx.messages).to.have.length(1);
+    const db = openDb(e.s.config.dataDir);
+    const rows = db.prepare('SELECT status, leased_until, next_attempt_at FROM deliveries ORDER BY id').all() as any[];
+    db.close();
+    expect(rows.map((r) => r.status).sort()).to.deep.equal(['delivered', 'queued', 'queued']);
+    for (const r of rows.filter((x) => x.status === 'queued')) {
+      expect(r.leased_until).to.equal(null);
+      expect(r.next_attempt_at).to.be.at.most(Date.now());
+    }
+    expect(sent).to.have.length(3);
+    await e.mx.stop();
+    await e.dns.stop();
+  });
+});
