@@ -3,7 +3,7 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { notFound } from '../core/errors.js';
-import { recordClick, recordOpen } from '../services/tracking.js';
+import { readToken, recordClick, recordOpen } from '../services/tracking.js';
 import type { State, KoaCtx } from './middleware.js';
 import type { Deps } from './app.js';
 
@@ -13,7 +13,8 @@ export function trackingMount(koa: Koa<State>, { app }: Deps) {
   const r = new Router<State>();
   r.get('/t/o/:file', (ctx: KoaCtx) => {
     const m = /^(.+)\.gif$/.exec(ctx.params.file);
-    if (!m || !(ctx.method === 'HEAD' ? true : recordOpen(app, m[1]))) throw notFound('tracking_link');
+    const ok = m !== null && (ctx.method === 'HEAD' ? readToken(app, 'o', m[1]) !== null : recordOpen(app, m[1]));
+    if (!ok) throw notFound('tracking_link');
     ctx.set('Cache-Control', 'no-store, max-age=0');
     ctx.type = 'image/gif';
     ctx.body = GIF;
