@@ -8,6 +8,7 @@ import { openDb, type DB } from './store/db.js';
 import { buildApp, type RouteFn, type MountFn } from './http/app.js';
 import { createLogger } from './log.js';
 import type { Ctx } from './services/context.js';
+import { FEATURES } from './features.js';
 
 /** A long-running part of the service. */
 export interface Component {
@@ -42,7 +43,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   const log = opts.log ?? createLogger(config.logLevel);
   const db = openDb(config.dataDir);
   const ctx: Ctx = { db, config, now: opts.now ?? Date.now, log };
-  const features = (opts.features ?? (await defaultFeatures())).map((f) => f(ctx));
+  const features = (opts.features ?? FEATURES).map((f) => f(ctx));
   const components = features.flatMap((f) => f.components ?? []);
   let up = false;
   const koa = buildApp(ctx, {
@@ -87,10 +88,4 @@ async function stopAll(components: Component[], log: Logger) {
   for (const c of [...components].reverse()) {
     try { await c.stop(); } catch (err) { log.error({ err, component: c.name }, 'stop failed'); }
   }
-}
-
-/** The features of the full service. Each feature module registers itself here. */
-async function defaultFeatures(): Promise<FeatureFactory[]> {
-  const { FEATURES } = await import('./features.js');
-  return FEATURES;
 }

@@ -8,10 +8,7 @@ export interface EventRow {
   data_json: string; created_at: number;
 }
 export type EventListener = (db: DB, ev: EventRow) => void;
-// Kept on globalThis: under mocha the tree can be loaded twice (tsx's CJS require of the test files,
-// plus the ESM import() of features in service.ts); both copies must see the same listeners.
-const REGISTRY = Symbol.for('mta.store.events.listeners');
-const listeners: WeakMap<DB, EventListener[]> = ((globalThis as Record<symbol, unknown>)[REGISTRY] ??= new WeakMap()) as WeakMap<DB, EventListener[]>;
+const listeners = new WeakMap<DB, EventListener[]>();
 
 /** Registers a function called (inside the writing transaction) for every appended event. */
 export function onEvent(db: DB, fn: EventListener): void {
