@@ -62,6 +62,7 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_OUTBOUND_TLS: ['outboundTls', 'string'],
   MTA_OUTBOUND_CONCURRENCY: ['outboundConcurrency', 'int'],
   MTA_OUTBOUND_PER_DOMAIN_CONCURRENCY: ['outboundPerDomainConcurrency', 'int'],
+  MTA_OUTBOUND_MESSAGES_PER_CONNECTION: ['outboundMessagesPerConnection', 'int'],
   MTA_OUTBOUND_TIMEOUT_SECONDS: ['outboundTimeoutSeconds', 'number'],
   MTA_BOUNCE_DOMAIN: ['bounceDomain', 'string'],
   MTA_LOG_LEVEL: ['logLevel', 'string'],

@@ -52,17 +52,23 @@ export function aggregate(recipients: readonly Status[]): Status {
 }
 
 /**
- * The moves (in order) that take an email from `current` towards `target` along allowed edges:
- * queued → sent → delivered, for example. Empty when the email cannot move there.
+ * The moves (in order) that take an email from `current` to `target` along allowed edges, the
+ * shortest way (queued → sent → delivered, for example). Empty when the email cannot move there.
  */
 export function emailPath(current: Status, target: Status): Status[] {
   if (current === target) return [];
-  if (canMove(current, target)) return [target];
-  if (current === 'queued' && canMove('sent', target)) return ['sent', target];
-  if (current === 'queued' && target === 'complained') return ['sent', 'delivered', 'complained'];
-  if (current === 'sent' && target === 'complained') return ['delivered', 'complained'];
-  // A deferred email whose last recipients fail without any bounce: interface.md has no
-  // delivery_delayed → failed edge, so it ends as bounced (documented in docs/decisions).
-  if (current === 'delivery_delayed' && target === 'failed') return ['bounced'];
-  return [];
+  const prev = new Map<Status, Status>([[current, current]]);
+  const queue: Status[] = [current];
+  while (queue.length) {
+    const s = queue.shift()!;
+    for (const n of EMAIL_MOVES[s]) if (!prev.has(n)) { prev.set(n, s); queue.push(n); }
+  }
+  if (!prev.has(target)) {
+    // A deferred email whose last recipients fail without any bounce: interface.md has no
+    // delivery_delayed → failed edge, so it ends as bounced (docs/api.md).
+    return current === 'delivery_delayed' && target === 'failed' ? ['bounced'] : [];
+  }
+  const path: Status[] = [];
+  for (let s = target; s !== current; s = prev.get(s)!) path.unshift(s);
+  return path;
 }

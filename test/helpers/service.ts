@@ -49,7 +49,9 @@ export class TestService {
 export async function startTestService(opts: { env?: Record<string, string>; overrides?: Partial<Config>; now?: () => number; features?: FeatureFactory[]; logLevel?: string; dataDir?: string } = {}): Promise<TestService> {
   const dataDir = opts.dataDir ?? tempDir();
   const config = loadConfig({
-    env: { MTA_DATA_DIR: dataDir, MTA_HTTP_PORT: '0', MTA_SMTP_PORT: '0', MTA_SMTP_HOST: '127.0.0.1', MTA_HOSTNAME: 'mta.test', MTA_ALLOW_PRIVATE_WEBHOOKS: '1', ...(opts.env ?? {}) },
+    env: { MTA_DATA_DIR: dataDir, MTA_HTTP_PORT: '0', MTA_SMTP_PORT: '0', MTA_SMTP_HOST: '127.0.0.1', MTA_HOSTNAME: 'mta.test', MTA_ALLOW_PRIVATE_WEBHOOKS: '1',
+      // DNS never leaves loopback in tests: a dead local resolver unless the test brings TestDns.
+      MTA_DNS_SERVERS: '127.0.0.1:9', ...(opts.env ?? {}) },
     overrides: opts.overrides,
   });
   const log = pino({ level: opts.logLevel ?? process.env.TEST_LOG_LEVEL ?? 'silent' });

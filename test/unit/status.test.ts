@@ -41,6 +41,9 @@ describe('core/status', () => {
     expect(emailPath('queued', 'delivery_delayed')).to.deep.equal(['sent', 'delivery_delayed']);
     expect(emailPath('delivery_delayed', 'delivered')).to.deep.equal(['delivered']);
     expect(emailPath('delivered', 'complained')).to.deep.equal(['complained']);
+    expect(emailPath('delivery_delayed', 'complained')).to.deep.equal(['delivered', 'complained']);
+    expect(emailPath('queued', 'complained')).to.deep.equal(['sent', 'delivered', 'complained']);
+    expect(emailPath('delivery_delayed', 'failed')).to.deep.equal(['bounced']);
     expect(emailPath('delivered', 'bounced')).to.deep.equal([]);
     expect(emailPath('delivery_delayed', 'sent')).to.deep.equal([]);
     expect(emailPath('bounced', 'delivered')).to.deep.equal([]);
