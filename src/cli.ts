@@ -89,7 +89,7 @@ export async function run(argv: string[]): Promise<number> {
     if (ctx) return ctx;
     const config = loadConfig();
     const log = createLogger(process.env.MTA_LOG_LEVEL ?? 'warn');
-    return (ctx = { db: openDb(config.dataDir), config, now: Date.now, log });
+    return (ctx = { db: openDb(config.dataDir, { synchronous: config.sqliteSynchronous }), config, now: Date.now, log });
   };
   try {
     const out = await handler(args, open);

@@ -41,7 +41,7 @@ export interface StartOptions { now?: () => number; log?: Logger; features?: Fea
 
 export async function startService(config: Config, opts: StartOptions = {}): Promise<Running> {
   const log = opts.log ?? createLogger(config.logLevel);
-  const db = openDb(config.dataDir);
+  const db = openDb(config.dataDir, { synchronous: config.sqliteSynchronous });
   const ctx: Ctx = { db, config, now: opts.now ?? Date.now, log };
   const features = (opts.features ?? FEATURES).map((f) => f(ctx));
   const components = features.flatMap((f) => f.components ?? []);

@@ -7,6 +7,7 @@ const Seconds = Type.Number({ exclusiveMinimum: 0 });
 
 export const ConfigSchema = Type.Object({
   dataDir: Type.String({ minLength: 1 }),
+  sqliteSynchronous: Type.Union([Type.Literal('FULL'), Type.Literal('NORMAL')]),
   httpHost: Type.String({ minLength: 1 }),
   httpPort: Port,
   smtpHost: Type.String({ minLength: 1 }),
@@ -50,6 +51,7 @@ type Kind = 'string' | 'int' | 'number' | 'bool' | 'list';
 /** Environment variables (names fixed by operations.md) → setting and how to read it. */
 export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_DATA_DIR: ['dataDir', 'string'],
+  MTA_SQLITE_SYNCHRONOUS: ['sqliteSynchronous', 'string'],
   MTA_HTTP_HOST: ['httpHost', 'string'],
   MTA_HTTP_PORT: ['httpPort', 'int'],
   MTA_SMTP_HOST: ['smtpHost', 'string'],
