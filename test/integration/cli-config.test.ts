@@ -1,25 +1,13 @@
 // The `mta` command run as a real child process against a temp data folder, and configuration
 // loading: defaults ← file ← MTA_* environment, invalid values refused with the setting's name.
 import { expect } from 'chai';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import { tempDir } from '../helpers/service.js';
+import { mta, BIN } from '../helpers/cli.js';
 
-const run = promisify(execFile);
-const BIN = path.resolve('bin/mta.js');
-
-async function mta(args: string[], env: Record<string, string>) {
-  try {
-    const r = await run(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH!, ...env } });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
 
 describe('mta command line', function () {
   this.timeout(60_000);

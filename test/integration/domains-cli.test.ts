@@ -1,25 +1,11 @@
 // `mta domain add` / `mta domain verify` as real child processes against a temp data folder and the
 // loopback DNS server: stdout is the domain record JSON and nothing else.
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { tempDir } from '../helpers/service.js';
+import { mta } from '../helpers/cli.js';
 import { TestDns } from '../helpers/dns.js';
 import { publish } from '../helpers/domains.js';
 
-const run = promisify(execFile);
-const BIN = path.resolve('bin/mta.js');
-
-async function mta(args: string[], env: Record<string, string>) {
-  try {
-    const r = await run(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH!, ...env } });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
 
 describe('mta domain add / verify', function () {
   this.timeout(60_000);
