@@ -54,6 +54,7 @@ export function loadConfig(opts: { file?: string; env?: NodeJS.ProcessEnv; overr
   if (opts.file) Object.assign(merged, readJson(opts.file));
   Object.assign(merged, fromEnv(env), opts.overrides ?? {});
   if (merged.hostname === undefined) merged.hostname = os.hostname().toLowerCase().replace(/[^a-z0-9.-]/g, '-') || 'localhost';
+  if (merged.docsUrl === undefined && typeof merged.publicUrl === 'string') merged.docsUrl = `${merged.publicUrl.replace(/\/+$/, '')}/docs`;
   if (merged.bounceDomain === undefined) merged.bounceDomain = `bounces.${merged.hostname}`;
   const errors = [...checker.Errors(merged)];
   if (errors.length) {

@@ -7,6 +7,7 @@ import { ApiError } from '../core/errors.js';
 import { auth, errors, requestLog, RateLimiter, type State, type KoaCtx } from './middleware.js';
 import { emailRoutes } from './routes/emails.js';
 import { accountRoutes } from './routes/account.js';
+import { docsMount } from './docs.js';
 import type { Ctx } from '../services/context.js';
 
 export interface Deps {
@@ -38,7 +39,7 @@ export function buildApp(app: Ctx, opts: { routes?: RouteFn[]; mounts?: MountFn[
     }
     await next();
   });
-  for (const m of opts.mounts ?? []) m(koa, deps);
+  for (const m of [docsMount, ...(opts.mounts ?? [])]) m(koa, deps);
 
   const v1 = new Router<State>({ prefix: '/v1' });
   v1.use(bodyParser({ enableTypes: ['json'], jsonLimit: `${app.config.maxBodyBytes}b`, strict: true }));

@@ -137,6 +137,17 @@ describe('errors outside POST /emails', () => {
     }
   });
 
+  it('every doc_url points at an entry of the service\'s own /docs/errors page', async () => {
+    const r = await s.api('GET', '/v1/nope', { key });
+    const url = new URL(r.body.error.doc_url);
+    expect(url.pathname).to.equal('/docs/errors');
+    expect(url.hash).to.equal('#route_not_found');
+    const page = await fetch(s.url + url.pathname);
+    expect(page.status).to.equal(200);
+    const html = await page.text();
+    for (const code of ['route_not_found', 'missing_body', 'domain_not_verified', 'insufficient_credits', 'internal_error']) expect(html).to.contain(`id="${code}"`);
+  });
+
   it('unexpected faults are 500 api_error internal_error and leak nothing', async () => {
     const r = await s.api('GET', '/v1/boom', { key });
     expect(r.status).to.equal(500);
