@@ -1,5 +1,6 @@
 // Builds the outbound delivery component from the shared context: resolver (MTA_DNS_SERVERS),
 // MX cache, SMTP pool, retry policy, lease and limits from the configuration. Nothing runs on import.
+import { networkInterfaces } from 'node:os';
 import { createResolver } from '../services/resolver.js';
 import { secret } from '../store/settings.js';
 import { onEvent } from '../store/events.js';
@@ -18,13 +19,24 @@ export function timings(c: Ctx['config']): { leaseMs: number; deadlineMs: number
   return { leaseMs: lease, deadlineMs: Math.min(timeoutMs * 6, lease * 0.8) };
 }
 
+/**
+ * The sending IPs this machine holds: only those can be bound as source addresses. Others (a NAT'd
+ * public address listed for SPF, say) are left to the kernel's choice, with a warning.
+ */
+function localAddresses(ctx: Ctx, ips: string[]): string[] {
+  const mine = new Set(Object.values(networkInterfaces()).flatMap((l) => (l ?? []).map((a) => a.address)));
+  const [kept, other] = [ips.filter((ip) => mine.has(ip)), ips.filter((ip) => !mine.has(ip))];
+  if (other.length) ctx.log.warn({ ips: other }, 'MTA_SENDING_IPS not held by this host: not bound as source addresses');
+  return kept;
+}
+
 export function createOutbound(ctx: Ctx, overrides: Partial<LoopOptions> = {}): OutboundLoop {
   const c = ctx.config;
   const timeoutMs = c.outboundTimeoutSeconds * 1000;
   const resolver = createResolver(c, { timeoutMs: Math.round(Math.max(200, Math.min(3000, timeoutMs / 3))), tries: 2 });
   const smtp = new SmtpClient({
     hostname: c.hostname, port: c.outboundPort, tls: c.outboundTls, timeoutMs,
-    maxMessages: c.outboundMessagesPerConnection, sourceIps: c.sendingIps,
+    maxMessages: c.outboundMessagesPerConnection, sourceIps: localAddresses(ctx, c.sendingIps),
   });
   const { leaseMs, deadlineMs } = timings(c);
   let verp: Buffer | null = null;
