@@ -8,5 +8,3 @@ export const getIdem = (db: DB, teamId: string, key: string, nowMs: number) =>
   sql<IdemRow>(db, 'SELECT * FROM idempotency WHERE team_id = ? AND key = ? AND created_at > ?').get(teamId, key, nowMs - IDEMPOTENCY_TTL_MS);
 export const putIdem = (db: DB, r: IdemRow) =>
   sql(db, 'INSERT OR REPLACE INTO idempotency (team_id, key, request_hash, status, response_json, created_at) VALUES (@team_id, @key, @request_hash, @status, @response_json, @created_at)').run(r);
-export const purgeIdem = (db: DB, nowMs: number) =>
-  sql(db, 'DELETE FROM idempotency WHERE created_at <= ?').run(nowMs - IDEMPOTENCY_TTL_MS).changes;

@@ -1,0 +1,51 @@
+// Prometheus metrics at GET /metrics (prom-client, one registry per service): HTTP request
+// durations, delivery events by type, queue depths read from the store at scrape time. No team data.
+import type Koa from 'koa';
+import { Registry, Counter, Histogram, Gauge, collectDefaultMetrics } from 'prom-client';
+import { ApiError } from '../core/errors.js';
+import { sql } from '../store/db.js';
+import { onEvent } from '../store/events.js';
+import type { MountFn } from './app.js';
+import type { Ctx } from '../services/context.js';
+
+export interface Metrics { registry: Registry; mount: MountFn }
+
+function queueGauges(ctx: Ctx, registry: Registry): void {
+  const count = (text: string, ...args: (() => unknown)[]) => () => (sql(ctx.db, text).pluck().get(...args.map((a) => a())) as number | undefined) ?? 0;
+  const gauges: [string, string, () => number][] = [
+    ['mta_deliveries_pending', 'Recipients with work left (queued, deferred or in flight).', count('SELECT count(*) FROM deliveries WHERE next_attempt_at IS NOT NULL')],
+    ['mta_deliveries_due', 'Recipients due for an attempt now.', count('SELECT count(*) FROM deliveries WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?', ctx.now)],
+    ['mta_webhook_deliveries_pending', 'Webhook deliveries not yet finished.', count("SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'")],
+  ];
+  for (const [name, help, read] of gauges) {
+    new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+  }
+}
+
+export function createMetrics(ctx: Ctx): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const events = new Counter({ name: 'mta_events_total', help: 'Email events appended, by type (queued, sent, delivered, bounced…).', labelNames: ['type'], registers: [registry] });
+  onEvent(ctx.db, (_db, ev) => events.inc({ type: ev.type }));
+  queueGauges(ctx, registry);
+  const http = new Histogram({
+    name: 'mta_http_request_duration_seconds', help: 'HTTP request durations by method, route and status.',
+    labelNames: ['method', 'route', 'status'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [registry],
+  });
+  const mount: MountFn = (koa) => {
+    koa.use(async (c: Koa.Context, next) => {
+      if (c.path === '/metrics' && c.method === 'GET') {
+        c.type = registry.contentType;
+        c.body = await registry.metrics();
+        return;
+      }
+      const end = http.startTimer({ method: c.method });
+      let status = 0;
+      try { await next(); status = c.status; } catch (err) { status = err instanceof ApiError ? err.status : 500; throw err; } finally {
+        const route = (c as Koa.Context & { _matchedRoute?: string })._matchedRoute ?? (c.path.startsWith('/dashboard') ? '/dashboard' : 'other');
+        end({ route: String(route), status: String(status) });
+      }
+    });
+  };
+  return { registry, mount };
+}
