@@ -93,3 +93,8 @@ function flush(db: DB, b: Batch): void {
   }
   for (const w of b.waiters) w.resolve();
 }
+
+/** The SQL texts prepared so far on a connection (for query-plan checks). */
+export function preparedTexts(db: DB): string[] {
+  return [...(cache.get(db)?.keys() ?? [])];
+}
