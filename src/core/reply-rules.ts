@@ -357,7 +357,7 @@ export const FALLBACK_ORDER: readonly BounceReason[] = [
 /** Provider-specific texts whose meaning overrides the generic reading (Sisimai Lhost/Rhost tables). */
 export const VENDOR_RULES: readonly { reason: BounceReason; includes: readonly string[] }[] = [
   { reason: 'userunknown', includes: ['resolver.adr.recipientnotfound', 'resolver.adr.recipnotfound',
-    'unknown recipient', 'the recipient name is not recognized'] },
+    'unknown recipient', 'the recipient name is not recognized', 'unknown user:', 'invalid final delivery userid'] },
   { reason: 'hostunknown', includes: ['resolver.adr.baddomain'] },
   { reason: 'blocked', includes: ['but my name was rejected'] },
   { reason: 'rejected', includes: ['the group you tried to contact', 'groups.google.com/support'] },

@@ -9,7 +9,7 @@ export const ORIGINAL_MARKERS: readonly RegExp[] = [
   /^\s*-+ ?Unsent message follows -+/im, /^\s*Below is a copy of the original message:/im,
   /^-+ ?The header of the original message is following/im, /^-+ ?Original message follows/im,
   /^\s*-+ ?Original message -+/im, /^Content-Type: message\/rfc822/im, /^The original message was/im,
-  /^-+\s*Forwarded message/im, /^Received: /m,
+  /^-+\s*Forwarded message/im, /^\s*Original message follows\.?\s*$/im, /^Received: /m,
 ];
 
 /** The error section of a notice: text before the copy of the original message. */
@@ -30,6 +30,10 @@ const RECIPIENT_LINES: readonly RegExp[] = [
   new RegExp(`^\\s*Recipient address:\\s*<?(${ADDR_SRC})`, 'i'),
   new RegExp(`error delivering your mail to <(${ADDR_SRC})>`, 'i'),
   new RegExp(`^\\s*Original-Recipient:\\s*(?:rfc822;)?\\s*<?(${ADDR_SRC})`, 'i'),
+  // Sendmail-like "permanent fatal errors" lists that quote the address after ">>>" (Active!hunter)
+  new RegExp(`^\\s*>>>\\s*<?(${ADDR_SRC})>?(?:\\s+<[^>]+>)?\\s*$`, 'i'),
+  // "<reason phrase of two or more words>: address" on its own line (IMail Server)
+  new RegExp(`^[A-Za-z][\\w'-]*(?: [\\w'-]+){1,8}:\\s*<?(${ADDR_SRC})>?\\s*$`),
 ];
 
 /** Addresses that the notice presents as failed recipients, in order of appearance. */
