@@ -357,7 +357,10 @@ export const FALLBACK_ORDER: readonly BounceReason[] = [
 /** Provider-specific texts whose meaning overrides the generic reading (Sisimai Lhost/Rhost tables). */
 export const VENDOR_RULES: readonly { reason: BounceReason; includes: readonly string[] }[] = [
   { reason: 'userunknown', includes: ['resolver.adr.recipientnotfound', 'resolver.adr.recipnotfound',
-    'unknown recipient', 'the recipient name is not recognized', 'unknown user:', 'invalid final delivery userid'] },
+    'unknown recipient', 'the recipient name is not recognized', 'unknown user:', 'invalid final delivery userid',
+    'not listed in domino directory', 'not listed in public name & address book'] },
+  { reason: 'filtered', includes: ['cannot route mail to user'] },
+  { reason: 'systemerror', includes: ['several matches found in domino directory'] },
   { reason: 'hostunknown', includes: ['resolver.adr.baddomain'] },
   { reason: 'blocked', includes: ['but my name was rejected'] },
   { reason: 'rejected', includes: ['the group you tried to contact', 'groups.google.com/support'] },

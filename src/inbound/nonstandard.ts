@@ -32,6 +32,8 @@ const RECIPIENT_LINES: readonly RegExp[] = [
   new RegExp(`^\\s*Original-Recipient:\\s*(?:rfc822;)?\\s*<?(${ADDR_SRC})`, 'i'),
   // Sendmail-like "permanent fatal errors" lists that quote the address after ">>>" (Active!hunter)
   new RegExp(`^\\s*>>>\\s*<?(${ADDR_SRC})>?(?:\\s+<[^>]+>)?\\s*$`, 'i'),
+  // "Message details:" block of an Apache James notice
+  new RegExp(`^\\s*RCPT TO:\\s*<?(${ADDR_SRC})>?\\s*$`, 'i'),
   // "<reason phrase of two or more words>: address" on its own line (IMail Server)
   new RegExp(`^[A-Za-z][\\w'-]*(?: [\\w'-]+){1,8}:\\s*<?(${ADDR_SRC})>?\\s*$`),
 ];

@@ -109,7 +109,8 @@ function looksLikeBounce(root: Entity, notice: string): boolean {
   const subject = (header(root.headers, 'subject') ?? '').toLowerCase();
   return /mailer-daemon|postmaster|mail delivery/.test(from)
     || /undeliver|delivery (?:status|fail)|returned mail|failure notice|mail delivery failed|non[- ]?delivery/.test(subject)
-    || root.type === 'multipart/report' || /could not be delivered|delivery.*failed/i.test(notice.slice(0, 2000));
+    || root.type === 'multipart/report' || /could not be delivered|delivery.*failed/i.test(notice.slice(0, 2000))
+    || (/^error message below:/im.test(notice) && /^\s*RCPT TO:/im.test(notice));
 }
 
 function unnamed(notice: string): RawRecipient {
