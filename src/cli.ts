@@ -53,6 +53,23 @@ export const COMMANDS: Record<string, Handler> = {
     const { verifyDomainByName } = await import('./services/domains.js');
     return JSON.stringify(await verifyDomainByName(open(), need(opts(args, {}).positionals[0], 'DOMAIN')), null, 2);
   },
+  'reports list': async (args, open) => {
+    const { values } = opts(args, { outcome: 'string', limit: 'string' });
+    const outcome = (values.outcome as string | undefined) ?? null;
+    if (outcome !== null && !['applied', 'duplicate', 'ignored', 'unmatched'].includes(outcome)) throw new UsageError('--outcome is applied, duplicate, ignored or unmatched');
+    const limit = Number(values.limit ?? 20);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit is 1 to 1000');
+    const { listInboundReports } = await import('./store/inbound-reports.js');
+    const rows = listInboundReports(open().db, outcome as 'unmatched' | null, limit);
+    return JSON.stringify(rows.map(({ raw, parsed_json, ...r }) => ({ ...r, created_at: new Date(r.created_at).toISOString(), has_raw: raw !== null, parsed: JSON.parse(parsed_json) })), null, 2);
+  },
+  'reports show': async (args, open) => {
+    const { inboundReportById } = await import('./store/inbound-reports.js');
+    const row = inboundReportById(open().db, need(opts(args, {}).positionals[0], 'REPORT_ID'));
+    if (!row) throw new UsageError('no such report');
+    if (!row.raw) throw new UsageError('this report changed something, so its raw message was not kept');
+    process.stdout.write(row.raw);
+  },
   'parse-report': async (args) => {
     const file = need(opts(args, {}).positionals[0], 'FILE.eml');
     const { readFile } = await import('node:fs/promises');
@@ -69,6 +86,8 @@ const USAGE = `usage: mta <command>
   credits add --team NAME --amount N [--usd PRICE]
   domain add --team NAME DOMAIN
   domain verify DOMAIN
+  reports list [--outcome applied|duplicate|ignored|unmatched] [--limit N]
+  reports show REPORT_ID
   parse-report FILE.eml`;
 
 export async function run(argv: string[]): Promise<number> {

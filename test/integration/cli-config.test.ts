@@ -53,6 +53,21 @@ describe('mta command line', function () {
     db2.close();
   });
 
+  it('lists inbound reports kept for the operator and prints a kept raw message', async () => {
+    const { openDb } = await import('../../src/store/db.js');
+    const db = openDb(dir);
+    db.prepare("INSERT INTO inbound_reports (id, kind, outcome, rcpt_to, parsed_json, raw_size, raw, created_at) VALUES ('rep_1', 'other', 'unmatched', 'fbl@b.test', '{\"kind\":\"other\"}', 5, ?, ?)").run(Buffer.from('hello'), Date.now());
+    db.close();
+    const list = await mta(['reports', 'list', '--outcome', 'unmatched'], env);
+    expect(list.code).to.equal(0);
+    const rows = JSON.parse(list.stdout);
+    expect(rows).to.have.length(1);
+    expect(rows[0]).to.include({ id: 'rep_1', outcome: 'unmatched', has_raw: true });
+    expect(rows[0].parsed).to.deep.equal({ kind: 'other' });
+    expect((await mta(['reports', 'show', 'rep_1'], env)).stdout).to.equal('hello');
+    expect((await mta(['reports', 'list', '--outcome', 'lost'], env)).code).to.not.equal(0);
+  });
+
   it('serve refuses an invalid setting, naming it', async () => {
     const r = await mta(['serve'], { ...env, MTA_OUTBOUND_TLS: 'sometimes' });
     expect(r.code).to.not.equal(0);
