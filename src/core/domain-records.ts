@@ -53,10 +53,18 @@ export function spfTestIps(sendingIps: string[]): string[] {
 
 export interface RecordInput { name: string; selector: string; publicKey: string; algorithm: string; returnPath: string; sendingIps: string[]; hostname: string }
 
+/** How long a rotated-out DKIM key stays listed (its TXT record should stay published): 7 days. */
+export const RETIRE_GRACE_MS = 7 * 24 * 3600 * 1000;
+
+/** The DKIM TXT record of one key (Ed25519 keys: p= is the raw 32-byte key, RFC 8463). */
+export function dkimRecord(domain: string, selector: string, algorithm: string, publicKey: string): DnsRecord {
+  return { purpose: 'dkim', type: 'TXT', name: `${selector}._domainkey.${domain}`, value: `v=DKIM1; k=${algorithm === 'ed25519' ? 'ed25519' : 'rsa'}; p=${publicKey}` };
+}
+
 /** The four records to publish, in a stable order. */
 export function expectedRecords(i: RecordInput): DnsRecord[] {
   return [
-    { purpose: 'dkim', type: 'TXT', name: `${i.selector}._domainkey.${i.name}`, value: `v=DKIM1; k=${i.algorithm === 'ed25519' ? 'ed25519' : 'rsa'}; p=${i.publicKey}` },
+    dkimRecord(i.name, i.selector, i.algorithm, i.publicKey),
     { purpose: 'spf', type: 'TXT', name: i.name, value: `v=spf1 ${spfMechanisms(i.sendingIps, i.hostname).join(' ')} ~all` },
     { purpose: 'dmarc', type: 'TXT', name: `_dmarc.${i.name}`, value: 'v=DMARC1; p=none; adkim=r; aspf=r' },
     { purpose: 'return_path', type: 'MX', name: i.returnPath, value: `10 ${i.hostname}` },

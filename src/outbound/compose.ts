@@ -1,5 +1,5 @@
-// Builds the message once per email: MIME via nodemailer's MailComposer (Message-ID <em_…@hostname>,
-// Date, cc, reply-to, custom headers, html/text alternative, never bcc), tracking applied, DKIM-signed.
+// Builds the message once per email: MIME via nodemailer's MailComposer (Message-ID <em_…@hostname>, Date,
+// cc, reply-to, headers, html/text, never bcc), tracking applied, DKIM-signed (rsa-sha256, + ed25519-sha256).
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type { EmailRow } from '../store/emails.js';
 import type { Ctx } from '../services/context.js';
@@ -40,8 +40,9 @@ export async function prepareEmail(ctx: Ctx, email: EmailRow): Promise<Prepared>
   if (!key) return { ok: false, error: 'domain_not_verified', message: `The sending domain of ${email.sender_domain} is no longer verified.` };
   try {
     const body = await composeMessage(ctx, email);
-    const signature = await dkimSignature(body, key);
-    return { ok: true, raw: Buffer.concat([Buffer.from(signature), body]), returnDomain: key.returnPath ?? ctx.config.bounceDomain };
+    const ed = key.ed25519;
+    const [rsa, second] = await Promise.all([dkimSignature(body, key), ed ? dkimSignature(body, { signingDomain: key.signingDomain, ...ed }) : '']);
+    return { ok: true, raw: Buffer.concat([Buffer.from(rsa + second), body]), returnDomain: key.returnPath ?? ctx.config.bounceDomain };
   } catch (err) {
     ctx.log.error({ err: (err as Error).message, email: email.id }, 'could not compose or sign');
     return { ok: false, error: 'compose_failed', message: 'The message could not be built or signed.' };

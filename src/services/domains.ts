@@ -1,14 +1,14 @@
-// Sending domains: add (generate the DKIM key, return the DNS records), check, list, delete.
-// The private key stays in the store; only presentDomain's output leaves this module.
+// Sending domains: add (generate the DKIM keys, return the DNS records), check, rotate the DKIM key,
+// list, delete. Private keys stay in the store; only presentDomain's output leaves this module.
 import { generateKeyPair, randomBytes } from 'node:crypto';
 import type { Resolver } from 'node:dns/promises';
-import { invalid, notFound } from '../core/errors.js';
+import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { normaliseDomain, selectorFor, nextDomainStatus, PURPOSES, type CheckOutcome, type DomainStatus, type Purpose } from '../core/domain-records.js';
+import { normaliseDomain, selectorFor, nextDomainStatus, PURPOSES, RETIRE_GRACE_MS, type CheckOutcome, type DomainStatus, type Purpose } from '../core/domain-records.js';
 import { tx, type DB } from '../store/db.js';
 import * as store from '../store/domains.js';
-import type { DomainRow } from '../store/domains.js';
-import { checkAll } from './dns-checks.js';
+import type { DkimKeyRow, DomainRow } from '../store/domains.js';
+import { checkAll, checkDkim } from './dns-checks.js';
 import { presentDomain, type RecordResult } from './present-domain.js';
 import { createResolver } from './resolver.js';
 import { decodeCursor, page } from './emails.js';
@@ -16,36 +16,58 @@ import type { Ctx } from './context.js';
 
 export { presentDomain };
 
-function rsaKeyPair(): Promise<{ publicKey: string; privateKey: string }> {
-  return new Promise((resolve, reject) => generateKeyPair('rsa', {
-    modulusLength: 2048,
-    publicKeyEncoding: { type: 'spki', format: 'der' },
-    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-  }, (err, pub, priv) => (err ? reject(err) : resolve({ publicKey: pub.toString('base64'), privateKey: priv }))));
+type Algorithm = 'rsa' | 'ed25519';
+
+/** A key pair: PKCS#8 PEM private key; public key as published in p= (SPKI DER for RSA, raw 32 bytes for Ed25519). */
+function keyPair(algorithm: Algorithm): Promise<{ publicKey: string; privateKey: string }> {
+  const enc = { publicKeyEncoding: { type: 'spki', format: 'der' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } } as const;
+  const done = (resolve: (k: { publicKey: string; privateKey: string }) => void, reject: (e: Error) => void) => (err: Error | null, pub: Buffer, priv: string) => {
+    if (err) return reject(err);
+    resolve({ publicKey: (algorithm === 'ed25519' ? pub.subarray(-32) : pub).toString('base64'), privateKey: priv });
+  };
+  return new Promise((resolve, reject) => (algorithm === 'rsa'
+    ? generateKeyPair('rsa', { modulusLength: 2048, ...enc }, done(resolve, reject))
+    : generateKeyPair('ed25519', enc, done(resolve, reject))));
 }
+
+/** A fresh selector (`mta<date><4 hex>`) that none of the domain's keys uses. */
+function newSelector(now: number, taken: string[]): string {
+  for (;;) {
+    const s = selectorFor(now, randomBytes(2).toString('hex'));
+    if (!taken.includes(s)) return s;
+  }
+}
+
+const present = (ctx: Ctx, d: DomainRow) => presentDomain(d, ctx.config, store.dkimKeys(ctx.db, d.id));
 
 const exists = (name: string) => invalid('name', `The domain ${name} is already added to this team.`, 'domain_exists');
 
-/** Adds a domain to a team with a fresh RSA-2048 DKIM key; answers the record with the DNS records to publish. */
-export async function addDomain(ctx: Ctx, teamId: string, rawName: unknown) {
+export interface AddOptions { ed25519?: boolean }
+
+/** Adds a domain to a team with a fresh RSA-2048 DKIM key (and an Ed25519 one on request); answers the Domain. */
+export async function addDomain(ctx: Ctx, teamId: string, rawName: unknown, opts: AddOptions = {}) {
   const name = typeof rawName === 'string' ? normaliseDomain(rawName) : null;
   if (!name) throw invalid('name', 'name must be a domain name such as example.com.');
   if (store.domainByName(ctx.db, teamId, name)) throw exists(name);
-  const { publicKey, privateKey } = await rsaKeyPair();
+  const [rsa, ed] = await Promise.all([keyPair('rsa'), opts.ed25519 ? keyPair('ed25519') : null]);
   const now = ctx.now();
+  const selector = newSelector(now, []);
   const row = {
-    id: newId('dom', now), team_id: teamId, name, created_at: now,
-    dkim_selector: selectorFor(now, randomBytes(3).toString('hex').slice(0, 4)), dkim_algorithm: 'rsa',
-    dkim_private_key: privateKey, dkim_public_key: publicKey, return_path: `bounces.${name}`, records_json: null,
+    id: newId('dom', now), team_id: teamId, name, created_at: now, dkim_selector: selector, dkim_algorithm: 'rsa',
+    dkim_private_key: rsa.privateKey, dkim_public_key: rsa.publicKey, return_path: `bounces.${name}`, records_json: null,
   };
+  const edSelector = ed ? newSelector(now, [selector]) : null;
   try {
-    tx(ctx.db, () => store.insertDomain(ctx.db, row));
+    tx(ctx.db, () => {
+      store.insertDomain(ctx.db, row);
+      if (ed) store.insertDkimKey(ctx.db, { domain_id: row.id, role: 'ed25519', selector: edSelector!, algorithm: 'ed25519', private_key: ed.privateKey, public_key: ed.publicKey, created_at: now });
+    });
   } catch (err) {
     if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw exists(name);
     throw err;
   }
-  ctx.log.info({ domain: name, id: row.id, team: teamId, selector: row.dkim_selector }, 'domain added');
-  return presentDomain(store.domainById(ctx.db, row.id)!, ctx.config);
+  ctx.log.info({ domain: name, id: row.id, team: teamId, selector, ed25519_selector: edSelector ?? undefined }, 'domain added');
+  return present(ctx, store.domainById(ctx.db, row.id)!);
 }
 
 function owned(ctx: Ctx, teamId: string, id: string): DomainRow {
@@ -55,12 +77,12 @@ function owned(ctx: Ctx, teamId: string, id: string): DomainRow {
 }
 
 export function getDomain(ctx: Ctx, teamId: string, id: string) {
-  return presentDomain(owned(ctx, teamId, id), ctx.config);
+  return present(ctx, owned(ctx, teamId, id));
 }
 
 export function listDomains(ctx: Ctx, teamId: string, limit: number, cursor?: string) {
   const rows = store.listDomains(ctx.db, teamId, decodeCursor(ctx.db, 'dom', cursor), limit);
-  return page(ctx.db, 'dom', rows, limit, (r) => presentDomain(r, ctx.config));
+  return page(ctx.db, 'dom', rows, limit, (r) => present(ctx, r));
 }
 
 /** Removes a domain: live sends from it are refused at once, and queued mail is no longer signed with its key. */
@@ -98,24 +120,73 @@ function nextResults(prev: Partial<Record<Purpose, RecordResult>>, outcomes: Rec
   return out;
 }
 
-/** Checks one domain's records now and stores the results; null if the domain was deleted meanwhile. */
+/** Checks one domain's records (and its Ed25519 / next DKIM keys) now and stores the results; null if deleted meanwhile. */
 export async function checkDomain(ctx: Ctx, id: string, resolver: Resolver = checkResolver(ctx)): Promise<DomainRow | null> {
   const d = store.domainById(ctx.db, id);
   if (!d) return null;
   const target = { name: d.name, dkimName: `${d.dkim_selector}._domainkey.${d.name}`, publicKey: d.dkim_public_key, returnPath: d.return_path ?? `bounces.${d.name}` };
-  const outcomes = await checkAll(resolver, target, ctx.config);
+  const keys = store.dkimKeys(ctx.db, id).filter((k) => k.role !== 'retiring');
+  const [outcomes, keyOutcomes] = await Promise.all([
+    checkAll(resolver, target, ctx.config),
+    Promise.all(keys.map((k) => checkDkim(resolver, { ...target, dkimName: `${k.selector}._domainkey.${d.name}`, publicKey: k.public_key }))),
+  ]);
   return tx(ctx.db, () => {
     const fresh = store.domainById(ctx.db, id);
-    if (!fresh) return null;
-    const results = nextResults(fresh.records_json ? JSON.parse(fresh.records_json) : {}, outcomes);
+    if (!fresh || fresh.dkim_selector !== d.dkim_selector) return fresh ?? null; // deleted, or another check switched keys
+    const at = ctx.now();
+    const prev: Partial<Record<Purpose, RecordResult>> = fresh.records_json ? JSON.parse(fresh.records_json) : {};
+    const promoted = applyKeyChecks(ctx, fresh, keys, keyOutcomes, prev.dkim?.status ?? 'pending', at);
+    if (promoted) { outcomes.dkim = promoted; delete prev.dkim; }
+    store.dropRetiredKeys(ctx.db, id, at);
+    const results = nextResults(prev, outcomes);
     const status = nextDomainStatus(fresh.status, outcomes);
     const errors = PURPOSES.filter((p) => results[p].error && outcomes[p].result === 'error').map((p) => `${p}: ${results[p].error}`);
-    const at = ctx.now();
     store.writeCheck(ctx.db, { id, status, records_json: JSON.stringify(results), return_path_verified: results.return_path.status === 'verified' ? 1 : 0, last_error: errors.join(' ') || null, last_checked_at: at });
     const row = store.domainById(ctx.db, id)!;
     if (status !== fresh.status) statusChanged(ctx, { domain: row, from: fresh.status, to: status, at }, results);
     return row;
   });
+}
+
+/**
+ * Stores the Ed25519 / next keys' check results (inside the check's transaction). When the next key's
+ * record passes, it becomes the current key (the old one retiring) and its outcome is answered.
+ */
+function applyKeyChecks(ctx: Ctx, d: DomainRow, keys: DkimKeyRow[], outcomes: CheckOutcome[], currentStatus: DomainStatus, at: number): CheckOutcome | null {
+  let promoted: CheckOutcome | null = null;
+  keys.forEach((k, i) => {
+    const o = outcomes[i];
+    const r = o.result === 'pass' ? { status: 'verified' as const, found: o.found, error: null }
+      : o.result === 'fail' ? { status: 'failed' as const, found: o.found, error: o.error }
+      : { status: k.status, found: k.found, error: o.error };
+    store.writeKeyCheck(ctx.db, k.id, r);
+    if (k.role !== 'next' || o.result !== 'pass') return;
+    if (!store.promoteNextKey(ctx.db, d, k.id, currentStatus, at, at + RETIRE_GRACE_MS)) return;
+    promoted = o;
+    ctx.log.info({ domain: d.name, id: d.id, team: d.team_id, selector: k.selector, retiring: d.dkim_selector }, `domain ${d.name} now signs with DKIM selector ${k.selector}`);
+  });
+  return promoted;
+}
+
+const rotating = () => new ApiError('validation_error', 'dkim_rotation_in_progress',
+  'A DKIM key rotation is already in progress: publish the next key\'s record and verify the domain first.');
+
+/** POST /domains/{id}/rotate-dkim: a new RSA key (new selector) becomes the domain's next key. */
+export async function rotateDkim(ctx: Ctx, teamId: string, id: string) {
+  const d = owned(ctx, teamId, id);
+  if (store.dkimKeys(ctx.db, d.id).some((k) => k.role === 'next')) throw rotating();
+  const { publicKey, privateKey } = await keyPair('rsa');
+  const now = ctx.now();
+  const selector = tx(ctx.db, () => {
+    const fresh = owned(ctx, teamId, id);
+    const keys = store.dkimKeys(ctx.db, fresh.id);
+    if (keys.some((k) => k.role === 'next')) throw rotating();
+    const sel = newSelector(now, [fresh.dkim_selector, ...keys.map((k) => k.selector)]);
+    store.insertDkimKey(ctx.db, { domain_id: fresh.id, role: 'next', selector: sel, algorithm: 'rsa', private_key: privateKey, public_key: publicKey, created_at: now });
+    return sel;
+  });
+  ctx.log.info({ domain: d.name, id: d.id, team: teamId, selector, current: d.dkim_selector }, 'DKIM rotation started');
+  return present(ctx, store.domainById(ctx.db, d.id)!);
 }
 
 function statusChanged(ctx: Ctx, change: DomainStatusChange, results: Record<Purpose, RecordResult>) {
@@ -130,7 +201,7 @@ export async function verifyDomain(ctx: Ctx, teamId: string, id: string, resolve
   owned(ctx, teamId, id);
   const row = await checkDomain(ctx, id, resolver);
   if (!row) throw notFound('domain');
-  return presentDomain(row, ctx.config);
+  return present(ctx, row);
 }
 
 /** `mta domain verify NAME`: re-checks every team's domain of that name; answers the oldest. */
@@ -144,7 +215,7 @@ export async function verifyDomainByName(ctx: Ctx, rawName: string) {
   for (const r of rows) checked.push(await checkDomain(ctx, r.id, resolver));
   const first = checked.find((r): r is DomainRow => !!r);
   if (!first) throw notFound('domain');
-  return presentDomain(first, ctx.config);
+  return present(ctx, first);
 }
 
 /** The scheduled job: re-checks every domain (pending, verified, failed), a few at a time. */

@@ -1,21 +1,24 @@
-// /v1/domains: add (201 with the DNS records to publish), list, fetch, verify now, delete.
+// /v1/domains: add (201 with the DNS records to publish), list, fetch, verify now, rotate DKIM, delete.
 // Scopes: domains:read to read, domains:write for everything that changes or re-checks.
 import type Router from '@koa/router';
 import Type from 'typebox';
-import { addDomain, getDomain, listDomains, verifyDomain, deleteDomain } from '../../services/domains.js';
+import { addDomain, getDomain, listDomains, verifyDomain, deleteDomain, rotateDkim } from '../../services/domains.js';
 import { ListQuery } from '../schemas.js';
 import { validator } from '../validate.js';
 import { limitOf, principal, type KoaCtx } from '../middleware.js';
 import type { Deps } from '../app.js';
 
-const CreateDomain = Type.Object({ name: Type.String({ minLength: 1, maxLength: 253 }) }, { additionalProperties: false });
+const CreateDomain = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 253 }),
+  dkim: Type.Optional(Type.Object({ ed25519: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
+}, { additionalProperties: false });
 const checkCreate = validator(CreateDomain);
 const checkPage = validator(ListQuery);
 
 export function domainRoutes(r: Router, { app, auth }: Deps) {
   r.post('/domains', auth('domains:write'), async (ctx: KoaCtx) => {
     const b = checkCreate(ctx.request.body);
-    ctx.body = await addDomain(app, principal(ctx).teamId, b.name);
+    ctx.body = await addDomain(app, principal(ctx).teamId, b.name, { ed25519: b.dkim?.ed25519 === true });
     ctx.status = 201;
   });
   r.get('/domains', auth('domains:read'), (ctx: KoaCtx) => {
@@ -27,6 +30,9 @@ export function domainRoutes(r: Router, { app, auth }: Deps) {
   });
   r.post('/domains/:id/verify', auth('domains:write'), async (ctx: KoaCtx) => {
     ctx.body = await verifyDomain(app, principal(ctx).teamId, ctx.params.id);
+  });
+  r.post('/domains/:id/rotate-dkim', auth('domains:write'), async (ctx: KoaCtx) => {
+    ctx.body = await rotateDkim(app, principal(ctx).teamId, ctx.params.id);
   });
   r.delete('/domains/:id', auth('domains:write'), (ctx: KoaCtx) => {
     ctx.body = deleteDomain(app, principal(ctx).teamId, ctx.params.id);
