@@ -5,17 +5,21 @@ import type { TestService } from './service.js';
 
 interface DomainRecord { purpose: string; type: string; name: string; value: string }
 
-/** Publishes every record of a Domain API object (TXT values and the return-path MX) in the zone. */
-export function publish(dns: TestDns, domain: { records: DomainRecord[] }, only?: string[]): void {
-  for (const r of domain.records) {
-    if (only && !only.includes(r.purpose)) continue;
-    const cur = dns.zone.get(r.name) ?? {};
-    if (r.type === 'TXT') dns.set(r.name, { ...cur, TXT: [...(cur.TXT ?? []), r.value] });
-    else if (r.type === 'MX') {
-      const [prio, host] = r.value.split(' ');
-      dns.set(r.name, { ...cur, MX: [{ priority: Number(prio), exchange: host }] });
-    }
+/** Publishes one record of a Domain API object: a TXT value (added once) or the return-path MX. */
+export function publishRecord(dns: TestDns, r: DomainRecord): void {
+  const cur = dns.zone.get(r.name) ?? {};
+  if (r.type === 'TXT') {
+    const txt = cur.TXT ?? [];
+    if (!txt.includes(r.value)) dns.set(r.name, { ...cur, TXT: [...txt, r.value] });
+  } else if (r.type === 'MX') {
+    const [prio, host] = r.value.split(' ');
+    dns.set(r.name, { ...cur, MX: [{ priority: Number(prio), exchange: host }] });
   }
+}
+
+/** Publishes every record of a Domain API object (or those of the given purposes). */
+export function publish(dns: TestDns, domain: { records: DomainRecord[] }, only?: string[]): void {
+  for (const r of domain.records) if (!only || only.includes(r.purpose)) publishRecord(dns, r);
 }
 
 /** Polls GET /v1/domains/{id} until it has the status (the cron job runs every second in tests). */

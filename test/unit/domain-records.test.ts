@@ -1,7 +1,7 @@
 // Pure domain rules: name normalisation, records to publish, DKIM/DMARC/return-path judgement and
 // the domain status table (pending never becomes failed; DNS errors change nothing).
 import { expect } from 'chai';
-import { normaliseDomain, expectedRecords, judgeDkim, judgeDmarc, judgeReturnPath, nextDomainStatus, spfMechanisms, selectorFor, type CheckOutcome, type DomainStatus, type Purpose } from '../../src/core/domain-records.js';
+import { normaliseDomain, expectedRecords, dkimRecord, judgeDkim, judgeDmarc, judgeReturnPath, nextDomainStatus, spfMechanisms, selectorFor, type CheckOutcome, type DomainStatus, type Purpose } from '../../src/core/domain-records.js';
 
 const pass: CheckOutcome = { result: 'pass', found: 'x' };
 const fail: CheckOutcome = { result: 'fail', found: null, error: 'no' };
@@ -26,6 +26,7 @@ describe('domain records (pure)', () => {
       { purpose: 'return_path', type: 'MX', name: 'bounces.ex.com', value: '10 mx.us' },
     ]);
     expect(spfMechanisms([], 'mx.us')).to.deep.equal(['a:mx.us']);
+    expect(dkimRecord('ex.com', 'mta20250101beef', 'ed25519', 'BBBB')).to.deep.equal({ purpose: 'dkim', type: 'TXT', name: 'mta20250101beef._domainkey.ex.com', value: 'v=DKIM1; k=ed25519; p=BBBB' });
     expect(selectorFor(Date.UTC(2025, 0, 31), 'x7k2')).to.equal('mta20250131x7k2');
   });
 
