@@ -32,12 +32,20 @@ function listPage(deps: Deps, k: DCtx) {
   page(deps.app, k, { title: 'Domains', active: 'domains', body });
 }
 
+/** A DKIM record's key: Ed25519, the next key of a rotation, or a retiring one (until when). */
+function keyNote(r: Domain['records'][number]): Html | string {
+  if (r.algorithm === 'ed25519') return html`<br><small>Ed25519 key</small>`;
+  if (r.state === 'next') return html`<br><small>next key: used once verified</small>`;
+  if (r.state === 'retiring') return html`<br><small>retiring key: keep until ${time(r.retire_at ?? null)}</small>`;
+  return '';
+}
+
 function recordsTable(d: Domain): Html {
   return tableWrap('DNS records', html`<table class="stack records"><caption>DNS records to publish for ${d.name}</caption>
     <thead><tr><th scope="col">Purpose</th><th scope="col">Type</th><th scope="col">Name</th><th scope="col">Value</th><th scope="col">Check</th></tr></thead>
     <tbody>${d.records.map((r) => {
       const x = r as typeof r & { found?: string | null; error?: string | null };
-      return html`<tr><td data-label="Purpose">${r.purpose}</td><td data-label="Type">${r.type}</td>
+      return html`<tr><td data-label="Purpose">${r.purpose}${keyNote(r)}</td><td data-label="Type">${r.type}</td>
         <td data-label="Name"><code>${r.name}</code></td><td data-label="Value"><code>${r.value}</code></td>
         <td data-label="Check">${badge(r.status)}${x.error ? html`<br><span>${x.error}</span>` : ''}${x.found ? html`<br>Found: <code>${x.found}</code>` : ''}</td></tr>`;
     })}</tbody></table>`);
