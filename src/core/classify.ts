@@ -131,6 +131,9 @@ function cleanStatus(s: string | null | undefined): string | null {
 }
 
 function pickStatus(given: string | null, text: string): string | null {
+  // "4.4.7 Message expired ... <421 4.4.2 Connection timed out>": the last remote reply is the cause.
+  const nested = /<[245]\d\d[- ]([245]\.\d\.\d{1,3})\b[^<>]*>/.exec(text)?.[1] ?? null;
+  if (nested && given && /^[45]\.4\.7$/.test(given) && nested[0] === given[0]) return nested;
   const attached = /\b[245]\d\d[- ]['"]?([245]\.\d{1,2}\.\d{1,3})(?!\d)/.exec(text)?.[1] ?? null;
   const found = attached ?? findStatus(text);
   if (found && /^[45]\.[1-9]\.[1-9]\d*$/.test(found) && (!given || given[0] === found[0])) return found;

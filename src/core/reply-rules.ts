@@ -358,7 +358,9 @@ export const FALLBACK_ORDER: readonly BounceReason[] = [
 export const VENDOR_RULES: readonly { reason: BounceReason; includes: readonly string[] }[] = [
   { reason: 'userunknown', includes: ['resolver.adr.recipientnotfound', 'resolver.adr.recipnotfound',
     'unknown recipient', 'the recipient name is not recognized', 'unknown user:', 'invalid final delivery userid',
-    'not listed in domino directory', 'not listed in public name & address book'] },
+    'not listed in domino directory', 'not listed in public name & address book',
+    "because the address couldn't be found"] },
+  { reason: 'networkerror', includes: [' had no relevant answers', ' responded with code nxdomain'] },
   { reason: 'filtered', includes: ['cannot route mail to user'] },
   { reason: 'systemerror', includes: ['several matches found in domino directory'] },
   { reason: 'hostunknown', includes: ['resolver.adr.baddomain'] },

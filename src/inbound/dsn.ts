@@ -86,6 +86,9 @@ const COMMAND_PATTERNS: readonly [RegExp, string][] = [
   [/did not like our rcpt to/i, 'RCPT'], [/did not like our (?:final )?data/i, 'DATA'],
   [/did not like our mail from/i, 'MAIL'], [/\[rcpt_to\]/i, 'RCPT'], [/\[mail_from\]/i, 'MAIL'],
   [/smtp error from remote (?:mail )?server after rcpt/i, 'RCPT'],
+  // qmail: "Sorry, no SMTP connection got far enough; most progress was RCPT TO response"
+  [/most progress was rcpt to response/i, 'RCPT'], [/most progress was mail from response/i, 'MAIL'],
+  [/\bfor rcpt to response\b/i, 'RCPT'],
 ];
 
 export function commandIn(text: string): string | null {
