@@ -1,7 +1,7 @@
 // API benchmark: sustained POST /v1/emails accept rate (durable 202s) and latency percentiles,
 // measured with autocannon against the service running as a child process.
 import autocannon from 'autocannon';
-import { startChild, mta, fmt } from './bench-lib.js';
+import { startChild, mta, fmt, memoryOf } from './bench-lib.js';
 
 export async function benchApi(opts: { seconds?: number; connections?: number } = {}) {
   const child = await startChild();
@@ -19,6 +19,7 @@ export async function benchApi(opts: { seconds?: number; connections?: number } 
       connections: opts.connections ?? 32, seconds: opts.seconds ?? 10,
     };
     console.log(`API  POST /v1/emails: ${fmt(result.accepted_per_s, 0)} accepted/s (202), non-2xx ${r.non2xx}, errors ${r.errors}; latency p50 ${result.latency_ms.p50} ms, p90 ${result.latency_ms.p90} ms, p99 ${result.latency_ms.p99} ms, max ${result.latency_ms.max} ms (${result.connections} connections, ${result.seconds} s, test key: delivery simulated in the same process)`);
+    console.log(`API  service after the run: ${await memoryOf(child)}`);
     return result;
   } finally {
     await child.stop();

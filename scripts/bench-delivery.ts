@@ -12,7 +12,7 @@ import { loadConfig } from '../src/config/load.js';
 import { createTeam, createKey } from '../src/services/keys.js';
 import { addCredits } from '../src/services/credits.js';
 import { submitEmail } from '../src/services/emails.js';
-import { startChild, pct, fmt } from './bench-lib.js';
+import { startChild, pct, fmt, memoryOf } from './bench-lib.js';
 
 const freePort = () => new Promise<number>((resolve) => {
   const s = net.createServer().listen(0, '127.0.0.1', () => { const p = (s.address() as net.AddressInfo).port; s.close(() => resolve(p)); });
@@ -97,6 +97,7 @@ export async function benchDelivery(opts: { n?: number; paced?: number; rate?: n
   await waitDelivered(db, n + paced, 120_000);
   const b = figures(db, lastSeq);
   console.log(`delivery: ${b.n} emails via the API at ${rate}/s: accept→delivered p50 ${b.p50} ms, p95 ${b.p95} ms, p99 ${b.p99} ms`);
+  console.log(`delivery: service after the run: ${await memoryOf(child)}`);
   await child.stop();
   sink.stop();
   await dns.stop();

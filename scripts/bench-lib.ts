@@ -37,3 +37,10 @@ export function mta(child: Pick<Child, 'env'>, ...args: string[]): string {
 
 export const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 export const fmt = (n: number, d = 1) => n.toFixed(d);
+
+/** The service's resident memory (MiB) and event-loop lag p99 (ms), read from its own /metrics. */
+export async function memoryOf(child: Pick<Child, 'http'>): Promise<string> {
+  const text = await (await fetch(`${child.http}/metrics`)).text();
+  const v = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return `RSS ${fmt(v('process_resident_memory_bytes') / 1048576, 0)} MiB, heap used ${fmt(v('nodejs_heap_size_used_bytes') / 1048576, 0)} MiB, event-loop lag p99 ${fmt(v('nodejs_eventloop_lag_p99_seconds') * 1000, 1)} ms`;
+}
