@@ -51,9 +51,9 @@ export function recipientLines(section: string, exclude: Set<string>): string[] 
   return found;
 }
 
-/** Gmail "(state N)" → the SMTP command and reason Gmail reports for it. */
+/** Gmail "(state N)" → the SMTP command and the reason Gmail reports for it (null: read the reply text). */
 const GMAIL_STATES: Record<string, [string, RawRecipient['reason']]> = {
-  '6': ['MAIL', 'userunknown'], '9': ['HELO', 'blocked'], '12': ['MAIL', 'rejected'], '13': ['EHLO', 'blocked'],
+  '6': ['MAIL', 'userunknown'], '9': ['HELO', 'blocked'], '12': ['MAIL', 'rejected'], '13': ['EHLO', null],
   '14': ['RCPT', 'userunknown'], '15': ['RCPT', 'filtered'], '17': ['DATA', 'filtered'], '18': ['DATA', 'filtered'],
 };
 
@@ -93,7 +93,7 @@ function readOne(section: string, address: string, all: string[]): RawRecipient 
   };
   const state = /\(state (\d+)\)/i.exec(diag)?.[1];
   const g = state ? GMAIL_STATES[state] : undefined;
-  if (g) { rec.command = g[0]; rec.reason = g[1]; }
+  if (g) { rec.command = g[0]; if (g[1]) rec.reason = g[1]; }
   return rec;
 }
 
