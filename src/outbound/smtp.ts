@@ -125,7 +125,7 @@ export class SmtpClient {
       };
       const timer = setTimeout(() => { s.dead = true; finish(timeoutError('SMTP transaction')); s.conn.close(); }, Math.max(1, deadline - Date.now()));
       s.fail = (err) => finish(err);
-      const go = () => s.conn.send({ from, to: rcpts }, raw, (err, info) => finish(err as SmtpError | null, info));
+      const go = () => s.conn.send({ from, to: rcpts }, raw, (err, info) => finish(withRcptErrors(s, err as SmtpError | null), info));
       if (s.dirty) s.conn.reset((err) => (err ? finish(err as SmtpError) : go()));
       else go();
     });
@@ -159,6 +159,17 @@ function tlsInfo(conn: SMTPConnection): Session['tls'] {
   const sock = conn._socket as TLSSocket | false | null;
   if (!conn.secure || !sock || typeof sock.getProtocol !== 'function') return null;
   return { version: sock.getProtocol(), cipher: sock.getCipher()?.name ?? null };
+}
+
+/**
+ * nodemailer drops the RCPT refusals of the envelope when DATA then fails; they are still on the
+ * connection's envelope, and each refused recipient must keep its own reply (a 550 5.1.1 stays hard).
+ */
+function withRcptErrors(s: Session, err: SmtpError | null): SmtpError | null {
+  if (!err || err.rejectedErrors) return err;
+  const rejected = (s.conn as unknown as { _envelope?: { rejectedErrors?: SmtpError[] } })._envelope?.rejectedErrors;
+  if (rejected?.length) err.rejectedErrors = rejected;
+  return err;
 }
 
 /** Reads nodemailer's send result into one verdict per recipient; `healthy` = session reusable. */

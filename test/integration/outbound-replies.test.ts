@@ -49,6 +49,22 @@ describe('outbound delivery: SMTP replies per recipient', function () {
     expect(count(e.s.db, 'suppressions')).to.equal(0);
   });
 
+  it('a recipient refused at RCPT keeps its own reply when DATA then fails for the others', async () => {
+    e = await outboundEnv({ script: {
+      rcpt: (to) => (to.startsWith('gone@') ? bounce(550, '5.1.1 <gone@rcpt.test>: Recipient address rejected: User unknown') : undefined),
+      data: () => bounce(451, '4.3.0 Temporary failure, try later'),
+    } });
+    const sent = await e.send({ to: ['gone@rcpt.test', 'ok@rcpt.test'] });
+    const deadline = Date.now() + 5000;
+    let ev: any[] = [];
+    while (Date.now() < deadline && !(ev = await e.events(sent.id)).some((x) => x.type === 'delivery_delayed')) await new Promise((r) => setTimeout(r, 50));
+    const gone = ev.find((x) => x.recipient === 'gone@rcpt.test');
+    expect(gone.type).to.equal('bounced');
+    expect(gone.data).to.include({ smtp_code: 550, enhanced_status: '5.1.1', reason: 'userunknown', hard: true });
+    expect(ev.find((x) => x.recipient === 'ok@rcpt.test')).to.include({ type: 'delivery_delayed' });
+    expect(count(e.s.db, 'suppressions', "address = 'gone@rcpt.test' AND reason = 'hard_bounce'")).to.equal(1);
+  });
+
   it('a 5xx to MAIL FROM bounces all recipients of the transaction', async () => {
     e = await outboundEnv({ script: { mail: () => bounce(553, '5.7.1 Sender address rejected: not owned by you') } });
     const sent = await e.send({ to: ['a@rcpt.test'] });
