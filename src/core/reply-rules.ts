@@ -368,3 +368,18 @@ export const VENDOR_RULES: readonly { reason: BounceReason; includes: readonly s
   { reason: 'rejected', includes: ['the group you tried to contact', 'groups.google.com/support'] },
   { reason: 'notaccept', includes: ['returned null mx', "doesn't receive email according to the administrator"] },
 ];
+
+/**
+ * Remote hosts that put a numeric error code in their replies (Sisimai Rhost tables): the code, read with
+ * `pattern` (last capture group that matched), decides the reason.
+ */
+export const CODED_RULES: readonly { name: string; pattern: RegExp; codes: Readonly<Record<string, BounceReason>> }[] = [
+  // Orange / La Poste: "LPN105_104", "OFR006_102", "OFR_506", "OUK_513"
+  { name: 'FrancePTT', pattern: /\b(?:LPN|OFR|OUK)(?:_(\d{3})|\d{3}[-_](\d{3}))\b/i, codes: {
+    '102': 'blocked', '103': 'blocked', '104': 'toomanyconn', '305': 'securityerror', '401': 'blocked',
+    '402': 'securityerror', '403': 'rejected', '405': 'rejected', '415': 'rejected', '416': 'userunknown',
+    '417': 'mailboxfull', '418': 'userunknown', '420': 'suspend', '421': 'rejected', '426': 'suspend',
+    '505': 'systemerror', '506': 'spamdetected', '510': 'blocked', '514': 'mesgtoobig', '630': 'policyviolation',
+    '999': 'blocked',
+  } },
+];

@@ -97,6 +97,10 @@ function readOne(section: string, address: string, all: string[]): RawRecipient 
   return rec;
 }
 
+function escape(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 function squash(s: string): string {
   return s.replace(/\s+/g, ' ').trim();
 }
@@ -106,6 +110,8 @@ export function readNotice(text: string, failed: string[], exclude: Set<string>)
   const section = errorSection(text);
   let addrs = recipientLines(section, exclude);
   if (!addrs.length) addrs = failed;
+  // A Postfix-style "<address>: host ... said" line names the recipient even when it equals the sender.
+  if (!addrs.length) addrs = recipientLines(section, new Set()).filter((a) => new RegExp(`^\\s*<${escape(a)}>:`, 'im').test(section));
   if (!addrs.length) return [];
   return addrs.map((a) => readOne(section, a, addrs));
 }

@@ -2,7 +2,7 @@
 // recipient, Sisimai-compatible reason/status/hard). Never throws on malformed input; no I/O.
 import type { BounceReason } from '../core/bounce-reasons.js';
 import { classifyBounce } from '../core/classify.js';
-import { VENDOR_RULES } from '../core/reply-rules.js';
+import { CODED_RULES, VENDOR_RULES } from '../core/reply-rules.js';
 import { type Entity, header, leaves, parseEntity } from './mime.js';
 import { type RawRecipient, commandIn, dsnRecipient, extractAddress, paragraphFor, readDsnFields } from './dsn.js';
 import { readNotice, errorSection } from './nonstandard.js';
@@ -121,6 +121,11 @@ function unnamed(notice: string): RawRecipient {
 }
 
 function vendorReason(diag: string): BounceReason | null {
+  for (const rule of CODED_RULES) {
+    const m = rule.pattern.exec(diag);
+    const code = m ? [...m].slice(1).reverse().find((g) => g) : undefined;
+    if (code && rule.codes[code]) return rule.codes[code] as BounceReason;
+  }
   const t = diag.toLowerCase();
   return VENDOR_RULES.find((r) => r.includes.some((p) => t.includes(p)))?.reason ?? null;
 }
