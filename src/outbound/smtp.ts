@@ -166,7 +166,8 @@ function tlsInfo(conn: SMTPConnection): Session['tls'] {
  * connection's envelope, and each refused recipient must keep its own reply (a 550 5.1.1 stays hard).
  */
 function withRcptErrors(s: Session, err: SmtpError | null): SmtpError | null {
-  if (!err || err.rejectedErrors) return err;
+  // Only for a refused DATA: after a refused MAIL, pipelined RCPTs draw 503s that say nothing of the recipients.
+  if (!err || err.rejectedErrors || err.command !== 'DATA') return err;
   const rejected = (s.conn as unknown as { _envelope?: { rejectedErrors?: SmtpError[] } })._envelope?.rejectedErrors;
   if (rejected?.length) err.rejectedErrors = rejected;
   return err;
