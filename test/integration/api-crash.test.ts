@@ -1,23 +1,10 @@
 // A 202 is durable: POSTs run concurrently against `mta serve` (a child process), which is killed
 // with SIGKILL mid-stream; after a restart every email that got a 202 is there, each exactly once.
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { tempDir } from '../helpers/service.js';
-import { mta, BIN } from '../helpers/cli.js';
+import { mta, serveChild } from '../helpers/cli.js';
 
-function serve(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    const t = setTimeout(() => reject(new Error(`service did not start: ${buf.slice(-2000)}`)), 45_000);
-    child.stderr!.on('data', (c) => {
-      buf += c;
-      const m = /http=([0-9.]+:\d+)/.exec(buf);
-      if (m) { clearTimeout(t); resolve({ child, url: `http://${m[1]}` }); }
-    });
-    child.once('exit', (code) => { clearTimeout(t); reject(new Error(`service exited ${code}: ${buf.slice(-2000)}`)); });
-  });
-}
 
 describe('POST /v1/emails: kill -9 loses no accepted email', function () {
   this.timeout(90_000);
@@ -28,7 +15,7 @@ describe('POST /v1/emails: kill -9 loses no accepted email', function () {
     const env = { MTA_DATA_DIR: tempDir('mta-api-crash-'), MTA_HTTP_PORT: '0', MTA_SMTP_PORT: '0', MTA_SMTP_HOST: '127.0.0.1', MTA_RATE_LIMIT: '0', MTA_DNS_SERVERS: '127.0.0.1:9' };
     expect((await mta(['team', 'create', 'crash'], env)).code).to.equal(0);
     const key = (await mta(['key', 'create', '--team', 'crash'], env)).stdout.trim();
-    let svc = await serve(env);
+    let svc = await serveChild(env);
     child = svc.child;
     const accepted = new Map<string, string>(); // idempotency key → email id
     let stop = false;
@@ -51,7 +38,7 @@ describe('POST /v1/emails: kill -9 loses no accepted email', function () {
     child.kill('SIGKILL');
     stop = true;
     await Promise.all(workers);
-    svc = await serve(env);
+    svc = await serveChild(env);
     child = svc.child;
     const auth = { authorization: `Bearer ${key}` };
     for (const [, id] of accepted) {

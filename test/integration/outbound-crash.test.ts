@@ -1,29 +1,16 @@
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import pino from 'pino';
 import { TestDns } from '../helpers/dns.js';
 import { TestMx } from '../helpers/smtp-mx.js';
 import { tempDir } from '../helpers/service.js';
+import { serveChild } from '../helpers/cli.js';
 import { insertVerifiedDomain } from '../helpers/factories.js';
 import { openDb } from '../../src/store/db.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createTeam, createKey } from '../../src/services/keys.js';
 import { route, sleep } from './outbound-env.js';
 
-/** Runs `node bin/mta.js serve` and resolves with its HTTP base URL once it listens. */
-function serve(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['bin/mta.js', 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    const t = setTimeout(() => reject(new Error(`service did not start: ${buf.slice(-2000)}`)), 45000);
-    child.stderr!.on('data', (c) => {
-      buf += c;
-      const m = /http=([0-9.]+:\d+)/.exec(buf);
-      if (m) { clearTimeout(t); resolve({ child, url: `http://${m[1]}` }); }
-    });
-    child.once('exit', (code) => { clearTimeout(t); reject(new Error(`service exited ${code}: ${buf.slice(-2000)}`)); });
-  });
-}
 
 describe('outbound delivery: kill -9 in the middle of a batch loses nothing', function () {
   this.timeout(60000);
@@ -49,7 +36,7 @@ describe('outbound delivery: kill -9 in the middle of a batch loses nothing', fu
     const dom = insertVerifiedDomain(db, team.id, 'sender.test');
     dns.set(`${dom.selector}._domainkey.sender.test`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });
 
-    let svc = await serve(env);
+    let svc = await serveChild(env);
     child = svc.child;
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const ids: string[] = [];
@@ -64,7 +51,7 @@ describe('outbound delivery: kill -9 in the middle of a batch loses nothing', fu
     const before = mx.messages.length;
     expect(before, 'killed in the middle of the batch').to.be.lessThan(N);
 
-    svc = await serve(env);
+    svc = await serveChild(env);
     child = svc.child;
     const until = Date.now() + 30000;
     let statuses: string[] = [];
