@@ -89,6 +89,11 @@ const COMMAND_PATTERNS: readonly [RegExp, string][] = [
   // qmail: "Sorry, no SMTP connection got far enough; most progress was RCPT TO response"
   [/most progress was rcpt to response/i, 'RCPT'], [/most progress was mail from response/i, 'MAIL'],
   [/\bfor rcpt to response\b/i, 'RCPT'],
+  // X3 "SMTP:RCPT host ...", X6 "(Error following RCPT command)", m-FILTER "-------SMTP command" section
+  [/\bSMTP:RCPT\b/, 'RCPT'], [/\bSMTP:MAIL\b/, 'MAIL'], [/\bSMTP:DATA\b/, 'DATA'],
+  [/error following rcpt command/i, 'RCPT'], [/error following mail command/i, 'MAIL'],
+  [/error following data command/i, 'DATA'], [/-------SMTP command\s+RCPT\b/i, 'RCPT'],
+  [/-------SMTP command\s+MAIL\b/i, 'MAIL'], [/-------SMTP command\s+DATA\b/i, 'DATA'],
 ];
 
 export function commandIn(text: string): string | null {

@@ -1,6 +1,7 @@
 // Reads recipients and their error text from human-readable (non-RFC 3464) bounce notices:
 // qmail, Exim, Postfix text, Sendmail transcripts, Exchange, Gmail, Zoho, OpenSMTPD, Yahoo...
 import { type RawRecipient, commandIn, extractAddress, paragraphFor } from './dsn.js';
+import { FORMAT_RECIPIENT_LINES } from './formats.js';
 
 /** Lines that start the returned original message in common notice formats. */
 export const ORIGINAL_MARKERS: readonly RegExp[] = [
@@ -13,9 +14,9 @@ export const ORIGINAL_MARKERS: readonly RegExp[] = [
 ];
 
 /** The error section of a notice: text before the copy of the original message. */
-export function errorSection(text: string): string {
+export function errorSection(text: string, extra: readonly RegExp[] = []): string {
   let end = text.length;
-  for (const re of ORIGINAL_MARKERS) {
+  for (const re of [...ORIGINAL_MARKERS, ...extra]) {
     const m = re.exec(text);
     if (m && m.index > 0 && m.index < end) end = m.index;
   }
@@ -42,7 +43,7 @@ const RECIPIENT_LINES: readonly RegExp[] = [
 export function recipientLines(section: string, exclude: Set<string>): string[] {
   const found: string[] = [];
   for (const line of section.split('\n')) {
-    for (const re of RECIPIENT_LINES) {
+    for (const re of [...RECIPIENT_LINES, ...FORMAT_RECIPIENT_LINES]) {
       const a = extractAddress(re.exec(line)?.[1]);
       if (a && !exclude.has(a) && !found.includes(a)) found.push(a);
       if (a) break;
@@ -106,8 +107,8 @@ function squash(s: string): string {
 }
 
 /** Recipients of a human-readable notice; `failed` comes from X-Failed-Recipients. */
-export function readNotice(text: string, failed: string[], exclude: Set<string>): RawRecipient[] {
-  const section = errorSection(text);
+export function readNotice(text: string, failed: string[], exclude: Set<string>, ends: readonly RegExp[] = []): RawRecipient[] {
+  const section = errorSection(text, ends);
   let addrs = recipientLines(section, exclude);
   if (!addrs.length) addrs = failed;
   // A Postfix-style "<address>: host ... said" line names the recipient even when it equals the sender.

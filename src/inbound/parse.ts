@@ -1,13 +1,15 @@
 // parseReport(raw): reads a DSN/NDR, an ARF complaint or an auto-reply into a Report (one entry per
 // recipient, Sisimai-compatible reason/status/hard). Never throws on malformed input; no I/O.
 import type { BounceReason } from '../core/bounce-reasons.js';
-import { classifyBounce } from '../core/classify.js';
+import { classifyBounce, findStatus } from '../core/classify.js';
 import { CODED_RULES, VENDOR_RULES } from '../core/reply-rules.js';
+import { ndrReason } from '../core/rhost-rules.js';
 import { type Entity, header, leaves, parseEntity } from './mime.js';
 import { type RawRecipient, commandIn, dsnRecipient, extractAddress, paragraphFor, readDsnFields } from './dsn.js';
 import { readNotice, errorSection } from './nonstandard.js';
 import { readComplaint } from './arf.js';
 import { readOriginal, type OriginalInfo } from './original.js';
+import { type NoticeFormat, detectFormat, formatReason } from './formats.js';
 
 export type Action = 'failed' | 'delayed' | 'delivered' | 'relayed' | 'expanded' | null;
 export interface ReportRecipient {
@@ -92,16 +94,31 @@ function senders(root: Entity, original: OriginalInfo): Set<string> {
 function bounceReport(root: Entity): Report | null {
   const original = readOriginal(root);
   const notice = noticeText(root);
+  const format = detectFormat(root, notice);
   let raws = dsnRecipients(root, notice);
   if (!raws.length) {
     const failed = (header(root.headers, 'x-failed-recipients') ?? '').split(',')
       .map((a) => extractAddress(a)).filter((a): a is string => !!a);
     if (!failed.length && !looksLikeBounce(root, notice)) return null;
-    raws = readNotice(notice, failed, senders(root, original));
+    raws = readNotice(notice, failed, senders(root, original), format?.end);
     if (!raws.length && !failed.length && !looksLikeBounce(root, notice)) return null;
     if (!raws.length) raws = [unnamed(notice)];
   }
+  applyFormat(format, root, raws, errorSection(notice, format?.end));
   return { kind: 'dsn', recipients: raws.map(toRecipient), original };
+}
+
+/** A format's own tables (phrases, status codes, header rule) decide the reason before the generic reading. */
+function applyFormat(format: NoticeFormat | null, root: Entity, raws: RawRecipient[], section: string): void {
+  if (!format) return;
+  for (const r of raws) {
+    if (r.reason) continue;
+    const diag = r.diagnostic ?? '';
+    const status = r.status && !r.status.endsWith('.0.0') ? r.status : findStatus(diag) ?? r.status;
+    const reason = formatReason(format, root, diag.replace(/\s+/g, ' '), status)
+      ?? (raws.length === 1 ? formatReason(format, root, section.replace(/\s+/g, ' '), null) : null);
+    if (reason) r.reason = reason;
+  }
 }
 
 function looksLikeBounce(root: Entity, notice: string): boolean {
@@ -121,6 +138,8 @@ function unnamed(notice: string): RawRecipient {
 }
 
 function vendorReason(diag: string): BounceReason | null {
+  const ndr = ndrReason(diag);
+  if (ndr) return ndr;
   for (const rule of CODED_RULES) {
     const m = rule.pattern.exec(diag);
     const code = m ? [...m].slice(1).reverse().find((g) => g) : undefined;
