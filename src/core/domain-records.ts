@@ -1,5 +1,5 @@
 // Pure rules of sending domains: name validation, the DNS records a domain must publish, reading
-// published DKIM/DMARC TXT values, and the domain status that a set of record results implies.
+// published DKIM/DMARC/SPF results, and the domain status (and return-path use) a set of results implies.
 import { domainToASCII } from 'node:url';
 import { isIP } from 'node:net';
 
@@ -8,6 +8,12 @@ export type Purpose = 'dkim' | 'spf' | 'dmarc' | 'return_path';
 export const PURPOSES: Purpose[] = ['dkim', 'spf', 'dmarc', 'return_path'];
 /** Records that must all pass for a domain to be `verified` (docs/domains.md). */
 export const REQUIRED: Purpose[] = ['dkim', 'spf', 'dmarc'];
+/**
+ * What a check result is stored under: the record's purpose, except that the return path has two
+ * records: its MX (`return_path`) and the SPF TXT at the same name (`return_path_spf`).
+ */
+export type CheckKey = Purpose | 'return_path_spf';
+export const CHECK_KEYS: CheckKey[] = ['dkim', 'spf', 'dmarc', 'return_path', 'return_path_spf'];
 
 export interface DnsRecord { purpose: Purpose; type: 'TXT' | 'MX'; name: string; value: string }
 /** Outcome of one record's check: pass, fail (definitive), or error (DNS trouble: inconclusive). */
@@ -61,14 +67,24 @@ export function dkimRecord(domain: string, selector: string, algorithm: string, 
   return { purpose: 'dkim', type: 'TXT', name: `${selector}._domainkey.${domain}`, value: `v=DKIM1; k=${algorithm === 'ed25519' ? 'ed25519' : 'rsa'}; p=${publicKey}` };
 }
 
-/** The four records to publish, in a stable order. */
+/**
+ * The five records to publish, in a stable order: DKIM, SPF, DMARC, return-path MX (records[0..3], as
+ * before), then the SPF TXT at the return-path name, which receivers evaluate for the VERP MAIL FROM.
+ */
 export function expectedRecords(i: RecordInput): DnsRecord[] {
+  const spf = `v=spf1 ${spfMechanisms(i.sendingIps, i.hostname).join(' ')} ~all`;
   return [
     dkimRecord(i.name, i.selector, i.algorithm, i.publicKey),
-    { purpose: 'spf', type: 'TXT', name: i.name, value: `v=spf1 ${spfMechanisms(i.sendingIps, i.hostname).join(' ')} ~all` },
+    { purpose: 'spf', type: 'TXT', name: i.name, value: spf },
     { purpose: 'dmarc', type: 'TXT', name: `_dmarc.${i.name}`, value: 'v=DMARC1; p=none; adkim=r; aspf=r' },
     { purpose: 'return_path', type: 'MX', name: i.returnPath, value: `10 ${i.hostname}` },
+    { purpose: 'return_path', type: 'TXT', name: i.returnPath, value: spf },
   ];
+}
+
+/** The key a record's check result is stored under (the return-path TXT has its own). */
+export function checkKey(r: Pick<DnsRecord, 'purpose' | 'type'>): CheckKey {
+  return r.purpose === 'return_path' && r.type === 'TXT' ? 'return_path_spf' : r.purpose;
 }
 
 /** Tag list of a DKIM or DMARC record (`k=v; k=v`), keys lower-cased; null when malformed. */
@@ -113,6 +129,26 @@ export function judgeReturnPath(mx: { exchange: string; priority: number }[], ho
   const ours = hostname.toLowerCase().replace(/\.$/, '');
   if (mx.some((m) => m.exchange.toLowerCase().replace(/\.$/, '') === ours)) return { result: 'pass', found };
   return { result: 'fail', found, error: found ? `No MX record points to ${ours}.` : 'No MX record at this name.' };
+}
+
+/**
+ * One sending IP's SPF result (mailauth's status.result) as a check outcome: only `pass` passes;
+ * `temperror` is DNS trouble (inconclusive); `none` means no v=spf1 record at the name.
+ */
+export function judgeSpf(result: string, ip: string, found: string | null, comment?: string): CheckOutcome {
+  if (result === 'pass') return { result: 'pass', found };
+  if (result === 'temperror') return { result: 'error', error: `SPF evaluation hit a DNS error (${comment ?? 'temperror'}); keeping the previous status.` };
+  if (result === 'none') return { result: 'fail', found, error: 'No SPF record (v=spf1) at this name.' };
+  return { result: 'fail', found, error: `SPF evaluates to ${result} for ${ip}; the record must authorise it.` };
+}
+
+/**
+ * Whether VERP may use the domain's return-path name: its MX reaches us AND SPF passes there for the
+ * sending IPs (receivers evaluate SPF on the MAIL FROM domain). Statuses are the stored ones, so a
+ * DNS error on either keeps the previous answer.
+ */
+export function returnPathVerified(results: Partial<Record<CheckKey, { status: DomainStatus }>>): boolean {
+  return results.return_path?.status === 'verified' && results.return_path_spf?.status === 'verified';
 }
 
 /**

@@ -1,9 +1,9 @@
 // Looks up a sending domain's published records through the shared resolver (MTA_DNS_SERVERS) and
-// judges each one: pass, fail (definitive), or error (time-out, SERVFAIL: inconclusive). Never throws.
+// judges each one (the return path: its MX and its SPF): pass, fail, or error (time-out, SERVFAIL). Never throws.
 import type { Resolver } from 'node:dns/promises';
 import { spf } from 'mailauth';
 import type { Config } from '../config/schema.js';
-import { judgeDkim, judgeDmarc, judgeReturnPath, spfTestIps, type CheckOutcome, type Purpose } from '../core/domain-records.js';
+import { judgeDkim, judgeDmarc, judgeReturnPath, judgeSpf, spfTestIps, type CheckKey, type CheckOutcome } from '../core/domain-records.js';
 
 /** "No such name" and "no records of this type" are answers; anything else is DNS trouble. */
 const isNoData = (err: unknown) => ['ENOTFOUND', 'ENODATA'].includes((err as NodeJS.ErrnoException)?.code ?? '');
@@ -56,27 +56,30 @@ async function sendingIps(resolver: Resolver, config: Pick<Config, 'sendingIps' 
   return [...a, ...aaaa];
 }
 
-/** SPF evaluated by mailauth (RFC 7208) for MAIL FROM postmaster@<domain> from each sending IP. */
-export function checkSpf(resolver: Resolver, t: CheckTarget, config: Pick<Config, 'sendingIps' | 'hostname'>): Promise<CheckOutcome> {
-  return guard(t.name, 'TXT', async () => {
+/**
+ * SPF evaluated by mailauth (RFC 7208) for MAIL FROM postmaster@<name> from each sending IP: the apex
+ * domain (the `spf` record) or the return-path name (the VERP envelope sender's domain).
+ */
+export function checkSpf(resolver: Resolver, name: string, config: Pick<Config, 'sendingIps' | 'hostname'>): Promise<CheckOutcome> {
+  return guard(name, 'TXT', async () => {
     const ips = await sendingIps(resolver, config);
     if (!ips.length) return { result: 'fail', found: null, error: `Cannot tell which IPs to authorise: ${config.hostname} has no A/AAAA record and MTA_SENDING_IPS lists no IP address.` };
-    const lookup = (name: string, type: string) => resolver.resolve(name, type) as Promise<string[][] | string[]>;
-    let found: string | null = null;
+    const lookup = (n: string, type: string) => resolver.resolve(n, type) as Promise<string[][] | string[]>;
+    let out: CheckOutcome = { result: 'pass', found: null };
     for (const ip of ips) {
-      const r = await spf({ sender: `postmaster@${t.name}`, ip, helo: config.hostname, mta: config.hostname, resolver: lookup });
-      found = r.rr ?? null;
-      const res = r.status.result;
-      if (res === 'temperror') return { result: 'error', error: `SPF evaluation hit a DNS error (${r.status.comment ?? 'temperror'}); keeping the previous status.` };
-      if (res === 'none') return { result: 'fail', found, error: 'No SPF record (v=spf1) at this name.' };
-      if (res !== 'pass') return { result: 'fail', found, error: `SPF evaluates to ${res} for ${ip}; the record must authorise it.` };
+      const r = await spf({ sender: `postmaster@${name}`, ip, helo: config.hostname, mta: config.hostname, resolver: lookup });
+      out = judgeSpf(r.status.result, ip, r.rr ?? null, r.status.comment || undefined);
+      if (out.result !== 'pass') return out;
     }
-    return { result: 'pass', found };
+    return out;
   });
 }
 
-/** All four checks, concurrently. */
-export async function checkAll(resolver: Resolver, t: CheckTarget, config: Pick<Config, 'sendingIps' | 'hostname'>): Promise<Record<Purpose, CheckOutcome>> {
-  const [dkim, spfR, dmarc, rp] = await Promise.all([checkDkim(resolver, t), checkSpf(resolver, t, config), checkDmarc(resolver, t), checkReturnPath(resolver, t, config.hostname)]);
-  return { dkim, spf: spfR, dmarc, return_path: rp };
+/** All five checks, concurrently (the return path has two: its MX and its SPF). */
+export async function checkAll(resolver: Resolver, t: CheckTarget, config: Pick<Config, 'sendingIps' | 'hostname'>): Promise<Record<CheckKey, CheckOutcome>> {
+  const [dkim, spfR, dmarc, rp, rpSpf] = await Promise.all([
+    checkDkim(resolver, t), checkSpf(resolver, t.name, config), checkDmarc(resolver, t),
+    checkReturnPath(resolver, t, config.hostname), checkSpf(resolver, t.returnPath, config),
+  ]);
+  return { dkim, spf: spfR, dmarc, return_path: rp, return_path_spf: rpSpf };
 }

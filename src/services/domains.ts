@@ -4,7 +4,7 @@ import { generateKeyPair, randomBytes } from 'node:crypto';
 import type { Resolver } from 'node:dns/promises';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { normaliseDomain, selectorFor, nextDomainStatus, PURPOSES, RETIRE_GRACE_MS, type CheckOutcome, type DomainStatus, type Purpose } from '../core/domain-records.js';
+import { normaliseDomain, selectorFor, nextDomainStatus, returnPathVerified, CHECK_KEYS, RETIRE_GRACE_MS, type CheckKey, type CheckOutcome, type DomainStatus } from '../core/domain-records.js';
 import { tx, type DB } from '../store/db.js';
 import * as store from '../store/domains.js';
 import type { DkimKeyRow, DomainRow } from '../store/domains.js';
@@ -109,9 +109,9 @@ export function checkResolver(ctx: Pick<Ctx, 'config'>): Resolver {
   return createResolver(ctx.config, { timeoutMs: Math.max(1, Math.round(ctx.config.dnsCheckTimeoutSeconds * 1000)), tries: 2 });
 }
 
-function nextResults(prev: Partial<Record<Purpose, RecordResult>>, outcomes: Record<Purpose, CheckOutcome>): Record<Purpose, RecordResult> {
-  const out = {} as Record<Purpose, RecordResult>;
-  for (const p of PURPOSES) {
+function nextResults(prev: Partial<Record<CheckKey, RecordResult>>, outcomes: Record<CheckKey, CheckOutcome>): Record<CheckKey, RecordResult> {
+  const out = {} as Record<CheckKey, RecordResult>;
+  for (const p of CHECK_KEYS) {
     const o = outcomes[p];
     if (o.result === 'pass') out[p] = { status: 'verified', found: o.found };
     else if (o.result === 'fail') out[p] = { status: 'failed', found: o.found, error: o.error };
@@ -134,14 +134,14 @@ export async function checkDomain(ctx: Ctx, id: string, resolver: Resolver = che
     const fresh = store.domainById(ctx.db, id);
     if (!fresh || fresh.dkim_selector !== d.dkim_selector) return fresh ?? null; // deleted, or another check switched keys
     const at = ctx.now();
-    const prev: Partial<Record<Purpose, RecordResult>> = fresh.records_json ? JSON.parse(fresh.records_json) : {};
+    const prev: Partial<Record<CheckKey, RecordResult>> = fresh.records_json ? JSON.parse(fresh.records_json) : {};
     const promoted = applyKeyChecks(ctx, fresh, keys, keyOutcomes, prev.dkim?.status ?? 'pending', at);
     if (promoted) { outcomes.dkim = promoted; delete prev.dkim; }
     store.dropRetiredKeys(ctx.db, id, at);
     const results = nextResults(prev, outcomes);
     const status = nextDomainStatus(fresh.status, outcomes);
-    const errors = PURPOSES.filter((p) => results[p].error && outcomes[p].result === 'error').map((p) => `${p}: ${results[p].error}`);
-    store.writeCheck(ctx.db, { id, status, records_json: JSON.stringify(results), return_path_verified: results.return_path.status === 'verified' ? 1 : 0, last_error: errors.join(' ') || null, last_checked_at: at });
+    const errors = CHECK_KEYS.filter((p) => results[p].error && outcomes[p].result === 'error').map((p) => `${p}: ${results[p].error}`);
+    store.writeCheck(ctx.db, { id, status, records_json: JSON.stringify(results), return_path_verified: returnPathVerified(results) ? 1 : 0, last_error: errors.join(' ') || null, last_checked_at: at });
     const row = store.domainById(ctx.db, id)!;
     if (status !== fresh.status) statusChanged(ctx, { domain: row, from: fresh.status, to: status, at }, results);
     return row;
@@ -189,8 +189,8 @@ export async function rotateDkim(ctx: Ctx, teamId: string, id: string) {
   return present(ctx, store.domainById(ctx.db, d.id)!);
 }
 
-function statusChanged(ctx: Ctx, change: DomainStatusChange, results: Record<Purpose, RecordResult>) {
-  const failing = PURPOSES.filter((p) => results[p].status === 'failed');
+function statusChanged(ctx: Ctx, change: DomainStatusChange, results: Record<CheckKey, RecordResult>) {
+  const failing = CHECK_KEYS.filter((p) => results[p].status === 'failed');
   const level = change.to === 'failed' ? 'warn' : 'info';
   ctx.log[level]({ domain: change.domain.name, id: change.domain.id, team: change.domain.team_id, from: change.from, to: change.to, failing }, `domain ${change.domain.name} is now ${change.to}`);
   for (const fn of listeners.get(ctx.db) ?? []) fn(ctx.db, change);

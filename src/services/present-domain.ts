@@ -1,11 +1,11 @@
-// Presenter of the Domain API object: the four records to publish (built from the current config), then
+// Presenter of the Domain API object: the five records to publish (built from the current config), then
 // the other DKIM keys' records (Ed25519, next, retiring), each with its last check. Never a private key.
-import { dkimRecord, expectedRecords, type DnsRecord, type DomainStatus, type Purpose } from '../core/domain-records.js';
+import { checkKey, dkimRecord, expectedRecords, type CheckKey, type DnsRecord, type DomainStatus } from '../core/domain-records.js';
 import type { Config } from '../config/schema.js';
 import type { DkimKeyRow, DomainRow } from '../store/domains.js';
 import { iso } from './present.js';
 
-/** What records_json keeps per purpose. */
+/** What records_json keeps per check key (the purpose; `return_path_spf` for the return-path TXT). */
 export interface RecordResult { status: DomainStatus; found: string | null; error?: string }
 
 export type KeyState = 'current' | 'next' | 'retiring';
@@ -35,11 +35,11 @@ function keyRecord(d: DomainRow, k: DkimKeyRow): PresentedRecord {
 }
 
 export function presentDomain(d: DomainRow, config: Pick<Config, 'sendingIps' | 'hostname'>, keys: DkimKeyRow[] = []) {
-  const results: Partial<Record<Purpose, RecordResult>> = d.records_json ? JSON.parse(d.records_json) : {};
+  const results: Partial<Record<CheckKey, RecordResult>> = d.records_json ? JSON.parse(d.records_json) : {};
   const records: PresentedRecord[] = expectedRecords({
     name: d.name, selector: d.dkim_selector, publicKey: d.dkim_public_key, algorithm: d.dkim_algorithm,
     returnPath: d.return_path ?? `bounces.${d.name}`, sendingIps: config.sendingIps, hostname: config.hostname,
-  }).map((r) => withResult(r, results[r.purpose]));
+  }).map((r) => withResult(r, results[checkKey(r)]));
   const algorithm = d.dkim_algorithm === 'ed25519' ? 'ed25519' : 'rsa';
   Object.assign(records[0], { state: 'current', algorithm, signing: d.status === 'verified' } satisfies DkimFields);
   records.push(...keys.map((k) => keyRecord(d, k)));

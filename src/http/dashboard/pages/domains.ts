@@ -32,8 +32,12 @@ function listPage(deps: Deps, k: DCtx) {
   page(deps.app, k, { title: 'Domains', active: 'domains', body });
 }
 
-/** A DKIM record's key: Ed25519, the next key of a rotation, or a retiring one (until when). */
+/**
+ * What a record is for when its purpose alone does not say: the return path's two records (MX for
+ * bounces, SPF TXT for the envelope sender); a DKIM key that is Ed25519, next or retiring (until when).
+ */
 function keyNote(r: Domain['records'][number]): Html | string {
+  if (r.purpose === 'return_path') return r.type === 'MX' ? html`<br><small>receives bounces</small>` : html`<br><small>SPF of the bounce address</small>`;
   if (r.algorithm === 'ed25519') return html`<br><small>Ed25519 key</small>`;
   if (r.state === 'next') return html`<br><small>next key: used once verified</small>`;
   if (r.state === 'retiring') return html`<br><small>retiring key: keep until ${time(r.retire_at ?? null)}</small>`;
