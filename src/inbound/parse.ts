@@ -3,7 +3,7 @@
 import type { BounceReason } from '../core/bounce-reasons.js';
 import { classifyBounce, findStatus } from '../core/classify.js';
 import { CODED_RULES, VENDOR_RULES } from '../core/reply-rules.js';
-import { ndrReason } from '../core/rhost-rules.js';
+import { ndrReason, rhostReason } from '../core/rhost-rules.js';
 import { type Entity, header, leaves, parseEntity } from './mime.js';
 import { type RawRecipient, commandIn, dsnRecipient, extractAddress, paragraphFor, readDsnFields } from './dsn.js';
 import { readNotice, errorSection } from './nonstandard.js';
@@ -138,8 +138,8 @@ function unnamed(notice: string): RawRecipient {
 }
 
 function vendorReason(diag: string): BounceReason | null {
-  const ndr = ndrReason(diag);
-  if (ndr) return ndr;
+  const own = ndrReason(diag) ?? rhostReason(diag);
+  if (own) return own;
   for (const rule of CODED_RULES) {
     const m = rule.pattern.exec(diag);
     const code = m ? [...m].slice(1).reverse().find((g) => g) : undefined;
