@@ -65,7 +65,7 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
   async function addVerified(name: string, body: Record<string, unknown> = {}) {
     const add = await s.api('POST', '/v1/domains', { key, body: { name, ...body } });
     expect(add.status, JSON.stringify(add.body)).to.equal(201);
-    publish(dns, { records: add.body.records.slice(0, 4) });
+    publish(dns, { records: add.body.records.slice(0, 5) });
     const v = await s.api('POST', `/v1/domains/${add.body.id}/verify`, { key });
     expect(v.body.status).to.equal('verified');
     return v.body;
@@ -80,8 +80,8 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
     const rot = await s.api('POST', `/v1/domains/${d.id}/rotate-dkim`, { key });
     expect(rot.status, JSON.stringify(rot.body)).to.equal(200);
     expect(rot.body.status).to.equal('verified');
-    expect(rot.body.records.map((r: any) => r.purpose)).to.deep.equal(['dkim', 'spf', 'dmarc', 'return_path', 'dkim']);
-    const next = rot.body.records[4];
+    expect(rot.body.records.map((r: any) => r.purpose)).to.deep.equal(['dkim', 'spf', 'dmarc', 'return_path', 'return_path', 'dkim']);
+    const next = rot.body.records[5];
     expect(next).to.include({ type: 'TXT', state: 'next', algorithm: 'rsa', signing: false, status: 'pending' });
     const newSel = next.name.split('.')[0];
     expect(newSel).to.match(/^mta\d{8}[0-9a-f]{4}$/).and.not.equal(oldSel);
@@ -95,8 +95,8 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
     // Next record not published yet: the domain stays verified and keeps signing with the old key.
     const v1 = await s.api('POST', `/v1/domains/${d.id}/verify`, { key });
     expect(v1.body.status).to.equal('verified');
-    expect(v1.body.records[4]).to.include({ state: 'next', status: 'failed' });
-    expect(v1.body.records[4].error).to.match(/No TXT record/);
+    expect(v1.body.records[5]).to.include({ state: 'next', status: 'failed' });
+    expect(v1.body.records[5].error).to.match(/No TXT record/);
     expect(signingKeyFor(s.ctx, team.id, 'rot.test')!.selector).to.equal(oldSel);
     const oldSigned = await deliver('app@rot.test');
     expect(selectors(oldSigned)).to.deep.equal([oldSel]);
@@ -105,7 +105,7 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
     const v2 = await s.api('POST', `/v1/domains/${d.id}/verify`, { key });
     expect(v2.body.status).to.equal('verified');
     expect(v2.body.records[0]).to.include({ name: next.name, value: next.value, state: 'current', status: 'verified', signing: true });
-    const retiring = v2.body.records[4];
+    const retiring = v2.body.records[5];
     expect(retiring).to.include({ name: d.records[0].name, state: 'retiring', signing: false, status: 'verified' });
     expect(Date.parse(retiring.retire_at) - clock.now()).to.be.within(7 * DAY - 60_000, 7 * DAY);
     expect(signingKeyFor(s.ctx, team.id, 'rot.test')!.selector).to.equal(newSel);
@@ -120,7 +120,7 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
 
     clock.advance(7 * DAY + 1000);
     const v3 = await s.api('POST', `/v1/domains/${d.id}/verify`, { key });
-    expect(v3.body.records.map((r: any) => r.state ?? r.purpose)).to.deep.equal(['current', 'spf', 'dmarc', 'return_path']);
+    expect(v3.body.records.map((r: any) => r.state ?? r.purpose)).to.deep.equal(['current', 'spf', 'dmarc', 'return_path', 'return_path']);
     expect(changes.filter((c) => c.domain.id === d.id).map((c) => `${c.from}>${c.to}`)).to.deep.equal(['pending>verified']);
   });
 
@@ -163,8 +163,8 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
     const bad = await s.api('POST', '/v1/domains', { key, body: { name: 'ed.test', dkim: { ed25519: 'yes' } } });
     expect(bad.status).to.equal(422);
     const d = await addVerified('ed.test', { dkim: { ed25519: true } });
-    expect(d.records.map((r: any) => r.purpose)).to.deep.equal(['dkim', 'spf', 'dmarc', 'return_path', 'dkim']);
-    const ed = d.records[4];
+    expect(d.records.map((r: any) => r.purpose)).to.deep.equal(['dkim', 'spf', 'dmarc', 'return_path', 'return_path', 'dkim']);
+    const ed = d.records[5];
     expect(ed).to.include({ state: 'current', algorithm: 'ed25519', signing: false, status: 'failed' });
     expect(ed.value).to.match(/^v=DKIM1; k=ed25519; p=[A-Za-z0-9+/]{43}=$/);
     expect(ed.name).not.to.equal(d.records[0].name);
@@ -173,7 +173,7 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
 
     publishRecord(dns, ed);
     const v = await s.api('POST', `/v1/domains/${d.id}/verify`, { key });
-    expect(v.body.records[4]).to.include({ status: 'verified', signing: true });
+    expect(v.body.records[5]).to.include({ status: 'verified', signing: true });
     const raw = await deliver('app@ed.test');
     expect(raw.toString()).to.match(/^DKIM-Signature: v=1; a=rsa-sha256;/);
     expect(selectors(raw)).to.deep.equal([d.records[0].name.split('.')[0], ed.name.split('.')[0]]);

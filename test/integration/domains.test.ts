@@ -37,21 +37,22 @@ describe('sending domains', function () {
     const d = add.body;
     expect(d).to.include({ object: 'domain', name: 'example.test', status: 'pending', last_checked_at: null });
     expect(d.id).to.match(/^dom_[0-9a-z]{26}$/);
-    expect(d.records.map((r: any) => r.purpose)).to.deep.equal(['dkim', 'spf', 'dmarc', 'return_path']);
-    const [dkim, spf, dmarc, rp] = d.records;
+    expect(d.records.map((r: any) => r.purpose)).to.deep.equal(['dkim', 'spf', 'dmarc', 'return_path', 'return_path']);
+    const [dkim, spf, dmarc, rp, rpSpf] = d.records;
     expect(dkim).to.include({ type: 'TXT', status: 'pending' });
     expect(dkim.name).to.match(/^mta\d{8}[0-9a-f]{4}\._domainkey\.example\.test$/);
     expect(dkim.value).to.match(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]{300,}$/);
     expect(spf).to.include({ type: 'TXT', name: 'example.test', value: 'v=spf1 ip4:192.0.2.10 ~all' });
     expect(dmarc).to.include({ type: 'TXT', name: '_dmarc.example.test' });
     expect(rp).to.include({ type: 'MX', name: 'bounces.example.test', value: '10 mta.test' });
+    expect(rpSpf).to.include({ type: 'TXT', name: 'bounces.example.test', value: 'v=spf1 ip4:192.0.2.10 ~all', status: 'pending' });
     expect(JSON.stringify(d)).not.to.match(/PRIVATE/);
 
     publish(dns, d);
     const v = await s.api('POST', `/v1/domains/${d.id}/verify`, { key });
     expect(v.status, JSON.stringify(v.body)).to.equal(200);
     expect(v.body.status).to.equal('verified');
-    expect(v.body.records.map((r: any) => r.status)).to.deep.equal(['verified', 'verified', 'verified', 'verified']);
+    expect(v.body.records.map((r: any) => r.status)).to.deep.equal(['verified', 'verified', 'verified', 'verified', 'verified']);
     expect(v.body.records[0]).not.to.have.property('error');
     expect(v.body.last_checked_at).to.be.a('string');
     expect(changes.map((c) => [c.domain.name, c.from, c.to])).to.deep.include(['example.test', 'pending', 'verified']);

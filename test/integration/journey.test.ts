@@ -1,7 +1,7 @@
 // The whole product in one run, every feature on, real servers only: a domain is added and verified
-// through the loopback DNS, a webhook endpoint registered, a live email delivered DKIM-signed to a
-// loopback MX, then a DSN and a complaint come back to the inbound listener; every status change
-// reaches the receiver as a verified Standard Webhooks delivery.
+// through the loopback DNS, a webhook endpoint registered, a live email delivered DKIM-signed (SPF
+// passing for its VERP envelope sender) to a loopback MX, then a DSN and a complaint come back to the
+// inbound listener; every status change reaches the receiver as a verified Standard Webhooks delivery.
 import { expect } from 'chai';
 import { authenticate as mailauth } from 'mailauth';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -56,7 +56,10 @@ describe('journey: domain → webhook → live delivery → bounce and complaint
     expect(got.to).to.deep.equal(['ann@rcpt.test', 'bob@rcpt.test']);
     expect(got.from).to.match(/^bounces\+[0-9a-z-]+@bounces\.acme\.test$/);
     const auth = await mailauth(got.raw, { ip: '127.0.0.1', helo: 'mta.test', mta: 'mx.rcpt.test', sender: got.from, resolver: dnsResolver(dns) });
-    expect(auth.dmarc.status.result).to.equal('pass'); // aligned through DKIM (d=acme.test)
+    expect(auth.dmarc && auth.dmarc.status.result).to.equal('pass'); // aligned through DKIM (d=acme.test)
+    // SPF is evaluated on the envelope sender's domain, bounces.acme.test: its own TXT record authorises us.
+    expect(auth.spf && auth.spf.domain).to.equal('bounces.acme.test');
+    expect(auth.spf && auth.spf.status.result, JSON.stringify(auth.spf)).to.equal('pass');
     expect(auth.dkim.results[0].status.result, JSON.stringify(auth.dkim.results[0]).slice(0, 800)).to.equal('pass');
     expect(auth.dkim.results[0].signingDomain).to.equal('acme.test');
 
@@ -85,7 +88,7 @@ describe('journey: domain → webhook → live delivery → bounce and complaint
 
 /** A mailauth resolver answering from the test DNS server's zone (TXT, MX, A). */
 function dnsResolver(dns: TestDns) {
-  return async (name: string, type: string) => {
+  return async (name: string, type: string): Promise<any> => {
     const rec = dns.zone.get(name.toLowerCase().replace(/\.$/, ''));
     const none = Object.assign(new Error(`no ${type} for ${name}`), { code: 'ENOTFOUND' });
     if (!rec) throw none;
