@@ -10,6 +10,8 @@ export interface RawRecipient {
   replycode: string | null;
   command: string | null;
   reason?: string | null;
+  /** Remote-MTA host name, when the report gives one */
+  rhost?: string | null;
 }
 
 export interface DsnFields { perMessage: Map<string, string>; recipients: Map<string, string>[] }
@@ -62,6 +64,7 @@ export function dsnRecipient(f: Map<string, string>): RawRecipient {
     spec: dm ? (dm[1] as string).toUpperCase() : null,
     replycode: null,
     command: null,
+    rhost: /^\s*dns\s*;\s*\[?([\w.-]+\.[a-z]{2,})/i.exec(f.get('remote-mta') ?? '')?.[1]?.toLowerCase() ?? null,
   };
 }
 

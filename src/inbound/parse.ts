@@ -1,7 +1,9 @@
 // parseReport(raw): reads a DSN/NDR, an ARF complaint or an auto-reply into a Report (one entry per
 // recipient, Sisimai-compatible reason/status/hard). Never throws on malformed input; no I/O.
 import type { BounceReason } from '../core/bounce-reasons.js';
-import { classifyBounce, findStatus } from '../core/classify.js';
+import { classifyBounce, findReply, findStatus } from '../core/classify.js';
+import { RETRY_REASONS } from '../core/bounce-reasons.js';
+import { providerReason } from '../core/provider-rules.js';
 import { CODED_RULES, VENDOR_RULES } from '../core/reply-rules.js';
 import { ndrReason, rhostReason } from '../core/rhost-rules.js';
 import { type Entity, header, leaves, parseEntity } from './mime.js';
@@ -149,9 +151,20 @@ function vendorReason(diag: string): BounceReason | null {
   return VENDOR_RULES.find((r) => r.includes.some((p) => t.includes(p)))?.reason ?? null;
 }
 
+/** Sisimai Rhost: the table of the provider named by the remote host or the recipient's domain, when no format decided. */
+function providerOverride(r: RawRecipient, diagnostic: string | null): BounceReason | null {
+  if (!diagnostic || (r.reason && !RETRY_REASONS.has(r.reason))) return null;
+  const status = r.status && !r.status.endsWith('.0.0') ? r.status : findStatus(diagnostic) ?? r.status;
+  const rhost = r.rhost ?? /\bhost\s+([\w-]+(?:\.[\w-]+)+)\s*\[/i.exec(diagnostic)?.[1] ?? null;
+  return providerReason({
+    text: diagnostic, status, replycode: r.replycode ?? findReply(diagnostic, status?.[0]), command: r.command,
+    rhost, destination: r.address?.split('@')[1] ?? null,
+  });
+}
+
 function toRecipient(r: RawRecipient): ReportRecipient {
   const diagnostic = r.diagnostic ? r.diagnostic.replace(/\s+/g, ' ').trim() : null;
-  const preset = (r.reason as BounceReason | null | undefined) ?? vendorReason(diagnostic ?? '');
+  const preset = providerOverride(r, diagnostic) ?? (r.reason as BounceReason | null | undefined) ?? vendorReason(diagnostic ?? '');
   const reading = classifyBounce({
     status: r.status, replycode: r.replycode, diagnostic, command: r.command, action: r.action,
     spec: r.spec, reason: preset,
