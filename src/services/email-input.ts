@@ -11,13 +11,13 @@ export interface EmailInput {
 }
 export interface Recipient { address: string; domain: string; kind: 'to' | 'cc' | 'bcc' }
 export interface CheckedEmail {
-  input: EmailInput; from: Mailbox; to: string[]; cc: string[] | null; bcc: string[] | null;
+  input: EmailInput; from: Mailbox; replyTo: string | null; to: string[]; cc: string[] | null; bcc: string[] | null;
   recipients: Recipient[]; scheduledAt: number | null; headers: Record<string, string> | null;
 }
 
 export const MAX_RECIPIENTS = 50;
 const MAX_SCHEDULE_MS = 30 * 24 * 3600 * 1000;
-const RESERVED_HEADERS = new Set(['from', 'to', 'cc', 'bcc', 'subject', 'date', 'message-id', 'dkim-signature', 'return-path', 'sender', 'reply-to', 'mime-version', 'content-type', 'content-transfer-encoding']);
+const RESERVED_HEADERS = new Set(['from', 'to', 'cc', 'bcc', 'subject', 'date', 'message-id', 'dkim-signature', 'return-path', 'mime-version', 'content-type', 'content-transfer-encoding']);
 const HEADER_NAME = /^[!-9;-~]+$/; // printable ASCII except ':' (RFC 5322 ftext)
 
 function addresses(list: string[], param: string, kind: Recipient['kind'], out: Recipient[]): string[] {
@@ -29,9 +29,13 @@ function addresses(list: string[], param: string, kind: Recipient['kind'], out: 
   });
 }
 
+/** Header names an address header must hold a valid mailbox for. */
+const ADDRESS_HEADERS = new Set(['sender', 'reply-to']);
+
 function checkHeaders(h: Record<string, string> | null | undefined): Record<string, string> | null {
   if (!h) return null;
   for (const [name, value] of Object.entries(h)) {
+    if (ADDRESS_HEADERS.has(name.toLowerCase()) && !parseMailbox(value)) throw invalid('headers', `Header ${JSON.stringify(name)} must hold an email address.`);
     if (!HEADER_NAME.test(name) || /[\r\n]/.test(value)) throw invalid('headers', `Header ${JSON.stringify(name)} has a name or value that holds CR, LF or invalid characters.`);
     if (RESERVED_HEADERS.has(name.toLowerCase())) throw invalid('headers', `Header ${JSON.stringify(name)} is set by the service and cannot be given.`);
   }
@@ -50,13 +54,18 @@ export function checkEmail(input: EmailInput, now: number): CheckedEmail {
   const from = parseMailbox(input.from);
   if (!from) throw invalid('from', 'from must be an address or "Name <address>".');
   if (input.reply_to != null && !parseMailbox(input.reply_to)) throw invalid('reply_to', 'reply_to is not a valid email address.');
+  const replyHeader = Object.keys(input.headers ?? {}).find((n) => n.toLowerCase() === 'reply-to');
+  if (replyHeader && input.reply_to != null) throw invalid('headers', 'Give the reply address either as reply_to or as a Reply-To header, not both.');
   const recipients: Recipient[] = [];
   const to = addresses(Array.isArray(input.to) ? input.to : [input.to], 'to', 'to', recipients);
   const cc = input.cc ? addresses(input.cc, 'cc', 'cc', recipients) : null;
   const bcc = input.bcc ? addresses(input.bcc, 'bcc', 'bcc', recipients) : null;
   if (recipients.length > MAX_RECIPIENTS) throw invalid('to', `At most ${MAX_RECIPIENTS} recipients across to, cc and bcc; got ${recipients.length}.`);
   if (!input.html && !input.text) throw invalid('html', 'Give html, text or both.', 'missing_body');
-  const headers = checkHeaders(input.headers);
+  const checked = checkHeaders(input.headers);
+  // A Reply-To header is the reply_to field by another name: one place to keep it.
+  const replyTo = replyHeader ? checked![replyHeader] : (input.reply_to ?? null);
+  const headers = checked && replyHeader ? Object.fromEntries(Object.entries(checked).filter(([n]) => n !== replyHeader)) : checked;
   const scheduledAt = checkSchedule(input.scheduled_at, now);
-  return { input, from, to, cc, bcc, recipients, scheduledAt, headers };
+  return { input, from, replyTo, to, cc, bcc, recipients, scheduledAt, headers: headers && Object.keys(headers).length ? headers : null };
 }

@@ -48,7 +48,7 @@ function insertNew(ctx: Ctx, p: Principal, input: EmailInput): emails.EmailRow {
   const row: emails.NewEmail = {
     id: newId('em', now), team_id: p.teamId, test_mode: p.mode === 'test' ? 1 : 0, status: 'queued',
     from_addr: c.input.from.trim(), to_json: JSON.stringify(c.to), cc_json: c.cc && JSON.stringify(c.cc), bcc_json: c.bcc && JSON.stringify(c.bcc),
-    reply_to: input.reply_to ?? null, subject: input.subject, html: input.html ?? null, text: input.text ?? null,
+    reply_to: c.replyTo, subject: input.subject, html: input.html ?? null, text: input.text ?? null,
     tags_json: input.tags ? JSON.stringify(input.tags) : null, headers_json: c.headers && JSON.stringify(c.headers),
     tracking_opens: input.tracking?.opens ? 1 : 0, tracking_clicks: input.tracking?.clicks ? 1 : 0,
     scheduled_at: c.scheduledAt, credits_charged: credits, sender_domain: c.from.domain, created_at: now, updated_at: now,

@@ -63,6 +63,9 @@ describe('POST /v1/emails', () => {
     ['tag over 256', { tags: ['t'.repeat(257)] }, 'tags'],
     ['21 headers', { headers: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`X-H${i}`, 'v'])) }, 'headers'],
     ['reserved header', { headers: { From: 'x@y.z' } }, 'headers'],
+    ['Content-Type header', { headers: { 'content-type': 'text/plain' } }, 'headers'],
+    ['Reply-To header that is no address', { headers: { 'Reply-To': 'nobody' } }, 'headers'],
+    ['Reply-To header and reply_to both', { headers: { 'Reply-To': 'a@x.test' }, reply_to: 'b@x.test' }, 'headers'],
     ['header value with CRLF', { headers: { 'X-A': 'v\r\nBcc: evil@example.org' } }, 'headers'],
     ['header name with colon', { headers: { 'X:A': 'v' } }, 'headers'],
     ['51 recipients', { to: Array.from({ length: 30 }, (_, i) => `u${i}@example.org`), cc: Array.from({ length: 21 }, (_, i) => `c${i}@example.org`) }, 'to'],
@@ -99,6 +102,14 @@ describe('POST /v1/emails', () => {
     const r = await s.api('POST', '/v1/emails', { key: testKey, body: { ...base, text: 'x'.repeat(2 * 1024 * 1024 + 10) } });
     expect(r.status).to.equal(413);
     expect(r.body.error).to.include({ type: 'validation_error', code: 'request_too_large' });
+  });
+
+  it('takes a Reply-To header as reply_to, and passes other custom headers through', async () => {
+    const r = await s.api('POST', '/v1/emails', { key: testKey, body: { ...base, headers: { 'reply-to': 'Help <help@acme.test>', Sender: 'ops@acme.test', 'X-Entity-Ref-ID': 'abc' } } });
+    expect(r.status, JSON.stringify(r.body)).to.equal(202);
+    expect(r.body.reply_to).to.equal('Help <help@acme.test>');
+    const row = s.db.prepare('SELECT headers_json FROM emails WHERE id = ?').get(r.body.id) as { headers_json: string };
+    expect(JSON.parse(row.headers_json)).to.deep.equal({ Sender: 'ops@acme.test', 'X-Entity-Ref-ID': 'abc' });
   });
 
   it('accepts internationalised domains', async () => {
