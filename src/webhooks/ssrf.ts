@@ -11,7 +11,7 @@ for (const [addr, prefix] of [
   ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) blocked.addSubnet(addr, prefix, 'ipv4');
 for (const [addr, prefix] of [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
+  ['::', 96] /* unspecified, loopback, deprecated IPv4-compatible */, ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
   ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const) blocked.addSubnet(addr, prefix, 'ipv6');
 
@@ -61,6 +61,16 @@ async function resolveAll(resolver: Resolver, host: string): Promise<string[]> {
   return [...a, ...aaaa];
 }
 
+/** Like resolveAll, but a lookup failure other than "no such name / no such record" is thrown (it may pass). */
+async function resolveOrThrow(resolver: Resolver, host: string): Promise<string[]> {
+  const absent = (err: { code?: string }) => { if (err.code === 'ENOTFOUND' || err.code === 'ENODATA') return [] as string[]; throw err; };
+  const [a, aaaa] = await Promise.allSettled([resolver.resolve4(host).catch(absent), resolver.resolve6(host).catch(absent)]);
+  const got = [a, aaaa].flatMap((r) => (r.status === 'fulfilled' ? r.value : []));
+  const failed = [a, aaaa].find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (got.length === 0 && failed) throw failed.reason;
+  return got;
+}
+
 /**
  * A `lookup` for http(s).request that resolves with the configured resolver and refuses blocked
  * addresses, so the connection goes to the address that was checked (no DNS rebinding).
@@ -69,15 +79,16 @@ export function guardedLookup(resolver: Resolver): LookupFunction {
   return (hostname, options, callback) => {
     const cb = callback as (err: Error | null, address: string | { address: string; family: number }[], family?: number) => void;
     const host = hostname.replace(/^\[|\]$/g, '');
-    const fail = (msg: string) => cb(Object.assign(new Error(msg), { code: 'EBLOCKED' }), '', 0);
+    const fail = (msg: string, code: string) => cb(Object.assign(new Error(msg), { code }), '', 0);
     const done = (addrs: string[]) => {
       const ok = addrs.filter((a) => !isBlockedIp(a));
-      if (addrs.length === 0) return fail(`${host} does not resolve`);
-      if (ok.length !== addrs.length) return fail(`${host} resolves to a private or reserved address`);
+      // Not resolving (now) is a connection error that may pass: retried. Only a blocked address is final.
+      if (addrs.length === 0) return fail(`${host} does not resolve`, 'ENOTFOUND');
+      if (ok.length !== addrs.length) return fail(`${host} resolves to a private or reserved address`, 'EBLOCKED');
       if (options.all) return cb(null, ok.map((a) => ({ address: a, family: net.isIP(a) })));
       cb(null, ok[0], net.isIP(ok[0]));
     };
     if (net.isIP(host)) return done([host]);
-    resolveAll(resolver, host).then(done, (err: Error) => fail(err.message));
+    resolveOrThrow(resolver, host).then(done, (err: Error & { code?: string }) => fail(`${host}: ${err.message}`, err.code ?? 'EAI_AGAIN'));
   };
 }
