@@ -13,6 +13,13 @@ export function errorBody(docsUrl: string, type: ErrorType, code: string, messag
   return { error: { type, code, message, ...(param ? { param } : {}), doc_url: `${docsUrl}/errors#${code}` } };
 }
 
+/** A fault of the request itself from body parsing: an http-errors 4xx, or a body that does not decompress (zlib, brotli). */
+export function clientFault(err: unknown): number | null {
+  const e = err as { status?: unknown; code?: unknown };
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) return e.status;
+  return typeof e?.code === 'string' && /^(Z_|ERR__|ERR_BROTLI)/.test(e.code) ? 400 : null; // zlib / brotli
+}
+
 /** Turns any thrown error into the envelope; unknown faults become a logged 500 internal_error. */
 export function errors(app: Ctx) {
   return async (ctx: KoaCtx, next: Koa.Next) => {
@@ -21,11 +28,11 @@ export function errors(app: Ctx) {
       if (ctx.status === 404 && ctx.body === undefined) throw new ApiError('not_found', 'route_not_found', `No route ${ctx.method} ${ctx.path}.`);
     } catch (err) {
       let e: ApiError;
-      const raw = err as { status?: number; expose?: boolean };
+      const fault = clientFault(err);
       if (err instanceof ApiError) e = err;
       else {
-        if (raw.status === 413) e = new ApiError('validation_error', 'request_too_large', `The request body exceeds ${app.config.maxBodyBytes} bytes.`, undefined, 413);
-        else if (raw.status && raw.status >= 400 && raw.status < 500) e = new ApiError('validation_error', 'invalid_json', 'The body is not valid JSON.');
+        if (fault === 413) e = new ApiError('validation_error', 'request_too_large', `The request body exceeds ${app.config.maxBodyBytes} bytes.`, undefined, 413);
+        else if (fault !== null) e = new ApiError('validation_error', 'invalid_json', 'The body is not valid JSON.');
         else {
           app.log.error({ err, requestId: ctx.state.requestId }, 'unhandled error');
           e = new ApiError('api_error', 'internal_error', 'An internal error occurred; retry with backoff.');

@@ -98,6 +98,14 @@ describe('POST /v1/emails', () => {
     }
   });
 
+  it('refuses a body whose Content-Encoding does not decode with invalid_json, not a 500', async () => {
+    for (const enc of ['gzip', 'deflate', 'br']) {
+      const r = await s.api('POST', '/v1/emails', { key: testKey, raw: '{"not":"compressed"}', headers: { 'content-type': 'application/json', 'content-encoding': enc } });
+      expect(r.status, enc).to.equal(422);
+      expect(r.body.error, enc).to.include({ type: 'validation_error', code: 'invalid_json' });
+    }
+  });
+
   it('refuses a body over the maximum with 413 request_too_large', async () => {
     const r = await s.api('POST', '/v1/emails', { key: testKey, body: { ...base, text: 'x'.repeat(2 * 1024 * 1024 + 10) } });
     expect(r.status).to.equal(413);

@@ -11,7 +11,7 @@ class Browserish {
   constructor(readonly base: string) {}
   async req(method: string, path: string, form?: Record<string, string>, headers: Record<string, string> = {}) {
     const h: Record<string, string> = { ...headers, cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
-    if (form) h['content-type'] = 'application/x-www-form-urlencoded';
+    if (form) h['content-type'] ??= 'application/x-www-form-urlencoded';
     const res = await fetch(this.base + path, { method, headers: h, body: form && new URLSearchParams(form), redirect: 'manual' });
     for (const c of res.headers.getSetCookie()) {
       const [pair] = c.split(';');
@@ -147,6 +147,15 @@ describe('dashboard over HTTP', () => {
     expect(ok.status).to.equal(303);
     const keys = await b.req('GET', '/dashboard/keys');
     expect(keys.text).to.contain('Operator Target').and.contain('signed in as operator').and.contain('Create key');
+  });
+
+  it('answers a form that cannot be read with a 4xx page, not a server error', async () => {
+    const b = new Browserish(s.url);
+    for (const headers of [{ 'content-encoding': 'gzip' }, { 'content-type': 'application/x-www-form-urlencoded; charset=utf-99' }] as Record<string, string>[]) {
+      const res = await b.req('POST', '/dashboard/sign-in', { _csrf: 'x', key: 'y' }, headers);
+      expect(res.status, JSON.stringify(headers)).to.be.within(400, 499);
+      expect(res.text).to.not.contain('Something went wrong on our side');
+    }
   });
 
   it('rejects unknown filters and tampered cursors with a readable page', async () => {

@@ -5,7 +5,7 @@ import bodyParser from 'koa-bodyparser';
 import type Koa from 'koa';
 import { ApiError } from '../../core/errors.js';
 import type { Deps } from '../app.js';
-import type { State } from '../middleware.js';
+import { clientFault, type State } from '../middleware.js';
 import { CSS, JS } from './assets.js';
 import { html } from './html.js';
 import { layout } from './layout.js';
@@ -35,9 +35,9 @@ function errorPages(deps: Deps) {
       if (k.status === 404 && k.body === undefined) throw new ApiError('not_found', 'page_not_found', 'There is no such page.');
     } catch (err) {
       const e = err instanceof ApiError ? err : null;
-      const status = e ? e.status : (err as { status?: number }).status === 413 ? 413 : 500;
+      const status = e ? e.status : clientFault(err) ?? 500;
       if (!e && status === 500) deps.app.log.error({ err, requestId: k.state.requestId }, 'dashboard error');
-      const message = e ? e.message : status === 413 ? 'The form is too large.' : 'Something went wrong on our side; try again.';
+      const message = e ? e.message : status === 413 ? 'The form is too large.' : status < 500 ? 'The form could not be read.' : 'Something went wrong on our side; try again.';
       const title = status === 404 ? 'Not found' : status === 403 ? 'Not allowed' : status === 500 ? 'Error' : 'Cannot do that';
       const body = html`<h1>${title}</h1><p class="error" role="alert">${message}</p><p><a href="/dashboard">Back to the dashboard</a></p>`;
       render(k, layout({ title, session: k.state.session, body, active: '' }), status);
