@@ -108,8 +108,9 @@ export class OutboundLoop implements Component {
   }
 
   private run(job: Job, ok: Set<number>): void {
-    const ids = job.rcpts.map((r) => r.id);
-    if (ok.size < ids.length) this.sink.push(job.email.seq, [], ids.filter((id) => !ok.has(id)));
+    // `ok` holds the confirmed ids of every job of this pump: compare per id, not by count.
+    const dropped = job.rcpts.map((r) => r.id).filter((id) => !ok.has(id));
+    if (dropped.length) this.sink.push(job.email.seq, [], dropped);
     job.rcpts = job.rcpts.filter((r) => ok.has(r.id));
     if (job.rcpts.length === 0) { this.unref(job.email.seq); return; }
     this.active++;

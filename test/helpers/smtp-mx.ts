@@ -1,11 +1,11 @@
 // A scriptable recipient MX for tests: smtp-server on a loopback address, port 0 (or a given port),
-// with per-command / per-recipient replies, delays, stalls, connection drops (also mid-DATA), and a
+// with per-command / per-recipient replies, delays, waits for a promise, stalls, connection drops (also mid-DATA), and a
 // record of every message received. `startRawMx` serves hand-written (garbage) replies instead.
 import net from 'node:net';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 
 /** What the server does at one step: accept (undefined), reply with a code, wait, stall or hang up. */
-export type Step = undefined | { code: number; message: string } | { delayMs: number; then?: Step } | { stall: true } | { drop: true };
+export type Step = undefined | { code: number; message: string } | { delayMs: number; then?: Step } | { until: Promise<unknown>; then?: Step } | { stall: true } | { drop: true };
 
 export interface MxScript {
   connect?: (session: SMTPServerSession) => Step;
@@ -86,6 +86,7 @@ export class TestMx {
     if ('stall' in step) return;
     if ('drop' in step) return this.drop(session);
     if ('delayMs' in step) { setTimeout(() => this.run(step.then, session, cb), step.delayMs); return; }
+    if ('until' in step) { void step.until.then(() => this.run(step.then, session, cb)); return; }
     cb(reply(step.code, step.message));
   }
 

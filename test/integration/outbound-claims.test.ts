@@ -1,0 +1,54 @@
+// The loop's bookkeeping of claims: every claimed recipient leaves the held set once settled (even one
+// dropped at confirmation), and a failing store write neither crashes the process nor loses the jobs.
+import { expect } from 'chai';
+import { outboundEnv, route, sleep, type OutboundEnv } from './outbound-env.js';
+import { buildDsn } from './inbound-fixtures.js';
+import { recordFeedback } from '../../src/services/feedback.js';
+import { verpAddress } from '../../src/core/verp.js';
+import { secret } from '../../src/store/settings.js';
+import { emailByPublicId, deliveriesOf } from '../../src/store/emails.js';
+import type { OutboundLoop } from '../../src/outbound/index.js';
+
+describe('outbound delivery: claim bookkeeping', function () {
+  this.timeout(20000);
+  let e: OutboundEnv | undefined;
+  beforeEach(() => { e = undefined; });
+  afterEach(() => e?.close());
+  const loop = () => (e!.s.svc as any).components.find((c: any) => c.name === 'outbound') as OutboundLoop;
+  async function until(cond: () => boolean, ms = 5000) {
+    const end = Date.now() + ms;
+    while (!cond()) { if (Date.now() > end) throw new Error('condition not met in time'); await sleep(5); }
+  }
+
+  it('a claim dropped at confirmation (bounced by a DSN while its job waited) leaves the held set, even when another job starts with it', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    let holding = 0;
+    e = await outboundEnv({
+      env: { MTA_RETRY_MAX_SECONDS: '30' },
+      overrides: { outboundConcurrency: 2 },
+      script: { data: (rcpts) => (rcpts[0].startsWith('hold') ? (holding++, { until: gate }) : undefined) },
+    });
+    route(e.dns, 'third.test');
+    // Two transactions held by the MX fill both slots; J and K wait for a slot.
+    const x = await Promise.all([e.send({ to: 'hold1@rcpt.test' }), e.send({ to: 'hold2@rcpt.test' })]);
+    await until(() => holding === 2);
+    const j = await e.send({ to: 'j@other.test' });
+    const k = await e.send({ to: 'k@third.test' });
+    await until(() => loop().stats().queued === 2);
+    // A DSN bounces J's recipient while its job waits (the real inbound effect path).
+    const je = emailByPublicId(e.s.db, j.id)!;
+    const jd = deliveriesOf(e.s.db, je.seq)[0];
+    const verp = verpAddress(secret(e.s.db, 'verp'), je.id, jd.id, e.s.config.bounceDomain);
+    const r = await recordFeedback(e.s.ctx, Buffer.from(buildDsn({ to: verp, recipient: 'j@other.test' })), { mailFrom: '', rcptTo: [verp], remoteIp: '127.0.0.1' });
+    expect(r.outcome).to.equal('applied');
+    // Both slots free in the same turn: J (dropped) and K start in one pump.
+    release();
+    for (const m of x) await e.waitStatus(m.id, ['delivered']);
+    await e.waitStatus(k.id, ['delivered']);
+    await until(() => loop().stats().held === 0, 2000).catch(() => {});
+    expect(loop().stats().held, 'claims held after everything settled').to.equal(0);
+    expect(e.mx.to('j@other.test')).to.have.length(0);
+    expect((deliveriesOf(e.s.db, je.seq)[0] as any).leased_until).to.equal(null);
+  });
+});
