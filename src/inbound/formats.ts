@@ -19,6 +19,8 @@ export interface NoticeFormat {
   statuses?: readonly [RegExp, BounceReason][];
   /** a header value that decides the reason (au/EZweb X-SPASIGN: NG → filtered) */
   headerReason?: { name: string; value: RegExp; reason: BounceReason };
+  /** SMTP command → provisional reason (Exim: HELO blocked, MAIL onhold); with a bare reply code it fixes the pseudo status */
+  commands?: Readonly<Record<string, BounceReason>>;
 }
 
 const A = "[\\w.!#$%&'*+/=?^`{|}~-]+@[\\w-]+(?:\\.[\\w-]+)+";
@@ -33,6 +35,24 @@ export const FORMAT_RECIPIENT_LINES: readonly RegExp[] = [
   new RegExp(`^Unable to deliver message to: <(${A})>`, 'i'), // MailFoundry
   new RegExp(`^\\s*Original address: (${A})\\s*$`, 'i'), // Messaging Server
   new RegExp(`^\\s*Recipient: <(${A})>`, 'i'), // EZweb (Sendmail-like rejection list)
+  new RegExp(`^\\s+\\S+@\\S+\\.[a-zA-Z]+ <(${A})>:`), // Exim: "  a@b <c@d>: malformed address: ..."
+];
+
+/** Exim's error texts (deliver.c, routers, transports) → reason; MXLogic and Mail.ru reuse Exim. */
+const EXIM_REASONS: NoticeFormat['reasons'] = [
+  { reason: 'userunknown', phrases: ['user not found'] },
+  { reason: 'hostunknown', phrases: ['all host address lookups failed permanently',
+    'all relevant MX records point to non-existent hosts', 'Unrouteable address'] },
+  { reason: 'mailboxfull', phrases: ['mailbox is full', 'error: quota exceed'] },
+  { reason: 'notaccept', phrases: ['an MX or SRV record indicated no SMTP service', 'no host found for existing SMTP connection'] },
+  { reason: 'syntaxerror', phrases: ['angle-brackets nested too deep', 'expected word or "<"',
+    'domain missing in source-routed address', 'malformed address:'] },
+  { reason: 'systemerror', phrases: ['delivery to file forbidden', 'delivery to pipe forbidden', 'local delivery failed', 'LMTP error after '] },
+  { reason: 'contenterror', phrases: ['Too many "Received" headers'] },
+  { reason: 'expired', phrases: ['retry timeout exceeded', 'No action is required on your part',
+    'retry time not reached for any host after a long failure period',
+    'all hosts have been failing for a long time and were last tried', 'Delay reason: ', 'has been frozen',
+    'was frozen on arrival by '] },
 ];
 
 export const FORMATS: readonly NoticeFormat[] = [
@@ -74,21 +94,13 @@ export const FORMATS: readonly NoticeFormat[] = [
     { reason: 'contenterror', phrases: ['Too many "Received" headers '] },
   ] },
   { family: 'MXLogic', detect: { headers: ['x-mx-bounce', 'x-mxl-hash', 'x-mxl-notehash'] },
-    end: [/^Included is a copy of the message header:/m], reasons: [
-      { reason: 'userunknown', phrases: ['user not found'] },
-      { reason: 'hostunknown', phrases: ['all host address lookups failed permanently',
-        'all relevant MX records point to non-existent hosts', 'Unrouteable address'] },
-      { reason: 'mailboxfull', phrases: ['mailbox is full', 'error: quota exceed'] },
-      { reason: 'notaccept', phrases: ['an MX or SRV record indicated no SMTP service', 'no host found for existing SMTP connection'] },
-      { reason: 'syntaxerror', phrases: ['angle-brackets nested too deep', 'expected word or "<"',
-        'domain missing in source-routed address', 'malformed address:'] },
-      { reason: 'systemerror', phrases: ['delivery to file forbidden', 'delivery to pipe forbidden', 'local delivery failed', 'LMTP error after '] },
-      { reason: 'contenterror', phrases: ['Too many "Received" headers'] },
-      { reason: 'expired', phrases: ['retry timeout exceeded', 'No action is required on your part',
-        'retry time not reached for any host after a long failure period',
-        'all hosts have been failing for a long time and were last tried', 'Delay reason: ', 'has been frozen',
-        'was frozen on arrival by '] },
-    ] },
+    end: [/^Included is a copy of the message header:/m], reasons: EXIM_REASONS },
+  { family: 'Exim', need: 2, detect: {
+    from: /^Mail Delivery System/, messageId: /^<[0-9A-Za-z]{7}-[0-9A-Za-z]{6}-[0-9A-Za-z]{2}@/,
+    subject: /^(?:Mail delivery failed|Mail failure|Message frozen|Warning: message .+ delayed|error\(s\) in forwarding or filtering)/,
+    received: /with local \(Exim \d/,
+  }, end: [/^-+ This is a copy of (?:the|your) message/m], reasons: EXIM_REASONS,
+  commands: { HELO: 'blocked', EHLO: 'blocked', MAIL: 'onhold' } },
   { family: 'Courier', detect: { from: /Courier mail server at /, subject: /NOTICE: mail delivery status\.|WARNING: delayed mail\./,
     messageId: /^<courier\.[0-9A-F]+\./ }, reasons: [
     { reason: 'hostunknown', phrases: ['No such domain.'] },

@@ -2,7 +2,7 @@
 // recipient, Sisimai-compatible reason/status/hard). Never throws on malformed input; no I/O.
 import type { BounceReason } from '../core/bounce-reasons.js';
 import { classifyBounce, findReply, findStatus } from '../core/classify.js';
-import { RETRY_REASONS } from '../core/bounce-reasons.js';
+import { RETRY_REASONS, isExplicit, pseudoStatus } from '../core/bounce-reasons.js';
 import { providerReason } from '../core/provider-rules.js';
 import { CODED_RULES, VENDOR_RULES } from '../core/reply-rules.js';
 import { ndrReason, rhostReason } from '../core/rhost-rules.js';
@@ -116,6 +116,15 @@ function applyFormat(format: NoticeFormat | null, root: Entity, raws: RawRecipie
   for (const r of raws) {
     if (r.reason) continue;
     const diag = r.diagnostic ?? '';
+    const byCommand = r.command ? format.commands?.[r.command] : undefined;
+    if (byCommand) {
+      // Sisimai Exim: a bare reply code gets the pseudo status of the command's reason (MAIL → x.0.901),
+      // kept even when the text later gives another reason.
+      const reply = r.replycode ?? findReply(diag);
+      if (!r.status && !findStatus(diag) && reply) r.status = pseudoStatus(byCommand, reply.startsWith('4'));
+      if (isExplicit(byCommand)) r.reason = byCommand;
+      continue;
+    }
     const status = r.status && !r.status.endsWith('.0.0') ? r.status : findStatus(diag) ?? r.status;
     const reason = formatReason(format, root, diag.replace(/\s+/g, ' '), status)
       ?? (raws.length === 1 ? formatReason(format, root, section.replace(/\s+/g, ' '), null) : null);
