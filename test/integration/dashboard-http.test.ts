@@ -109,6 +109,8 @@ describe('dashboard over HTTP', () => {
     await b.signIn(s.key(team.id, 'test'));
     const page = await b.req('GET', '/dashboard/keys');
     expect(page.text).to.contain('Read-only').and.contain('keys:write').and.not.contain('Create key').and.not.contain('>Revoke<');
+    // GET /v1/api-keys needs keys:write: the page does not list the team's keys either.
+    expect(page.text).to.not.contain(other.slice(0, 12));
     const keyId = s.db.prepare('SELECT id FROM api_keys WHERE prefix = ?').pluck().get(other.slice(0, 12)) as string;
     const res = await b.req('POST', `/dashboard/keys/${keyId}/revoke`, { _csrf: b.csrf(page.text) });
     expect(res.status).to.equal(403);

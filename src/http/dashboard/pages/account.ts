@@ -43,6 +43,9 @@ function createForm(k: DCtx): Html {
 function keysPage(deps: Deps, k: DCtx, created?: { key: string; name: string | null }) {
   const s = sess(k);
   const write = can(s, 'keys:write');
+  if (!write) { // GET /v1/api-keys needs keys:write too: without it, not even the list
+    return page(deps.app, k, { title: 'API keys', active: 'keys', body: html`<h1>API keys</h1>${readOnly('keys:write', 'see, create or revoke keys')}` });
+  }
   const keys = listKeys(deps.app, s.principal.teamId).map((r) => presentKey(r));
   const shown = created ? html`<section class="notice" role="status" aria-labelledby="shown-h"><h2 id="shown-h">New key${created.name ? ` “${created.name}”` : ''}</h2>
     <p><label for="full-key">Copy this key now: it is shown only once.</label><input id="full-key" class="secret" type="text" readonly value="${created.key}"></p></section>` : '';
