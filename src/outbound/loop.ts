@@ -103,7 +103,15 @@ export class OutboundLoop implements Component {
     }
     if (starting.length === 0) return;
     const ids = starting.flatMap((j) => j.rcpts.map((r) => r.id));
-    const ok = tx(this.ctx.db, () => confirmClaims(this.ctx.db, ids, this.ctx.now() + this.o.leaseMs));
+    let ok: Set<number>;
+    try {
+      ok = tx(this.ctx.db, () => confirmClaims(this.ctx.db, ids, this.ctx.now() + this.o.leaseMs));
+    } catch (err) {
+      // A store error (busy, I/O): the jobs go back to the head of their queues; the next tick retries.
+      this.ctx.log.error({ err: (err as Error).message, jobs: starting.length }, 'claim confirmation failed');
+      for (const job of starting.reverse()) this.queues.set(job.domain, [job, ...(this.queues.get(job.domain) ?? [])]);
+      return;
+    }
     for (const job of starting) this.run(job, ok);
   }
 
@@ -151,7 +159,8 @@ export class OutboundLoop implements Component {
 
   private scheduleNext(): void {
     if (this.held.size >= this.o.maxHeld) return; // a flush wakes us
-    const due = nextDue(this.ctx.db);
+    let due: number | null = null;
+    try { due = nextDue(this.ctx.db); } catch (err) { this.ctx.log.error({ err: (err as Error).message }, 'next due time unknown'); }
     const wait = due === null ? this.o.idlePollMs : Math.min(this.o.idlePollMs, Math.max(5, due - this.ctx.now()));
     this.timer = setTimeout(() => this.tick(), wait);
   }
