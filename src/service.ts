@@ -34,6 +34,8 @@ export interface Running {
   url: string;
   httpPort: number;
   components: Component[];
+  /** The HTTP listener (read-only use: tests inspect its limits). */
+  server: http.Server;
   close(): Promise<void>;
 }
 
@@ -52,7 +54,9 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     ext: Object.assign({}, ...features.map((f) => f.ext ?? {})),
     healthy: () => up,
   });
-  const server = http.createServer(koa.callback());
+  // A client gets 20 s for its headers and 60 s for the whole request (Node's default lets a body trickle
+  // for 5 minutes), so slow senders cannot pile up open connections.
+  const server = http.createServer({ headersTimeout: 20_000, requestTimeout: 60_000 }, koa.callback());
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -74,7 +78,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   log.info({ listeners }, `listening: ${listeners.join(' ')}`);
   let closing: Promise<void> | null = null;
   return {
-    ctx, db, url: `http://${host}:${addr.port}`, httpPort: addr.port, components,
+    ctx, db, url: `http://${host}:${addr.port}`, httpPort: addr.port, components, server,
     close: () => (closing ??= (async () => {
       up = false;
       await stopAll(started, log);

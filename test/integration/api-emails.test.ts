@@ -106,6 +106,11 @@ describe('POST /v1/emails', () => {
     }
   });
 
+  it('bounds the time a client may take for its headers (20 s) and its whole request (60 s)', () => {
+    expect(s.svc.server.headersTimeout).to.be.within(1, 20_000);
+    expect(s.svc.server.requestTimeout).to.be.within(1, 60_000);
+  });
+
   it('refuses a body over the maximum with 413 request_too_large', async () => {
     const r = await s.api('POST', '/v1/emails', { key: testKey, body: { ...base, text: 'x'.repeat(2 * 1024 * 1024 + 10) } });
     expect(r.status).to.equal(413);
