@@ -71,13 +71,16 @@ export class SmtpClient {
   }
 
   private async acquire(t: Target, deadline: number): Promise<Session> {
-    const list = this.idle.get(`${t.ip}|${t.mxHost}`);
-    while (list?.length) {
-      const s = list.pop()!;
-      clearTimeout(s.idleTimer);
-      if (!s.dead) return s;
+    const key = `${t.ip}|${t.mxHost}`;
+    const list = this.idle.get(key);
+    let s: Session | undefined;
+    while (list?.length && !s) {
+      const next = list.pop()!;
+      clearTimeout(next.idleTimer);
+      if (!next.dead) s = next;
     }
-    return this.connect(t, deadline);
+    if (list?.length === 0) this.idle.delete(key); // release() makes a new list: no entry per address ever seen
+    return s ?? this.connect(t, deadline);
   }
 
   private connect(t: Target, deadline: number): Promise<Session> {

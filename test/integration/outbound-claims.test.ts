@@ -66,4 +66,13 @@ describe('outbound delivery: claim bookkeeping', function () {
     expect(e.mx.messages).to.have.length(1);
     expect(loop().stats()).to.include({ held: 0, active: 0, queued: 0 });
   });
+
+  it('the session pool keeps no entry for an MX address without idle sessions (no growth over many destinations)', async () => {
+    e = await outboundEnv({ overrides: { outboundMessagesPerConnection: 2 } });
+    for (const to of ['a@rcpt.test', 'b@rcpt.test']) await e.waitStatus((await e.send({ to })).id, ['delivered']);
+    expect(e.mx.connections).to.equal(1);
+    await until(() => (loop() as any).deps.smtp.openConnections === 0);
+    const idle: Map<string, unknown[]> = (loop() as any).deps.smtp.idle;
+    expect([...idle.entries()].filter(([, l]) => l.length === 0).map(([k]) => k)).to.deep.equal([]);
+  });
 });
