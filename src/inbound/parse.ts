@@ -98,9 +98,11 @@ function bounceReport(root: Entity): Report | null {
   const notice = noticeText(root);
   const format = detectFormat(root, notice);
   let raws = dsnRecipients(root, notice);
+  const failed = (header(root.headers, 'x-failed-recipients') ?? '').split(',')
+    .map((a) => extractAddress(a)).filter((a): a is string => !!a);
+  // Exim: "Final-Recipient: rfc822;/path/to/mailbox" (a file or pipe) — X-Failed-Recipients names the address.
+  if (raws.length && raws.length === failed.length) raws.forEach((r, i) => { r.address ??= failed[i] ?? null; });
   if (!raws.length) {
-    const failed = (header(root.headers, 'x-failed-recipients') ?? '').split(',')
-      .map((a) => extractAddress(a)).filter((a): a is string => !!a);
     if (!failed.length && !looksLikeBounce(root, notice)) return null;
     raws = readNotice(notice, failed, senders(root, original), format?.end);
     if (!raws.length && !failed.length && !looksLikeBounce(root, notice)) return null;
