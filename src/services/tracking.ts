@@ -23,7 +23,7 @@ export function makeToken(ctx: Ctx, kind: Kind, emailId: string, url = ''): stri
 
 /** The email id (and URL, for clicks) a token names, or null when it is malformed or tampered with. */
 export function readToken(ctx: Ctx, kind: Kind, token: string): { emailId: string; url: string } | null {
-  const m = /^([A-Za-z0-9_-]{1,8000})\.([A-Za-z0-9_-]{22})$/.exec(token);
+  const m = /^([A-Za-z0-9_-]{1,8000})\.([A-Za-z0-9_-]{22})$/.exec(token); // 8000 > base64 of id + MAX_TRACKED_URL_BYTES
   if (!m) return null;
   const text = Buffer.from(m[1], 'base64url').toString('utf8');
   const nl = text.indexOf('\n');
@@ -36,6 +36,8 @@ export function readToken(ctx: Ctx, kind: Kind, token: string): { emailId: strin
 }
 
 const isWebUrl = (u: string) => /^https?:\/\/[^\s]+$/i.test(u);
+/** Longer links are left untracked: their token would not be readable (nor fit a request line). */
+const MAX_TRACKED_URL_BYTES = 5900;
 const base = (ctx: Ctx) => ctx.config.publicUrl.replace(/\/+$/, '');
 export const openUrl = (ctx: Ctx, emailId: string) => `${base(ctx)}/t/o/${makeToken(ctx, 'o', emailId)}.gif`;
 export const clickUrl = (ctx: Ctx, emailId: string, url: string) => `${base(ctx)}/t/c/${makeToken(ctx, 'c', emailId, url)}`;
@@ -56,7 +58,7 @@ const HREF = /(<(?:a|area)\b[^>]*?\shref\s*=\s*)(?:"([^"]*)"|'([^']*)'|([^\s"'>]
 function rewriteLinks(ctx: Ctx, emailId: string, html: string): string {
   return html.replace(HREF, (all, head: string, dq?: string, sq?: string, bare?: string) => {
     const url = decodeAttr((dq ?? sq ?? bare ?? '').trim());
-    if (!isWebUrl(url)) return all;
+    if (!isWebUrl(url) || Buffer.byteLength(url) > MAX_TRACKED_URL_BYTES) return all;
     return `${head}"${clickUrl(ctx, emailId, url)}"`;
   });
 }

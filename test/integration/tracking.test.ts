@@ -100,4 +100,16 @@ describe('tracking: opens and clicks', function () {
       expect(r.headers.get('location')).to.equal(null);
     }
   });
+
+  it('leaves a link too long for a tracking token untouched instead of breaking it', async () => {
+    const long = `https://shop.example.com/p?q=${'x'.repeat(7000)}`;
+    const r = await s.api('POST', '/v1/emails', { key, body: { from: 'a@example.com', to: 'reader@example.org', subject: 's', html: `<a href="${long}">x</a><a href="https://e.example/">y</a>`, tracking: { opens: false, clicks: true } } });
+    const ctx = { ...s.ctx, config: { ...s.ctx.config, publicUrl: s.url } };
+    const out = applyTracking(ctx, emailByPublicId(s.db, r.body.id)!, `<a href="${long}">x</a><a href="https://e.example/">y</a>`);
+    const [first, second] = links(out);
+    expect(second).to.match(/\/t\/c\//);
+    expect(first).to.equal(long); // (never fetched: not a loopback address)
+    const res = await fetch(second, { redirect: 'manual' });
+    expect(res.status).to.equal(302);
+  });
 });
