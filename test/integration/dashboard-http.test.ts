@@ -66,6 +66,18 @@ describe('dashboard over HTTP', () => {
     } finally { await t.close(); }
   });
 
+  it('accepts POSTs from the public URL\'s origin behind a proxy that rewrites Host, and no other', async () => {
+    const t = await startTestService({ features: [dashboard], env: { MTA_PUBLIC_URL: 'https://mail.example.test/' } });
+    try {
+      const key = t.key(t.team().id, 'test');
+      const b = new Browserish(t.url);
+      const page = await b.req('GET', '/dashboard/sign-in');
+      expect((await b.req('POST', '/dashboard/sign-in', { _csrf: b.csrf(page.text), key }, { origin: 'https://evil.test' })).status).to.equal(403);
+      expect((await b.req('POST', '/dashboard/sign-in', { _csrf: b.csrf(page.text), key }, { origin: 'http://mail.example.test' })).status).to.equal(403);
+      expect((await b.req('POST', '/dashboard/sign-in', { _csrf: b.csrf(page.text), key }, { origin: 'https://mail.example.test' })).status).to.equal(303);
+    } finally { await t.close(); }
+  });
+
   it('refuses keys without emails:read and unknown keys', async () => {
     const team = s.team();
     const b = new Browserish(s.url);

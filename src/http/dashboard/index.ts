@@ -61,12 +61,16 @@ function gate(deps: Deps) {
   };
 }
 
-/** Every POST carries the session's CSRF token (or, for sign-in, the login cookie's) and a same-host Origin if any. */
-function csrf() {
+/**
+ * Every POST carries the session's CSRF token (or, for sign-in, the login cookie's) and, if any, an Origin
+ * on this host or the public URL's origin (a reverse proxy may rewrite Host).
+ */
+function csrf(deps: Deps) {
+  const publicOrigin = new URL(deps.app.config.publicUrl).origin;
   return async (k: DCtx, next: Koa.Next) => {
     if (k.method !== 'POST') return next();
     const origin = k.get('Origin');
-    if (origin && origin !== 'null') {
+    if (origin && origin !== 'null' && origin !== publicOrigin) {
       let host = '';
       try { host = new URL(origin).host; } catch { host = ''; }
       if (host !== k.host) throw new ApiError('permission_error', 'csrf_failed', 'This form was sent from another site.');
@@ -86,7 +90,7 @@ export function dashboardMount(koa: Koa<State>, deps: Deps) {
   r.use(errorPages(deps));
   r.use(bodyParser({ enableTypes: ['form'], formLimit: '64kb' }));
   r.use(gate(deps));
-  r.use(csrf());
+  r.use(csrf(deps));
   r.get('/assets/app.css', (k: DCtx) => { k.type = 'text/css; charset=utf-8'; k.set('Cache-Control', 'public, max-age=300'); k.body = CSS; });
   r.get('/assets/app.js', (k: DCtx) => { k.type = 'text/javascript; charset=utf-8'; k.set('Cache-Control', 'public, max-age=300'); k.body = JS; });
   authRoutes(r, deps);
