@@ -147,6 +147,7 @@ function isTemporary(status: string | null, reply: string | null, text: string, 
   if (s) return s[0] === '4';
   if (reply) return reply[0] === '4';
   if (/\btemporar|\bpersistent/i.test(text)) return true;
+  if (/\bpermanent/i.test(text)) return false;
   return reason === 'expired';
 }
 

@@ -21,6 +21,8 @@ export interface NoticeFormat {
   headerReason?: { name: string; value: RegExp; reason: BounceReason };
   /** SMTP command → provisional reason (Exim: HELO blocked, MAIL onhold); with a bare reply code it fixes the pseudo status */
   commands?: Readonly<Record<string, BounceReason>>;
+  /** reasons whose pseudo status is temporary when the notice has neither a status nor a reply code (Exim) */
+  temporaryWithoutCode?: readonly BounceReason[];
 }
 
 const A = "[\\w.!#$%&'*+/=?^`{|}~-]+@[\\w-]+(?:\\.[\\w-]+)+";
@@ -100,7 +102,13 @@ export const FORMATS: readonly NoticeFormat[] = [
     subject: /^(?:Mail delivery failed|Mail failure|Message frozen|Warning: message .+ delayed|error\(s\) in forwarding or filtering)/,
     received: /with local \(Exim \d/,
   }, end: [/^-+ This is a copy of (?:the|your) message/m], reasons: EXIM_REASONS,
-  commands: { HELO: 'blocked', EHLO: 'blocked', MAIL: 'onhold' } },
+  commands: { HELO: 'blocked', EHLO: 'blocked', MAIL: 'onhold' }, temporaryWithoutCode: ['expired', 'mailboxfull'] },
+  { family: 'Gmail', need: 2, detect: { from: /<?mailer-daemon@googlemail\.com>?/i, subject: /Delivery Status Notification/ },
+    reasons: [
+      { reason: 'expired', phrases: ['DNS Error: Could not contact DNS servers',
+        'Delivery to the following recipient has been delayed', 'The recipient server did not accept our requests to connect'] },
+      { reason: 'hostunknown', phrases: ['DNS Error: Domain name not found', 'DNS Error: DNS server returned answer with no data'] },
+    ] },
   { family: 'Courier', detect: { from: /Courier mail server at /, subject: /NOTICE: mail delivery status\.|WARNING: delayed mail\./,
     messageId: /^<courier\.[0-9A-F]+\./ }, reasons: [
     { reason: 'hostunknown', phrases: ['No such domain.'] },

@@ -131,6 +131,10 @@ function applyFormat(format: NoticeFormat | null, root: Entity, raws: RawRecipie
     const reason = formatReason(format, root, diag.replace(/\s+/g, ' '), status)
       ?? (raws.length === 1 ? formatReason(format, root, section.replace(/\s+/g, ' '), null) : null);
     if (reason) r.reason = reason;
+    // Exim: with neither a status nor a reply code, expiry and a full mailbox are temporary (4.0.947, 4.0.922).
+    if (reason && !status && !(r.replycode ?? findReply(diag)) && format.temporaryWithoutCode?.includes(reason)) {
+      r.status = pseudoStatus(reason, true);
+    }
   }
 }
 
