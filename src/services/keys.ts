@@ -50,6 +50,19 @@ export function createKey(ctx: Ctx, teamId: string, opts: { mode?: 'test' | 'liv
   return { row, key };
 }
 
+/**
+ * Creates a key on behalf of another key (API, dashboard): no escalation. A test key makes only test
+ * keys, and a key grants only scopes it holds itself. The operator's CLI uses createKey directly.
+ */
+export function createKeyAs(ctx: Ctx, p: Principal, opts: { mode?: 'test' | 'live'; scopes?: string[]; name?: string | null }) {
+  if ((opts.mode ?? 'test') === 'live' && p.mode !== 'live') {
+    throw new ApiError('permission_error', 'missing_scope', 'A test key cannot create live keys; use a live key or `mta key create --mode live`.', 'mode');
+  }
+  const beyond = (opts.scopes ?? DEFAULT_SCOPES).filter((s) => !p.scopes.has(s) && (SCOPES as readonly string[]).includes(s));
+  if (beyond.length) throw new ApiError('permission_error', 'missing_scope', `A key can only grant scopes it holds itself; this one lacks ${beyond.join(', ')}.`, 'scopes');
+  return createKey(ctx, p.teamId, opts);
+}
+
 const lastTouch = new Map<string, number>();
 
 /** The principal of a bearer key, or an authentication error. Revoked keys fail at once. */

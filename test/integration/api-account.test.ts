@@ -47,7 +47,7 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
 
     it('POST /api-keys shows the full key once, stores only its hash, and caps active keys at 20', async () => {
       const t = s.team();
-      const admin = s.key(t.id, 'test', ['keys:write']);
+      const admin = s.key(t.id, 'live', ['keys:write', 'emails:send', 'emails:read', 'domains:read']);
       const c = await s.api('POST', '/v1/api-keys', { key: admin, body: { name: 'ci', mode: 'live', scopes: ['emails:send'] } });
       expect(c.status).to.equal(201);
       expect(c.body).to.include({ object: 'api_key', name: 'ci', mode: 'live', revoked_at: null });
@@ -63,6 +63,22 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
       expect(over.status).to.equal(422);
       expect(over.body.error.code).to.equal('key_limit_reached');
       expect((await s.api('POST', '/v1/api-keys', { key: admin, body: { scopes: ['everything'] } })).body.error.param).to.equal('scopes');
+    });
+
+    it('a key cannot escalate: test keys make only test keys, and only with scopes the creator holds', async () => {
+      const t = s.team();
+      const testAdmin = s.key(t.id, 'test', ['keys:write', 'emails:read']);
+      const live = await s.api('POST', '/v1/api-keys', { key: testAdmin, body: { mode: 'live', scopes: ['emails:read'] } });
+      expect(live.status).to.equal(403);
+      expect(live.body.error).to.include({ type: 'permission_error', code: 'missing_scope', param: 'mode' });
+      const wider = await s.api('POST', '/v1/api-keys', { key: testAdmin, body: { scopes: ['emails:read', 'domains:write'] } });
+      expect(wider.status).to.equal(403);
+      expect(wider.body.error.param).to.equal('scopes');
+      expect(wider.body.error.message).to.contain('domains:write');
+      expect((await s.api('POST', '/v1/api-keys', { key: testAdmin, body: { scopes: ['emails:read'] } })).status).to.equal(201);
+      const liveAdmin = s.key(t.id, 'live', ['keys:write', 'emails:send', 'emails:read', 'domains:read']);
+      expect((await s.api('POST', '/v1/api-keys', { key: liveAdmin, body: { mode: 'live' } })).status).to.equal(201);
+      expect(count(s.db, 'api_keys', `team_id = '${t.id}'`)).to.equal(4);
     });
   });
 

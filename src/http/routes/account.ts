@@ -2,7 +2,7 @@
 import type Router from '@koa/router';
 import { listSuppressions, addSuppression, removeSuppression } from '../../services/suppressions.js';
 import { balance } from '../../services/credits.js';
-import { createKey, listKeys, revokeKey } from '../../services/keys.js';
+import { createKeyAs, listKeys, revokeKey } from '../../services/keys.js';
 import { presentKey } from '../../services/present.js';
 import { CreateKey, CreateSuppression, ListQuery } from '../schemas.js';
 import { validator } from '../validate.js';
@@ -33,7 +33,7 @@ export function accountRoutes(r: Router, { app, auth }: Deps) {
   });
   r.post('/api-keys', auth('keys:write'), (ctx: KoaCtx) => {
     const b = checkKey(ctx.request.body);
-    const { row, key } = createKey(app, principal(ctx).teamId, { mode: b.mode, scopes: b.scopes, name: b.name ?? null });
+    const { row, key } = createKeyAs(app, principal(ctx), { mode: b.mode, scopes: b.scopes, name: b.name ?? null });
     ctx.status = 201;
     ctx.body = presentKey(row, key);
   });

@@ -1,7 +1,7 @@
 // Account pages: the suppression list (add, remove: emails:send), API keys (create with the full key
 // shown once, revoke: keys:write; revoking ends that key's sessions) and the credit balance.
 import { addSuppression, listSuppressions, removeSuppression } from '../../../services/suppressions.js';
-import { createKey, listKeys, revokeKey, DEFAULT_SCOPES, SCOPES } from '../../../services/keys.js';
+import { createKeyAs, listKeys, revokeKey, DEFAULT_SCOPES, SCOPES } from '../../../services/keys.js';
 import { balance } from '../../../services/credits.js';
 import { presentKey } from '../../../services/present.js';
 import type { Deps } from '../../app.js';
@@ -90,7 +90,7 @@ export function accountPages(r: DRouter, deps: Deps) {
   r.post('/keys', (k: DCtx) => {
     requireScope(k, 'keys:write');
     const mode = field(k, 'mode') === 'live' ? 'live' : 'test';
-    const { row, key } = createKey(deps.app, sess(k).principal.teamId, { mode, scopes: fields(k, 'scopes'), name: field(k, 'name') || null });
+    const { row, key } = createKeyAs(deps.app, sess(k).principal, { mode, scopes: fields(k, 'scopes'), name: field(k, 'name') || null });
     keysPage(deps, k, { key, name: row.name });
   });
   r.post('/keys/:id/revoke', (k: DCtx) => {
