@@ -4,7 +4,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import bodyParser from 'koa-bodyparser';
 import { ApiError } from '../core/errors.js';
-import { auth, errors, requestLog, RateLimiter, type State, type KoaCtx } from './middleware.js';
+import { auth, errors, requestLog, unmatchedLimit, RateLimiter, type State, type KoaCtx } from './middleware.js';
 import { emailRoutes } from './routes/emails.js';
 import { accountRoutes } from './routes/account.js';
 import { docsMount } from './docs.js';
@@ -30,6 +30,7 @@ export function buildApp(app: Ctx, opts: { routes?: RouteFn[]; mounts?: MountFn[
   const deps: Deps = { app, auth: auth(app, limiter), ext: opts.ext ?? {} };
   koa.use(requestLog(app));
   koa.use(errors(app));
+  koa.use(unmatchedLimit(limiter));
   koa.use(async (ctx: KoaCtx, next) => {
     if (ctx.path === '/healthz') {
       const ok = opts.healthy ? opts.healthy() : true;

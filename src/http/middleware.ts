@@ -76,23 +76,46 @@ export class RateLimiter {
   }
 }
 
-/** Authenticates, checks the scope (if any) and applies the rate limit of the key. */
+/** Takes a token from `bucket` and sets the RateLimit-* headers; throws 429 when the bucket is empty. */
+function limit(ctx: KoaCtx, limiter: RateLimiter, bucket: string, who: string): void {
+  const r = limiter.take(bucket);
+  ctx.set('RateLimit-Limit', String(limiter.burst));
+  ctx.set('RateLimit-Remaining', String(r.remaining));
+  ctx.set('RateLimit-Reset', String(r.reset));
+  if (!r.ok) {
+    ctx.state.retryAfter = r.retryAfter;
+    throw new ApiError('rate_limit_error', 'rate_limited', `Too many requests: at most ${limiter.rate} per second per ${who}.`);
+  }
+}
+
+/**
+ * Authenticates, checks the scope (if any) and applies the rate limit of the key. Requests without a
+ * valid key count against their client address instead (so key guessing is throttled too).
+ */
 export function auth(app: Ctx, limiter: RateLimiter | null) {
   return (scope?: Scope) => async (ctx: KoaCtx, next: Koa.Next) => {
-    const p = authenticate(app, ctx.get('Authorization') || undefined);
-    ctx.state.principal = p;
-    if (limiter) {
-      const r = limiter.take(p.keyId);
-      ctx.set('RateLimit-Limit', String(limiter.burst));
-      ctx.set('RateLimit-Remaining', String(r.remaining));
-      ctx.set('RateLimit-Reset', String(r.reset));
-      if (!r.ok) {
-        ctx.state.retryAfter = r.retryAfter;
-        throw new ApiError('rate_limit_error', 'rate_limited', `Too many requests: at most ${limiter.rate} per second per key.`);
-      }
+    let p: Principal;
+    try {
+      p = authenticate(app, ctx.get('Authorization') || undefined);
+    } catch (err) {
+      if (limiter) limit(ctx, limiter, `ip:${ctx.ip}`, 'client address without a valid key');
+      throw err;
     }
+    ctx.state.principal = p;
+    if (limiter) limit(ctx, limiter, p.keyId, 'key');
     if (scope) requireScope(p, scope);
     await next();
+  };
+}
+
+/** Under /v1, answers that no key was counted for (unknown routes) still carry RateLimit-* headers. */
+export function unmatchedLimit(limiter: RateLimiter | null) {
+  return async (ctx: KoaCtx, next: Koa.Next) => {
+    try { await next(); } finally {
+      if (limiter && ctx.path.startsWith('/v1') && !ctx.response.get('RateLimit-Limit')) {
+        try { limit(ctx, limiter, `ip:${ctx.ip}`, 'client address'); } catch { /* already answering; headers are set */ }
+      }
+    }
   };
 }
 

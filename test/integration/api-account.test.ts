@@ -262,4 +262,17 @@ describe('API: rate limits', () => {
     expect(Number(rs[3].headers.get('retry-after'))).to.be.at.least(1);
     expect((await s.api('GET', '/v1/emails', { key: k2 })).status).to.equal(200);
   });
+
+  it('counts requests without a valid key (and unknown routes) against the client address, with the same headers', async () => {
+    const rs = [];
+    for (let i = 0; i < 4; i++) rs.push(await s.api('GET', i % 2 ? '/v1/nope' : '/v1/emails', { key: i % 2 ? undefined : 'ps_test_guess' }));
+    expect(rs.slice(0, 3).map((r) => r.status)).to.deep.equal([401, 404, 401]);
+    for (const r of rs) expect(r.headers.get('ratelimit-limit')).to.equal('3');
+    expect(rs[0].headers.get('ratelimit-remaining')).to.equal('2');
+    expect(rs[3].status).to.be.oneOf([404, 429]);
+    const guess = await s.api('GET', '/v1/emails', { key: 'ps_test_guess2' });
+    expect(guess.status).to.equal(429);
+    expect(guess.body.error.code).to.equal('rate_limited');
+    expect(Number(guess.headers.get('retry-after'))).to.be.at.least(1);
+  });
 });
