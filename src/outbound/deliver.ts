@@ -12,7 +12,7 @@ import type { SmtpClient, Target, SendResult } from './smtp.js';
 import type { Prepared } from './compose.js';
 import { toOutcome, type Verdict, type AttemptInfo } from './outcome.js';
 
-export interface Job { email: EmailRow; domain: string; rcpts: Claimed[] }
+export interface Job { email: EmailRow; domain: string; rcpts: Claimed[]; /** When it joined its domain's queue. */ queuedAt?: number }
 export interface DeliverDeps {
   ctx: Ctx; mx: MxResolver; smtp: SmtpClient; verpSecret: Buffer; policy: RetryPolicy;
   prepare: (email: EmailRow) => Promise<Prepared>;

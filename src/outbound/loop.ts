@@ -6,11 +6,16 @@ import type { Ctx } from '../services/context.js';
 import { emailBySeq, type EmailRow } from '../store/emails.js';
 import { tx } from '../store/db.js';
 import { FINAL } from '../core/status.js';
-import { claimDue, confirmClaims, releaseClaims, nextDue, type Claimed } from './queue.js';
+import { claimDue, confirmClaims, releaseClaims, nextDue, postponeDomain, setAsideClaims, type Claimed } from './queue.js';
 import { ResultSink } from './results.js';
 import { deliverJob, type Job, type DeliverDeps } from './deliver.js';
 import { simulate } from './simulate.js';
 import type { Prepared } from './compose.js';
+
+/** How long the due work of a full domain is set aside before it is looked at again. */
+const SET_ASIDE_MS = 2000;
+/** A domain whose oldest waiting job has waited this long is slow. */
+const SLOW_MS = 1000;
 
 export interface LoopOptions {
   concurrency: number; perDomain: number; leaseMs: number; batch: number; maxHeld: number; idlePollMs: number; graceMs: number;
@@ -24,6 +29,7 @@ export class OutboundLoop implements Component {
   private active = 0;
   private inflight = new Set<Promise<void>>();
   private prepared = new Map<number, { p?: Promise<Prepared>; refs: number }>();
+  private setAside = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private wakeQueued = false;
   private stopping = true;
@@ -54,14 +60,50 @@ export class OutboundLoop implements Component {
   }
 
   private claimMore(): void {
+    const full = this.fullDomains(this.ctx.now());
     while (this.held.size < this.o.maxHeld) {
       const now = this.ctx.now();
       const limit = Math.min(this.o.batch, this.o.maxHeld - this.held.size);
-      const rows = claimDue(this.ctx.db, now, now + this.o.leaseMs, limit);
+      const rows = claimDue(this.ctx.db, now, now + this.o.leaseMs, limit, full);
       const fresh = rows.filter((r) => !this.held.has(r.id));
       if (fresh.length) this.accept(fresh);
       if (rows.length < limit || fresh.length === 0) return;
     }
+  }
+
+  /**
+   * Slow domains: over a quarter of `maxHeld` waiting (and at least enough to refill their slots
+   * twice), the oldest for over SLOW_MS. Their backlog stays in the store (set aside for a moment,
+   * keeping enough to refill their slots twice) instead of filling `maxHeld` and starving every other
+   * domain. A domain with a backlog that drains is never set aside.
+   */
+  private fullDomains(now: number): string[] {
+    const full = this.full();
+    for (const d of full) {
+      if ((this.setAside.get(d) ?? 0) > now) continue;
+      this.setAside.set(d, now + SET_ASIDE_MS);
+      const q = this.queues.get(d)!;
+      const excess = q.splice(this.o.perDomain * 2);
+      const ids = excess.flatMap((j) => j.rcpts.map((r) => r.id));
+      tx(this.ctx.db, () => { setAsideClaims(this.ctx.db, ids, now + SET_ASIDE_MS); postponeDomain(this.ctx.db, d, now, now + SET_ASIDE_MS); });
+      for (const id of ids) this.held.delete(id);
+      for (const j of excess) this.unref(j.email.seq);
+    }
+    for (const [d, until] of this.setAside) if (until <= now) this.setAside.delete(d);
+    return full;
+  }
+
+  /** Ms until the first backlog could count as slow (when nothing else wakes the loop). */
+  private untilSlow(): number {
+    const backlogs = [...this.queues.values()].filter((q) => q.length >= Math.max(this.o.perDomain * 2, this.o.maxHeld / 4));
+    const first = Math.min(...backlogs.map((q) => q[0].queuedAt ?? 0));
+    return backlogs.length ? Math.max(5, first + SLOW_MS + 1 - this.ctx.now()) : this.o.idlePollMs;
+  }
+
+  private full(): string[] {
+    const old = this.ctx.now() - SLOW_MS;
+    const backlog = Math.max(this.o.perDomain * 2, this.o.maxHeld / 4);
+    return [...this.queues].filter(([, q]) => q.length >= backlog && (q[0].queuedAt ?? 0) < old).map(([d]) => d);
   }
 
   private accept(rows: Claimed[]): void {
@@ -84,6 +126,7 @@ export class OutboundLoop implements Component {
 
   private enqueue(job: Job): void {
     const q = this.queues.get(job.domain) ?? [];
+    job.queuedAt ??= this.ctx.now();
     q.push(job);
     this.queues.set(job.domain, q);
     const c = this.prepared.get(job.email.seq) ?? { refs: 0 };
@@ -158,9 +201,10 @@ export class OutboundLoop implements Component {
   }
 
   private scheduleNext(): void {
-    if (this.held.size >= this.o.maxHeld) return; // a flush wakes us
+    // Full: a flush wakes us, and a look for slow domains to set aside within SLOW_MS.
+    if (this.held.size >= this.o.maxHeld) { this.timer = setTimeout(() => this.tick(), this.untilSlow()); return; }
     let due: number | null = null;
-    try { due = nextDue(this.ctx.db); } catch (err) { this.ctx.log.error({ err: (err as Error).message }, 'next due time unknown'); }
+    try { due = nextDue(this.ctx.db, this.full()); } catch (err) { this.ctx.log.error({ err: (err as Error).message }, 'next due time unknown'); }
     const wait = due === null ? this.o.idlePollMs : Math.min(this.o.idlePollMs, Math.max(5, due - this.ctx.now()));
     this.timer = setTimeout(() => this.tick(), wait);
   }

@@ -11,11 +11,26 @@ export interface Claimed {
 const SENDABLE = "('queued', 'sent', 'delivery_delayed')";
 const FINAL = "('delivered', 'bounced', 'complained', 'failed', 'canceled')";
 
-/** Claims up to `limit` due deliveries (oldest due first), leasing them until `until`. */
-export function claimDue(db: DB, now: number, until: number, limit: number): Claimed[] {
+/**
+ * Claims up to `limit` due deliveries (oldest due first), leasing them until `until`, leaving out the
+ * destination domains in `skip` (their queue in memory is full).
+ */
+export function claimDue(db: DB, now: number, until: number, limit: number, skip: readonly string[] = []): Claimed[] {
+  // Without domains to skip, the due index alone picks the rows (the hot path stays a covering scan).
+  const filter = skip.length ? 'AND domain NOT IN (SELECT value FROM json_each(@skip))' : '';
   return sql<Claimed>(db, `UPDATE deliveries SET next_attempt_at = @until, leased_until = @until
-    WHERE id IN (SELECT id FROM deliveries WHERE next_attempt_at <= @now ORDER BY next_attempt_at LIMIT @limit)
-    RETURNING id, email_seq, recipient, domain, status, attempts, first_attempt_at`).all({ now, until, limit });
+    WHERE id IN (SELECT id FROM deliveries WHERE next_attempt_at <= @now ${filter} ORDER BY next_attempt_at LIMIT @limit)
+    RETURNING id, email_seq, recipient, domain, status, attempts, first_attempt_at`).all({ now, until, limit, ...(skip.length ? { skip: JSON.stringify(skip) } : {}) });
+}
+
+/**
+ * Sets the due work of a slow domain aside until `later` (no attempt is counted), so claims of other
+ * domains neither wait for it nor scan it again and again. Runs at most once per set-aside period and
+ * slow domain (a scan of the due rows; a second index on every delivery write would cost more).
+ */
+export function postponeDomain(db: DB, domain: string, now: number, later: number): number {
+  return sql(db, 'UPDATE deliveries SET next_attempt_at = @later WHERE domain = @domain AND next_attempt_at <= @now')
+    .run({ domain, now, later }).changes;
 }
 
 /**
@@ -41,7 +56,16 @@ export function releaseClaims(db: DB, ids: readonly number[], now: number): numb
     WHERE id IN (SELECT value FROM json_each(@ids)) AND leased_until IS NOT NULL`).run({ ids: JSON.stringify(ids), now }).changes;
 }
 
-/** When the next delivery comes due (ms), or null when the queue is empty. */
-export function nextDue(db: DB): number | null {
-  return sql<{ t: number | null }>(db, 'SELECT min(next_attempt_at) AS t FROM deliveries WHERE next_attempt_at IS NOT NULL').get()?.t ?? null;
+/** Gives claims back with no lease, due again at `later` (a slow domain's excess waiting jobs). */
+export function setAsideClaims(db: DB, ids: readonly number[], later: number): number {
+  if (ids.length === 0) return 0;
+  return sql(db, `UPDATE deliveries SET next_attempt_at = CASE WHEN status IN ${FINAL} THEN NULL ELSE @later END, leased_until = NULL
+    WHERE id IN (SELECT value FROM json_each(@ids))`).run({ ids: JSON.stringify(ids), later }).changes;
+}
+
+/** When the next delivery of a domain not in `skip` comes due (ms), or null when there is none. */
+export function nextDue(db: DB, skip: readonly string[] = []): number | null {
+  if (skip.length === 0) return sql<{ t: number | null }>(db, 'SELECT min(next_attempt_at) AS t FROM deliveries WHERE next_attempt_at IS NOT NULL').get()?.t ?? null;
+  return sql<{ t: number }>(db, `SELECT next_attempt_at AS t FROM deliveries WHERE next_attempt_at IS NOT NULL
+    AND domain NOT IN (SELECT value FROM json_each(@skip)) ORDER BY next_attempt_at LIMIT 1`).get({ skip: JSON.stringify(skip) })?.t ?? null;
 }

@@ -7,7 +7,7 @@ import { recordFeedback } from '../../src/services/feedback.js';
 import { verpAddress } from '../../src/core/verp.js';
 import { secret } from '../../src/store/settings.js';
 import { emailByPublicId, deliveriesOf } from '../../src/store/emails.js';
-import type { OutboundLoop } from '../../src/outbound/index.js';
+import { createOutbound, type OutboundLoop } from '../../src/outbound/index.js';
 
 describe('outbound delivery: claim bookkeeping', function () {
   this.timeout(20000);
@@ -74,5 +74,32 @@ describe('outbound delivery: claim bookkeeping', function () {
     await until(() => (loop() as any).deps.smtp.openConnections === 0);
     const idle: Map<string, unknown[]> = (loop() as any).deps.smtp.idle;
     expect([...idle.entries()].filter(([, l]) => l.length === 0).map(([k]) => k)).to.deep.equal([]);
+  });
+});
+
+describe('outbound delivery: a slow domain does not starve the others', function () {
+  this.timeout(20000);
+  let e: OutboundEnv | undefined;
+  afterEach(() => e?.close());
+
+  it('a backlog behind a stalling receiver stays in the store; a healthy domain is still delivered at once', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    e = await outboundEnv({
+      env: { MTA_RETRY_MAX_SECONDS: '30', MTA_OUTBOUND_TIMEOUT_SECONDS: '10' },
+      overrides: { outboundPerDomainConcurrency: 2 },
+      features: [(ctx) => ({ components: [createOutbound(ctx, { maxHeld: 10, batch: 5 })] })],
+      script: { data: (rcpts) => (rcpts[0].endsWith('@rcpt.test') ? { until: gate } : undefined) },
+    });
+    const slow = await Promise.all(Array.from({ length: 16 }, (_, i) => e!.send({ to: `s${i}@rcpt.test` })));
+    await sleep(300);
+    const t0 = Date.now();
+    const fast = await e.send({ to: 'quick@other.test' });
+    await e.waitStatus(fast.id, ['delivered'], 3000);
+    expect(Date.now() - t0).to.be.lessThan(1500);
+    release();
+    for (const s of slow) await e.waitStatus(s.id, ['delivered'], 10000);
+    expect(e.mx.to('quick@other.test')).to.have.length(1);
+    expect(e.mx.messages.filter((m) => m.to[0].endsWith('@rcpt.test'))).to.have.length(16);
   });
 });
