@@ -39,14 +39,15 @@ export function matchRecipients(ctx: Ctx, m: EmailMatch, report: Report): Recipi
   const deliveries = deliveriesOf(ctx.db, m.email.seq);
   const byAddress = new Map(deliveries.map((d) => [d.recipient.toLowerCase(), d]));
   const fallback = deliveries.length === 1 && (m.verified || report.kind === 'arf') ? deliveries[0] : null;
-  const seen = new Set<number>();
-  const out: RecipientMatch[] = [];
-  for (const recipient of report.recipients) {
-    const named = recipient.address ? byAddress.get(recipient.address.toLowerCase()) : undefined;
-    let delivery = named ?? fallback;
-    if (delivery && seen.has(delivery.id)) delivery = null;
+  // Exact address matches first, so the fallback never takes a delivery that a later line names.
+  const named = report.recipients.map((r) => (r.address ? byAddress.get(r.address.toLowerCase()) : undefined));
+  const seen = new Set(named.filter((d) => d !== undefined).map((d) => d!.id));
+  const taken = new Set<number>();
+  return report.recipients.map((recipient, i) => {
+    const d = named[i];
+    if (d) return { recipient, delivery: taken.has(d.id) ? null : (taken.add(d.id), d), exact: true };
+    const delivery = fallback && !seen.has(fallback.id) ? fallback : null;
     if (delivery) seen.add(delivery.id);
-    out.push({ recipient, delivery: delivery ?? null, exact: !!named });
-  }
-  return out;
+    return { recipient, delivery, exact: false };
+  });
 }
