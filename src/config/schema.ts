@@ -34,6 +34,7 @@ export const ConfigSchema = Type.Object({
   inboundMaxBytes: Type.Integer({ minimum: 1024 }),
   /** Inbound listener: simultaneous connections (default 100) and an optional TLS key/cert (PEM files). */
   inboundMaxClients: Type.Optional(Type.Integer({ minimum: 1 })),
+  inboundMaxSessionSeconds: Seconds,
   smtpTlsKeyFile: Type.Optional(Type.String({ minLength: 1 })),
   smtpTlsCertFile: Type.Optional(Type.String({ minLength: 1 })),
   dnsCheckCron: Type.String({ minLength: 1 }),
@@ -77,6 +78,7 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_WEBHOOK_RETRY_MIN_SECONDS: ['webhookRetryMinSeconds', 'number'],
   MTA_INBOUND_MAX_BYTES: ['inboundMaxBytes', 'int'],
   MTA_INBOUND_MAX_CLIENTS: ['inboundMaxClients', 'int'],
+  MTA_INBOUND_MAX_SESSION_SECONDS: ['inboundMaxSessionSeconds', 'number'],
   MTA_SMTP_TLS_KEY_FILE: ['smtpTlsKeyFile', 'string'],
   MTA_SMTP_TLS_CERT_FILE: ['smtpTlsCertFile', 'string'],
   MTA_DNS_CHECK_CRON: ['dnsCheckCron', 'string'],

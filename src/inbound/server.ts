@@ -42,6 +42,26 @@ function onData(ctx: Ctx, stream: SMTPServerDataStream, session: SMTPServerSessi
   });
 }
 
+interface Connection { send(code: number, text: string): void; close(): void }
+
+/**
+ * Ends sessions older than `maxMs` with 421 (the idle time-out alone lets a client that trickles
+ * commands hold a slot for ever). Checks a few times per `maxMs`; returns the interval to clear.
+ */
+function sessionReaper(server: SMTPServer, maxMs: number, now: () => number): NodeJS.Timeout {
+  const started = new WeakMap<Connection, number>();
+  const timer = setInterval(() => {
+    const t = now();
+    for (const c of (server as unknown as { connections: Set<Connection> }).connections) {
+      const at = started.get(c);
+      if (at === undefined) started.set(c, t);
+      else if (t - at > maxMs) { c.send(421, '4.4.2 Session too long, closing'); c.close(); }
+    }
+  }, Math.max(50, Math.min(10_000, maxMs / 4)));
+  timer.unref();
+  return timer;
+}
+
 export function createInboundListener(ctx: Ctx): InboundListener {
   const max = ctx.config.inboundMaxBytes;
   const log = ctx.log.child({ component: 'inbound' });
@@ -72,6 +92,7 @@ export function createInboundListener(ctx: Ctx): InboundListener {
     onData: (stream, session, cb) => onData(ctx, stream, session, cb),
   });
   server.on('error', (err) => log.warn({ err }, 'inbound SMTP error'));
+  const reaper = sessionReaper(server, ctx.config.inboundMaxSessionSeconds * 1000, ctx.now);
   let listening = false;
   return {
     start: () => new Promise<void>((resolve, reject) => {
@@ -82,7 +103,7 @@ export function createInboundListener(ctx: Ctx): InboundListener {
         resolve();
       });
     }),
-    stop: () => (listening ? new Promise<void>((resolve) => { listening = false; server.close(() => resolve()); }) : Promise.resolve()),
+    stop: () => { clearInterval(reaper); return listening ? new Promise<void>((resolve) => { listening = false; server.close(() => resolve()); }) : Promise.resolve(); },
     address: () => (listening ? (server.server.address() as AddressInfo) : null),
   };
 }
