@@ -44,8 +44,8 @@ function checkHeaders(h: Record<string, string> | null | undefined): Record<stri
 
 function checkSchedule(s: string | null | undefined, now: number): number | null {
   if (s === undefined || s === null) return null;
-  const t = /^\d{4}-\d{2}-\d{2}T/.test(s) ? Date.parse(s) : NaN;
-  if (Number.isNaN(t)) throw invalid('scheduled_at', 'scheduled_at must be an ISO 8601 date-time, e.g. 2026-01-31T09:00:00Z.');
+  const t = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(s) ? Date.parse(s) : NaN;
+  if (Number.isNaN(t)) throw invalid('scheduled_at', 'scheduled_at must be an ISO 8601 date-time with a time zone, e.g. 2026-01-31T09:00:00Z.');
   if (t > now + MAX_SCHEDULE_MS) throw invalid('scheduled_at', 'scheduled_at may be at most 30 days ahead.');
   return t <= now ? null : t;
 }

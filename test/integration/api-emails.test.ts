@@ -75,6 +75,7 @@ describe('POST /v1/emails', () => {
     ['unknown field', { attachments: [] }, 'attachments'],
     ['tracking not boolean', { tracking: { opens: 'yes' } }, 'tracking'],
     ['scheduled_at not a date', { scheduled_at: 'tomorrow' }, 'scheduled_at'],
+    ['scheduled_at without a time zone', { scheduled_at: '2030-01-01T10:00:00' }, 'scheduled_at'],
     ['scheduled_at beyond 30 days', { scheduled_at: new Date(Date.now() + 31 * 86400e3).toISOString() }, 'scheduled_at'],
   ];
   for (const [name, patch, param, code] of bad) {
