@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Compile } from 'typebox/compile';
 import { ConfigSchema, ENV, type Config } from './schema.js';
+import { ipPoolsProblem, parseIpPools } from './ip-pools.js';
 
 export class ConfigError extends Error {}
 
@@ -36,6 +37,8 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     } else if (kind === 'bool') {
       if (!['1', '0', 'true', 'false', 'yes', 'no'].includes(raw)) throw new ConfigError(`invalid ${name}=${JSON.stringify(raw)}: expected 1 or 0`);
       out[key] = ['1', 'true', 'yes'].includes(raw);
+    } else if (kind === 'pools') {
+      try { out[key] = parseIpPools(raw); } catch (err) { throw new ConfigError(`invalid ${name}=${JSON.stringify(raw)}: ${(err as Error).message}`); }
     } else if (kind === 'list') {
       out[key] = raw.split(',').map((s) => s.trim()).filter(Boolean);
     } else out[key] = raw;
@@ -66,6 +69,8 @@ export function loadConfig(opts: { file?: string; env?: NodeJS.ProcessEnv; overr
   }
   const cfg = merged as Config;
   if (cfg.retryMaxSeconds < cfg.retryMinSeconds) throw new ConfigError('invalid configuration: retryMaxSeconds (MTA_RETRY_MAX_SECONDS) must be >= retryMinSeconds');
+  const pools = ipPoolsProblem(cfg.ipPools);
+  if (pools) throw new ConfigError(`invalid configuration: ipPools (MTA_IP_POOLS): ${pools}`);
   cfg.publicUrl = cfg.publicUrl.replace(/\/+$/, '');
   return cfg;
 }

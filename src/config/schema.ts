@@ -41,6 +41,8 @@ export const ConfigSchema = Type.Object({
   dnsCheckTimeoutSeconds: Seconds,
   maxBodyBytes: Type.Integer({ minimum: 1024 }),
   sendingIps: Type.Array(Type.String({ minLength: 1 })),
+  /** Per-team source IP pools: team id or name → IPs its mail leaves from (and its SPF lists); others use sendingIps. */
+  ipPools: Type.Record(Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
   freeMonthlyCredits: Type.Integer({ minimum: 0 }),
   /** Operator password of the dashboard (sign in as any team); empty disables operator sign-in. */
   dashboardPassword: Type.String(),
@@ -48,7 +50,7 @@ export const ConfigSchema = Type.Object({
 
 export type Config = Static<typeof ConfigSchema>;
 
-type Kind = 'string' | 'int' | 'number' | 'bool' | 'list';
+type Kind = 'string' | 'int' | 'number' | 'bool' | 'list' | 'pools';
 /** Environment variables (names fixed by operations.md) → setting and how to read it. */
 export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_DATA_DIR: ['dataDir', 'string'],
@@ -85,5 +87,6 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_DNS_CHECK_TIMEOUT_SECONDS: ['dnsCheckTimeoutSeconds', 'number'],
   MTA_MAX_BODY_BYTES: ['maxBodyBytes', 'int'],
   MTA_SENDING_IPS: ['sendingIps', 'list'],
+  MTA_IP_POOLS: ['ipPools', 'pools'],
   MTA_DASHBOARD_PASSWORD: ['dashboardPassword', 'string'],
 };

@@ -1,6 +1,7 @@
 // One delivery job: the claimed recipients of one email at one destination domain → MX route →
 // one SMTP transaction (several RCPT TO; next MX when a connection fails) → an outcome per
-// recipient. VERP: the envelope sender carries the FIRST recipient's delivery token. Never throws.
+// recipient. VERP: the envelope sender carries the FIRST recipient's delivery token. The source
+// address comes from the team's IP pool (sources.ts). Never throws.
 import { verpAddress } from '../core/verp.js';
 import type { RetryPolicy } from '../core/retry.js';
 import type { EmailRow } from '../store/emails.js';
@@ -10,6 +11,7 @@ import type { Claimed } from './queue.js';
 import type { MxResolver } from './mx.js';
 import type { SmtpClient, Target, SendResult } from './smtp.js';
 import type { Prepared } from './compose.js';
+import type { SourcePools } from './sources.js';
 import { toOutcome, type Verdict, type AttemptInfo } from './outcome.js';
 
 export interface Job { email: EmailRow; domain: string; rcpts: Claimed[]; /** When it joined its domain's queue. */ queuedAt?: number }
@@ -19,6 +21,8 @@ export interface DeliverDeps {
   /** Longest a job may take (its lease outlives it). */
   deadlineMs: number;
   maxTargets?: number;
+  /** Source addresses per team; absent: the kernel chooses. */
+  sources?: SourcePools;
 }
 type Attempt = { verdicts: Verdict[]; info: Partial<SendResult['info']> };
 
@@ -46,12 +50,15 @@ async function attempt(d: DeliverDeps, job: Job, deadline: number): Promise<Atte
   const from = verpAddress(d.verpSecret, job.email.id, job.rcpts[0].id, prepared.returnDomain);
   const rcpts = job.rcpts.map((r) => r.recipient);
   let last: SendResult | null = null;
+  let skipped: string | null = null;
   for await (const t of targets(d.mx, route.hosts, d.maxTargets ?? 5)) {
     if (Date.now() >= deadline) break;
-    last = await d.smtp.send(t, from, rcpts, prepared.raw, deadline);
+    const src = d.sources?.choose(job.email.team_id, t) ?? { kind: 'bind', ip: undefined };
+    if (src.kind === 'skip') { skipped = src.reason; continue; }
+    last = await d.smtp.send(t, from, rcpts, prepared.raw, deadline, src.ip);
     if (!last.tryNext) break;
   }
-  if (!last) return all({ kind: 'deferred', reply: null, command: 'CONN', error: `no reachable address for the MX hosts of ${job.domain}` });
+  if (!last) return all({ kind: 'deferred', reply: null, command: 'CONN', error: skipped ?? `no reachable address for the MX hosts of ${job.domain}` });
   return { verdicts: last.verdicts, info: last.info };
 }
 

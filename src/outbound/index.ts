@@ -1,6 +1,5 @@
 // Builds the outbound delivery component from the shared context: resolver (MTA_DNS_SERVERS),
-// MX cache, SMTP pool, retry policy, lease and limits from the configuration. Nothing runs on import.
-import { networkInterfaces } from 'node:os';
+// MX cache, SMTP pool, source IP pools, retry policy, lease and limits from the configuration. Nothing runs on import.
 import { createResolver } from '../services/resolver.js';
 import { secret } from '../store/settings.js';
 import { onEvent } from '../store/events.js';
@@ -9,6 +8,7 @@ import { MxResolver } from './mx.js';
 import { SmtpClient } from './smtp.js';
 import { OutboundLoop, type LoopOptions } from './loop.js';
 import { prepareEmail } from './compose.js';
+import { SourcePools } from './sources.js';
 
 export { OutboundLoop } from './loop.js';
 
@@ -19,29 +19,21 @@ export function timings(c: Ctx['config']): { leaseMs: number; deadlineMs: number
   return { leaseMs: lease, deadlineMs: Math.min(timeoutMs * 6, lease * 0.8) };
 }
 
-/**
- * The sending IPs this machine holds: only those can be bound as source addresses. Others (a NAT'd
- * public address listed for SPF, say) are left to the kernel's choice, with a warning.
- */
-function localAddresses(ctx: Ctx, ips: string[]): string[] {
-  const mine = new Set(Object.values(networkInterfaces()).flatMap((l) => (l ?? []).map((a) => a.address)));
-  const [kept, other] = [ips.filter((ip) => mine.has(ip)), ips.filter((ip) => !mine.has(ip))];
-  if (other.length) ctx.log.warn({ ips: other }, 'MTA_SENDING_IPS not held by this host: not bound as source addresses');
-  return kept;
-}
-
 export function createOutbound(ctx: Ctx, overrides: Partial<LoopOptions> = {}): OutboundLoop {
   const c = ctx.config;
   const timeoutMs = c.outboundTimeoutSeconds * 1000;
   const resolver = createResolver(c, { timeoutMs: Math.round(Math.max(200, Math.min(3000, timeoutMs / 3))), tries: 2 });
   const smtp = new SmtpClient({
     hostname: c.hostname, port: c.outboundPort, tls: c.outboundTls, timeoutMs,
-    maxMessages: c.outboundMessagesPerConnection, sourceIps: localAddresses(ctx, c.sendingIps),
+    maxMessages: c.outboundMessagesPerConnection,
   });
+  // Only addresses this host holds are bound; others (a NAT'd public address listed for SPF) are left
+  // to the kernel's choice, with a warning at start (sources.ts).
+  const sources = new SourcePools(ctx);
   const { leaseMs, deadlineMs } = timings(c);
   let verp: Buffer | null = null;
   const loop = new OutboundLoop(ctx, {
-    ctx, mx: new MxResolver(resolver), smtp, deadlineMs, prepare: (e) => prepareEmail(ctx, e),
+    ctx, mx: new MxResolver(resolver), smtp, sources, deadlineMs, prepare: (e) => prepareEmail(ctx, e),
     policy: { minSeconds: c.retryMinSeconds, maxSeconds: c.retryMaxSeconds, lifetimeSeconds: c.queueLifetimeSeconds },
     get verpSecret() { return (verp ??= secret(ctx.db, 'verp')); },
   }, {

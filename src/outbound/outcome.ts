@@ -13,7 +13,7 @@ export type Verdict =
   | { kind: 'failed'; error: string; message: string };
 
 export interface AttemptInfo {
-  mx_host?: string; remote_ip?: string; tls_version?: string | null; tls_cipher?: string | null;
+  mx_host?: string; remote_ip?: string; source_ip?: string; tls_version?: string | null; tls_cipher?: string | null;
   duration_ms: number; source: 'smtp' | 'simulated';
 }
 export interface Attempted { id: number; attempts: number; first_attempt_at: number | null }

@@ -1,19 +1,20 @@
-// SMTP client side: a pool of nodemailer SMTPConnections per MX address (reused for several
-// messages, RSET after a failed transaction, closed after N messages or when idle) and one
-// transaction → a Verdict per recipient. Never throws; every wait is bounded by time-outs.
-import { isIPv6, isIP } from 'node:net';
+// SMTP client side: a pool of nodemailer SMTPConnections per (MX address, source address) (reused
+// for several messages, RSET after a failed transaction, closed after N messages or when idle) and
+// one transaction → a Verdict per recipient. Never throws; every wait is bounded by time-outs.
+import { isIP } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { verdictOfReply, type Verdict } from './outcome.js';
 
 export interface SmtpOptions {
   hostname: string; port: number; tls: 'opportunistic' | 'required' | 'off'; timeoutMs: number;
-  maxMessages: number; idleMs?: number; sourceIps?: string[];
+  maxMessages: number; idleMs?: number;
 }
 export interface Target { mxHost: string; ip: string }
 export interface SendResult {
   verdicts: Verdict[];
-  info: { mx_host: string; remote_ip: string; tls_version: string | null; tls_cipher: string | null };
+  /** source_ip: the local address of the connection (the bound one, else the kernel's choice once connected). */
+  info: { mx_host: string; remote_ip: string; source_ip?: string; tls_version: string | null; tls_cipher: string | null };
   /** The connection itself failed (connect, greeting, EHLO, TLS): worth trying the next MX. */
   tryNext: boolean;
 }
@@ -21,23 +22,29 @@ type SmtpError = Error & { code?: string; response?: string; responseCode?: numb
 interface Session {
   conn: SMTPConnection; key: string; uses: number; dead: boolean; dirty: boolean;
   tls: { version: string | null; cipher: string | null } | null; idleTimer?: NodeJS.Timeout; fail?: (err: SmtpError) => void;
+  localAddress?: string;
 }
+
+/** Idle sessions are pooled per MX address AND source address: one team's IP never carries another pool's mail. */
+const sessionKey = (t: Target, source: string | undefined) => `${t.ip}|${t.mxHost}|${source ?? '*'}`;
 
 const timeoutError = (what: string): SmtpError => Object.assign(new Error(`${what} timed out`), { code: 'ETIMEDOUT' });
 
 export class SmtpClient {
   private idle = new Map<string, Session[]>();
   private open = new Set<Session>();
-  private rr = 0;
   private closing = false;
   constructor(private o: SmtpOptions) {}
 
-  /** One transaction to `t`; resolves by `deadline` (ms epoch) at the latest. */
-  async send(t: Target, from: string, rcpts: string[], raw: Buffer, deadline: number): Promise<SendResult> {
-    const info = { mx_host: t.mxHost, remote_ip: t.ip, tls_version: null as string | null, tls_cipher: null as string | null };
+  /**
+   * One transaction to `t` from `source` (undefined: the kernel's choice); resolves by `deadline` (ms
+   * epoch) at the latest. Only a session opened from the same source address is reused.
+   */
+  async send(t: Target, from: string, rcpts: string[], raw: Buffer, deadline: number, source?: string): Promise<SendResult> {
+    const info: SendResult['info'] = { mx_host: t.mxHost, remote_ip: t.ip, source_ip: source, tls_version: null, tls_cipher: null };
     let s: Session;
     try {
-      s = await this.acquire(t, deadline);
+      s = await this.acquire(t, deadline, source);
     } catch (err) {
       const e = err as SmtpError;
       // TLS could not be set up (MTA_OUTBOUND_TLS=required and not offered, or a failed upgrade): retry later.
@@ -46,6 +53,7 @@ export class SmtpClient {
         : verdictOfReply(e.response, 'CONN', e.message);
       return { verdicts: rcpts.map(() => v), info, tryNext: true };
     }
+    info.source_ip = s.localAddress ?? source;
     info.tls_version = s.tls?.version ?? null;
     info.tls_cipher = s.tls?.cipher ?? null;
     const { verdicts, healthy } = await this.transact(s, from, rcpts, raw, deadline);
@@ -65,13 +73,8 @@ export class SmtpClient {
 
   get openConnections(): number { return this.open.size; }
 
-  private sourceFor(ip: string): string | undefined {
-    const pool = (this.o.sourceIps ?? []).filter((a) => isIPv6(a) === isIPv6(ip));
-    return pool.length ? pool[this.rr++ % pool.length] : undefined;
-  }
-
-  private async acquire(t: Target, deadline: number): Promise<Session> {
-    const key = `${t.ip}|${t.mxHost}`;
+  private async acquire(t: Target, deadline: number, source: string | undefined): Promise<Session> {
+    const key = sessionKey(t, source);
     const list = this.idle.get(key);
     let s: Session | undefined;
     while (list?.length && !s) {
@@ -80,18 +83,18 @@ export class SmtpClient {
       if (!next.dead) s = next;
     }
     if (list?.length === 0) this.idle.delete(key); // release() makes a new list: no entry per address ever seen
-    return s ?? this.connect(t, deadline);
+    return s ?? this.connect(t, deadline, source);
   }
 
-  private connect(t: Target, deadline: number): Promise<Session> {
+  private connect(t: Target, deadline: number, source: string | undefined): Promise<Session> {
     const servername = isIP(t.mxHost) ? undefined : t.mxHost;
     const conn = new SMTPConnection({
-      host: t.ip, port: this.o.port, name: this.o.hostname, servername, localAddress: this.sourceFor(t.ip),
+      host: t.ip, port: this.o.port, name: this.o.hostname, servername, localAddress: source,
       connectionTimeout: this.o.timeoutMs, greetingTimeout: this.o.timeoutMs, socketTimeout: this.o.timeoutMs,
       socketCloseTimeout: 1000, ignoreTLS: this.o.tls === 'off', requireTLS: this.o.tls === 'required',
       opportunisticTLS: this.o.tls === 'opportunistic', tls: { rejectUnauthorized: false, servername }, logger: false,
     });
-    const s: Session = { conn, key: `${t.ip}|${t.mxHost}`, uses: 0, dead: false, dirty: false, tls: null };
+    const s: Session = { conn, key: sessionKey(t, source), uses: 0, dead: false, dirty: false, tls: null };
     this.open.add(s);
     conn.on('error', (err: SmtpError) => { s.dead = true; s.fail?.(err); });
     conn.on('end', () => { s.dead = true; this.open.delete(s); s.fail?.(Object.assign(new Error('Connection closed'), { code: 'ECONNECTION' })); });
@@ -111,6 +114,7 @@ export class SmtpClient {
         if (settled) return;
         settled = true; clearTimeout(timer); s.fail = undefined;
         s.tls = tlsInfo(conn);
+        s.localAddress = (conn._socket as { localAddress?: string } | null)?.localAddress ?? undefined;
         resolve(s);
       });
     });

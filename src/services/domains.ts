@@ -11,6 +11,8 @@ import type { DkimKeyRow, DomainRow } from '../store/domains.js';
 import { checkAll, checkDkim } from './dns-checks.js';
 import { presentDomain, type RecordResult } from './present-domain.js';
 import { createResolver } from './resolver.js';
+import { teamPool } from '../config/ip-pools.js';
+import { teamById } from '../store/teams.js';
 import { decodeCursor, page } from './emails.js';
 import type { Ctx } from './context.js';
 
@@ -38,7 +40,16 @@ function newSelector(now: number, taken: string[]): string {
   }
 }
 
-const present = (ctx: Ctx, d: DomainRow) => presentDomain(d, ctx.config, store.dkimKeys(ctx.db, d.id));
+/**
+ * What a team's SPF records authorise (published and checked alike): its own IP pool (MTA_IP_POOLS,
+ * by team id or name) when it has one, else the default sending IPs (MTA_SENDING_IPS).
+ */
+export function spfSettings(ctx: Pick<Ctx, 'db' | 'config'>, teamId: string): { sendingIps: string[]; hostname: string } {
+  const pool = teamPool(ctx.config.ipPools, { id: teamId, name: teamById(ctx.db, teamId)?.name });
+  return { sendingIps: pool ?? ctx.config.sendingIps, hostname: ctx.config.hostname };
+}
+
+const present = (ctx: Ctx, d: DomainRow) => presentDomain(d, spfSettings(ctx, d.team_id), store.dkimKeys(ctx.db, d.id));
 
 const exists = (name: string) => invalid('name', `The domain ${name} is already added to this team.`, 'domain_exists');
 
@@ -127,7 +138,7 @@ export async function checkDomain(ctx: Ctx, id: string, resolver: Resolver = che
   const target = { name: d.name, dkimName: `${d.dkim_selector}._domainkey.${d.name}`, publicKey: d.dkim_public_key, returnPath: d.return_path ?? `bounces.${d.name}` };
   const keys = store.dkimKeys(ctx.db, id).filter((k) => k.role !== 'retiring');
   const [outcomes, keyOutcomes] = await Promise.all([
-    checkAll(resolver, target, ctx.config),
+    checkAll(resolver, target, spfSettings(ctx, d.team_id)),
     Promise.all(keys.map((k) => checkDkim(resolver, { ...target, dkimName: `${k.selector}._domainkey.${d.name}`, publicKey: k.public_key }))),
   ]);
   return tx(ctx.db, () => {
