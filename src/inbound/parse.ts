@@ -11,6 +11,7 @@ import { type RawRecipient, commandIn, dsnRecipient, extractAddress, paragraphFo
 import { readNotice, errorSection } from './nonstandard.js';
 import { readComplaint } from './arf.js';
 import { readOriginal, type OriginalInfo } from './original.js';
+import { readSesNotification } from './ses-json.js';
 import { type NoticeFormat, detectFormat, formatReason } from './formats.js';
 
 export type Action = 'failed' | 'delayed' | 'delivered' | 'relayed' | 'expanded' | null;
@@ -23,7 +24,7 @@ export interface Report { kind: 'dsn' | 'arf' | 'other'; recipients: ReportRecip
 export async function parseReport(raw: Buffer | string): Promise<Report> {
   const text = typeof raw === 'string' ? Buffer.from(raw, 'utf8').toString('latin1') : raw.toString('latin1');
   const root = parseEntity(text);
-  return complaintReport(root) ?? bounceReport(root) ?? vacationReport(root) ?? emptyReport(root);
+  return complaintReport(root) ?? sesReport(root) ?? bounceReport(root) ?? vacationReport(root) ?? emptyReport(root);
 }
 
 function complaintReport(root: Entity): Report | null {
@@ -34,6 +35,21 @@ function complaintReport(root: Entity): Report | null {
     replycode: null, feedback_type: c.feedbackType,
   }));
   return { kind: 'arf', recipients, original: readOriginal(root) };
+}
+
+/** Amazon SES JSON event notification (bounce, delivery, complaint). */
+function sesReport(root: Entity): Report | null {
+  const ses = readSesNotification(root);
+  if (!ses) return null;
+  const original = readOriginal(root);
+  if (ses.type === 'complaint') {
+    const recipients = ses.recipients.map((r): ReportRecipient => ({
+      address: r.address, status: null, action: null, reason: 'feedback', hard: null, diagnostic: null,
+      replycode: null, feedback_type: ses.feedbackType ?? 'abuse',
+    }));
+    return { kind: 'arf', recipients, original };
+  }
+  return { kind: 'dsn', recipients: ses.recipients.map(toRecipient), original };
 }
 
 function isAutoReply(root: Entity): boolean {
