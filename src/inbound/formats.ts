@@ -109,6 +109,12 @@ export const FORMATS: readonly NoticeFormat[] = [
         'Delivery to the following recipient has been delayed', 'The recipient server did not accept our requests to connect'] },
       { reason: 'hostunknown', phrases: ['DNS Error: Domain name not found', 'DNS Error: DNS server returned answer with no data'] },
     ] },
+  // Outlook.com/Hotmail DSNs (Sisimai Lhost::Outlook)
+  { family: 'Outlook', need: 2, detect: { from: /postmaster@(?:mail\.)?hotmail\.com/i, subject: /Delivery Status Notification/ },
+    reasons: [
+      { reason: 'hostunknown', phrases: ['The mail could not be delivered to the recipient because the domain is not reachable'] },
+      { reason: 'userunknown', phrases: ['Requested action not taken: mailbox unavailable'] },
+    ] },
   { family: 'Courier', detect: { from: /Courier mail server at /, subject: /NOTICE: mail delivery status\.|WARNING: delayed mail\./,
     messageId: /^<courier\.[0-9A-F]+\./ }, reasons: [
     { reason: 'hostunknown', phrases: ['No such domain.'] },
