@@ -316,7 +316,7 @@ export const REPLY_RULES: readonly ReplyRule[] = [
 export const STATUS_REASONS: Readonly<Record<string, BounceReason>> = {
   '2.1.5': 'delivered',
   '4.1.6': 'hasmoved', '4.1.7': 'rejected', '4.1.8': 'rejected', '4.1.9': 'systemerror', '4.2.1': 'suspend',
-  '4.2.2': 'mailboxfull', '4.2.3': 'exceedlimit', '4.2.4': 'filtered', '4.3.1': 'systemfull', '4.3.2': 'notaccept',
+  '4.2.2': 'mailboxfull', '4.2.3': 'exceedlimit', '4.2.4': 'filtered', '4.3.0': 'systemerror', '4.3.1': 'systemfull', '4.3.2': 'notaccept',
   '4.3.3': 'systemerror', '4.3.5': 'systemerror', '4.4.1': 'expired', '4.4.2': 'networkerror', '4.4.3': 'systemerror',
   '4.4.4': 'networkerror', '4.4.5': 'systemfull', '4.4.6': 'networkerror', '4.4.7': 'expired', '4.4.8': 'networkerror',
   '4.5.3': 'systemerror', '4.5.5': 'systemerror', '4.6.0': 'contenterror', '4.6.2': 'contenterror',
