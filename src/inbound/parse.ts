@@ -23,8 +23,24 @@ export interface Report { kind: 'dsn' | 'arf' | 'other'; recipients: ReportRecip
 
 export async function parseReport(raw: Buffer | string): Promise<Report> {
   const text = typeof raw === 'string' ? Buffer.from(raw, 'utf8').toString('latin1') : raw.toString('latin1');
+  const reports = mboxMessages(text).map(readOne);
+  const first = reports.find((r) => r.recipients.length) ?? reports[0] as Report;
+  if (reports.length === 1) return first;
+  // An mbox of several notices (Sisimai reads each message): one report with every message's recipients.
+  return { kind: first.kind, recipients: reports.flatMap((r) => r.recipients), original: first.original };
+}
+
+function readOne(text: string): Report {
   const root = parseEntity(text);
   return complaintReport(root) ?? sesReport(root) ?? bounceReport(root) ?? vacationReport(root) ?? emptyReport(root);
+}
+
+/** Splits an mbox ("From " separator lines before header blocks) into messages; anything else is one message. */
+function mboxMessages(text: string): string[] {
+  if (!text.startsWith('From ')) return [text];
+  const starts = [...text.matchAll(/(?<=\n\r?\n)From \S+ [^\n]*\d{4}\r?\n(?=[\w-]+:)/g)].map((m) => m.index as number);
+  if (!starts.length) return [text];
+  return [0, ...starts].map((at, i, all) => text.slice(at, all[i + 1] ?? text.length));
 }
 
 function complaintReport(root: Entity): Report | null {
