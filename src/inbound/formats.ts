@@ -122,12 +122,7 @@ export const FORMATS: readonly NoticeFormat[] = [
     { reason: 'networkerror', phrases: ['DNS lookup failed.'] },
   ] },
   { family: 'Exchange2007', detect: { subject: /^Undeliverable:/ }, end: [/^Original message headers:/m] },
-  { family: 'KDDI', detect: { from: /no-reply@\.|\.dion\.ne\.jp/, replyTo: /no-reply@app\.auone-net\.jp/,
-    received: /ezweb\.ne\.jp \(|\.au\.com \(/ }, reasons: [
-    { reason: 'mailboxfull', phrases: ['As their mailbox is full'] },
-    { reason: 'norelaying', phrases: ['Due to the following SMTP relay error'] },
-    { reason: 'hostunknown', phrases: ['As the remote domain doesnt exist'] },
-  ], headerReason: { name: 'x-spasign', value: /^NG/, reason: 'filtered' } },
+  // EZweb before KDDI: an EZweb notice also comes through an "ezweb.ne.jp (" relay, KDDI's loose Received test.
   { family: 'EZweb', need: 2, detect: { from: /Postmaster@(?:ezweb\.ne\.jp|au\.com)/i,
     subject: /^Mail System Error - Returned Mail$/, received: /ezweb\.ne\.jp \(EZweb Mail\) with|\.au\.com \(/,
     messageId: /\.ezweb\.ne\.jp>|\.au\.com>/ }, end: [/^-{50}$/m], reasons: [
@@ -135,6 +130,12 @@ export const FORMATS: readonly NoticeFormat[] = [
     { reason: 'mailboxfull', phrases: ['The user(s) account is temporarily over quota'] },
     { reason: 'suspend', phrases: ['The user(s) account is disabled.', 'The user(s) account is temporarily limited.'] },
     { reason: 'onhold', phrases: ['Each of the following recipients was rejected by a remote mail server'] },
+  ], headerReason: { name: 'x-spasign', value: /^NG/, reason: 'filtered' } },
+  { family: 'KDDI', detect: { from: /no-reply@\.|\.dion\.ne\.jp/, replyTo: /no-reply@app\.auone-net\.jp/,
+    received: /ezweb\.ne\.jp \(|\.au\.com \(/ }, reasons: [
+    { reason: 'mailboxfull', phrases: ['As their mailbox is full'] },
+    { reason: 'norelaying', phrases: ['Due to the following SMTP relay error'] },
+    { reason: 'hostunknown', phrases: ['As the remote domain doesnt exist'] },
   ], headerReason: { name: 'x-spasign', value: /^NG/, reason: 'filtered' } },
   { family: 'Biglobe', need: 2, detect: { from: /postmaster@.*@?(?:biglobe|inacatv|tmtv|ttv)\.ne\.jp/i, subject: /^Returned mail:/ },
     reasons: [
