@@ -47,8 +47,8 @@ export const RHOST_RULES: readonly RhostRule[] = [
     { reason: 'toomanyconn', includes: ['too many sessions from', 'requested action aborted: try again later', 'message threshold exceeded'] },
     { reason: 'userunknown', includes: ['recipient rejected'] },
   ] },
-  // Spectrum/Charter: "AUP#I1000", "AUP#O-1350"
-  { name: 'Spectrum', code: /AUP#[IO]?-?(\d{4})\b/, ranges: [
+  // Spectrum/Charter: "AUP#I1000", "AUP#O-1350", "AUP#In-1310" (Sisimai: AUP#[-A-Za-z]*(\d{4}))
+  { name: 'Spectrum', code: /AUP#[-A-Za-z]*(\d{4})\b/, ranges: [
     [1000, 1000, BL], [1010, 1010, 'rejected'], [1020, 1080, 'rejected'], [1090, 1090, 'systemerror'],
     [1100, 1150, 'requireptr'], [1160, 1190, 'policyviolation'], [1200, 1210, BL], [1220, 1250, BL],
     [1260, 1260, 'networkerror'], [1300, 1340, 'toomanyconn'], [1350, 1490, 'speeding'], [1500, 1500, 'rejected'],

@@ -35,10 +35,13 @@ function readOne(text: string): Report {
   return complaintReport(root) ?? sesReport(root) ?? bounceReport(root) ?? vacationReport(root) ?? emptyReport(root);
 }
 
-/** Splits an mbox ("From " separator lines before header blocks) into messages; anything else is one message. */
+/**
+ * Splits an mbox ("From " separator lines before header blocks) into messages; anything else is one message.
+ * Like Sisimai's Mail::Mbox, the separator need not follow a blank line (it may follow a closing MIME boundary).
+ */
 function mboxMessages(text: string): string[] {
   if (!text.startsWith('From ')) return [text];
-  const starts = [...text.matchAll(/(?<=\n\r?\n)From \S+ [^\n]*\d{4}\r?\n(?=[\w-]+:)/g)].map((m) => m.index as number);
+  const starts = [...text.matchAll(/(?<=\n)From \S+ [^\n]*\d{4}\r?\n(?=[\w-]+:)/g)].map((m) => m.index as number);
   if (!starts.length) return [text];
   return [0, ...starts].map((at, i, all) => text.slice(at, all[i + 1] ?? text.length));
 }
