@@ -120,8 +120,11 @@ export const RHOST_RULES: readonly RhostRule[] = [
   ] },
 ];
 
-/** The reason a provider's own code or (host-gated) phrase table gives for this reply text, if any. */
-export function rhostReason(text: string): BounceReason | null {
+/**
+ * The reason a provider's own code or (host-gated) phrase table gives for this reply text, if any. The gate
+ * is tried on the text and on the remote host (Remote-MTA), as Sisimai picks its Rhost table by that host.
+ */
+export function rhostReason(text: string, host?: string | null): BounceReason | null {
   const lower = text.toLowerCase();
   for (const r of RHOST_RULES) {
     const code = r.code?.exec(text)?.[1];
@@ -132,7 +135,7 @@ export function rhostReason(text: string): BounceReason | null {
       const range = r.ranges?.find(([lo, hi]) => n >= lo && n <= hi);
       if (range) return range[2];
     }
-    if (r.gate?.test(text)) {
+    if (r.gate?.test(text) || (host && r.gate?.test(host))) {
       const hit = r.phrases?.find((p) => p.includes.some((s) => lower.includes(s)));
       if (hit) return hit.reason;
     }

@@ -189,8 +189,8 @@ function unnamed(notice: string): RawRecipient {
   };
 }
 
-function vendorReason(diag: string): BounceReason | null {
-  const own = ndrReason(diag) ?? rhostReason(diag);
+function vendorReason(diag: string, rhost: string | null = null): BounceReason | null {
+  const own = ndrReason(diag) ?? rhostReason(diag, rhost);
   if (own) return own;
   for (const rule of CODED_RULES) {
     const m = rule.pattern.exec(diag);
@@ -214,7 +214,7 @@ function providerOverride(r: RawRecipient, diagnostic: string | null): BounceRea
 
 function toRecipient(r: RawRecipient): ReportRecipient {
   const diagnostic = r.diagnostic ? r.diagnostic.replace(/\s+/g, ' ').trim() : null;
-  const preset = providerOverride(r, diagnostic) ?? (r.reason as BounceReason | null | undefined) ?? vendorReason(diagnostic ?? '');
+  const preset = providerOverride(r, diagnostic) ?? (r.reason as BounceReason | null | undefined) ?? vendorReason(diagnostic ?? '', r.rhost ?? null);
   const reading = classifyBounce({
     status: r.status, replycode: r.replycode, diagnostic, command: r.command, action: r.action,
     spec: r.spec, reason: preset,
