@@ -7,7 +7,7 @@ import * as store from '../store/webhooks.js';
 import { signingSecrets } from '../services/webhooks.js';
 import type { Ctx } from '../services/context.js';
 import type { Component } from '../service.js';
-import { postWebhook, type PostResult } from './post.js';
+import { Agents, postWebhook, type PostResult } from './post.js';
 import { guardedLookup } from './ssrf.js';
 import { signedHeaders } from './sign.js';
 import { retryDelayMs, verdictOf, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FAILED_DELIVERIES, type Verdict } from './schedule.js';
@@ -24,6 +24,7 @@ export class Dispatcher implements Component {
   private loop: Promise<void> | null = null;
   private stopping = new AbortController();
   private lastPrune = 0;
+  private agents = new Agents();
   private readonly log: Logger;
   private readonly o: Required<DispatcherOptions>;
 
@@ -50,6 +51,7 @@ export class Dispatcher implements Component {
     this.wake?.();
     await this.loop;
     await Promise.all([...this.inflight]);
+    this.agents.destroy();
   }
 
   private async run(): Promise<void> {
@@ -97,7 +99,7 @@ export class Dispatcher implements Component {
     const sentAt = this.ctx.now();
     const headers = signedHeaders(signingSecrets(e, sentAt), d.event_id, sentAt, d.payload);
     const lookup = this.ctx.config.allowPrivateWebhooks ? null : guardedLookup(this.resolver);
-    const r = await postWebhook(e.url, headers, d.payload, { timeoutMs: this.o.timeoutMs, lookup, signal: this.stopping.signal, userAgent: 'mta-webhooks/1' });
+    const r = await postWebhook(e.url, headers, d.payload, { timeoutMs: this.o.timeoutMs, lookup, signal: this.stopping.signal, userAgent: 'mta-webhooks/1', agents: this.agents });
     if (r.aborted) { store.releaseLease(this.ctx.db, seq, this.ctx.now()); return; }
     this.record(d, e, r);
   }

@@ -17,7 +17,25 @@ export interface PostResult {
   aborted: boolean;
 }
 
-export interface PostOptions { timeoutMs: number; lookup: LookupFunction | null; signal: AbortSignal; userAgent: string }
+export interface PostOptions { timeoutMs: number; lookup: LookupFunction | null; signal: AbortSignal; userAgent: string; agents?: Agents }
+
+/**
+ * Keep-alive agents, one per origin. Safe with the SSRF guard: the guarded lookup runs when a socket
+ * connects, so a reused socket stays on the address that was checked.
+ */
+export class Agents {
+  private byOrigin = new Map<string, http.Agent>();
+  for(url: URL): http.Agent {
+    let a = this.byOrigin.get(url.origin);
+    if (!a) {
+      const o = { keepAlive: true, maxSockets: 8, timeout: 30_000 };
+      a = url.protocol === 'https:' ? new https.Agent(o) : new http.Agent(o);
+      this.byOrigin.set(url.origin, a);
+    }
+    return a;
+  }
+  destroy(): void { for (const a of this.byOrigin.values()) a.destroy(); this.byOrigin.clear(); }
+}
 
 const SNIPPET_BYTES = 1024;
 
@@ -34,7 +52,7 @@ export function postWebhook(rawUrl: string, headers: Record<string, string>, bod
     const signal = AbortSignal.any([timeout, o.signal]);
     const mod = url.protocol === 'https:' ? https : http;
     const req = mod.request(url, {
-      method: 'POST', signal, agent: false, ...(o.lookup ? { lookup: o.lookup } : {}),
+      method: 'POST', signal, agent: o.agents ? o.agents.for(url) : false, ...(o.lookup ? { lookup: o.lookup } : {}),
       headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': o.userAgent },
     }, (res) => {
       const chunks: Buffer[] = [];

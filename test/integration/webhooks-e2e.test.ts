@@ -27,4 +27,20 @@ describe('webhooks: end to end with every feature', function () {
     expect(payloads.find((p) => p.type === 'delivered').data.email.status).to.equal('delivered');
     expect(payloads.find((p) => p.type === 'queued').data.email.status).to.equal('queued');
   });
+
+  it('reuses connections to an endpoint (keep-alive) across deliveries', async () => {
+    const key = s.key(s.team().id, 'test', ['emails:send', 'emails:read', 'webhooks:write']);
+    const rx2 = await new Receiver().start();
+    try {
+      await s.api('POST', '/v1/webhooks', { key, body: { url: rx2.url, events: ['queued', 'sent', 'delivered'] } });
+      for (let i = 0; i < 4; i++) {
+        await s.api('POST', '/v1/emails', { key, body: { from: 'a@example.com', to: 'delivered@example.org', subject: `s${i}`, text: 't' } });
+        await rx2.waitFor(3 * (i + 1), 8000);
+      }
+      expect(rx2.got).to.have.length(12);
+      expect(rx2.connections).to.be.lessThan(6);
+    } finally {
+      await rx2.stop();
+    }
+  });
 });

@@ -24,8 +24,11 @@ export class Receiver {
     });
   });
   private waiters: (() => boolean)[] = [];
+  /** TCP connections the receiver accepted (keep-alive makes it fewer than requests). */
+  connections = 0;
 
   async start(): Promise<this> {
+    this.server.on('connection', () => { this.connections++; });
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
     return this;
   }
