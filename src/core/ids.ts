@@ -19,5 +19,3 @@ export function newId(prefix: IdPrefix, nowMs: number, random: Buffer = randomBy
   }
   return `${prefix}_${time}${rnd.slice(0, 16)}`;
 }
-
-export const ID_PATTERN = /^[a-z]+_[0-9a-z]{26}$/;

@@ -1,5 +1,5 @@
 // Credit balance and purchases: free monthly allowance + bought grants (12 months each).
-import { available, grantExpiry, monthOf } from '../core/credits.js';
+import { grantExpiry, monthOf } from '../core/credits.js';
 import { invalid } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { tx } from '../store/db.js';
@@ -19,9 +19,7 @@ export function balance(ctx: Ctx, teamId: string) {
 }
 
 export function availableCredits(ctx: Ctx, teamId: string): number {
-  const now = ctx.now();
-  const grants = liveGrants(ctx.db, teamId, now).map((g) => ({ id: g.id, remaining: g.remaining, expiresAt: g.expires_at, createdAt: g.created_at }));
-  return available(ctx.config.freeMonthlyCredits - freeUsed(ctx.db, teamId, monthOf(now)), grants, now);
+  return balance(ctx, teamId).available;
 }
 
 export function addCredits(ctx: Ctx, teamId: string, amount: number, usd: number | null) {

@@ -10,6 +10,7 @@ import { getIdem, putIdem } from '../store/idempotency.js';
 import { isSuppressed } from '../store/suppressions.js';
 import { charge, refund } from '../store/credits.js';
 import { secret } from '../store/settings.js';
+import { suppressionKey } from '../core/address.js';
 import { checkEmail, type EmailInput, type Recipient } from './email-input.js';
 import { presentEmail, presentEvent, type Email } from './present.js';
 import { appendStatusEvent, applyOutcomes } from './transition.js';
@@ -27,7 +28,7 @@ function liveRecipients(ctx: Ctx, p: Principal, all: Recipient[]): { kept: Recip
   const kept: Recipient[] = [];
   const suppressed: string[] = [];
   for (const r of all) {
-    const key = r.address.toLowerCase();
+    const key = suppressionKey(r.address);
     if (seen.has(key)) continue;
     seen.add(key);
     if (p.mode === 'live' && isSuppressed(ctx.db, p.teamId, key)) suppressed.push(r.address);

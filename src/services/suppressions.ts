@@ -1,6 +1,6 @@
 // Use-cases on the suppression list: list (cursor), add manually, remove.
 import { invalid, notFound } from '../core/errors.js';
-import { normaliseAddress } from '../core/address.js';
+import { normaliseAddress, suppressionKey } from '../core/address.js';
 import * as store from '../store/suppressions.js';
 import { decodeCursor, page } from './emails.js';
 import { presentSuppression } from './present.js';
@@ -11,7 +11,7 @@ const REASONS = ['hard_bounce', 'complaint', 'manual'] as const;
 function address(raw: unknown): string {
   const a = typeof raw === 'string' ? normaliseAddress(raw.trim()) : null;
   if (!a) throw invalid('address', 'address must be a valid email address.');
-  return a.address.toLowerCase();
+  return suppressionKey(a.address);
 }
 
 export function listSuppressions(ctx: Ctx, teamId: string, limit: number, cursor?: string) {

@@ -6,6 +6,7 @@ import { sql } from '../store/db.js';
 import { emailBySeq, deliveriesOf, setEmailStatus, type DeliveryRow, type EmailRow } from '../store/emails.js';
 import { appendEvent } from '../store/events.js';
 import { addSuppression } from '../store/suppressions.js';
+import { suppressionKey } from '../core/address.js';
 import { refund } from '../store/credits.js';
 import { setCreditsCharged } from '../store/emails.js';
 import type { Ctx } from './context.js';
@@ -38,7 +39,7 @@ function sideEffects(ctx: Ctx, email: EmailRow, d: DeliveryRow, o: RecipientOutc
   if (email.test_mode === 1) return 0;
   const hard = o.data.hard === true && (o.event === 'rejected' || o.event === 'async_bounce');
   if (hard || o.event === 'complaint') {
-    addSuppression(ctx.db, { team_id: email.team_id, address: d.recipient.toLowerCase(), reason: hard ? 'hard_bounce' : 'complaint', email_id: email.id, created_at: now });
+    addSuppression(ctx.db, { team_id: email.team_id, address: suppressionKey(d.recipient), reason: hard ? 'hard_bounce' : 'complaint', email_id: email.id, created_at: now });
   }
   return o.event === 'failed' ? refund(ctx.db, email.team_id, email.seq, 1, now) : 0;
 }

@@ -43,7 +43,6 @@ export const deliveriesOf = (db: DB, emailSeq: number) =>
 /** A delivery of the email is claimed by the outbound loop (lease ahead, migration 003): too late to cancel. */
 export const emailInFlight = (db: DB, emailSeq: number, now: number) =>
   sql(db, 'SELECT 1 FROM deliveries WHERE email_seq = ? AND leased_until > ? LIMIT 1').get(emailSeq, now) !== undefined;
-export const deliveryById = (db: DB, id: number) => sql<DeliveryRow>(db, 'SELECT * FROM deliveries WHERE id = ?').get(id);
 
 export interface EmailFilter { status?: Status; testMode?: boolean; tag?: string; q?: string }
 

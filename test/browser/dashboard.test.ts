@@ -21,7 +21,7 @@ const ALL = ['emails:send', 'emails:read', 'domains:read', 'domains:write', 'web
 describe('dashboard in a browser', function () {
   this.timeout(15_000);
   let s: TestService; let dns: TestDns; let receiver: http.Server; let browser: Browser; let context: BrowserContext; let page: Page;
-  let admin: string; let testKey: string; let liveId: string; let testId: string; let domainId: string;
+  let admin: string; let testKey: string; let liveId: string; let testId: string;
 
   const seqOf = (teamId: string, id: string) => emailById(s.db, teamId, id)!.seq;
 
@@ -38,7 +38,6 @@ describe('dashboard in a browser', function () {
     insertVerifiedDomain(s.db, team.id, 'shop.test');
     s.credits(team.id, 100);
     const d = await addDomain(s.ctx, team.id, 'news.shop.test');
-    domainId = d.id;
     publish(dns, d, ['spf', 'dkim']);
     expect((await s.api('POST', '/v1/webhooks', { key: admin, body: { url: `${hook}/ok`, events: ['queued', 'sent', 'delivered', 'bounced'] } })).status).to.equal(201);
     expect((await s.api('POST', '/v1/webhooks', { key: admin, body: { url: `${hook}/gone`, events: ['bounced'] } })).status).to.equal(201);

@@ -1,6 +1,5 @@
 // Request helpers for dashboard handlers: the session in state, form fields as strings, rendering an
 // Html page, Post/Redirect/Get redirects (303) and the scope gate that answers a clear 403 page.
-import type Koa from 'koa';
 import type Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
 import { ApiError } from '../../core/errors.js';
