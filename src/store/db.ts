@@ -10,6 +10,8 @@ const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migr
 
 export function openDb(dataDir: string, opts: { synchronous?: 'NORMAL' | 'FULL' } = {}): DB {
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // An existing folder keeps the mode it was made with: tighten it (owner-only), whatever the umask was.
+  if ((fs.statSync(dataDir).mode & 0o077) !== 0) fs.chmodSync(dataDir, 0o700);
   const db = new Database(path.join(dataDir, 'mta.sqlite'));
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`); // FULL: a 202 survives power loss (group commit keeps it cheap)

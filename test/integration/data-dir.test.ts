@@ -1,0 +1,21 @@
+// The data folder holds DKIM private keys and webhook secrets: whatever mode it had, the `mta`
+// command (and so the service, which opens the store the same way) leaves it and the store owner-only.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
+import { tempDir } from '../helpers/service.js';
+import { mta } from '../helpers/cli.js';
+
+describe('data folder mode', function () {
+  this.timeout(60_000);
+
+  it('tightens an existing world-readable data folder to 0700 and the store to 0600', async () => {
+    const dir = tempDir();
+    fs.mkdirSync(dir, { recursive: true });
+    fs.chmodSync(dir, 0o755);
+    const res = await mta(['team', 'create', 'modes'], { MTA_DATA_DIR: dir });
+    expect(res.code).to.equal(0);
+    expect(fs.statSync(dir).mode & 0o777).to.equal(0o700);
+    expect(fs.statSync(path.join(dir, 'mta.sqlite')).mode & 0o777).to.equal(0o600);
+  });
+});
