@@ -1,21 +1,16 @@
 // Which of a team's domains may send for an address domain (live mode), and the DKIM key and
 // return-path it signs and bounces with. Rule (docs/decisions.md): the exact domain, or a verified
 // parent domain (relaxed DKIM/DMARC alignment: d=example.com aligns with From: a@mail.example.com).
-import { sql } from '../store/db.js';
-import { verifiedEd25519Key } from '../store/domains.js';
+import { verifiedDomainNamed, verifiedEd25519Key, type SendingDomain } from '../store/domains.js';
 import type { Ctx } from './context.js';
 
-export interface SendingDomain {
-  id: string; name: string; dkim_selector: string; dkim_algorithm: string; dkim_private_key: string;
-  return_path: string | null; return_path_verified: number;
-}
+export type { SendingDomain };
 
 export function verifiedDomainFor(ctx: Pick<Ctx, 'db'>, teamId: string, addressDomain: string): SendingDomain | null {
   const labels = addressDomain.toLowerCase().split('.');
   const candidates = labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'));
-  const stmt = sql<SendingDomain>(ctx.db, "SELECT id, name, dkim_selector, dkim_algorithm, dkim_private_key, return_path, return_path_verified FROM domains WHERE team_id = ? AND name = ? AND status = 'verified'");
   for (const name of candidates) {
-    const d = stmt.get(teamId, name);
+    const d = verifiedDomainNamed(ctx.db, teamId, name);
     if (d) return d;
   }
   return null;

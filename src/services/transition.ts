@@ -2,8 +2,7 @@
 // state machine, derives the email status, appends events, refunds failed and suppresses hard bounces.
 import { recipientTransition, aggregate, emailPath, type RecipientEvent, type Status, type EventType } from '../core/status.js';
 import { newId } from '../core/ids.js';
-import { sql } from '../store/db.js';
-import { emailBySeq, deliveriesOf, setEmailStatus, type DeliveryRow, type EmailRow } from '../store/emails.js';
+import { emailBySeq, deliveriesOf, setEmailStatus, writeDelivery, type DeliveryRow, type EmailRow } from '../store/emails.js';
 import { appendEvent } from '../store/events.js';
 import { addSuppression } from '../store/suppressions.js';
 import { suppressionKey } from '../core/address.js';
@@ -30,8 +29,7 @@ function updateDelivery(ctx: Ctx, d: DeliveryRow, to: Status, o: RecipientOutcom
   const reply = typeof o.data.smtp_response === 'string' ? o.data.smtp_response : d.last_reply;
   const reason = typeof o.data.reason === 'string' ? o.data.reason : d.reason;
   const next = to === 'delivery_delayed' ? (o.nextAttemptAt ?? now) : null;
-  sql(ctx.db, `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_reply = ?, reason = ?,
-    first_attempt_at = coalesce(first_attempt_at, ?), updated_at = ? WHERE id = ?`).run(to, attempt, next, reply, reason, now, now, d.id);
+  writeDelivery(ctx.db, d.id, { status: to, attempts: attempt, next_attempt_at: next, last_reply: reply, reason }, now);
 }
 
 /** Side effects of a recipient reaching a state: suppression and refunds (live mode only). */

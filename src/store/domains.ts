@@ -97,3 +97,11 @@ export function verifiedEd25519Key(db: DB, domainId: string): Pick<DkimKeyRow, '
 export function deleteDomain(db: DB, id: string): boolean {
   return sql(db, 'DELETE FROM domains WHERE id = ?').run(id).changes === 1;
 }
+
+/** The columns a sender needs of a verified domain (DKIM key, return path). */
+export interface SendingDomain {
+  id: string; name: string; dkim_selector: string; dkim_algorithm: string; dkim_private_key: string;
+  return_path: string | null; return_path_verified: number;
+}
+export const verifiedDomainNamed = (db: DB, teamId: string, name: string): SendingDomain | undefined =>
+  sql<SendingDomain>(db, "SELECT id, name, dkim_selector, dkim_algorithm, dkim_private_key, return_path, return_path_verified FROM domains WHERE team_id = ? AND name = ? AND status = 'verified'").get(teamId, name);

@@ -62,3 +62,9 @@ export function listEmails(db: DB, teamId: string, f: EmailFilter, beforeSeq: nu
     q: f.q === undefined ? undefined : `%${f.q.replace(/[\\%_]/g, (c) => '\\' + c)}%`, before: beforeSeq ?? undefined, limit: limit + 1,
   });
 }
+
+export interface DeliveryWrite { status: Status; attempts: number; next_attempt_at: number | null; last_reply: string | null; reason: string | null }
+/** Writes one recipient's new state (first_attempt_at is set once). */
+export const writeDelivery = (db: DB, id: number, w: DeliveryWrite, now: number) =>
+  sql(db, `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_reply = ?, reason = ?,
+    first_attempt_at = coalesce(first_attempt_at, ?), updated_at = ? WHERE id = ?`).run(w.status, w.attempts, w.next_attempt_at, w.last_reply, w.reason, now, now, id);

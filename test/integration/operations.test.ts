@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { startTestService, testClock, type TestService } from '../helpers/service.js';
 import { count } from '../helpers/factories.js';
-import { runRetention } from '../../src/jobs/retention.js';
+import { runRetention } from '../../src/services/retention.js';
 import { feature as operations } from '../../src/features/operations.js';
 
 describe('operations: metrics and retention', () => {
