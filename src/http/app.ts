@@ -1,10 +1,9 @@
-// The Koa application: middleware order (request id → errors → body → routes) and the v1 router.
+// The Koa application: middleware order (request id → errors → routes; under /v1 auth → rate limit → body)
+// and the v1 router.
 // Route files register themselves through ROUTES; other features add their entry there.
 import Koa from 'koa';
 import Router from '@koa/router';
-import bodyParser from 'koa-bodyparser';
-import { ApiError } from '../core/errors.js';
-import { auth, errors, requestLog, unmatchedLimit, RateLimiter, type State, type KoaCtx } from './middleware.js';
+import { auth, jsonBody, errors, requestLog, unmatchedLimit, RateLimiter, type State, type KoaCtx } from './middleware.js';
 import { emailRoutes } from './routes/emails.js';
 import { accountRoutes } from './routes/account.js';
 import { docsMount } from './docs.js';
@@ -27,7 +26,11 @@ export type MountFn = (koa: Koa<State>, deps: Deps) => void;
 export function buildApp(app: Ctx, opts: { routes?: RouteFn[]; mounts?: MountFn[]; ext?: Record<string, unknown>; healthy?: () => boolean } = {}) {
   const koa = new Koa<State>({ proxy: false });
   const limiter = app.config.rateLimit > 0 ? new RateLimiter(app.config.rateLimit, Math.max(app.config.rateBurst, 1), app.now) : null;
-  const deps: Deps = { app, auth: auth(app, limiter), ext: opts.ext ?? {} };
+  // The body is read only once the key is authenticated and its rate limit taken.
+  const authOnly = auth(app, limiter);
+  const body = jsonBody(app.config.maxBodyBytes);
+  const authThenBody: Deps['auth'] = (scope) => { const a = authOnly(scope); return (ctx, next) => a(ctx, () => body(ctx, next)); };
+  const deps: Deps = { app, auth: authThenBody, ext: opts.ext ?? {} };
   koa.use(requestLog(app));
   koa.use(errors(app));
   koa.use(unmatchedLimit(limiter));
@@ -43,16 +46,6 @@ export function buildApp(app: Ctx, opts: { routes?: RouteFn[]; mounts?: MountFn[
   for (const m of [docsMount, ...(opts.mounts ?? [])]) m(koa, deps);
 
   const v1 = new Router<State>({ prefix: '/v1' });
-  v1.use(bodyParser({ enableTypes: ['json'], jsonLimit: `${app.config.maxBodyBytes}b`, strict: true }));
-  v1.use(async (ctx, next) => {
-    const hasBody = ['POST', 'PUT', 'PATCH'].includes(ctx.method);
-    if (hasBody && Number(ctx.get('Content-Length') || 0) > 0 && !ctx.is('application/json')) {
-      throw new ApiError('validation_error', 'invalid_json', 'Send a JSON body with Content-Type: application/json.');
-    }
-    const body = ctx.request.body;
-    if (hasBody && (body === null || typeof body !== 'object' || Array.isArray(body))) throw new ApiError('validation_error', 'invalid_json', 'The body must be a JSON object.');
-    await next();
-  });
   for (const fn of [...ROUTES, ...(opts.routes ?? [])]) fn(v1 as unknown as Router, deps);
   koa.use(v1.routes());
   return koa;

@@ -15,6 +15,7 @@ export const ERROR_CODES: [string, string, number, string][] = [
   ['all_recipients_suppressed', 'validation_error', 422, 'Every recipient is on the team\'s suppression list (hard bounce, complaint or manual).'],
   ['domain_not_verified', 'validation_error', 422, 'Live sends need a `from` address on a verified domain of the team (or a sub-domain of one). Add the domain and publish its DNS records.'],
   ['invalid_json', 'validation_error', 422, 'The body is not valid JSON, not a JSON object, or not sent as Content-Type: application/json.'],
+  ['json_too_deep', 'validation_error', 422, 'The JSON body nests arrays or objects deeper than 64 levels; it is refused before it is parsed.'],
   ['request_too_large', 'validation_error', 413, 'The body exceeds the configured maximum (2 MiB by default, MTA_MAX_BODY_BYTES).'],
   ['email_not_cancelable', 'validation_error', 422, 'Only a queued email whose delivery has not started can be canceled.'],
   ['key_limit_reached', 'validation_error', 422, 'A team may hold at most 20 active keys; revoke one first.'],

@@ -2,7 +2,9 @@
 // bearer authentication with scopes, and the per-key token-bucket rate limit.
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
+import bodyParser from 'koa-bodyparser';
 import { ApiError, invalid, type ErrorType } from '../core/errors.js';
+import { jsonTooDeep, MAX_JSON_DEPTH } from './validate.js';
 import { authenticate, requireScope, type Principal, type Scope } from '../services/keys.js';
 import type { Ctx } from '../services/context.js';
 
@@ -116,6 +118,34 @@ export function unmatchedLimit(limiter: RateLimiter | null) {
         try { limit(ctx, limiter, `ip:${ctx.ip}`, 'client address'); } catch { /* already answering; headers are set */ }
       }
     }
+  };
+}
+
+const badJson = (message: string, code = 'invalid_json') => new ApiError('validation_error', code, message);
+
+/** The JSON object of a request body; nesting deeper than MAX_JSON_DEPTH is refused before anything is built. */
+export function parseJsonObject(text: string): Record<string, unknown> {
+  if (text.trim() === '') return {};
+  if (jsonTooDeep(text)) throw badJson(`The JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`, 'json_too_deep');
+  let body: unknown;
+  try { body = JSON.parse(text); } catch { throw badJson('The body is not valid JSON.'); }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badJson('The body must be a JSON object.');
+  return body as Record<string, unknown>;
+}
+
+/**
+ * Reads the body of a POST/PUT/PATCH (at most `limitBytes`, Content-Type application/json) and parses it
+ * with parseJsonObject. Mounted after authentication and the rate limit, so anonymous bodies are never read.
+ */
+export function jsonBody(limitBytes: number) {
+  const read = bodyParser({ enableTypes: ['text'], extendTypes: { text: ['application/json'] }, textLimit: `${limitBytes}b` });
+  return async (ctx: KoaCtx, next: Koa.Next) => {
+    if (!['POST', 'PUT', 'PATCH'].includes(ctx.method)) return next();
+    if (Number(ctx.get('Content-Length') || 0) > 0 && !ctx.is('application/json')) throw badJson('Send a JSON body with Content-Type: application/json.');
+    await read(ctx as unknown as Koa.Context, async () => {});
+    const raw: unknown = ctx.request.body;
+    ctx.request.body = parseJsonObject(typeof raw === 'string' ? raw : '');
+    await next();
   };
 }
 

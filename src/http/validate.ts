@@ -36,3 +36,21 @@ export function validator<T extends TSchema>(schema: T) {
     throw toApiError([...c.Errors(value)] as TbError[]);
   };
 }
+
+/** Deepest `[`/`{` nesting allowed in a JSON body; deeper bodies are refused before JSON.parse builds them. */
+export const MAX_JSON_DEPTH = 64;
+
+/** True when `text` nests arrays/objects deeper than `max`: one linear scan, brackets inside strings ignored. */
+export function jsonTooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) { if (++depth > max) return true; } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
