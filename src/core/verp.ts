@@ -1,8 +1,12 @@
 // VERP return-path tokens: `bounces+<token>@<domain>` where the token names the email and the
-// delivery (recipient) and carries a truncated HMAC, so a forged bounce is recognised. Pure.
+// delivery (recipient) and carries a 64-bit HMAC, so a forged bounce is recognised. Pure.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-const MAC_LEN = 10; // base32-ish chars of HMAC (50 bits): enough to refuse forgeries
+/**
+ * Hex chars of HMAC-SHA256 kept: 16 = 64 bits. Only this length is accepted (tokens of the earlier
+ * 10-char MAC are refused: accepting both would leave the 40-bit-shorter MAC forgeable).
+ */
+const MAC_LEN = 16;
 
 function mac(secret: Buffer, payload: string): string {
   return createHmac('sha256', secret).update(payload).digest('hex').slice(0, MAC_LEN);
@@ -21,7 +25,7 @@ export function verpAddress(secret: Buffer, emailId: string, deliveryId: number,
 /** Reads a VERP address (or its local part); null when it is not ours or its HMAC is wrong. */
 export function readVerp(secret: Buffer, address: string): { emailId: string; deliveryId: number } | null {
   const local = address.trim().replace(/^<|>$/g, '').split('@')[0].toLowerCase();
-  const m = /^bounces\+([0-9a-z]{26})-([0-9a-z]{1,12})-([0-9a-f]+)$/.exec(local);
+  const m = /^bounces\+([0-9a-z]{26})-([0-9a-z]{1,12})-([0-9a-f]{16})$/.exec(local);
   if (!m) return null;
   const want = mac(secret, `${m[1]}-${m[2]}`);
   if (m[3].length !== want.length || !timingSafeEqual(Buffer.from(m[3]), Buffer.from(want))) return null;

@@ -68,4 +68,13 @@ describe('core/ids and verp', () => {
     expect(readVerp(secret, addr.replace('9ix', '9iy').replace(/-(\w+)-/, '-zz-'))).to.equal(null);
     expect(readVerp(secret, 'postmaster@bounces.mta.test')).to.equal(null);
   });
+  it('VERP MACs are 64 bits (16 hex chars); a token cut to the old 10-char MAC is refused', () => {
+    const secret = Buffer.alloc(32, 7);
+    const addr = verpAddress(secret, 'em_01m80bp37wpt5ebvmtk2wpc265', 12345, 'bounces.mta.test');
+    const mac = /-([0-9a-f]+)@/.exec(addr)![1];
+    expect(mac).to.have.length(16);
+    expect(addr.split('@')[0].length).to.be.at.most(64); // RFC 5321 local-part limit
+    expect(readVerp(secret, addr.replace(`-${mac}@`, `-${mac.slice(0, 10)}@`))).to.equal(null);
+    expect(readVerp(secret, addr.replace(`-${mac}@`, `-${mac}0@`))).to.equal(null);
+  });
 });
