@@ -98,8 +98,9 @@ export class Dispatcher implements Component {
     if (!d || !e || d.status !== 'pending') return;
     const sentAt = this.ctx.now();
     const headers = signedHeaders(signingSecrets(e, sentAt), d.event_id, sentAt, d.payload);
-    const lookup = this.ctx.config.allowPrivateWebhooks ? null : guardedLookup(this.resolver);
-    const r = await postWebhook(e.url, headers, d.payload, { timeoutMs: this.o.timeoutMs, lookup, signal: this.stopping.signal, userAgent: 'mta-webhooks/1', agents: this.agents });
+    const allowPrivate = this.ctx.config.allowPrivateWebhooks;
+    const lookup = guardedLookup(this.resolver, allowPrivate);
+    const r = await postWebhook(e.url, headers, d.payload, { timeoutMs: this.o.timeoutMs, lookup, allowPrivate, signal: this.stopping.signal, userAgent: 'mta-webhooks/1', agents: this.agents });
     if (r.aborted) { store.releaseLease(this.ctx.db, seq, this.ctx.now()); return; }
     this.record(d, e, r);
   }

@@ -1,5 +1,7 @@
 // SSRF guard for webhook URLs: https only, and no host that is or resolves to a loopback, private,
-// link-local, CGNAT, multicast, reserved or cloud-metadata address (unless private webhooks are allowed).
+// link-local, CGNAT, multicast, reserved or cloud-metadata address. With private webhooks allowed,
+// http and private addresses pass, but link-local, cloud-metadata, 0.0.0.0/8 and multicast never do.
+import dns from 'node:dns';
 import net from 'node:net';
 import type { LookupFunction } from 'node:net';
 import type { Resolver } from 'node:dns/promises';
@@ -15,19 +17,60 @@ for (const [addr, prefix] of [
   ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const) blocked.addSubnet(addr, prefix, 'ipv6');
 
-/** True for an address a webhook must never reach (IPv4-mapped IPv6 is judged as the IPv4 inside). */
-export function isBlockedIp(ip: string): boolean {
+/** Refused even when private webhooks are allowed: 'this' network, link-local, metadata services, multicast, reserved. */
+const always = new net.BlockList();
+for (const [addr, prefix] of [
+  ['0.0.0.0', 8], ['169.254.0.0', 16], ['100.100.100.200', 32] /* Alibaba Cloud metadata */, ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) always.addSubnet(addr, prefix, 'ipv4');
+for (const [addr, prefix] of [
+  ['::', 128], ['fe80::', 10], ['fd00:ec2::254', 128] /* AWS metadata over IPv6 */, ['ff00::', 8],
+] as const) always.addSubnet(addr, prefix, 'ipv6');
+
+/** Host names of cloud metadata services, refused by name whatever they resolve to. */
+export const METADATA_NAMES = /^(metadata|metadata\.google\.internal|metadata\.goog|instance-data|instance-data\.ec2\.internal)\.?$/i;
+
+/** The IPv4 address carried inside an IPv6 one (mapped ::ffff:a.b.c.d, compatible ::a.b.c.d, NAT64 64:ff9b::/96), else null. */
+function embeddedV4(ip: string): string | null {
+  const words = expandV6(ip);
+  if (!words) return null;
+  const head = words.slice(0, 6);
+  const zero = head.every((w) => w === 0);
+  const mapped = head.slice(0, 5).every((w) => w === 0) && head[5] === 0xffff;
+  const nat64 = head[0] === 0x64 && head[1] === 0xff9b && head.slice(2).every((w) => w === 0);
+  if (!(zero && (words[6] !== 0 || words[7] > 1)) && !mapped && !nat64) return null;
+  return [words[6] >> 8, words[6] & 255, words[7] >> 8, words[7] & 255].join('.');
+}
+
+/** The eight 16-bit words of an IPv6 address (dotted IPv4 tail allowed), or null. */
+function expandV6(ip: string): number[] | null {
+  let s = ip.toLowerCase();
+  const tail = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(s);
+  if (tail) {
+    const b = tail.slice(1).map(Number);
+    s = s.slice(0, tail.index) + `${((b[0] << 8) | b[1]).toString(16)}:${((b[2] << 8) | b[3]).toString(16)}`;
+  }
+  const [l, r] = s.split('::');
+  const left = l ? l.split(':') : [];
+  const right = r === undefined ? [] : r ? r.split(':') : [];
+  const fill = r === undefined ? 0 : 8 - left.length - right.length;
+  const words = [...left, ...Array<string>(Math.max(fill, 0)).fill('0'), ...right].map((w) => parseInt(w, 16));
+  return words.length === 8 && words.every((w) => w >= 0 && w <= 0xffff) ? words : null;
+}
+
+/**
+ * True for an address a webhook must never reach. An IPv4 address inside an IPv6 one is judged as that
+ * IPv4 address. With `allowPrivate`, only the always-refused ranges count.
+ */
+export function isBlockedIp(ip: string, allowPrivate = false): boolean {
   const family = net.isIP(ip);
   if (family === 0) return true;
   if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-    if (mapped) return isBlockedIp(mapped[1]);
-    if (/^::ffff:/i.test(ip) || /^::(\d+\.){3}\d+$/.test(ip)) return true;
-    return blocked.check(ip, 'ipv6');
+    const v4 = embeddedV4(ip);
+    if (v4 !== null && isBlockedIp(v4, allowPrivate)) return true;
+    return allowPrivate ? always.check(ip, 'ipv6') : blocked.check(ip, 'ipv6');
   }
-  return blocked.check(ip, 'ipv4');
+  return allowPrivate ? always.check(ip, 'ipv4') : blocked.check(ip, 'ipv4');
 }
-
 export interface UrlVerdict { ok: boolean; reason?: string }
 
 const hostOf = (u: URL) => u.hostname.replace(/^\[|\]$/g, '');
@@ -43,16 +86,24 @@ export function checkUrlShape(raw: string, allowPrivate: boolean): UrlVerdict & 
   return { ok: true, url: u };
 }
 
-/** Full check at create/update time: shape, then every address the host resolves to. */
+const PRIVATE = 'url points at a private or reserved address.';
+const NEVER = 'url points at a link-local, cloud-metadata, multicast or reserved address, which webhooks may never reach.';
+
+/**
+ * Full check at create/update time: shape, then every address the host resolves to. With private
+ * webhooks allowed, names are not resolved here (the connect-time guard judges what they resolve to).
+ */
 export async function checkWebhookUrl(raw: string, allowPrivate: boolean, resolver: Resolver): Promise<UrlVerdict> {
   const shape = checkUrlShape(raw, allowPrivate);
-  if (!shape.ok || allowPrivate) return shape;
+  if (!shape.ok) return shape;
   const host = hostOf(shape.url!);
-  if (net.isIP(host)) return isBlockedIp(host) ? { ok: false, reason: 'url points at a private or reserved address.' } : { ok: true };
-  if (/(^|\.)localhost\.?$/i.test(host)) return { ok: false, reason: 'url points at a private or reserved address.' };
+  if (METADATA_NAMES.test(host)) return { ok: false, reason: NEVER };
+  if (net.isIP(host)) return isBlockedIp(host, allowPrivate) ? { ok: false, reason: allowPrivate ? NEVER : PRIVATE } : { ok: true };
+  if (allowPrivate) return { ok: true };
+  if (/(^|\.)localhost\.?$/i.test(host)) return { ok: false, reason: PRIVATE };
   const addrs = await resolveAll(resolver, host);
   if (addrs.length === 0) return { ok: false, reason: `url host ${host} does not resolve.` };
-  if (addrs.some(isBlockedIp)) return { ok: false, reason: 'url resolves to a private or reserved address.' };
+  if (addrs.some((a) => isBlockedIp(a))) return { ok: false, reason: 'url resolves to a private or reserved address.' };
   return { ok: true };
 }
 
@@ -71,24 +122,32 @@ async function resolveOrThrow(resolver: Resolver, host: string): Promise<string[
   return got;
 }
 
+/** The system resolver (hosts file, search domains), as private deployments expect for their own names. */
+function systemLookup(host: string): Promise<string[]> {
+  return new Promise((resolve, reject) => dns.lookup(host, { all: true }, (err, addrs) => (err ? reject(err) : resolve(addrs.map((a) => a.address)))));
+}
+
 /**
- * A `lookup` for http(s).request that resolves with the configured resolver and refuses blocked
- * addresses, so the connection goes to the address that was checked (no DNS rebinding).
+ * A `lookup` for http(s).request that resolves and refuses blocked addresses, so the connection goes to
+ * the address that was checked (no DNS rebinding). Without `allowPrivate` it resolves with the configured
+ * resolver and refuses every private address; with it, the system resolver, refusing only the always-blocked ones.
  */
-export function guardedLookup(resolver: Resolver): LookupFunction {
+export function guardedLookup(resolver: Resolver, allowPrivate = false): LookupFunction {
   return (hostname, options, callback) => {
     const cb = callback as (err: Error | null, address: string | { address: string; family: number }[], family?: number) => void;
     const host = hostname.replace(/^\[|\]$/g, '');
     const fail = (msg: string, code: string) => cb(Object.assign(new Error(msg), { code }), '', 0);
     const done = (addrs: string[]) => {
-      const ok = addrs.filter((a) => !isBlockedIp(a));
+      const ok = addrs.filter((a) => !isBlockedIp(a, allowPrivate));
       // Not resolving (now) is a connection error that may pass: retried. Only a blocked address is final.
       if (addrs.length === 0) return fail(`${host} does not resolve`, 'ENOTFOUND');
-      if (ok.length !== addrs.length) return fail(`${host} resolves to a private or reserved address`, 'EBLOCKED');
+      if (ok.length !== addrs.length) return fail(`${host} resolves to a ${allowPrivate ? 'link-local, metadata or reserved' : 'private or reserved'} address`, 'EBLOCKED');
       if (options.all) return cb(null, ok.map((a) => ({ address: a, family: net.isIP(a) })));
       cb(null, ok[0], net.isIP(ok[0]));
     };
+    if (METADATA_NAMES.test(host)) return fail(`${host} is a cloud metadata service`, 'EBLOCKED');
     if (net.isIP(host)) return done([host]);
-    resolveOrThrow(resolver, host).then(done, (err: Error & { code?: string }) => fail(`${host}: ${err.message}`, err.code ?? 'EAI_AGAIN'));
+    const lookup = allowPrivate ? systemLookup(host) : resolveOrThrow(resolver, host);
+    lookup.then(done, (err: Error & { code?: string }) => fail(`${host}: ${err.message}`, err.code ?? 'EAI_AGAIN'));
   };
 }
