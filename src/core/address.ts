@@ -1,5 +1,5 @@
-// Mailbox parsing and validation: `addr@domain` or `Name <addr@domain>`, RFC 5321 limits,
-// internationalised domains converted to punycode. Pure.
+// Mailbox parsing and validation: `addr@domain` or `Name <addr@domain>` (one mailbox, strict display
+// names), RFC 5321 limits, internationalised domains converted to punycode. Pure.
 import { domainToASCII } from 'node:url';
 
 const LOCAL_ATOM = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\uFFFF-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\uFFFF-]+)*$/;
@@ -24,19 +24,61 @@ export function normaliseAddress(input: string): { address: string; local: strin
   return { address: `${local}@${domain}`, local, domain };
 }
 
-/** Parses `addr` or `Display Name <addr>`; null when malformed. */
-export function parseMailbox(input: string): Mailbox | null {
-  if (typeof input !== 'string' || /[\r\n\0]/.test(input)) return null;
-  const s = input.trim();
-  const m = /^(.*?)\s*<([^<>]+)>$/.exec(s);
-  if (m) {
-    let name: string | null = m[1].trim();
-    if (name.startsWith('"') && name.endsWith('"') && name.length >= 2) name = name.slice(1, -1).replace(/\\(.)/g, '$1');
-    const addr = normaliseAddress(m[2].trim());
-    return addr ? { name: name || null, ...addr } : null;
+/** Why a mailbox was refused: `hostile` marks forms that could show one address and send to another. */
+export type MailboxResult = { ok: true; mailbox: Mailbox } | { ok: false; hostile: boolean; reason: string };
+
+const refuse = (reason: string, hostile = true): MailboxResult => ({ ok: false, hostile, reason });
+/** Characters a display name may hold only inside double quotes (RFC 5322 specials, minus `.` and `()`). */
+const NAME_SPECIALS = new Set(['<', '>', '@', ',', ';', ':', '[', ']', '\\']);
+
+/**
+ * Splits `Display Name <addr>` in one strict left-to-right pass: the name is atoms and quoted strings
+ * (unquoted specials refused), then exactly one `<…>`, then nothing. Returns the unquoted name and the addr-spec.
+ */
+function splitNamed(s: string): { name: string; spec: string } | MailboxResult {
+  let name = '';
+  let i = 0;
+  for (; i < s.length && s[i] !== '<'; i++) {
+    const c = s[i];
+    if (c === '"') {
+      for (i++; i < s.length && s[i] !== '"'; i++) name += s[i] === '\\' ? s[++i] ?? '' : s[i];
+      if (i >= s.length) return refuse('it has an unterminated quoted display name');
+    } else if (NAME_SPECIALS.has(c)) {
+      // Without a list separator or a "<", this is a malformed address rather than a disguised one.
+      if (!/[,;:<]/.test(s)) return refuse('it is not a valid email address', false);
+      return refuse(`its display name holds an unquoted "${c}"; quote the name ("…") or give one address`);
+    } else name += /\s/.test(c) ? ' ' : c;
   }
-  const addr = normaliseAddress(s);
-  return addr ? { name: null, ...addr } : null;
+  if (i >= s.length) return refuse('it is not an address nor "Name <address>"', false);
+  let inQuote = false;
+  let j = i + 1;
+  for (; j < s.length && (inQuote || s[j] !== '>'); j++) {
+    if (inQuote && s[j] === '\\') j++;
+    else if (s[j] === '"') inQuote = !inQuote;
+    else if (!inQuote && s[j] === '<') return refuse('it holds more than one "<"');
+  }
+  if (j >= s.length) return refuse('its "<" is not closed', false);
+  if (s.slice(j + 1).trim() !== '') return refuse('it holds text or a second mailbox after the "<address>"');
+  return { name: name.replace(/ +/g, ' ').trim(), spec: s.slice(i + 1, j).trim() };
+}
+
+/** Parses one mailbox, `addr` or `Display Name <addr>`, strictly: no groups, no second mailbox. */
+export function readMailbox(input: string): MailboxResult {
+  if (typeof input !== 'string' || /[\x00-\x08\x0a-\x1f\x7f]/.test(input)) return refuse('it holds control characters', false);
+  const s = input.trim();
+  const bare = normaliseAddress(s);
+  if (bare) return { ok: true, mailbox: { name: null, ...bare } };
+  const parts = splitNamed(s);
+  if ('ok' in parts) return parts;
+  const addr = normaliseAddress(parts.spec);
+  if (!addr) return refuse(`${JSON.stringify(parts.spec.slice(0, 100))} is not a valid email address`, false);
+  return { ok: true, mailbox: { name: parts.name || null, ...addr } };
+}
+
+/** Parses `addr` or `Display Name <addr>`; null when malformed (see readMailbox for why). */
+export function parseMailbox(input: string): Mailbox | null {
+  const r = readMailbox(input);
+  return r.ok ? r.mailbox : null;
 }
 
 /** Key used for suppression matching: exact local part lower-cased, domain lower-cased. */

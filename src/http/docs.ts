@@ -11,6 +11,7 @@ export const ERROR_CODES: [string, string, number, string][] = [
   ['insufficient_credits', 'insufficient_credits', 402, 'Not enough credits for the recipients of this live email; the message states how many are needed and available. Add credits, or use a test key.'],
   ['idempotency_key_reused', 'idempotency_error', 409, 'This Idempotency-Key was used in the last 24 hours with a different request body.'],
   ['invalid_parameter', 'validation_error', 422, 'A field is missing or invalid; `param` names it.'],
+  ['invalid_address', 'validation_error', 422, 'An address field (`param` names it) holds something other than one mailbox: an unquoted `<>@,;:` in the display name, a group, or a second address. Quote the name ("Smith, John" <j@example.com>) or give one address.'],
   ['missing_body', 'validation_error', 422, 'Give `html`, `text` or both.'],
   ['all_recipients_suppressed', 'validation_error', 422, 'Every recipient is on the team\'s suppression list (hard bounce, complaint or manual).'],
   ['domain_not_verified', 'validation_error', 422, 'Live sends need a `from` address on a verified domain of the team (or a sub-domain of one). Add the domain and publish its DNS records.'],

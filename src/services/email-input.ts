@@ -1,7 +1,7 @@
 // Checks a POST /emails body beyond its JSON shape: addresses, headers, recipient count,
 // body presence and scheduling. Returns the normalised input or throws a validation ApiError.
 import { invalid } from '../core/errors.js';
-import { parseMailbox, type Mailbox } from '../core/address.js';
+import { readMailbox, type Mailbox } from '../core/address.js';
 
 export interface EmailInput {
   from: string; to: string | string[]; cc?: string[] | null; bcc?: string[] | null; reply_to?: string | null;
@@ -20,10 +20,19 @@ const MAX_SCHEDULE_MS = 30 * 24 * 3600 * 1000;
 const RESERVED_HEADERS = new Set(['from', 'to', 'cc', 'bcc', 'subject', 'date', 'message-id', 'dkim-signature', 'return-path', 'mime-version', 'content-type', 'content-transfer-encoding']);
 const HEADER_NAME = /^[!-9;-~]+$/; // printable ASCII except ':' (RFC 5322 ftext)
 
+/**
+ * One mailbox, parsed once (core/address readMailbox). Forms that could show one address and send to
+ * another (unquoted specials in the display name, groups, a second mailbox) are `invalid_address`.
+ */
+export function mailboxOf(raw: string, param: string, label = param): Mailbox {
+  const r = readMailbox(raw);
+  if (r.ok) return r.mailbox;
+  throw invalid(param, `${label} must be one address or "Name <address>": ${r.reason}.`, r.hostile ? 'invalid_address' : 'invalid_parameter');
+}
+
 function addresses(list: string[], param: string, kind: Recipient['kind'], out: Recipient[]): string[] {
   return list.map((raw, i) => {
-    const mb = parseMailbox(raw);
-    if (!mb) throw invalid(param, `${param}[${i}] is not a valid email address: ${JSON.stringify(raw).slice(0, 100)}.`);
+    const mb = mailboxOf(raw, param, `${param}[${i}]`);
     out.push({ address: mb.address, domain: mb.domain, kind });
     return raw.trim();
   });
@@ -35,7 +44,7 @@ const ADDRESS_HEADERS = new Set(['sender', 'reply-to']);
 function checkHeaders(h: Record<string, string> | null | undefined): Record<string, string> | null {
   if (!h) return null;
   for (const [name, value] of Object.entries(h)) {
-    if (ADDRESS_HEADERS.has(name.toLowerCase()) && !parseMailbox(value)) throw invalid('headers', `Header ${JSON.stringify(name)} must hold an email address.`);
+    if (ADDRESS_HEADERS.has(name.toLowerCase())) mailboxOf(value, 'headers', `Header ${JSON.stringify(name)}`);
     if (!HEADER_NAME.test(name) || /[\r\n]/.test(value)) throw invalid('headers', `Header ${JSON.stringify(name)} has a name or value that holds CR, LF or invalid characters.`);
     if (RESERVED_HEADERS.has(name.toLowerCase())) throw invalid('headers', `Header ${JSON.stringify(name)} is set by the service and cannot be given.`);
   }
@@ -51,9 +60,8 @@ function checkSchedule(s: string | null | undefined, now: number): number | null
 }
 
 export function checkEmail(input: EmailInput, now: number): CheckedEmail {
-  const from = parseMailbox(input.from);
-  if (!from) throw invalid('from', 'from must be an address or "Name <address>".');
-  if (input.reply_to != null && !parseMailbox(input.reply_to)) throw invalid('reply_to', 'reply_to is not a valid email address.');
+  const from = mailboxOf(input.from, 'from');
+  if (input.reply_to != null) mailboxOf(input.reply_to, 'reply_to');
   const replyHeader = Object.keys(input.headers ?? {}).find((n) => n.toLowerCase() === 'reply-to');
   if (replyHeader && input.reply_to != null) throw invalid('headers', 'Give the reply address either as reply_to or as a Reply-To header, not both.');
   const recipients: Recipient[] = [];
