@@ -22,7 +22,7 @@ describe('outbound delivery: SMTP replies per recipient', function () {
     const sent = await e.send({ to: ['ok@rcpt.test', 'gone@rcpt.test', 'later@rcpt.test'] });
     const done = await e.waitStatus(sent.id, ['bounced']);
     expect(done.status).to.equal('bounced');
-    expect(e.mx.messages[0].to).to.deep.equal(['ok@rcpt.test']); // gone@ 550, later@ 451 at RCPT
+    expect(e.mx.messages[0].to).to.deep.equal(['ok@rcpt.test']); // gone@ 550, later@ 451 at RCPT (each its own transaction)
     expect(e.mx.rcptCommands.slice(0, 3)).to.deep.equal(['ok@rcpt.test', 'gone@rcpt.test', 'later@rcpt.test']);
     expect(e.mx.to('later@rcpt.test')).to.have.length(1); // delivered by the retry
     const ev = await e.events(sent.id);
@@ -65,11 +65,22 @@ describe('outbound delivery: SMTP replies per recipient', function () {
     expect(count(e.s.db, 'suppressions', "address = 'gone@rcpt.test' AND reason = 'hard_bounce'")).to.equal(1);
   });
 
-  it('a 5xx to MAIL FROM bounces all recipients of the transaction', async () => {
+  it('a 5xx to MAIL FROM bounces the recipient of the transaction', async () => {
     e = await outboundEnv({ script: { mail: () => bounce(553, '5.7.1 Sender address rejected: not owned by you') } });
     const sent = await e.send({ to: ['a@rcpt.test'] });
     await e.waitStatus(sent.id, ['bounced']);
     expect(e.mx.messages).to.have.length(0);
+  });
+
+  it('a 4xx to MAIL FROM defers the rest of the job without a MAIL FROM per recipient; all delivered on retry', async () => {
+    const mails: string[] = [];
+    e = await outboundEnv({ script: { mail: (from) => (mails.push(from), mails.length === 1 ? bounce(421, '4.7.0 Try again later') : undefined) } });
+    const sent = await e.send({ to: ['a@rcpt.test', 'b@rcpt.test', 'c@rcpt.test'] });
+    await e.waitStatus(sent.id, ['delivery_delayed']);
+    expect(mails).to.have.length(1);
+    await e.waitStatus(sent.id, ['delivered'], 10000);
+    expect(e.mx.messages).to.have.length(3);
+    expect(new Set(mails.slice(1)).size, 'a VERP sender per recipient').to.equal(3);
   });
 
   it('keeps deferring a 4xx until the queue lifetime ends: bounced with reason expired, not suppressed', async () => {

@@ -4,6 +4,7 @@ import { dkimVerify } from 'mailauth';
 import { createResolver } from '../../src/services/resolver.js';
 import { readVerp } from '../../src/core/verp.js';
 import { secret } from '../../src/store/settings.js';
+import { emailByPublicId, deliveriesOf } from '../../src/store/emails.js';
 import { outboundEnv, SENDER, type OutboundEnv } from './outbound-env.js';
 
 describe('outbound delivery: live emails over SMTP', function () {
@@ -19,11 +20,20 @@ describe('outbound delivery: live emails over SMTP', function () {
     });
     const done = await e.waitStatus(sent.id, ['delivered']);
     expect(done.status).to.equal('delivered');
-    expect(e.mx.messages).to.have.length(1); // one transaction, three RCPT TO
+    // One transaction per recipient, each with its own VERP token, over one reused session; the
+    // message itself is built and signed once (the same bytes every time).
+    expect(e.mx.messages).to.have.length(3);
+    expect(e.mx.messages.map((m) => m.to).flat().sort()).to.deep.equal(['alice@rcpt.test', 'bob@rcpt.test', 'carol@rcpt.test']);
+    expect(e.mx.messages.every((m) => m.to.length === 1)).to.equal(true);
+    expect(new Set(e.mx.messages.map((m) => m.sessionId)).size).to.equal(1);
+    expect(e.mx.connections).to.equal(1);
+    expect(new Set(e.mx.messages.map((m) => m.raw.toString('base64'))).size).to.equal(1);
+    const ids = Object.fromEntries(deliveriesOf(e.s.db, emailByPublicId(e.s.db, sent.id)!.seq).map((d) => [d.recipient, d.id]));
+    for (const m of e.mx.messages) {
+      expect(m.from).to.match(/^bounces\+.*@bounces\.mta\.test$/);
+      expect(readVerp(secret(e.s.db, 'verp'), m.from)).to.deep.equal({ emailId: sent.id, deliveryId: ids[m.to[0]] });
+    }
     const msg = e.mx.messages[0];
-    expect(msg.to.sort()).to.deep.equal(['alice@rcpt.test', 'bob@rcpt.test', 'carol@rcpt.test']);
-    expect(readVerp(secret(e.s.db, 'verp'), msg.from)?.emailId).to.equal(sent.id);
-    expect(msg.from).to.match(/^bounces\+.*@bounces\.mta\.test$/);
     const parsed = await simpleParser(msg.raw);
     expect(parsed.messageId).to.equal(`<${sent.id}@mta.test>`);
     expect(parsed.headers.get('x-campaign')).to.equal('welcome');
