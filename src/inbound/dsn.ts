@@ -12,6 +12,8 @@ export interface RawRecipient {
   reason?: string | null;
   /** Remote-MTA host name, when the report gives one */
   rhost?: string | null;
+  /** Original-Recipient (RFC 3464): the address as we sent it, before an alias or forward rewrote it */
+  original?: string | null;
 }
 
 export interface DsnFields { perMessage: Map<string, string>; recipients: Map<string, string>[] }
@@ -65,6 +67,7 @@ export function dsnRecipient(f: Map<string, string>): RawRecipient {
     replycode: null,
     command: null,
     rhost: /^\s*dns\s*;\s*\[?([\w.-]+\.[a-z]{2,})/i.exec(f.get('remote-mta') ?? '')?.[1]?.toLowerCase() ?? null,
+    original: extractAddress(f.get('original-recipient')),
   };
 }
 

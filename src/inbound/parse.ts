@@ -18,6 +18,8 @@ export type Action = 'failed' | 'delayed' | 'delivered' | 'relayed' | 'expanded'
 export interface ReportRecipient {
   address: string | null; status: string | null; action: Action; reason: BounceReason; hard: boolean | null;
   diagnostic: string | null; replycode?: string | null; feedback_type?: string | null;
+  /** DSN Original-Recipient, when it names another address than `address` (Final-Recipient). */
+  original_recipient?: string;
 }
 export interface Report { kind: 'dsn' | 'arf' | 'other'; recipients: ReportRecipient[]; original: OriginalInfo }
 
@@ -224,5 +226,6 @@ function toRecipient(r: RawRecipient): ReportRecipient {
   return {
     address: r.address, status: reading.status, action, reason: reading.reason, hard: reading.hard,
     diagnostic, replycode: reading.replycode, feedback_type: null,
+    ...(r.original && r.original !== r.address ? { original_recipient: r.original } : {}),
   };
 }
