@@ -1,6 +1,7 @@
 // Engagement tracking: rewrites an email's html (1×1 open pixel, click redirects) with HMAC-signed
 // tokens naming the email (and the link's URL), and turns hits on them into opened/clicked events.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { Parser } from 'htmlparser2';
 import { sql, tx } from '../store/db.js';
 import { emailByPublicId, deliveriesOf, type EmailRow } from '../store/emails.js';
 import { secret } from '../store/settings.js';
@@ -42,25 +43,45 @@ const base = (ctx: Ctx) => ctx.config.publicUrl.replace(/\/+$/, '');
 export const openUrl = (ctx: Ctx, emailId: string) => `${base(ctx)}/t/o/${makeToken(ctx, 'o', emailId)}.gif`;
 export const clickUrl = (ctx: Ctx, emailId: string, url: string) => `${base(ctx)}/t/c/${makeToken(ctx, 'c', emailId, url)}`;
 
-const ENTITIES: Record<string, string> = { amp: '&', quot: '"', apos: "'", lt: '<', gt: '>' };
-function decodeAttr(v: string): string {
-  return v.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (all, e: string) => {
-    if (e[0] === '#') {
-      const n = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
-      return Number.isFinite(n) && n > 0 && n <= 0x10ffff ? String.fromCodePoint(n) : all;
-    }
-    return ENTITIES[e.toLowerCase()] ?? all;
-  });
+/** `"` and `&` escaped for a double-quoted attribute value. */
+const attr = (v: string) => v.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
+
+/**
+ * The first `href` of each `<a>`/`<area>` found by htmlparser2 (one linear pass; entities decoded by the
+ * parser), with the [start, end) offsets of its value in `html` (quotes included).
+ */
+function hrefSpans(html: string): { url: string; start: number; end: number }[] {
+  const spans: { url: string; start: number; end: number }[] = [];
+  let inLink = false;
+  let seen = false;
+  const p: Parser = new Parser({
+    onopentagname(name) { inLink = name === 'a' || name === 'area'; seen = false; },
+    onattribute(name, value, quote) {
+      if (!inLink || seen || name !== 'href') return;
+      seen = true;
+      if (quote === undefined) return; // `href` without a value
+      // The attribute spans [startIndex, endIndex): its name, optional spaces, '=', spaces, the value.
+      const eq = html.indexOf('=', p.startIndex);
+      let start = eq + 1;
+      while (/\s/.test(html[start])) start++;
+      spans.push({ url: value.trim(), start, end: p.endIndex });
+    },
+  }, { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true });
+  p.end(html);
+  return spans;
 }
 
-const HREF = /(<(?:a|area)\b[^>]*?\shref\s*=\s*)(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/gi;
-
+/** Rewrites the values of tracked links only; every other byte of the html is kept as it was. */
 function rewriteLinks(ctx: Ctx, emailId: string, html: string): string {
-  return html.replace(HREF, (all, head: string, dq?: string, sq?: string, bare?: string) => {
-    const url = decodeAttr((dq ?? sq ?? bare ?? '').trim());
-    if (!isWebUrl(url) || Buffer.byteLength(url) > MAX_TRACKED_URL_BYTES) return all;
-    return `${head}"${clickUrl(ctx, emailId, url)}"`;
-  });
+  const parts: string[] = [];
+  let at = 0;
+  for (const { url, start, end } of hrefSpans(html)) {
+    if (!isWebUrl(url) || Buffer.byteLength(url) > MAX_TRACKED_URL_BYTES) continue;
+    parts.push(html.slice(at, start), `"${attr(clickUrl(ctx, emailId, url))}"`);
+    at = end;
+  }
+  parts.push(html.slice(at));
+  return parts.join('');
 }
 
 function addPixel(ctx: Ctx, emailId: string, html: string): string {
@@ -83,6 +104,13 @@ function recipientOf(ctx: Ctx, email: EmailRow): string | null {
   return ds.length === 1 ? ds[0].recipient : null;
 }
 
+/** Hits on an email's tracking links count for this long after it was created; later ones still work but emit nothing. */
+export const TRACKING_TTL_MS = 90 * 24 * 3600 * 1000;
+/** Repeated clicks on one link by one recipient within this window make a single `clicked` event. */
+export const CLICK_DEDUP_MS = 10 * 60 * 1000;
+
+const expired = (ctx: Ctx, email: EmailRow) => ctx.now() - email.created_at > TRACKING_TTL_MS;
+
 /** An open-pixel hit: the first one per email becomes an `opened` event. False when the token is bad. */
 export function recordOpen(ctx: Ctx, token: string): boolean {
   const t = readToken(ctx, 'o', token);
@@ -90,20 +118,32 @@ export function recordOpen(ctx: Ctx, token: string): boolean {
   return tx(ctx.db, () => {
     const email = emailByPublicId(ctx.db, t.emailId);
     if (!email) return false;
+    if (expired(ctx, email)) return true;
     const seen = sql(ctx.db, "SELECT 1 FROM events WHERE email_seq = ? AND type = 'opened' LIMIT 1").get(email.seq);
     if (!seen) appendStatusEvent(ctx, email, 'opened', recipientOf(ctx, email), { source: 'tracking' });
     return true;
   });
 }
 
-/** A click: every one becomes a `clicked` event. Returns the URL to redirect to, or null for a bad token. */
+function clickedRecently(ctx: Ctx, email: EmailRow, recipient: string | null, url: string): boolean {
+  return sql(ctx.db, `SELECT 1 FROM events WHERE email_seq = ? AND type = 'clicked' AND recipient IS ? AND created_at > ?
+    AND json_extract(data_json, '$.url') = ? LIMIT 1`).get(email.seq, recipient, ctx.now() - CLICK_DEDUP_MS, url) !== undefined;
+}
+
+/**
+ * A click: the first per (email, recipient, link) within CLICK_DEDUP_MS becomes a `clicked` event, none after
+ * TRACKING_TTL_MS. Returns the URL to redirect to (the signed token holds it, so it redirects even when the
+ * email is gone), or null for a bad token.
+ */
 export function recordClick(ctx: Ctx, token: string, record = true): string | null {
   const t = readToken(ctx, 'c', token);
   if (!t) return null;
-  return tx(ctx.db, () => {
+  if (!record) return t.url;
+  tx(ctx.db, () => {
     const email = emailByPublicId(ctx.db, t.emailId);
-    if (!email) return null;
-    if (record) appendStatusEvent(ctx, email, 'clicked', recipientOf(ctx, email), { url: t.url, source: 'tracking' });
-    return t.url;
+    if (!email || expired(ctx, email)) return;
+    const recipient = recipientOf(ctx, email);
+    if (!clickedRecently(ctx, email, recipient, t.url)) appendStatusEvent(ctx, email, 'clicked', recipient, { url: t.url, source: 'tracking' });
   });
+  return t.url;
 }
