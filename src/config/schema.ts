@@ -44,6 +44,11 @@ export const ConfigSchema = Type.Object({
   /** Per-team source IP pools: team id or name → IPs its mail leaves from (and its SPF lists); others use sendingIps. */
   ipPools: Type.Record(Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
   freeMonthlyCredits: Type.Integer({ minimum: 0 }),
+  /**
+   * Feedback-loop report signers (MTA_FBL_SOURCES): a DKIM d= domain (its subdomains too) or an address
+   * (the report's From, signed by its domain). A complaint matched only by Message-ID acts only when so signed.
+   */
+  fblSources: Type.Array(Type.String({ pattern: '^([A-Za-z0-9!#$%&\'*+/=?^_`{|}~.-]+@)?[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+$' })),
   /** Operator password of the dashboard (sign in as any team); empty disables operator sign-in. */
   dashboardPassword: Type.String(),
 }, { additionalProperties: false });
@@ -89,4 +94,5 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_SENDING_IPS: ['sendingIps', 'list'],
   MTA_IP_POOLS: ['ipPools', 'pools'],
   MTA_DASHBOARD_PASSWORD: ['dashboardPassword', 'string'],
+  MTA_FBL_SOURCES: ['fblSources', 'list'],
 };
