@@ -81,9 +81,13 @@ export function findReply(text: string | null | undefined, klass?: string): stri
 /** Splits a raw reply line ("550-5.1.1 <x@y>: User unknown") into code, enhanced code and text. */
 export function parseReplyLine(line: string): ReplyInput {
   const flat = line.replace(/\r?\n/g, ' ').trim();
-  const m = /^([245]\d\d)(?:[ -]+|$)(?:([245]\.\d{1,3}\.\d{1,3})\b)?\s*(.*)$/.exec(flat);
-  if (!m) return { code: null, enhanced: findStatus(flat), text: flat };
-  return { code: Number(m[1]), enhanced: m[2] ?? findStatus(m[3]), text: flat };
+  // What /^([245]\d\d)(?:[ -]+|$)(?:([245]\.\d{1,3}\.\d{1,3})\b)?\s*(.*)$/ read, in linear steps (that one was cubic).
+  const m = /^([245]\d\d)(?:[ -]+|$)/.exec(flat);
+  const rest = m ? flat.slice(m[0].length) : '';
+  const enhanced = /^[245]\.\d{1,3}\.\d{1,3}\b/.exec(rest)?.[0];
+  const text = (enhanced ? rest.slice(enhanced.length) : rest).trimStart();
+  if (!m || /[\n\r\u2028\u2029]/.test(text)) return { code: null, enhanced: findStatus(flat), text: flat };
+  return { code: Number(m[1]), enhanced: enhanced ?? findStatus(text), text: flat };
 }
 
 /** Live SMTP reply or DSN Diagnostic-Code → reason and hard flag (command defaults to RCPT). */

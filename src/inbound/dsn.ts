@@ -18,13 +18,25 @@ export interface RawRecipient {
 
 export interface DsnFields { perMessage: Map<string, string>; recipients: Map<string, string>[] }
 
-const ADDR = /[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+/;
+// The lookbehind starts a match only where a run of local-part characters starts (linear, not quadratic).
+const ADDR = /(?<![\w.!#$%&'*+/=?^`{|}~-])[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+/;
 
 export function extractAddress(value: string | null | undefined): string | null {
   if (!value) return null;
   const v = value.replace(/^\s*rfc822\s*;/i, '');
   const m = ADDR.exec(v);
   return m ? m[0].toLowerCase().replace(/\.$/, '') : null;
+}
+
+/**
+ * "name <sep> value" (what /^([\w-]+)\s*<sep>\s*(.*)$/ read, without its quadratic backtracking): the name and
+ * the value with leading white space removed; null when the value holds a line break.
+ */
+function fieldOf(line: string, sep: ':' | ';'): [string, string] | null {
+  const m = (sep === ':' ? /^([\w-]+)\s*:/ : /^([\w-]+)\s*;/).exec(line);
+  if (!m) return null;
+  const value = line.slice(m[0].length).trimStart();
+  return /[\n\r\u2028\u2029]/.test(value) ? null : [m[1] as string, value];
 }
 
 /** Splits delivery-status text into per-message and per-recipient field maps. */
@@ -36,10 +48,10 @@ export function readDsnFields(text: string): DsnFields {
   const RCPT_KEYS = ['final-recipient', 'original-recipient', 'x-actual-recipient'];
   for (const line of lines) {
     if (!line.trim()) { cur = null; continue; }
-    const m = /^([\w-]+)\s*:\s*(.*)$/.exec(line);
+    const m = fieldOf(line, ':');
     if (!m) continue;
-    const key = (m[1] as string).toLowerCase();
-    const value = (m[2] as string).trim();
+    const key = m[0].toLowerCase();
+    const value = m[1].trim();
     if (RCPT_KEYS.includes(key) && (!cur || cur.has(key) || (key !== 'final-recipient' && cur.has('diagnostic-code')))) {
       cur = new Map();
       recipients.push(cur);
@@ -56,14 +68,14 @@ export function dsnRecipient(f: Map<string, string>): RawRecipient {
   const address = extractAddress(f.get('final-recipient')) ?? extractAddress(f.get('original-recipient'))
     ?? extractAddress(f.get('x-actual-recipient'));
   const diag = f.get('diagnostic-code') ?? null;
-  const dm = diag ? /^([\w-]+)\s*;\s*(.*)$/.exec(diag) : null;
+  const dm = diag ? fieldOf(diag, ';') : null;
   const status = /[245]\.\d{1,3}\.\d{1,3}/.exec(f.get('status') ?? '')?.[0] ?? null;
   return {
     address,
     status,
     action: normaliseAction(f.get('action')),
-    diagnostic: dm ? (dm[2] as string) : diag,
-    spec: dm ? (dm[1] as string).toUpperCase() : null,
+    diagnostic: dm ? dm[1] : diag,
+    spec: dm ? dm[0].toUpperCase() : null,
     replycode: null,
     command: null,
     rhost: /^\s*dns\s*;\s*\[?([\w.-]+\.[a-z]{2,})/i.exec(f.get('remote-mta') ?? '')?.[1]?.toLowerCase() ?? null,
@@ -107,12 +119,16 @@ export function commandIn(text: string): string | null {
   return null;
 }
 
+/** Longest text paragraphFor returns (its paragraphs may overlap, so uncapped it grows with the square of the input). */
+export const PARAGRAPH_CAP = 16 * 1024;
+
 /** The paragraph of a human-readable notice about `address` (from its line to a blank line). */
 export function paragraphFor(text: string, address: string, others: string[]): string | null {
   const lines = text.replace(/\r/g, '').split('\n');
   const lower = address.toLowerCase();
   const chunks: string[] = [];
-  for (let i = 0; i < lines.length; i++) {
+  let size = 0;
+  for (let i = 0; i < lines.length && size <= PARAGRAPH_CAP; i++) {
     if (!(lines[i] as string).toLowerCase().includes(lower)) continue;
     const out = [lines[i] as string];
     for (let j = i + 1; j < lines.length; j++) {
@@ -120,8 +136,11 @@ export function paragraphFor(text: string, address: string, others: string[]): s
       if (!l.trim()) break;
       if (others.some((o) => o !== lower && l.trim().toLowerCase().replace(/^</, '').startsWith(o))) break;
       out.push(l);
+      size += l.length + 1;
+      if (size > PARAGRAPH_CAP) break;
     }
+    size += (lines[i] as string).length + 1;
     chunks.push(out.join(' '));
   }
-  return chunks.length ? chunks.join(' ') : null;
+  return chunks.length ? chunks.join(' ').slice(0, PARAGRAPH_CAP) : null;
 }

@@ -37,7 +37,7 @@ export const FORMAT_RECIPIENT_LINES: readonly RegExp[] = [
   new RegExp(`^Unable to deliver message to: <(${A})>`, 'i'), // MailFoundry
   new RegExp(`^\\s*Original address: (${A})\\s*$`, 'i'), // Messaging Server
   new RegExp(`^\\s*Recipient: <(${A})>`, 'i'), // EZweb (Sendmail-like rejection list)
-  new RegExp(`^\\s+\\S+@\\S+\\.[a-zA-Z]+ <(${A})>:`), // Exim: "  a@b <c@d>: malformed address: ..."
+  new RegExp(`^\\s+[^\\s@]+@\\S+\\.[a-zA-Z]+ <(${A})>:`), // Exim: "  a@b <c@d>: malformed address: ..."
 ];
 
 /** Exim's error texts (deliver.c, routers, transports) → reason; MXLogic and Mail.ru reuse Exim. */
@@ -83,7 +83,7 @@ export const FORMATS: readonly NoticeFormat[] = [
     { reason: 'notaccept', phrases: ['type=MX: Malformed or unexpected name server reply'] },
   ] },
   { family: 'MailRu', need: 3, detect: {
-    from: /mailer-daemon@.*mail\.ru/i, messageId: /\.mail\.ru>|smailru\.net>/,
+    from: /mailer-daemon@(?:(?!mailer-daemon@).)*mail\.ru/i, messageId: /\.mail\.ru>|smailru\.net>/,
     subject: /Delivery Status Notification|Mail delivery failed|Mail failure|Message frozen|Warning: message |error\(s\) in forwarding or filtering/,
   }, end: [/^------ This is a copy of the message, including all the headers\. ------/m], reasons: [
     { reason: 'expired', phrases: ['retry timeout exceeded', 'No action is required on your part'] },
@@ -137,7 +137,7 @@ export const FORMATS: readonly NoticeFormat[] = [
     { reason: 'norelaying', phrases: ['Due to the following SMTP relay error'] },
     { reason: 'hostunknown', phrases: ['As the remote domain doesnt exist'] },
   ], headerReason: { name: 'x-spasign', value: /^NG/, reason: 'filtered' } },
-  { family: 'Biglobe', need: 2, detect: { from: /postmaster@.*@?(?:biglobe|inacatv|tmtv|ttv)\.ne\.jp/i, subject: /^Returned mail:/ },
+  { family: 'Biglobe', need: 2, detect: { from: /postmaster@(?:(?!postmaster@).)*(?:biglobe|inacatv|tmtv|ttv)\.ne\.jp/i, subject: /^Returned mail:/ },
     reasons: [
       { reason: 'filtered', phrases: ['Mail Delivery Failed... User unknown'] },
       { reason: 'mailboxfull', phrases: ["The number of messages in recipient's mailbox exceeded the local limit."] },
@@ -151,7 +151,7 @@ export const FORMATS: readonly NoticeFormat[] = [
     { reason: 'networkerror', phrases: ['Message has exceeded maximum hop count'] },
     { reason: 'userunknown', phrases: ['User not listed in public Name & Address Book', 'ディレクトリのリストにありません'] },
   ] },
-  { family: 'Verizon', detect: { from: /post_master@vtext\.com|sysadmin@.*\.vzwpix\.com/ },
+  { family: 'Verizon', detect: { from: /post_master@vtext\.com|sysadmin@(?:(?!sysadmin@).)*\.vzwpix\.com/ },
     end: [/^Original Message:/m], reasons: [
       { reason: 'userunknown', phrases: ['550 - Requested action not taken: no such user here', 'No valid recipients'] },
     ] },
@@ -173,10 +173,10 @@ export const FORMATS: readonly NoticeFormat[] = [
   { family: 'X6', detect: { subject: /^There was an error sending your mail/ },
     end: [/^The attachment contains the original mail headers/m] },
   { family: 'OpenSMTPD', need: 2, detect: { subject: /Delivery status notification/, received: / \(OpenSMTPD\) with / },
-    end: [/^\s*Below is a copy of the original message:/m] },
+    end: [/^[ \t]*Below is a copy of the original message:/m] },
   { family: 'MessagingServer', detect: { contentType: /Boundary_\(ID_/, subject: /^Delivery Notification: / } },
   { family: 'V5sendmail', detect: { subject: /^Returned mail: / },
-    end: [/^\s*-+ Unsent message follows -+/m, /^\s*-+ No message was collected -+/m] },
+    end: [/^[ \t]*-+ Unsent message follows -+/m, /^[ \t]*-+ No message was collected -+/m] },
 ];
 
 function passes(f: NoticeFormat, h: Map<string, string[]>, body: string): number {

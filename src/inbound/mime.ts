@@ -20,16 +20,20 @@ export function splitMessage(raw: string): { head: string; body: string } {
   return { head: start.slice(0, i), body: start.slice(i + 2) };
 }
 
-/** Parses a header block into a map of lower-case names to values (in order). */
+/** Longest header value kept (longer ones are cut here, before any other pattern reads them). */
+export const HEADER_VALUE_CAP = 8 * 1024;
+
+/** Parses a header block into a map of lower-case names to values (in order), each cut to HEADER_VALUE_CAP. */
 export function parseHeaders(head: string): Map<string, string[]> {
   const map = new Map<string, string[]>();
   const unfolded = head.replace(/\n[ \t]+/g, ' ');
   for (const line of unfolded.split('\n')) {
-    const m = /^([!-9;-~]+)[ \t]*:[ \t]*(.*)$/.exec(line);
-    if (!m) continue;
+    const m = /^([!-9;-~]+)[ \t]*:/.exec(line);
+    // a line break other than \n in the value is no header line (as /^(name)[ \t]*:[ \t]*(.*)$/ read it)
+    if (!m || /[\r\u2028\u2029]/.test(line)) continue;
     const name = (m[1] as string).toLowerCase();
     const list = map.get(name) ?? [];
-    list.push((m[2] as string).trim());
+    list.push(line.slice(m[0].length).trim().slice(0, HEADER_VALUE_CAP));
     map.set(name, list);
   }
   return map;

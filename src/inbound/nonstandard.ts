@@ -3,14 +3,17 @@
 import { type RawRecipient, commandIn, extractAddress, paragraphFor } from './dsn.js';
 import { FORMAT_RECIPIENT_LINES } from './formats.js';
 
+/** Recipients read from one notice at most (an email has at most 50); bounds the per-recipient scans. */
+export const MAX_NOTICE_RECIPIENTS = 100;
+
 /** Lines that start the returned original message in common notice formats. */
 export const ORIGINAL_MARKERS: readonly RegExp[] = [
   /^-+ ?This is a copy of the message/im, /^-+ ?Below this line is a copy of the message/im,
   /^-+ ?Original message -+/im, /^Original message headers:/im, /^Message headers follow\./im,
-  /^\s*-+ ?Unsent message follows -+/im, /^\s*Below is a copy of the original message:/im,
+  /^[ \t]*-+ ?Unsent message follows -+/im, /^[ \t]*Below is a copy of the original message:/im,
   /^-+ ?The header of the original message is following/im, /^-+ ?Original message follows/im,
-  /^\s*-+ ?Original message -+/im, /^Content-Type: message\/rfc822/im, /^The original message was/im,
-  /^-+\s*Forwarded message/im, /^\s*Original message follows\.?\s*$/im, /^Received: /m,
+  /^[ \t]*-+ ?Original message -+/im, /^Content-Type: message\/rfc822/im, /^The original message was/im,
+  /^-+\s*Forwarded message/im, /^[ \t]*Original message follows\.?[ \t]*$/im, /^Received: /m,
 ];
 
 /** The error section of a notice: text before the copy of the original message. */
@@ -24,13 +27,13 @@ export function errorSection(text: string, extra: readonly RegExp[] = []): strin
 }
 
 const ADDR_SRC = "[\\w.!#$%&'*+/=?^`{|}~-]+@[\\w-]+(?:\\.[\\w-]+)+";
-const RECIPIENT_LINES: readonly RegExp[] = [
+export const RECIPIENT_LINES: readonly RegExp[] = [
   new RegExp(`^\\s*<(${ADDR_SRC})>:?`, 'i'),
   new RegExp(`^\\s*(${ADDR_SRC})\\s*(?::|<mailto:|$| on | invalid address|\\.\\.\\.)`, 'i'),
   new RegExp(`^\\s*\\d{3} <(${ADDR_SRC})>\\.\\.\\.`, 'i'),
   new RegExp(`^\\s*Recipient address:\\s*<?(${ADDR_SRC})`, 'i'),
   new RegExp(`error delivering your mail to <(${ADDR_SRC})>`, 'i'),
-  new RegExp(`^\\s*Original-Recipient:\\s*(?:rfc822;)?\\s*<?(${ADDR_SRC})`, 'i'),
+  new RegExp(`^\\s*Original-Recipient:\\s*(?:rfc822;\\s*)?<?(${ADDR_SRC})`, 'i'),
   // Sendmail-like "permanent fatal errors" lists that quote the address after ">>>" (Active!hunter)
   new RegExp(`^\\s*>>>\\s*<?(${ADDR_SRC})>?(?:\\s+<[^>]+>)?\\s*$`, 'i'),
   // "Message details:" block of an Apache James notice
@@ -42,12 +45,15 @@ const RECIPIENT_LINES: readonly RegExp[] = [
 /** Addresses that the notice presents as failed recipients, in order of appearance. */
 export function recipientLines(section: string, exclude: Set<string>): string[] {
   const found: string[] = [];
+  const patterns = [...RECIPIENT_LINES, ...FORMAT_RECIPIENT_LINES];
   for (const line of section.split('\n')) {
-    for (const re of [...RECIPIENT_LINES, ...FORMAT_RECIPIENT_LINES]) {
+    if (!line.includes('@')) continue; // every pattern captures an address
+    for (const re of patterns) {
       const a = extractAddress(re.exec(line)?.[1]);
       if (a && !exclude.has(a) && !found.includes(a)) found.push(a);
       if (a) break;
     }
+    if (found.length > MAX_NOTICE_RECIPIENTS) break;
   }
   return found;
 }
@@ -72,10 +78,10 @@ function transcriptFor(lines: string[], index: number): string {
 function sendmailLine(section: string, address: string): { diag: string; ctx: string } | null {
   const lines = section.split('\n');
   for (let i = 0; i < lines.length; i++) {
-    const m = /^\s*\d{3} <([^>]+)>\.\.\.\s*(.*)$/.exec(lines[i] as string);
+    const m = /^\s*\d{3} <([^>]+)>\.\.\.(.*)$/.exec(lines[i] as string);
     if (m && (m[1] as string).toLowerCase() === address) {
       const ctx = transcriptFor(lines, i);
-      return { diag: `${ctx.replace(/>>>[^<]*/g, '').replace(/<<<\s*/g, '')} ${m[2]}`.trim(), ctx };
+      return { diag: `${ctx.replace(/>>>[^<]*/g, '').replace(/<<<\s*/g, '')} ${(m[2] as string).trimStart()}`.trim(), ctx };
     }
   }
   return null;
@@ -114,5 +120,6 @@ export function readNotice(text: string, failed: string[], exclude: Set<string>,
   // A Postfix-style "<address>: host ... said" line names the recipient even when it equals the sender.
   if (!addrs.length) addrs = recipientLines(section, new Set()).filter((a) => new RegExp(`^\\s*<${escape(a)}>:`, 'im').test(section));
   if (!addrs.length) return [];
+  addrs = addrs.slice(0, MAX_NOTICE_RECIPIENTS);
   return addrs.map((a) => readOne(section, a, addrs));
 }

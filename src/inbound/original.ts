@@ -12,21 +12,51 @@ function headerBlock(root: Entity): Map<string, string[]> | null {
   const part = leaves(root).find((p) => p.type === 'message/rfc822' || p.type.startsWith('text/rfc822-header'));
   if (part) return parseHeaders(part.text.replace(/\r/g, '').split(/\n\n/)[0] ?? '');
   const text = leaves(root).filter((p) => p.type.startsWith('text/')).map((p) => p.text).join('\n');
-  const m = /^(?:Return-Path|Received|Message-I[Dd]|From|To|Subject|Date):[^\n]*\n(?:[\w-]+:[^\n]*\n|[ \t][^\n]*\n)+/m
-    .exec(text.slice(text.search(/copy of|original message|headers follow|unsent message|rfc822/i) + 1));
-  return m ? parseHeaders(m[0]) : null;
+  const block = inlineHeaders(text.slice(text.search(/copy of|original message|headers follow|unsent message|rfc822/i) + 1));
+  return block ? parseHeaders(block) : null;
 }
 
+const FIRST_FIELD = /^(?:Return-Path|Received|Message-I[Dd]|From|To|Subject|Date):/;
+const NEXT_FIELD = /^[\w-]+:/;
+
+/**
+ * An inline copy of the original headers: a line starting with a common field, then at least one more
+ * field or continuation line, each ending in a newline. A line-by-line scan (a regex here was quadratic).
+ */
+function inlineHeaders(text: string): string | null {
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length - 1; i++) {
+    if (!FIRST_FIELD.test(lines[i] as string)) continue;
+    let j = i + 1;
+    // the last array element has no newline after it, so it never belongs to the block
+    while (j < lines.length - 1 && (NEXT_FIELD.test(lines[j] as string) || /^[ \t]/.test(lines[j] as string))) j++;
+    if (j > i + 1) return `${lines.slice(i, j).join('\n')}\n`;
+  }
+  return null;
+}
+
+/**
+ * The first word (a run of characters other than <>"" and white space) with an @ inside it, followed by
+ * white space, the end, or ">" and then white space or the end. A linear scan (the regex it replaces was cubic).
+ */
 function addr(v: string | null): string | null {
-  const m = /<?([^<>\s"]+@[^<>\s"]+?)>?(?:\s|$)/.exec(v ?? '');
-  return m ? (m[1] as string).toLowerCase() : null;
+  if (!v) return null;
+  for (const m of v.matchAll(/[^<>\s"]+/g)) {
+    const word = m[0];
+    const at = word.indexOf('@', 1);
+    if (at < 1 || at > word.length - 2) continue;
+    const end = (m.index as number) + word.length;
+    const after = end < v.length && v[end] === '>' ? end + 1 : end;
+    if (after === v.length || /\s/.test(v[after] as string)) return word.toLowerCase();
+  }
+  return null;
 }
 
 export function readOriginal(root: Entity): OriginalInfo {
   const h = headerBlock(root) ?? new Map<string, string[]>();
   const dsn = leaves(root).find((p) => p.type === 'message/delivery-status')?.text ?? '';
   const mid = header(h, 'message-id');
-  const messageId = mid ? (/<[^>]+>/.exec(mid)?.[0] ?? mid.trim()) : null;
+  const messageId = mid ? (/<[^<>]+>/.exec(mid)?.[0] ?? mid.trim()) : null;
   const xid = header(h, 'x-email-id');
   const emailId = EMAIL_ID.exec(messageId ?? '')?.[1]?.toLowerCase() ?? (xid && /^em_[0-9a-z]{26}$/i.test(xid.trim()) ? xid.trim() : null);
   const envFrom = /^(?:X-)?Original-Mail-From:\s*(.+)$/im.exec(dsn)?.[1] ?? null;

@@ -8,7 +8,7 @@ import { CODED_RULES, VENDOR_RULES } from '../core/reply-rules.js';
 import { ndrReason, rhostReason } from '../core/rhost-rules.js';
 import { type Entity, header, leaves, parseEntity } from './mime.js';
 import { type RawRecipient, commandIn, dsnRecipient, extractAddress, paragraphFor, readDsnFields } from './dsn.js';
-import { readNotice, errorSection } from './nonstandard.js';
+import { readNotice, errorSection, MAX_NOTICE_RECIPIENTS } from './nonstandard.js';
 import { readComplaint } from './arf.js';
 import { readOriginal, type OriginalInfo } from './original.js';
 import { readSesNotification } from './ses-json.js';
@@ -23,8 +23,15 @@ export interface ReportRecipient {
 }
 export interface Report { kind: 'dsn' | 'arf' | 'other'; recipients: ReportRecipient[]; original: OriginalInfo }
 
+/**
+ * Bytes of a message that are read (the rest is ignored): everything a report says comes first, and
+ * no pattern ever scans more than this. Header values are cut to HEADER_VALUE_CAP (mime.ts).
+ */
+export const TEXT_CAP = 256 * 1024;
+
 export async function parseReport(raw: Buffer | string): Promise<Report> {
-  const text = typeof raw === 'string' ? Buffer.from(raw, 'utf8').toString('latin1') : raw.toString('latin1');
+  const bytes = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
+  const text = bytes.subarray(0, TEXT_CAP).toString('latin1');
   const reports = mboxMessages(text).map(readOne);
   const first = reports.find((r) => r.recipients.length) ?? reports[0] as Report;
   if (reports.length === 1) return first;
@@ -100,9 +107,9 @@ function emptyReport(root: Entity): Report {
 
 function noticeText(root: Entity): string {
   const texts = leaves(root).filter((p) => p.type.startsWith('text/plain') || (p.type === 'text/html' && false));
-  if (texts.length) return texts.map((p) => p.text).join('\n');
+  if (texts.length) return texts.map((p) => p.text).join('\n').slice(0, TEXT_CAP);
   const html = leaves(root).find((p) => p.type === 'text/html');
-  return html ? html.text.replace(/<[^>]+>/g, ' ') : root.text;
+  return (html ? html.text.replace(/<[^<>]+>/g, ' ') : root.text).slice(0, TEXT_CAP);
 }
 
 function dsnRecipients(root: Entity, notice: string): RawRecipient[] {
@@ -110,11 +117,12 @@ function dsnRecipients(root: Entity, notice: string): RawRecipient[] {
   const source = part?.text ?? (/^Final-Recipient:/im.test(notice) ? notice : '');
   if (!source) return [];
   const { recipients } = readDsnFields(source);
-  const list = recipients.map(dsnRecipient).filter((r) => r.address || r.status);
+  const list = recipients.slice(0, MAX_NOTICE_RECIPIENTS).map(dsnRecipient).filter((r) => r.address || r.status);
   const all = list.map((r) => r.address ?? '').filter(Boolean);
+  const section = errorSection(notice);
   for (const r of list) {
     if (!r.address) continue;
-    const para = paragraphFor(errorSection(notice), r.address, all);
+    const para = paragraphFor(section, r.address, all);
     r.command = commandIn(para ?? '');
     if (!r.diagnostic && para) r.diagnostic = para;
   }
@@ -180,8 +188,8 @@ function looksLikeBounce(root: Entity, notice: string): boolean {
   const subject = (header(root.headers, 'subject') ?? '').toLowerCase();
   return /mailer-daemon|postmaster|mail delivery/.test(from)
     || /undeliver|delivery (?:status|fail)|returned mail|failure notice|mail delivery failed|non[- ]?delivery/.test(subject)
-    || root.type === 'multipart/report' || /could not be delivered|delivery.*failed/i.test(notice.slice(0, 2000))
-    || (/^error message below:/im.test(notice) && /^\s*RCPT TO:/im.test(notice));
+    || root.type === 'multipart/report' || /could not be delivered|delivery(?:(?!delivery).)*failed/i.test(notice.slice(0, 2000))
+    || (/^error message below:/im.test(notice) && /^[ \t]*RCPT TO:/im.test(notice));
 }
 
 function unnamed(notice: string): RawRecipient {
