@@ -16,7 +16,7 @@ import { presentEmail, presentEvent, type Email } from './present.js';
 import { appendStatusEvent, applyOutcomes } from './transition.js';
 import { availableCredits } from './credits.js';
 import { verifiedDomainFor } from './sending-domain.js';
-import type { Principal } from './keys.js';
+import type { Owner, Principal } from './keys.js';
 import type { Ctx } from './context.js';
 
 export interface SubmitResult { status: number; body: Email; replayed: boolean }
@@ -81,16 +81,18 @@ export function submitEmail(ctx: Ctx, p: Principal, input: EmailInput, idemKey?:
   });
 }
 
-export function getEmail(ctx: Ctx, teamId: string, id: string): emails.EmailRow {
-  const e = emails.emailById(ctx.db, teamId, id);
-  if (!e) throw notFound('email');
+/** An email of the owner's team; a test key sees test emails only (a live one is 404 to it). */
+export function getEmail(ctx: Ctx, owner: Owner, id: string): emails.EmailRow {
+  const e = emails.emailById(ctx.db, owner.teamId, id);
+  if (!e || (owner.mode === 'test' && e.test_mode !== 1)) throw notFound('email');
   return e;
 }
 
 /** Moves a queued email to canceled, refunding its credits. */
-export function cancelEmail(ctx: Ctx, teamId: string, id: string): Email {
+export function cancelEmail(ctx: Ctx, owner: Owner, id: string): Email {
+  const teamId = owner.teamId;
   return tx(ctx.db, () => {
-    const e = getEmail(ctx, teamId, id);
+    const e = getEmail(ctx, owner, id);
     if (e.status !== 'queued') throw new ApiError('validation_error', 'email_not_cancelable', `Only a queued email can be canceled; this one is ${e.status}.`);
     if (emails.emailInFlight(ctx.db, e.seq, ctx.now())) throw new ApiError('validation_error', 'email_not_cancelable', 'This email is being handed to the receiving servers and can no longer be canceled.');
     const pending = emails.deliveriesOf(ctx.db, e.seq).filter((d) => d.status === 'queued');
@@ -126,13 +128,16 @@ export function page<T, R extends { seq: number }>(db: DB, kind: string, rows: R
   return { object: 'list' as const, data: data.map(present), has_more, next_cursor: has_more ? encodeCursor(db, kind, data[data.length - 1].seq) : null };
 }
 
-export function listEmails(ctx: Ctx, teamId: string, f: emails.EmailFilter, limit: number, cursor?: string) {
-  const rows = emails.listEmails(ctx.db, teamId, f, decodeCursor(ctx.db, 'em', cursor), limit);
+/** A test key lists test emails only, whatever its test_mode filter (test_mode=false: an empty list). */
+export function listEmails(ctx: Ctx, owner: Owner, f: emails.EmailFilter, limit: number, cursor?: string) {
+  const after = decodeCursor(ctx.db, 'em', cursor);
+  if (owner.mode === 'test' && f.testMode === false) return page(ctx.db, 'em', [] as emails.EmailRow[], limit, presentEmail);
+  const rows = emails.listEmails(ctx.db, owner.teamId, owner.mode === 'test' ? { ...f, testMode: true } : f, after, limit);
   return page(ctx.db, 'em', rows, limit, presentEmail);
 }
 
-export function listEvents(ctx: Ctx, teamId: string, id: string, limit: number, cursor?: string) {
-  const e = getEmail(ctx, teamId, id);
+export function listEvents(ctx: Ctx, owner: Owner, id: string, limit: number, cursor?: string) {
+  const e = getEmail(ctx, owner, id);
   const rows = eventsOf(ctx.db, e.seq, decodeCursor(ctx.db, 'evt', cursor), limit);
   return page(ctx.db, 'evt', rows, limit, presentEvent);
 }

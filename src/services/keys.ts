@@ -1,5 +1,6 @@
 // Teams and API keys: creation (the full key is returned once), authentication by hash,
-// scopes, the 20-active-keys limit and revocation (effective on the next request).
+// scopes, the 20-active-keys limit, revocation (effective on the next request) and the mode rule:
+// a test key sees only test-mode things (emails, keys, endpoints) and changes no domain.
 import { createHash, randomBytes } from 'node:crypto';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
@@ -13,6 +14,13 @@ export const DEFAULT_SCOPES: Scope[] = ['emails:send', 'emails:read', 'domains:r
 export const MAX_ACTIVE_KEYS = 20;
 
 export interface Principal { keyId: string; teamId: string; mode: 'test' | 'live'; scopes: ReadonlySet<string> }
+/** Who is looking: a team, through a key of a mode. A test owner sees only test-mode objects; a live one sees both. */
+export type Owner = Pick<Principal, 'teamId' | 'mode'>;
+
+/** Refuses a test key an action that changes live state (domains): 403 test_key_not_allowed. */
+export function requireLive(p: Owner, action: string): void {
+  if (p.mode !== 'live') throw new ApiError('permission_error', 'test_key_not_allowed', `A test key cannot ${action}; use a live key.`);
+}
 
 export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
 
@@ -81,14 +89,16 @@ export function requireScope(p: Principal, scope: Scope): void {
   if (!p.scopes.has(scope)) throw new ApiError('permission_error', 'missing_scope', `This key lacks the scope "${scope}".`);
 }
 
-export function revokeKey(ctx: Ctx, keyId: string, teamId?: string): store.KeyRow {
+/** Revokes a key; with an owner (API, dashboard), only a key that owner sees (a test key: test keys of its team). */
+export function revokeKey(ctx: Ctx, keyId: string, owner?: Owner): store.KeyRow {
   const row = store.keyById(ctx.db, keyId);
-  if (!row || (teamId !== undefined && row.team_id !== teamId)) throw notFound('api_key');
+  if (!row || (owner !== undefined && (row.team_id !== owner.teamId || (owner.mode === 'test' && row.mode !== 'test')))) throw notFound('api_key');
   store.revokeKey(ctx.db, keyId, ctx.now());
   return store.keyById(ctx.db, keyId)!;
 }
 
-export const listKeys = (ctx: Ctx, teamId: string) => store.keysOfTeam(ctx.db, teamId);
+/** The team's keys the owner sees: all of them for a live key, test keys only for a test key. */
+export const listKeys = (ctx: Ctx, owner: Owner) => store.keysOfTeam(ctx.db, owner.teamId).filter((k) => owner.mode === 'live' || k.mode === 'test');
 
 /** The principal of an API key by id while it is active (not revoked), else null. Used by dashboard sessions. */
 export function keyPrincipal(ctx: Ctx, keyId: string): Principal | null {

@@ -1,5 +1,6 @@
 // Use-cases on webhook endpoints (create, list, get, update, delete, rotate the secret), their
 // delivery log and replays, and the outbox writer called inside every event's transaction.
+// Mode: an endpoint takes its creator key's mode; a test key sees only test endpoints (others are 404).
 import type { Resolver } from 'node:dns/promises';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
@@ -12,13 +13,14 @@ import { checkWebhookUrl } from '../webhooks/ssrf.js';
 import { newSecret } from '../webhooks/sign.js';
 import { decodeCursor, page } from './emails.js';
 import { iso, presentEmail } from './present.js';
+import type { Owner } from './keys.js';
 import type { Ctx } from './context.js';
 
 export const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
 
 export function presentEndpoint(e: store.EndpointRow, secret?: string) {
   return {
-    object: 'webhook_endpoint' as const, id: e.id, url: e.url, events: e.events.split(' '),
+    object: 'webhook_endpoint' as const, id: e.id, mode: e.mode, url: e.url, events: e.events.split(' '),
     ...(secret ? { secret } : {}),
     enabled: e.enabled === 1, disabled_reason: e.disabled_reason,
     created_at: iso(e.created_at)!, updated_at: iso(e.updated_at)!,
@@ -53,33 +55,33 @@ async function checkUrl(ctx: Ctx, resolver: Resolver, url: string): Promise<stri
   return url;
 }
 
-export async function createEndpoint(ctx: Ctx, resolver: Resolver, teamId: string, input: Required<Pick<EndpointInput, 'url' | 'events'>>) {
+export async function createEndpoint(ctx: Ctx, resolver: Resolver, owner: Owner, input: Required<Pick<EndpointInput, 'url' | 'events'>>) {
   const events = checkEvents(input.events);
   const url = await checkUrl(ctx, resolver, input.url);
   const now = ctx.now();
   const secret = newSecret();
-  const row = { id: newId('wh', now), team_id: teamId, url, events, secret, enabled: 1, created_at: now, updated_at: now };
+  const row = { id: newId('wh', now), team_id: owner.teamId, mode: owner.mode, url, events, secret, enabled: 1, created_at: now, updated_at: now };
   const seq = store.insertEndpoint(ctx.db, row);
   return presentEndpoint(store.endpointBySeq(ctx.db, seq)!, secret);
 }
 
-export function getEndpoint(ctx: Ctx, teamId: string, id: string): store.EndpointRow {
-  const e = store.endpointById(ctx.db, teamId, id);
+export function getEndpoint(ctx: Ctx, owner: Owner, id: string): store.EndpointRow {
+  const e = store.endpointById(ctx.db, owner.teamId, id, owner.mode === 'test');
   if (!e) throw notFound('webhook');
   return e;
 }
 
-export function listEndpoints(ctx: Ctx, teamId: string, limit: number, cursor?: string) {
-  const rows = store.endpointsOfTeam(ctx.db, teamId, decodeCursor(ctx.db, 'wh', cursor), limit);
+export function listEndpoints(ctx: Ctx, owner: Owner, limit: number, cursor?: string) {
+  const rows = store.endpointsOfTeam(ctx.db, owner.teamId, owner.mode === 'test', decodeCursor(ctx.db, 'wh', cursor), limit);
   return page(ctx.db, 'wh', rows, limit, (e) => presentEndpoint(e));
 }
 
-export async function updateEndpoint(ctx: Ctx, resolver: Resolver, teamId: string, id: string, input: EndpointInput) {
-  getEndpoint(ctx, teamId, id);
+export async function updateEndpoint(ctx: Ctx, resolver: Resolver, owner: Owner, id: string, input: EndpointInput) {
+  getEndpoint(ctx, owner, id);
   const events = input.events === undefined ? undefined : checkEvents(input.events);
   const url = input.url === undefined ? undefined : await checkUrl(ctx, resolver, input.url);
   return tx(ctx.db, () => {
-    const e = getEndpoint(ctx, teamId, id); // again: it may have changed while the URL was checked
+    const e = getEndpoint(ctx, owner, id); // again: it may have changed while the URL was checked
     const enabled = input.enabled === undefined ? e.enabled : input.enabled ? 1 : 0;
     const now = ctx.now();
     store.updateEndpoint(ctx.db, e.seq, { url: url ?? e.url, events: events ?? e.events, enabled, at: now });
@@ -88,18 +90,18 @@ export async function updateEndpoint(ctx: Ctx, resolver: Resolver, teamId: strin
   });
 }
 
-export function deleteEndpoint(ctx: Ctx, teamId: string, id: string) {
+export function deleteEndpoint(ctx: Ctx, owner: Owner, id: string) {
   return tx(ctx.db, () => {
-    const e = getEndpoint(ctx, teamId, id);
+    const e = getEndpoint(ctx, owner, id);
     store.deleteEndpoint(ctx.db, e.seq);
     return { object: 'webhook_endpoint' as const, id: e.id, deleted: true };
   });
 }
 
 /** New secret, shown once; the old one keeps signing alongside for 24 hours. */
-export function rotateEndpointSecret(ctx: Ctx, teamId: string, id: string) {
+export function rotateEndpointSecret(ctx: Ctx, owner: Owner, id: string) {
   return tx(ctx.db, () => {
-    const e = getEndpoint(ctx, teamId, id);
+    const e = getEndpoint(ctx, owner, id);
     const secret = newSecret();
     const now = ctx.now();
     store.rotateSecret(ctx.db, e.seq, secret, now + SECRET_OVERLAP_MS, now);
@@ -112,16 +114,16 @@ export function signingSecrets(e: store.EndpointRow, now: number): string[] {
   return e.old_secret && e.old_secret_expires_at !== null && now < e.old_secret_expires_at ? [e.secret, e.old_secret] : [e.secret];
 }
 
-export function listDeliveries(ctx: Ctx, teamId: string, id: string, limit: number, cursor?: string) {
-  const e = getEndpoint(ctx, teamId, id);
+export function listDeliveries(ctx: Ctx, owner: Owner, id: string, limit: number, cursor?: string) {
+  const e = getEndpoint(ctx, owner, id);
   const rows = store.deliveriesOfEndpoint(ctx.db, e.seq, decodeCursor(ctx.db, 'whd', cursor), limit);
   return page(ctx.db, 'whd', rows, limit, (d) => presentDelivery(d, store.attemptsOf(ctx.db, d.seq)));
 }
 
 /** Replays a delivery's event: a new delivery with the same event id and payload, due now. */
-export function retryDelivery(ctx: Ctx, teamId: string, id: string, deliveryId: string) {
+export function retryDelivery(ctx: Ctx, owner: Owner, id: string, deliveryId: string) {
   return tx(ctx.db, () => {
-    const e = getEndpoint(ctx, teamId, id);
+    const e = getEndpoint(ctx, owner, id);
     const d = store.deliveryById(ctx.db, e.seq, deliveryId);
     if (!d) throw notFound('webhook_delivery');
     if (e.enabled !== 1) throw new ApiError('validation_error', 'webhook_disabled', 'This webhook endpoint is disabled; enable it first.');
@@ -132,13 +134,16 @@ export function retryDelivery(ctx: Ctx, teamId: string, id: string, deliveryId: 
 }
 
 /**
- * The onEvent listener: one outbox row per enabled endpoint of the team subscribed to the event's
- * kind, with the payload fixed now. Runs inside the event's transaction. Returns rows written.
+ * The onEvent listener: one outbox row per enabled endpoint of the team, of the email's mode, subscribed
+ * to the event's kind, with the payload fixed now. Runs inside the event's transaction. Returns rows written.
  */
 export function enqueueEvent(ctx: Ctx, db: DB, ev: EventRow): number {
-  const targets = store.enabledEndpointsOfTeam(db, ev.team_id).filter((e) => e.events.split(' ').includes(ev.type));
-  if (targets.length === 0) return 0;
+  const subscribed = store.enabledEndpointsOfTeam(db, ev.team_id).filter((e) => e.events.split(' ').includes(ev.type));
+  if (subscribed.length === 0) return 0;
   const email = emailBySeq(db, ev.email_seq);
+  const mode = email?.test_mode === 1 ? 'test' : 'live';
+  const targets = subscribed.filter((e) => e.mode === mode); // a test email's events go to test endpoints only
+  if (targets.length === 0) return 0;
   const payload = JSON.stringify({
     id: ev.id, object: 'event', type: ev.type, created_at: iso(ev.created_at),
     data: { email: email ? presentEmail(email) : null, recipient: ev.recipient, details: JSON.parse(ev.data_json) },

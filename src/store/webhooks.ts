@@ -2,8 +2,9 @@
 // attempt log. Row access only; the rules (retries, disabling) live in services/ and webhooks/.
 import { sql, type DB } from './db.js';
 
+export type Mode = 'test' | 'live';
 export interface EndpointRow {
-  seq: number; id: string; team_id: string; url: string; events: string; secret: string;
+  seq: number; id: string; team_id: string; mode: Mode; url: string; events: string; secret: string;
   old_secret: string | null; old_secret_expires_at: number | null; enabled: number;
   disabled_reason: string | null; disabled_at: number | null; failing_since: number | null;
   consecutive_failed: number; created_at: number; updated_at: number;
@@ -19,16 +20,17 @@ export interface AttemptRow {
   error: string | null; duration_ms: number; next_retry_at: number | null; created_at: number;
 }
 
-const EP_COLS = 'id, team_id, url, events, secret, enabled, created_at, updated_at';
-export const insertEndpoint = (db: DB, e: Pick<EndpointRow, 'id' | 'team_id' | 'url' | 'events' | 'secret' | 'enabled' | 'created_at' | 'updated_at'>) =>
-  Number(sql(db, `INSERT INTO webhook_endpoints (${EP_COLS}) VALUES (@id, @team_id, @url, @events, @secret, @enabled, @created_at, @updated_at)`).run(e).lastInsertRowid);
-export const endpointById = (db: DB, teamId: string, id: string) =>
-  sql<EndpointRow>(db, 'SELECT * FROM webhook_endpoints WHERE id = ? AND team_id = ?').get(id, teamId);
+const EP_COLS = 'id, team_id, mode, url, events, secret, enabled, created_at, updated_at';
+export const insertEndpoint = (db: DB, e: Pick<EndpointRow, 'id' | 'team_id' | 'mode' | 'url' | 'events' | 'secret' | 'enabled' | 'created_at' | 'updated_at'>) =>
+  Number(sql(db, `INSERT INTO webhook_endpoints (${EP_COLS}) VALUES (@id, @team_id, @mode, @url, @events, @secret, @enabled, @created_at, @updated_at)`).run(e).lastInsertRowid);
+/** `onlyTest`: a test key's view, where live endpoints do not exist. */
+export const endpointById = (db: DB, teamId: string, id: string, onlyTest: boolean) =>
+  sql<EndpointRow>(db, "SELECT * FROM webhook_endpoints WHERE id = ? AND team_id = ? AND (? = 0 OR mode = 'test')").get(id, teamId, onlyTest ? 1 : 0);
 export const endpointBySeq = (db: DB, seq: number) => sql<EndpointRow>(db, 'SELECT * FROM webhook_endpoints WHERE seq = ?').get(seq);
-export const endpointsOfTeam = (db: DB, teamId: string, afterSeq: number | null, limit: number) =>
-  sql<EndpointRow>(db, 'SELECT * FROM webhook_endpoints WHERE team_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(teamId, afterSeq ?? 0, limit + 1);
+export const endpointsOfTeam = (db: DB, teamId: string, onlyTest: boolean, afterSeq: number | null, limit: number) =>
+  sql<EndpointRow>(db, "SELECT * FROM webhook_endpoints WHERE team_id = ? AND (? = 0 OR mode = 'test') AND seq > ? ORDER BY seq LIMIT ?").all(teamId, onlyTest ? 1 : 0, afterSeq ?? 0, limit + 1);
 export const enabledEndpointsOfTeam = (db: DB, teamId: string) =>
-  sql<Pick<EndpointRow, 'seq' | 'events'>>(db, 'SELECT seq, events FROM webhook_endpoints WHERE team_id = ? AND enabled = 1').all(teamId);
+  sql<Pick<EndpointRow, 'seq' | 'events' | 'mode'>>(db, 'SELECT seq, events, mode FROM webhook_endpoints WHERE team_id = ? AND enabled = 1').all(teamId);
 export const deleteEndpoint = (db: DB, seq: number) => sql(db, 'DELETE FROM webhook_endpoints WHERE seq = ?').run(seq);
 
 export function updateEndpoint(db: DB, seq: number, f: { url: string; events: string; enabled: number; at: number }) {

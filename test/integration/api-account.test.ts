@@ -196,22 +196,22 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
       const a = liveTeam(100);
       const ids: string[] = [];
       for (let i = 0; i < 7; i++) ids.push((await s.api('POST', '/v1/emails', { key: i % 2 ? a.live : a.test, body: mail({ tags: i % 3 === 0 ? ['x'] : ['y'] }) })).body.id);
-      const p1 = (await s.api('GET', '/v1/emails?limit=3', { key: a.test })).body;
+      const p1 = (await s.api('GET', '/v1/emails?limit=3', { key: a.live })).body;
       expect(p1.data.map((e: any) => e.id)).to.deep.equal(ids.slice(4).reverse());
       expect(p1.has_more).to.equal(true);
       await s.api('POST', '/v1/emails', { key: a.test, body: mail() });
-      const p2 = (await s.api('GET', `/v1/emails?limit=3&cursor=${p1.next_cursor}`, { key: a.test })).body;
+      const p2 = (await s.api('GET', `/v1/emails?limit=3&cursor=${p1.next_cursor}`, { key: a.live })).body;
       expect(p2.data.map((e: any) => e.id)).to.deep.equal(ids.slice(1, 4).reverse());
-      const p3 = (await s.api('GET', `/v1/emails?limit=3&cursor=${p2.next_cursor}`, { key: a.test })).body;
+      const p3 = (await s.api('GET', `/v1/emails?limit=3&cursor=${p2.next_cursor}`, { key: a.live })).body;
       expect(p3.data.map((e: any) => e.id)).to.deep.equal([ids[0]]);
       expect(p3).to.include({ has_more: false, next_cursor: null });
-      const live = (await s.api('GET', '/v1/emails?test_mode=false', { key: a.test })).body.data;
+      const live = (await s.api('GET', '/v1/emails?test_mode=false', { key: a.live })).body.data;
       expect(live.map((e: any) => e.id)).to.deep.equal([ids[5], ids[3], ids[1]]);
-      const tagged = (await s.api('GET', '/v1/emails?tag=x&limit=2', { key: a.test })).body;
+      const tagged = (await s.api('GET', '/v1/emails?tag=x&limit=2', { key: a.live })).body;
       expect(tagged.data.map((e: any) => e.id)).to.deep.equal([ids[6], ids[3]]);
-      expect((await s.api('GET', `/v1/emails?tag=x&cursor=${tagged.next_cursor}`, { key: a.test })).body.data.map((e: any) => e.id)).to.deep.equal([ids[0]]);
-      expect((await s.api('GET', '/v1/emails?status=delivered', { key: a.test })).body.data).to.deep.equal([]);
-      expect((await s.api('GET', '/v1/emails', { key: a.test })).body.data).to.have.length(8);
+      expect((await s.api('GET', `/v1/emails?tag=x&cursor=${tagged.next_cursor}`, { key: a.live })).body.data.map((e: any) => e.id)).to.deep.equal([ids[0]]);
+      expect((await s.api('GET', '/v1/emails?status=delivered', { key: a.live })).body.data).to.deep.equal([]);
+      expect((await s.api('GET', '/v1/emails', { key: a.live })).body.data).to.have.length(8);
     });
 
     it('refuses limits outside 1..100, tampered cursors and unknown statuses', async () => {

@@ -53,7 +53,7 @@ describe('sending domains: API rules and record checks', function () {
 
   it('lists domains newest first with a cursor', async () => {
     const t = s.team();
-    const k = s.key(t.id, 'test', ['domains:read', 'domains:write']);
+    const k = s.key(t.id, 'live', ['domains:read', 'domains:write']);
     for (const n of ['one.test', 'two.test', 'three.test']) expect((await s.api('POST', '/v1/domains', { key: k, body: { name: n } })).status).to.equal(201);
     const p1 = (await s.api('GET', '/v1/domains?limit=2', { key: k })).body;
     expect(p1).to.include({ object: 'list', has_more: true });

@@ -21,7 +21,7 @@ describe('domain re-check job', function () {
   it('re-checks every second without overlapping a slow run, and stops with the service', async () => {
     const job = s.svc.components.find((c) => c.name === 'domain-checks') as DomainCheckJob;
     const team = s.team();
-    const key = s.key(team.id, 'test', ['domains:read', 'domains:write']);
+    const key = s.key(team.id, 'live', ['domains:read', 'domains:write']);
     const d = (await s.api('POST', '/v1/domains', { key, body: { name: 'slow.test' } })).body;
     dns.set(d.records[0].name, { stall: true }); // each check now waits for the DKIM time-out (> 1 s)
     await sleep(3500);

@@ -1,8 +1,10 @@
 // /v1/domains: add (201 with the DNS records to publish), list, fetch, verify now, rotate DKIM, delete.
-// Scopes: domains:read to read, domains:write for everything that changes or re-checks.
+// Scopes: domains:read to read, domains:write for everything that changes or re-checks; a test key
+// reads but never changes domains (403 test_key_not_allowed).
 import type Router from '@koa/router';
 import Type from 'typebox';
 import { addDomain, getDomain, listDomains, verifyDomain, deleteDomain, rotateDkim } from '../../services/domains.js';
+import { requireLive } from '../../services/keys.js';
 import { ListQuery } from '../schemas.js';
 import { validator } from '../validate.js';
 import { limitOf, principal, type KoaCtx } from '../middleware.js';
@@ -17,6 +19,7 @@ const checkPage = validator(ListQuery);
 
 export function domainRoutes(r: Router, { app, auth }: Deps) {
   r.post('/domains', auth('domains:write'), async (ctx: KoaCtx) => {
+    requireLive(principal(ctx), 'add domains');
     const b = checkCreate(ctx.request.body);
     ctx.body = await addDomain(app, principal(ctx).teamId, b.name, { ed25519: b.dkim?.ed25519 === true });
     ctx.status = 201;
@@ -29,12 +32,15 @@ export function domainRoutes(r: Router, { app, auth }: Deps) {
     ctx.body = getDomain(app, principal(ctx).teamId, ctx.params.id);
   });
   r.post('/domains/:id/verify', auth('domains:write'), async (ctx: KoaCtx) => {
+    requireLive(principal(ctx), 're-check domains');
     ctx.body = await verifyDomain(app, principal(ctx).teamId, ctx.params.id);
   });
   r.post('/domains/:id/rotate-dkim', auth('domains:write'), async (ctx: KoaCtx) => {
+    requireLive(principal(ctx), 'rotate DKIM keys');
     ctx.body = await rotateDkim(app, principal(ctx).teamId, ctx.params.id);
   });
   r.delete('/domains/:id', auth('domains:write'), (ctx: KoaCtx) => {
+    requireLive(principal(ctx), 'delete domains');
     ctx.body = deleteDomain(app, principal(ctx).teamId, ctx.params.id);
   });
 }

@@ -22,16 +22,16 @@ export function emailRoutes(r: Router, { app, auth }: Deps) {
   r.get('/emails', auth('emails:read'), (ctx: KoaCtx) => {
     const q = checkList(ctx.query);
     const filter = { status: q.status, testMode: q.test_mode === undefined ? undefined : q.test_mode === 'true', tag: q.tag, q: q.q };
-    ctx.body = listEmails(app, principal(ctx).teamId, filter, limitOf(q.limit), q.cursor);
+    ctx.body = listEmails(app, principal(ctx), filter, limitOf(q.limit), q.cursor);
   });
   r.get('/emails/:id', auth('emails:read'), (ctx: KoaCtx) => {
-    ctx.body = presentEmail(getEmail(app, principal(ctx).teamId, ctx.params.id));
+    ctx.body = presentEmail(getEmail(app, principal(ctx), ctx.params.id));
   });
   r.get('/emails/:id/events', auth('emails:read'), (ctx: KoaCtx) => {
     const q = checkPage(ctx.query);
-    ctx.body = listEvents(app, principal(ctx).teamId, ctx.params.id, limitOf(q.limit), q.cursor);
+    ctx.body = listEvents(app, principal(ctx), ctx.params.id, limitOf(q.limit), q.cursor);
   });
   r.post('/emails/:id/cancel', auth('emails:send'), (ctx: KoaCtx) => {
-    ctx.body = cancelEmail(app, principal(ctx).teamId, ctx.params.id);
+    ctx.body = cancelEmail(app, principal(ctx), ctx.params.id);
   });
 }

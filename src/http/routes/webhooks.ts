@@ -1,5 +1,5 @@
 // /v1/webhooks: endpoints (create, list, get, update, delete, rotate-secret), the per-endpoint
-// delivery log and replays. Scope webhooks:write throughout; other teams' endpoints are 404.
+// delivery log and replays. Scope webhooks:write throughout; other teams' endpoints, and live ones for a test key, are 404.
 import type Router from '@koa/router';
 import type { Resolver } from 'node:dns/promises';
 import Type from 'typebox';
@@ -19,35 +19,35 @@ const checkPage = validator(ListQuery);
 
 export function webhookRoutes(resolver: Resolver) {
   return (r: Router, { app, auth }: Deps) => {
-    const team = (ctx: KoaCtx) => principal(ctx).teamId;
+    const owner = (ctx: KoaCtx) => principal(ctx); // team and mode: a test key sees test endpoints only
     r.post('/webhooks', auth('webhooks:write'), async (ctx: KoaCtx) => {
       const b = checkCreate(ctx.request.body);
-      ctx.body = await svc.createEndpoint(app, resolver, team(ctx), b);
+      ctx.body = await svc.createEndpoint(app, resolver, owner(ctx), b);
       ctx.status = 201;
     });
     r.get('/webhooks', auth('webhooks:write'), (ctx: KoaCtx) => {
       const q = checkPage(ctx.query);
-      ctx.body = svc.listEndpoints(app, team(ctx), limitOf(q.limit), q.cursor);
+      ctx.body = svc.listEndpoints(app, owner(ctx), limitOf(q.limit), q.cursor);
     });
     r.get('/webhooks/:id', auth('webhooks:write'), (ctx: KoaCtx) => {
-      ctx.body = svc.presentEndpoint(svc.getEndpoint(app, team(ctx), ctx.params.id));
+      ctx.body = svc.presentEndpoint(svc.getEndpoint(app, owner(ctx), ctx.params.id));
     });
     r.patch('/webhooks/:id', auth('webhooks:write'), async (ctx: KoaCtx) => {
-      svc.getEndpoint(app, team(ctx), ctx.params.id); // 404 before validating a stranger's body
-      ctx.body = await svc.updateEndpoint(app, resolver, team(ctx), ctx.params.id, checkUpdate(ctx.request.body));
+      svc.getEndpoint(app, owner(ctx), ctx.params.id); // 404 before validating a stranger's body
+      ctx.body = await svc.updateEndpoint(app, resolver, owner(ctx), ctx.params.id, checkUpdate(ctx.request.body));
     });
     r.delete('/webhooks/:id', auth('webhooks:write'), (ctx: KoaCtx) => {
-      ctx.body = svc.deleteEndpoint(app, team(ctx), ctx.params.id);
+      ctx.body = svc.deleteEndpoint(app, owner(ctx), ctx.params.id);
     });
     r.post('/webhooks/:id/rotate-secret', auth('webhooks:write'), (ctx: KoaCtx) => {
-      ctx.body = svc.rotateEndpointSecret(app, team(ctx), ctx.params.id);
+      ctx.body = svc.rotateEndpointSecret(app, owner(ctx), ctx.params.id);
     });
     r.get('/webhooks/:id/deliveries', auth('webhooks:write'), (ctx: KoaCtx) => {
       const q = checkPage(ctx.query);
-      ctx.body = svc.listDeliveries(app, team(ctx), ctx.params.id, limitOf(q.limit), q.cursor);
+      ctx.body = svc.listDeliveries(app, owner(ctx), ctx.params.id, limitOf(q.limit), q.cursor);
     });
     r.post('/webhooks/:id/deliveries/:delivery_id/retry', auth('webhooks:write'), (ctx: KoaCtx) => {
-      ctx.body = svc.retryDelivery(app, team(ctx), ctx.params.id, ctx.params.delivery_id);
+      ctx.body = svc.retryDelivery(app, owner(ctx), ctx.params.id, ctx.params.delivery_id);
       ctx.status = 202;
     });
   };

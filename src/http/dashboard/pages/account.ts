@@ -35,7 +35,7 @@ function createForm(k: DCtx): Html {
   return html`<section class="card" aria-labelledby="new-key-h"><h2 id="new-key-h">Create a key</h2>
     <form method="post" action="/dashboard/keys">${csrfField(s)}
     <p><label for="k-name">Name</label><input id="k-name" name="name" type="text" maxlength="200" autocomplete="off"></p>
-    <fieldset><legend>Mode</legend><label><input type="radio" name="mode" value="test" checked> test</label><label><input type="radio" name="mode" value="live"> live</label></fieldset>
+    <fieldset><legend>Mode</legend><label><input type="radio" name="mode" value="test" checked> test</label>${s.principal.mode === 'live' ? html`<label><input type="radio" name="mode" value="live"> live</label>` : ''}</fieldset>
     <fieldset><legend>Scopes</legend>${SCOPES.map((sc) => html`<label><input type="checkbox" name="scopes" value="${sc}"${DEFAULT_SCOPES.includes(sc) ? html` checked` : ''}> ${sc}</label>`)}</fieldset>
     <p><button type="submit">Create key</button></p></form></section>`;
 }
@@ -46,7 +46,7 @@ function keysPage(deps: Deps, k: DCtx, created?: { key: string; name: string | n
   if (!write) { // GET /v1/api-keys needs keys:write too: without it, not even the list
     return page(deps.app, k, { title: 'API keys', active: 'keys', body: html`<h1>API keys</h1>${readOnly('keys:write', 'see, create or revoke keys')}` });
   }
-  const keys = listKeys(deps.app, s.principal.teamId).map((r) => presentKey(r));
+  const keys = listKeys(deps.app, s.principal).map((r) => presentKey(r));
   const shown = created ? html`<section class="notice" role="status" aria-labelledby="shown-h"><h2 id="shown-h">New key${created.name ? ` “${created.name}”` : ''}</h2>
     <p><label for="full-key">Copy this key now: it is shown only once.</label><input id="full-key" class="secret" type="text" readonly value="${created.key}"></p></section>` : '';
   const table = tableWrap('API keys', html`<table class="stack"><caption>API keys of the team (only their prefixes are stored in clear)</caption>
@@ -96,7 +96,7 @@ export function accountPages(r: DRouter, deps: Deps) {
   r.post('/keys/:id/revoke', (k: DCtx) => {
     requireScope(k, 'keys:write');
     const s = sess(k);
-    const row = revokeKey(deps.app, k.params.id, s.principal.teamId);
+    const row = revokeKey(deps.app, k.params.id, s.principal);
     endKeySessions(deps.app, row.id);
     if (row.id === s.principal.keyId) {
       clearCookie(deps.app, k, SESSION_COOKIE);

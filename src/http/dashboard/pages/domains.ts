@@ -1,15 +1,19 @@
 // Domain pages: the team's domains, one domain's DNS records to publish with each record's check
-// result, re-check now and add a domain (both need domains:write; reading needs domains:read).
+// result, re-check now and add a domain (both need domains:write and a live key; reading needs domains:read).
 import { addDomain, getDomain, listDomains, verifyDomain } from '../../../services/domains.js';
 import type { Domain } from '../../../services/present-domain.js';
+import { requireLive } from '../../../services/keys.js';
 import type { Deps } from '../../app.js';
 import { html, query, type Html } from '../html.js';
 import { badge, can, csrfField, pager, readOnly, tableWrap, time } from '../layout.js';
 import { field, page, qs, requireScope, seeOther, sess, type DCtx, type DRouter } from '../kit.js';
 
+const TEST_NOTE = html`<p class="note">Read-only: this session uses a test key, which reads the team's domains but cannot add, re-check or delete them.</p>`;
+
 function addForm(k: DCtx): Html {
   const s = sess(k);
   if (!can(s, 'domains:write')) return readOnly('domains:write', 'add domains or re-check their records');
+  if (s.principal.mode !== 'live') return TEST_NOTE;
   return html`<form class="filters" method="post" action="/dashboard/domains">${csrfField(s)}
     <div><label for="d-name">New domain</label><input id="d-name" name="name" type="text" required placeholder="example.com" autocomplete="off"></div>
     <div><button type="submit">Add domain</button></div></form>`;
@@ -59,9 +63,8 @@ function detailPage(deps: Deps, k: DCtx) {
   const s = sess(k);
   requireScope(k, 'domains:read');
   const d = getDomain(deps.app, s.principal.teamId, k.params.id);
-  const verify = can(s, 'domains:write')
-    ? html`<form method="post" action="/dashboard/domains/${d.id}/verify">${csrfField(s)}<button type="submit">Check records now</button></form>`
-    : readOnly('domains:write', 're-check the records');
+  const verify = !can(s, 'domains:write') ? readOnly('domains:write', 're-check the records') : s.principal.mode !== 'live' ? TEST_NOTE
+    : html`<form method="post" action="/dashboard/domains/${d.id}/verify">${csrfField(s)}<button type="submit">Check records now</button></form>`;
   const body = html`<p><a href="/dashboard/domains">← All domains</a></p><h1>${d.name} ${badge(d.status)}</h1>
     <section class="card" aria-label="Status"><dl class="facts"><dt>Status</dt><dd>${d.status}</dd><dt>Added</dt><dd>${time(d.created_at)}</dd>
     <dt>Last checked</dt><dd>${time(d.last_checked_at)}</dd></dl>
@@ -75,11 +78,13 @@ export function domainPages(r: DRouter, deps: Deps) {
   r.get('/domains/:id', (k: DCtx) => detailPage(deps, k));
   r.post('/domains', async (k: DCtx) => {
     requireScope(k, 'domains:write');
+    requireLive(sess(k).principal, 'add domains');
     const d = await addDomain(deps.app, sess(k).principal.teamId, field(k, 'name'));
     seeOther(k, `/dashboard/domains/${encodeURIComponent(d.id)}${query({ notice: 'domain_added' })}`);
   });
   r.post('/domains/:id/verify', async (k: DCtx) => {
     requireScope(k, 'domains:write');
+    requireLive(sess(k).principal, 're-check domains');
     const d = await verifyDomain(deps.app, sess(k).principal.teamId, k.params.id);
     seeOther(k, `/dashboard/domains/${encodeURIComponent(d.id)}${query({ notice: 'domain_checked' })}`);
   });

@@ -5,6 +5,7 @@ import { invalid } from '../../../core/errors.js';
 import { getEmail, listEmails, listEvents, cancelEmail } from '../../../services/emails.js';
 import { presentEmail, type Email } from '../../../services/present.js';
 import type { EmailFilter } from '../../../store/emails.js';
+import type { Owner } from '../../../services/keys.js';
 import type { Deps } from '../../app.js';
 import { html, query, type Html } from '../html.js';
 import { badge, can, chips, csrfField, pager, tableWrap, testTag, time } from '../layout.js';
@@ -30,12 +31,12 @@ function filtersOf(k: DCtx): { f: EmailFilter; params: Record<string, string | u
 
 const sel = (cur: string | undefined, v: string) => (cur === v ? html` selected` : '');
 
-function filterForm(p: Record<string, string | undefined>): Html {
+function filterForm(p: Record<string, string | undefined>, testSession: boolean): Html {
   return html`<form class="filters" method="get" action="/dashboard/emails" role="search" aria-label="Filter emails">
     <div><label for="f-status">Status</label><select id="f-status" name="status"><option value="">Any status</option>
       ${STATUSES.map((s) => html`<option value="${s}"${sel(p.status, s)}>${s}</option>`)}</select></div>
-    <div><label for="f-mode">Mode</label><select id="f-mode" name="test_mode"><option value="">Live and test</option>
-      <option value="false"${sel(p.test_mode, 'false')}>Live only</option><option value="true"${sel(p.test_mode, 'true')}>Test only</option></select></div>
+    ${testSession ? '' : html`<div><label for="f-mode">Mode</label><select id="f-mode" name="test_mode"><option value="">Live and test</option>
+      <option value="false"${sel(p.test_mode, 'false')}>Live only</option><option value="true"${sel(p.test_mode, 'true')}>Test only</option></select></div>`}
     <div><label for="f-tag">Tag</label><input id="f-tag" name="tag" type="text" value="${p.tag ?? ''}" maxlength="256"></div>
     <div><label for="f-q">Recipient or subject</label><input id="f-q" name="q" type="search" value="${p.q ?? ''}" maxlength="320"></div>
     <div><button type="submit">Filter</button> <a href="/dashboard/emails">Clear</a></div></form>`;
@@ -54,22 +55,22 @@ function row(e: Email): Html {
 function listPage(deps: Deps, k: DCtx) {
   const { f, params } = filtersOf(k);
   const cursor = qs(k, 'cursor');
-  const list = listEmails(deps.app, sess(k).principal.teamId, f, PAGE_SIZE, cursor);
+  const list = listEmails(deps.app, sess(k).principal, f, PAGE_SIZE, cursor);
   const filtered = Object.values(params).some((v) => v !== undefined);
   const table = list.data.length === 0
     ? html`<p class="card">${filtered ? 'No email matches these filters.' : 'No emails yet. Send one with POST /v1/emails.'}</p>`
     : tableWrap('Emails', html`<table class="stack"><caption>Emails, newest first${filtered ? ' (filtered)' : ''}</caption>
       <thead><tr><th scope="col">Status</th><th scope="col">Subject</th><th scope="col">Recipients</th><th scope="col">Sent</th><th scope="col">Mode and tags</th></tr></thead>
       <tbody>${list.data.map(row)}</tbody></table>`);
-  const body = html`<h1>Emails</h1>${filterForm(params)}${table}${pager('/dashboard/emails', params, list.next_cursor, cursor !== undefined)}`;
+  const body = html`<h1>Emails</h1>${filterForm(params, sess(k).principal.mode === 'test')}${table}${pager('/dashboard/emails', params, list.next_cursor, cursor !== undefined)}`;
   page(deps.app, k, { title: 'Emails', active: 'emails', body });
 }
 
-function allEvents(deps: Deps, teamId: string, id: string): Ev[] {
+function allEvents(deps: Deps, owner: Owner, id: string): Ev[] {
   const out: Ev[] = [];
   let cursor: string | undefined;
   for (let i = 0; i < 10; i++) {
-    const p = listEvents(deps.app, teamId, id, 100, cursor);
+    const p = listEvents(deps.app, owner, id, 100, cursor);
     out.push(...p.data);
     if (!p.next_cursor) break;
     cursor = p.next_cursor;
@@ -93,8 +94,8 @@ function facts(e: Email): Html {
 
 function detailPage(deps: Deps, k: DCtx) {
   const s = sess(k);
-  const e = presentEmail(getEmail(deps.app, s.principal.teamId, k.params.id));
-  const events = allEvents(deps, s.principal.teamId, e.id);
+  const e = presentEmail(getEmail(deps.app, s.principal, k.params.id));
+  const events = allEvents(deps, s.principal, e.id);
   const cancel = e.status === 'queued' && can(s, 'emails:send')
     ? html`<form method="post" action="/dashboard/emails/${e.id}/cancel">${csrfField(s)}<button class="danger" type="submit">Cancel this email</button></form>` : '';
   const live = FINAL.has(e.status) && events.length > 0 ? '' : html` data-live-url="/dashboard/emails/${e.id}/timeline"`;
@@ -110,19 +111,19 @@ export function emailPages(r: DRouter, deps: Deps) {
     const ids = (qs(k, 'ids') ?? '').split(',').filter((x) => /^em_[0-9a-z]{1,40}$/.test(x)).slice(0, 100);
     const out: Record<string, string> = {};
     for (const id of ids) {
-      try { out[id] = getEmail(deps.app, sess(k).principal.teamId, id).status; } catch { /* not this team's */ }
+      try { out[id] = getEmail(deps.app, sess(k).principal, id).status; } catch { /* not this team's */ }
     }
     k.body = out;
   });
   r.get('/emails/:id', (k: DCtx) => detailPage(deps, k));
   r.get('/emails/:id/timeline', (k: DCtx) => {
-    const teamId = sess(k).principal.teamId;
-    const e = presentEmail(getEmail(deps.app, teamId, k.params.id));
-    render(k, timeline(e, allEvents(deps, teamId, e.id)));
+    const owner = sess(k).principal;
+    const e = presentEmail(getEmail(deps.app, owner, k.params.id));
+    render(k, timeline(e, allEvents(deps, owner, e.id)));
   });
   r.post('/emails/:id/cancel', (k: DCtx) => {
     requireScope(k, 'emails:send');
-    cancelEmail(deps.app, sess(k).principal.teamId, k.params.id);
+    cancelEmail(deps.app, sess(k).principal, k.params.id);
     seeOther(k, `/dashboard/emails/${encodeURIComponent(k.params.id)}${query({ notice: 'email_canceled' })}`);
   });
 }

@@ -1,6 +1,7 @@
 // Webhooks page: the team's endpoints (never their secrets) with their most recent deliveries and
 // each delivery's outcome. Like the API, it needs webhooks:write; endpoints are managed over the API.
 import { listDeliveries, listEndpoints } from '../../../services/webhooks.js';
+import type { Owner } from '../../../services/keys.js';
 import type { Deps } from '../../app.js';
 import { html, type Html } from '../html.js';
 import { badge, can, chips, pager, readOnly, tableWrap, time } from '../layout.js';
@@ -16,8 +17,8 @@ function deliveryRow(d: Delivery): Html {
     <td data-label="Created">${time(d.created_at)}</td><td data-label="Next try">${time(d.next_attempt_at)}</td></tr>`;
 }
 
-function endpointCard(deps: Deps, teamId: string, e: Endpoint, i: number): Html {
-  const recent = listDeliveries(deps.app, teamId, e.id, 10);
+function endpointCard(deps: Deps, owner: Owner, e: Endpoint, i: number): Html {
+  const recent = listDeliveries(deps.app, owner, e.id, 10);
   const state = e.enabled ? badge('active') : html`<span class="badge s-failed">disabled</span> ${e.disabled_reason ?? ''}`;
   const table = recent.data.length === 0 ? html`<p class="muted">No deliveries yet.</p>`
     : tableWrap(`Recent deliveries to ${e.url}`, html`<table class="stack"><caption>Recent deliveries, newest first</caption>
@@ -35,10 +36,10 @@ export function webhookPages(r: DRouter, deps: Deps) {
       return page(deps.app, k, { title: 'Webhooks', active: 'webhooks', body: html`<h1>Webhook endpoints</h1>${readOnly('webhooks:write', 'see or manage webhook endpoints')}` });
     }
     const cursor = qs(k, 'cursor');
-    const list = listEndpoints(deps.app, s.principal.teamId, 20, cursor);
+    const list = listEndpoints(deps.app, s.principal, 20, cursor);
     const body = html`<h1>Webhook endpoints</h1>
       <p>Endpoints are created and changed with <code>POST /v1/webhooks</code>; their secrets are shown only then.</p>
-      ${list.data.length ? list.data.map((e, i) => endpointCard(deps, s.principal.teamId, e, i)) : html`<p class="card">No webhook endpoints yet.</p>`}
+      ${list.data.length ? list.data.map((e, i) => endpointCard(deps, s.principal, e, i)) : html`<p class="card">No webhook endpoints yet.</p>`}
       ${pager('/dashboard/webhooks', {}, list.next_cursor, cursor !== undefined)}`;
     page(deps.app, k, { title: 'Webhooks', active: 'webhooks', body });
   });
