@@ -51,6 +51,8 @@ export const ConfigSchema = Type.Object({
   fblSources: Type.Array(Type.String({ pattern: '^([A-Za-z0-9!#$%&\'*+/=?^_`{|}~.-]+@)?[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+$' })),
   /** Operator password of the dashboard (sign in as any team); empty disables operator sign-in. */
   dashboardPassword: Type.String(),
+  /** Bearer token GET /metrics requires; unset: /metrics answers loopback clients only. */
+  metricsToken: Type.Optional(Type.String({ minLength: 16 })),
 }, { additionalProperties: false });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -94,5 +96,6 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_SENDING_IPS: ['sendingIps', 'list'],
   MTA_IP_POOLS: ['ipPools', 'pools'],
   MTA_DASHBOARD_PASSWORD: ['dashboardPassword', 'string'],
+  MTA_METRICS_TOKEN: ['metricsToken', 'string'],
   MTA_FBL_SOURCES: ['fblSources', 'list'],
 };

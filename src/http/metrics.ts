@@ -1,5 +1,7 @@
 // Prometheus metrics at GET /metrics (prom-client, one registry per service): HTTP request
 // durations, delivery events by type, queue depths read from the store at scrape time. No team data.
+// Access: `Authorization: Bearer <metricsToken>` when that is set, else loopback clients only; others get 404.
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
 import { Registry, Counter, Histogram, Gauge, collectDefaultMetrics } from 'prom-client';
 import { ApiError } from '../core/errors.js';
@@ -9,6 +11,20 @@ import type { MountFn } from './app.js';
 import type { Ctx } from '../services/context.js';
 
 export interface Metrics { registry: Registry; mount: MountFn }
+
+/** 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
+export function isLoopback(ip: string): boolean {
+  return /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/i.test(ip) || ip === '::1';
+}
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/** May this request read /metrics? The socket address is used (the app does not trust proxy headers). */
+export function metricsAllowed(token: string | undefined, authorization: string, remoteIp: string): boolean {
+  if (token === undefined) return isLoopback(remoteIp);
+  const m = /^Bearer (\S+)$/.exec(authorization);
+  return m !== null && timingSafeEqual(digest(m[1]), digest(token));
+}
 
 function queueGauges(ctx: Ctx, registry: Registry): void {
   const count = (text: string, ...args: (() => unknown)[]) => () => (sql(ctx.db, text).pluck().get(...args.map((a) => a())) as number | undefined) ?? 0;
@@ -34,7 +50,8 @@ export function createMetrics(ctx: Ctx): Metrics {
   });
   const mount: MountFn = (koa) => {
     koa.use(async (c: Koa.Context, next) => {
-      if (c.path === '/metrics' && c.method === 'GET') {
+      if (c.path === '/metrics' && c.method === 'GET' && metricsAllowed(ctx.config.metricsToken, c.get('Authorization'), c.socket.remoteAddress ?? '')) {
+        c.set('Cache-Control', 'no-store');
         c.type = registry.contentType;
         c.body = await registry.metrics();
         return;
