@@ -5,7 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Compile } from 'typebox/compile';
-import { ConfigSchema, ENV, type Config } from './schema.js';
+import { ConfigSchema, ENV, MIN_DASHBOARD_PASSWORD, type Config } from './schema.js';
+import { trustedProxyList } from './proxies.js';
 import { ipPoolsProblem, parseIpPools } from './ip-pools.js';
 
 export class ConfigError extends Error {}
@@ -71,6 +72,10 @@ export function loadConfig(opts: { file?: string; env?: NodeJS.ProcessEnv; overr
   if (cfg.retryMaxSeconds < cfg.retryMinSeconds) throw new ConfigError('invalid configuration: retryMaxSeconds (MTA_RETRY_MAX_SECONDS) must be >= retryMinSeconds');
   const pools = ipPoolsProblem(cfg.ipPools);
   if (pools) throw new ConfigError(`invalid configuration: ipPools (MTA_IP_POOLS): ${pools}`);
+  if (cfg.dashboardPassword !== '' && [...cfg.dashboardPassword].length < MIN_DASHBOARD_PASSWORD) {
+    throw new ConfigError(`invalid configuration: dashboardPassword (MTA_DASHBOARD_PASSWORD) must have at least ${MIN_DASHBOARD_PASSWORD} characters, or be empty to turn operator sign-in off`);
+  }
+  try { trustedProxyList(cfg.trustedProxies ?? []); } catch (err) { throw new ConfigError(`invalid configuration: trustedProxies (MTA_TRUSTED_PROXIES): ${(err as Error).message}`); }
   cfg.publicUrl = cfg.publicUrl.replace(/\/+$/, '');
   return cfg;
 }

@@ -51,11 +51,15 @@ export const ConfigSchema = Type.Object({
   fblSources: Type.Array(Type.String({ pattern: '^([A-Za-z0-9!#$%&\'*+/=?^_`{|}~.-]+@)?[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+$' })),
   /** Operator password of the dashboard (sign in as any team); empty disables operator sign-in. */
   dashboardPassword: Type.String(),
+  /** Reverse proxies (IPs or CIDRs) whose X-Forwarded-For names the client of an operator sign-in; default none. */
+  trustedProxies: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   /** Bearer token GET /metrics requires; unset: /metrics answers loopback clients only. */
   metricsToken: Type.Optional(Type.String({ minLength: 16 })),
 }, { additionalProperties: false });
 
 export type Config = Static<typeof ConfigSchema>;
+/** The shortest operator password accepted (a shorter non-empty one refuses to start). */
+export const MIN_DASHBOARD_PASSWORD = 16;
 
 type Kind = 'string' | 'int' | 'number' | 'bool' | 'list' | 'pools';
 /** Environment variables (names fixed by operations.md) → setting and how to read it. */
@@ -96,6 +100,7 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_SENDING_IPS: ['sendingIps', 'list'],
   MTA_IP_POOLS: ['ipPools', 'pools'],
   MTA_DASHBOARD_PASSWORD: ['dashboardPassword', 'string'],
+  MTA_TRUSTED_PROXIES: ['trustedProxies', 'list'],
   MTA_METRICS_TOKEN: ['metricsToken', 'string'],
   MTA_FBL_SOURCES: ['fblSources', 'list'],
 };

@@ -177,14 +177,20 @@ describe('shaping scheduler: reactions', () => {
     expect(s.next(T0 + 7_200_000)?.ip).to.equal(IP);
   });
 
-  it('operator suspend and resume', () => {
+  it('operator suspend (every IP, also ones not seen yet; or one IP) and resume', () => {
     const s = new Scheduler(loadShaping(BUILT_IN));
+    s.suspendSite('yahoo', [], null, 'maintenance', T0); // before any queue or lane exists
     s.setQueue('q', 'yahoo', [IP], 10);
-    s.suspendSite('yahoo', [], null, 'maintenance', T0); // no lane yet? the queue made one
     expect(s.next(T0 + DAY_MS)).to.equal(null);
     expect(s.wakeAt()).to.equal(Infinity);
+    expect(s.view('yahoo', T0)[0]).to.include({ ip: IP, state: 'suspended', until: null, reason: 'maintenance' });
     s.resumeSite('yahoo', []);
     expect(s.next(T0 + DAY_MS)?.site).to.equal('yahoo');
+    s.suspendSite('yahoo', [IP], 60, 'one IP', T0 + DAY_MS);
+    s.setQueue('r', 'yahoo', [IP2], 1);
+    expect(s.next(T0 + DAY_MS)?.ip).to.equal(IP2); // the other IP's queue is unaffected
+    expect(s.next(T0 + DAY_MS)).to.equal(null);
+    expect(s.wakeAt()).to.equal(T0 + DAY_MS + 60_000);
   });
 });
 

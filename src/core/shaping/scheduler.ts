@@ -36,6 +36,8 @@ export class Scheduler {
   private cursor = 0;
   private readonly lanes = new Map<string, Lane>();
   private readonly warming = new Map<string, Warmup>();
+  /** operator suspensions of a whole site (every IP), applied to lanes created later too */
+  private readonly siteHolds = new Map<string, { until: number; reason: string }>();
   private wake = Infinity;
   private readonly decision: Decision = { queue: '', site: '', ip: '', newConnection: false, lane: undefined as unknown as Lane };
 
@@ -132,12 +134,15 @@ export class Scheduler {
     return r;
   }
 
-  /** Operator: suspend a site for one IP, or for every IP it has a lane on (`ips` empty). */
+  /** Operator: suspend a site for the IPs given, or for every IP (`ips` empty: also IPs it has no lane on yet). */
   suspendSite(site: string, ips: readonly string[], seconds: number | null, reason: string, now: number): void {
+    if (!ips.length) this.siteHolds.set(site, { until: seconds === null ? Infinity : now + seconds * 1000, reason });
     for (const l of this.lanesOf(site, ips)) suspend(l.reaction, now, seconds, reason);
   }
 
+  /** Operator: resume a site for the IPs given, or for every IP (`ips` empty). */
   resumeSite(site: string, ips: readonly string[]): void {
+    if (!ips.length) this.siteHolds.delete(site);
     for (const l of this.lanesOf(site, ips)) resume(l.reaction);
   }
 
@@ -161,6 +166,8 @@ export class Scheduler {
     let l = this.lanes.get(key);
     if (!l) {
       l = { ip, site, open: 0, busy: 0, spacing: new Spacing(), reaction: openState(), day: -1, sentToday: 0 };
+      const hold = this.siteHolds.get(site);
+      if (hold) { l.reaction.suspendedUntil = hold.until; l.reaction.reason = hold.reason; }
       this.lanes.set(key, l);
     }
     return l;
