@@ -12,8 +12,8 @@ describe('shaping rules: built-in file', () => {
   it('loads, with every provider of issue 12 and a source note on every entry', () => {
     const s = loadShaping(BUILT_IN);
     expect(s.sites.map((x) => x.name)).to.include.members(['google', 'outlook', 'office365', 'yahoo', 'apple', 'comcast', 'gmx-webde', 'orange', 'mailru', 'yandex', 'qq']);
-    for (const [name, site] of Object.entries(BUILT_IN.sites as Record<string, { source?: string }>)) expect(site.source, name).to.be.a('string').and.not.empty;
-    for (const r of BUILT_IN.reactions as { source?: string; match: string }[]) expect(r.source, r.match).to.be.a('string').and.not.empty;
+    for (const [name, site] of Object.entries(BUILT_IN.sites as Record<string, { source?: string }>)) expect(site.source, name).to.be.a('string').with.length.above(0);
+    for (const r of BUILT_IN.reactions as { source?: string; match: string }[]) expect(r.source, r.match).to.be.a('string').with.length.above(0);
     expect(BUILT_IN.default.source).to.be.a('string');
     expect(BUILT_IN.warmup.source).to.be.a('string');
     expect(s.warmup.schedule.length).to.be.within(25, 35);
