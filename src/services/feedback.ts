@@ -1,5 +1,6 @@
 // recordFeedback: acts on one inbound report in one transaction: an async bounce, an in-flight
-// rejection or a complaint per matched recipient (via applyOutcomes), and stores the report itself.
+// rejection or a complaint for the delivery a verified VERP token names (or, for a complaint signed by
+// a listed feedback loop, the recipient it names), via applyOutcomes; and stores the report itself.
 import { FINAL } from '../core/status.js';
 import { newId } from '../core/ids.js';
 import { tx } from '../store/db.js';
@@ -9,6 +10,7 @@ import { insertInboundReport, reportAlreadyApplied, type ReportOutcome } from '.
 import { parseReport, type Report, type ReportRecipient } from '../inbound/parse.js';
 import { applyOutcomes, type RecipientOutcome } from './transition.js';
 import { findEmail, matchRecipients, type EmailMatch, type RecipientMatch } from './feedback-match.js';
+import { fblSigner } from './fbl-auth.js';
 import type { Ctx } from './context.js';
 
 /** Raw bytes kept for a report that changed nothing; the rest is dropped (raw_size says how much). */
@@ -21,6 +23,8 @@ export const RAW_CAP = 64 * 1024;
 export const PARSE_CAP = 256 * 1024;
 
 export interface InboundEnvelope { mailFrom: string | null; rcptTo: string[]; remoteIp: string | null }
+/** How the listener read the message: its parser (a worker pool) and the size when it kept only the first PARSE_CAP bytes. */
+export interface ReadOptions { parse?: (raw: Buffer) => Promise<Report>; size?: number }
 export interface FeedbackResult { id: string; kind: Report['kind']; outcome: ReportOutcome; emailId: string | null; applied: number }
 
 type Decision = RecipientOutcome | 'duplicate' | null;
@@ -36,15 +40,16 @@ function hasAsyncBounce(ctx: Ctx, emailSeq: number, recipient: string, reason: s
 }
 
 /**
- * Event data of a DSN bounce. When the report names another address than the delivery's (a forward
- * target or alias; matched through the VERP token of a one-recipient email) the bounce is recorded
- * but never suppresses our recipient: `hard` is false and `final_recipient` says which address failed.
+ * Event data of a DSN bounce. `final_recipient` says which address failed when it is not the delivery's
+ * (a forward target or alias). Only a report that names our address (as Final-Recipient, or as
+ * Original-Recipient when an alias forwarded it) or names none (`exact`, or no address at all) can be
+ * `hard`; one naming only another address is recorded but never suppresses our recipient.
  */
-function bounceData(r: ReportRecipient, exact: boolean): Record<string, unknown> {
+function bounceData(r: ReportRecipient, exact: boolean, ours: string): Record<string, unknown> {
   const code = r.replycode && /^[245]\d\d$/.test(r.replycode) ? Number(r.replycode) : null;
-  const other = !exact && r.address ? r.address : null;
+  const other = r.address && r.address.toLowerCase() !== ours.toLowerCase() ? r.address : null;
   return compact({
-    reason: r.reason, hard: r.hard === true && !other, enhanced_status: r.status, smtp_code: code,
+    reason: r.reason, hard: r.hard === true && (exact || !r.address), enhanced_status: r.status, smtp_code: code,
     smtp_response: r.diagnostic, source: 'dsn', final_recipient: other,
   });
 }
@@ -63,9 +68,9 @@ function decide(ctx: Ctx, kind: Report['kind'], { recipient: r, delivery: d, exa
   if (kind !== 'dsn' || r.action !== 'failed' || ['vacation', 'delivered', 'feedback'].includes(r.reason)) return null;
   if (d.status === 'delivered') {
     if (hasAsyncBounce(ctx, email.seq, d.recipient, r.reason)) return 'duplicate';
-    return { deliveryId: d.id, event: 'async_bounce', data: { ...bounceData(r, exact), async: true } };
+    return { deliveryId: d.id, event: 'async_bounce', data: { ...bounceData(r, exact, d.recipient), async: true } };
   }
-  return FINAL.has(d.status) ? null : { deliveryId: d.id, event: 'rejected', data: { ...bounceData(r, exact), async: false } };
+  return FINAL.has(d.status) ? null : { deliveryId: d.id, event: 'rejected', data: { ...bounceData(r, exact, d.recipient), async: false } };
 }
 
 function reportMessageId(raw: Buffer): string | null {
@@ -73,10 +78,13 @@ function reportMessageId(raw: Buffer): string | null {
   return /^message-id:\s*(<[^>\s]+>)/im.exec(head)?.[1] ?? null;
 }
 
-function effects(ctx: Ctx, m: EmailMatch | null, report: Report, messageId: string | null): { outcome: ReportOutcome; applied: number } {
+/** `trusted`: a complaint signed by a listed feedback loop (fbl-auth.ts). */
+function effects(ctx: Ctx, m: EmailMatch | null, report: Report, messageId: string | null, trusted: boolean): { outcome: ReportOutcome; applied: number } {
   if (!m) return { outcome: 'unmatched', applied: 0 };
+  // Matched by Message-ID alone (anyone can quote one) and not vouched for: kept for the operator only.
+  if (m.deliveryId === null && !trusted) return { outcome: 'ignored', applied: 0 };
   if (messageId && reportAlreadyApplied(ctx.db, m.email.seq, messageId)) return { outcome: 'duplicate', applied: 0 };
-  const pairs = matchRecipients(ctx, m, report).filter((p): p is Matched => p.delivery !== null);
+  const pairs = matchRecipients(ctx, m, report, trusted).filter((p): p is Matched => p.delivery !== null);
   if (!pairs.length) return { outcome: 'unmatched', applied: 0 };
   const decisions = pairs.map((p) => decide(ctx, report.kind, p, m.email));
   const outcomes = decisions.filter((x): x is RecipientOutcome => x !== null && x !== 'duplicate');
@@ -86,23 +94,25 @@ function effects(ctx: Ctx, m: EmailMatch | null, report: Report, messageId: stri
 }
 
 /** Reads, matches and acts on one inbound message; always stores it. Throws only on store errors. */
-export async function recordFeedback(ctx: Ctx, raw: Buffer, env: InboundEnvelope): Promise<FeedbackResult> {
-  const report = await parseReport(raw.length > PARSE_CAP ? raw.subarray(0, PARSE_CAP) : raw);
+export async function recordFeedback(ctx: Ctx, raw: Buffer, env: InboundEnvelope, read: ReadOptions = {}): Promise<FeedbackResult> {
+  const report = await (read.parse ?? parseReport)(raw.length > PARSE_CAP ? raw.subarray(0, PARSE_CAP) : raw);
   const messageId = reportMessageId(raw);
   const id = newId('rep', ctx.now());
+  // DKIM (DNS) only for a complaint that has nothing better than a Message-ID.
+  const signer = report.kind === 'arf' && findEmail(ctx, report, env.rcptTo)?.by === 'message_id' ? await fblSigner(ctx, raw) : null;
   return tx(ctx.db, () => {
     const m = findEmail(ctx, report, env.rcptTo);
-    const { outcome, applied } = effects(ctx, m, report, messageId);
+    const { outcome, applied } = effects(ctx, m, report, messageId, signer !== null && report.kind === 'arf');
     const keepRaw = outcome !== 'applied';
     insertInboundReport(ctx.db, {
       id, kind: report.kind, outcome, team_id: m?.email.team_id ?? null, email_seq: m?.email.seq ?? null,
       email_id: m?.email.id ?? null, matched_by: m?.by ?? null, report_message_id: messageId,
       mail_from: env.mailFrom, rcpt_to: env.rcptTo.join(','), remote_ip: env.remoteIp,
-      parsed_json: JSON.stringify(report), raw_size: raw.length,
+      parsed_json: JSON.stringify(report), raw_size: read.size ?? raw.length,
       raw: keepRaw ? raw.subarray(0, RAW_CAP) : null, raw_truncated: keepRaw && raw.length > RAW_CAP ? 1 : 0,
       created_at: ctx.now(),
     });
-    ctx.log.info({ report: id, kind: report.kind, outcome, email: m?.email.id ?? null, matched_by: m?.by ?? null, applied }, 'inbound report');
+    ctx.log.info({ report: id, kind: report.kind, outcome, email: m?.email.id ?? null, matched_by: m?.by ?? null, fbl_signer: signer, applied }, 'inbound report');
     return { id, kind: report.kind, outcome, emailId: m?.email.id ?? null, applied };
   });
 }

@@ -72,6 +72,8 @@ const msgId = () => `<report.${Date.now()}.${++seq}@mx.remote.test>`;
 export interface DsnOptions {
   to: string; recipient: string; action?: string; status?: string; diagnostic?: string;
   originalMessageId?: string; originalReturnPath?: string; originalMailFrom?: string; messageId?: string;
+  /** An Original-Recipient field (the address before an alias rewrote it to `recipient`). */
+  originalRecipient?: string;
   /** Body of the returned message. */
   body?: string;
 }
@@ -90,6 +92,7 @@ export function buildDsn(o: DsnOptions): string {
     `<${o.recipient}>: host mx.remote.test said: ${o.diagnostic ?? '550 5.1.1 user unknown'}`, '',
     `--${b}`, 'Content-Type: message/delivery-status', '',
     'Reporting-MTA: dns; mx.remote.test', ...(o.originalMailFrom ? [`Original-Mail-From: rfc822; ${o.originalMailFrom}`] : []), '',
+    ...(o.originalRecipient ? [`Original-Recipient: rfc822; ${o.originalRecipient}`] : []),
     `Final-Recipient: rfc822; ${o.recipient}`, `Action: ${o.action ?? 'failed'}`, `Status: ${status}`,
     'Remote-MTA: dns; mx.remote.test', `Diagnostic-Code: smtp; ${o.diagnostic ?? '550 5.1.1 user unknown'}`, '',
     `--${b}`, 'Content-Type: message/rfc822', '',
@@ -101,16 +104,17 @@ export function buildDsn(o: DsnOptions): string {
 }
 
 /** An RFC 5965 abuse report naming the original Message-ID and recipient. */
-export function buildArf(o: { to: string; recipient: string; originalMessageId: string; messageId?: string }): string {
+export function buildArf(o: { to: string; recipient: string; originalMessageId: string; messageId?: string; from?: string; originalReturnPath?: string }): string {
   const b = 'ARF-BOUNDARY-1';
   return [
-    'From: fbl@provider.test', `To: ${o.to}`, 'Subject: Email Feedback Report', `Message-ID: ${o.messageId ?? msgId()}`,
+    `From: ${o.from ?? 'fbl@provider.test'}`, `To: ${o.to}`, 'Subject: Email Feedback Report', `Message-ID: ${o.messageId ?? msgId()}`,
     'Date: Thu, 17 Jul 2025 23:34:45 +0000', 'MIME-Version: 1.0',
     `Content-Type: multipart/report; report-type=feedback-report; boundary="${b}"`, '',
     `--${b}`, 'Content-Type: text/plain', '', 'This is an email abuse report.', '',
     `--${b}`, 'Content-Type: message/feedback-report', '',
     'Feedback-Type: abuse', 'User-Agent: ProviderFBL/1.0', 'Version: 1', `Original-Rcpt-To: ${o.recipient}`, '',
     `--${b}`, 'Content-Type: message/rfc822', '',
+    ...(o.originalReturnPath ? [`Return-Path: <${o.originalReturnPath}>`] : []),
     'From: sender@example.com', `To: ${o.recipient}`, 'Subject: hello', `Message-ID: ${o.originalMessageId}`, '', 'body', '',
     `--${b}--`, '',
   ].join('\r\n');

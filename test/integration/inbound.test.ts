@@ -75,9 +75,9 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     const { email: e, ds } = await email(2);
     deliver(e, ds);
     fired.length = 0;
-    // The SMTP transaction carried the first recipient's token; the DSN names the second recipient.
-    const raw = buildDsn({ to: verp(e, ds[0]), recipient: ds[1].recipient.toUpperCase(), status: '5.1.1', diagnostic: '550 5.1.1 <x>: Recipient address rejected: User unknown' });
-    const r = await smtpSend(port, { from: '', to: [verp(e, ds[0])] }, raw);
+    // Each recipient had its own transaction and token: the second one's DSN names it (case aside).
+    const raw = buildDsn({ to: verp(e, ds[1]), recipient: ds[1].recipient.toUpperCase(), status: '5.1.1', diagnostic: '550 5.1.1 <x>: Recipient address rejected: User unknown' });
+    const r = await smtpSend(port, { from: '', to: [verp(e, ds[1])] }, raw);
     expect(r.ok, r.response).to.equal(true);
     const bounced = events(e).filter((ev) => ev.type === 'bounced');
     expect(bounced).to.have.length(1);
@@ -88,8 +88,8 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())).to.equal(undefined);
     expect(fired.map((f) => f.type)).to.deep.equal(['bounced']); // webhooks hang off onEvent
     // The same report again, and the same bounce under a new report Message-ID: no second event.
-    await smtpSend(port, { from: '', to: [verp(e, ds[0])] }, raw);
-    await smtpSend(port, { from: '', to: [verp(e, ds[0])] }, raw.replace(/^Message-ID: .*$/m, 'Message-ID: <other@mx.remote.test>'));
+    await smtpSend(port, { from: '', to: [verp(e, ds[1])] }, raw);
+    await smtpSend(port, { from: '', to: [verp(e, ds[1])] }, raw.replace(/^Message-ID: .*$/m, 'Message-ID: <other@mx.remote.test>'));
     expect(events(e).filter((ev) => ev.type === 'bounced')).to.have.length(1);
     expect(listInboundReports(s.db, 'duplicate', 10).filter((x) => x.email_id === e.id)).to.have.length(2);
   });
@@ -106,10 +106,10 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     expect(status(e)).to.equal('delivered');
   });
 
-  it('a complaint (ARF) to fbl@ naming the Message-ID moves the email to complained and suppresses', async () => {
+  it('a complaint (ARF) to fbl@ whose returned message carries the VERP Return-Path moves the email to complained and suppresses', async () => {
     const { email: e, ds } = await email(1);
     deliver(e, ds);
-    const raw = buildArf({ to: `fbl@${BOUNCE}`, recipient: ds[0].recipient, originalMessageId: `<${e.id}@mta.test>` });
+    const raw = buildArf({ to: `fbl@${BOUNCE}`, recipient: ds[0].recipient, originalMessageId: `<${e.id}@mta.test>`, originalReturnPath: verp(e, ds[0]) });
     const r = await smtpSend(port, { from: 'fbl@provider.test', to: [`fbl@${BOUNCE}`] }, raw);
     expect(r.ok, r.response).to.equal(true);
     expect(status(e)).to.equal('complained');
@@ -117,7 +117,7 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     expect(c).to.have.length(1);
     expect(JSON.parse(c[0].data_json)).to.include({ source: 'arf', reason: 'feedback', feedback_type: 'abuse' });
     expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())?.reason).to.equal('complaint');
-    expect(listInboundReports(s.db, null, 1)[0]).to.include({ kind: 'arf', outcome: 'applied', matched_by: 'message_id', email_id: e.id });
+    expect(listInboundReports(s.db, null, 1)[0]).to.include({ kind: 'arf', outcome: 'applied', matched_by: 'return_path', email_id: e.id });
   });
 
   it('refuses a forged VERP token at RCPT and changes nothing', async () => {
@@ -192,17 +192,21 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())?.reason).to.equal('hard_bounce');
   });
 
-  it('a delayed DSN, or a report for an address the email does not have, changes nothing', async () => {
+  it('a delayed DSN changes nothing; one naming an address the email does not have never suppresses', async () => {
     const { email: e, ds } = await email(2);
     deliver(e, ds);
     const n = events(e).length;
     const delayed = buildDsn({ to: verp(e, ds[0]), recipient: ds[0].recipient, action: 'delayed', status: '4.4.7', diagnostic: '451 4.4.7 still trying' });
     expect((await smtpSend(port, { from: '', to: [verp(e, ds[0])] }, delayed)).ok).to.equal(true);
     expect(listInboundReports(s.db, null, 1)[0].outcome).to.equal('ignored');
+    expect(events(e)).to.have.length(n);
+    // The token names ds[0]: a failure of some other address (a forward target) is recorded there, soft.
     const stranger = buildDsn({ to: verp(e, ds[0]), recipient: 'stranger@dest.test' });
     expect((await smtpSend(port, { from: '', to: [verp(e, ds[0])] }, stranger)).ok).to.equal(true);
-    expect(listInboundReports(s.db, null, 1)[0].outcome).to.equal('unmatched');
-    expect(events(e)).to.have.length(n);
+    const b = events(e).slice(n);
+    expect(b.map((ev) => [ev.type, ev.recipient])).to.deep.equal([['bounced', ds[0].recipient]]);
+    expect(JSON.parse(b[0].data_json)).to.include({ hard: false, final_recipient: 'stranger@dest.test' });
+    expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())).to.equal(undefined);
   });
 
   it('a real-world DSN naming another address (a forward target) is recorded on the one recipient without suppressing it', async () => {
@@ -221,7 +225,7 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     const { email: e, ds } = await email(1);
     deliver(e, ds);
     const body = 'Lorem ipsum dolor sit amet user@example.com 550 5.1.1\r\n'.repeat(60_000);
-    const raw = Buffer.from(buildDsn({ to: `fbl@${BOUNCE}`, recipient: ds[0].recipient, originalMessageId: `<${e.id}@mta.test>`, body }));
+    const raw = Buffer.from(buildDsn({ to: `fbl@${BOUNCE}`, recipient: ds[0].recipient, originalMailFrom: verp(e, ds[0]), originalMessageId: `<${e.id}@mta.test>`, body }));
     expect(raw.length).to.be.greaterThan(3 * PARSE_CAP);
     const t = Date.now();
     const r = await recordFeedback(s.ctx, raw, { mailFrom: null, rcptTo: [`fbl@${BOUNCE}`], remoteIp: '127.0.0.1' });
