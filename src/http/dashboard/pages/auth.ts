@@ -1,5 +1,5 @@
 // Sign-in with an API key (needs emails:read; the session acts as that key) or, when configured, the
-// operator password plus a team; sign-out. The login form is CSRF-protected by a double-submit cookie.
+// operator password plus a team (back-off, logged failures); sign-out. CSRF: a double-submit cookie.
 import { ApiError } from '../../../core/errors.js';
 import { authenticate, teamNamed } from '../../../services/keys.js';
 import type { Deps } from '../../app.js';
@@ -7,6 +7,10 @@ import { html, type Html } from '../html.js';
 import { layout, noticeText } from '../layout.js';
 import { createSession, endSession, sameSecret, setCookie, clearCookie, token, SESSION_COOKIE, LOGIN_CSRF_COOKIE, SESSION_TTL_MS } from '../session.js';
 import { field, qs, render, seeOther, sess, type DCtx, type DRouter } from '../kit.js';
+import { trustedProxyList } from '../../../config/proxies.js';
+import { MIN_DASHBOARD_PASSWORD as MIN_PASSWORD } from '../../../config/schema.js';
+import { clientAddress } from '../client-ip.js';
+import { SignInGuard } from '../sign-in-guard.js';
 
 /** Only same-dashboard paths are allowed as the post-sign-in target. */
 const safeNext = (n: string | undefined) => (n && /^\/dashboard(\/[\w\-./?=&%]*)?$/.test(n) && !n.includes('//') ? n : '/dashboard/emails');
@@ -53,33 +57,42 @@ function signInWithKey(deps: Deps, k: DCtx, key: string) {
   }
 }
 
-// Failed operator passwords per client address: at most 10 per 10 minutes.
-const failures = new Map<string, { n: number; since: number }>();
-function tooManyFailures(deps: Deps, ip: string, failed: boolean): boolean {
-  const now = deps.app.now();
-  const f = failures.get(ip);
-  const cur = f && f.since > now - 600_000 ? f : { n: 0, since: now };
-  if (failed) { cur.n += 1; failures.set(ip, cur); }
-  if (failures.size > 10_000) failures.clear();
-  return cur.n >= 10;
-}
-
-function signInAsOperator(deps: Deps, k: DCtx) {
-  const want = deps.app.config.dashboardPassword;
-  if (tooManyFailures(deps, k.ip, false)) return signInPage(k, deps, freshLoginCsrf(deps, k), 'Too many wrong passwords; wait ten minutes.', 429);
-  if (!want || !sameSecret(field(k, 'password'), want)) {
-    tooManyFailures(deps, k.ip, true);
-    return signInPage(k, deps, freshLoginCsrf(deps, k), 'Wrong operator password.', 401);
-  }
-  let teamId: string;
-  try { teamId = teamNamed(deps.app, field(k, 'team')).id; } catch {
-    return signInPage(k, deps, freshLoginCsrf(deps, k), 'No team has that name or id.', 422);
-  }
-  deps.app.log.info({ team: teamId }, 'dashboard operator sign-in');
-  startSession(deps, k, { teamId, keyId: null, operator: true });
+/** Operator sign-in: the back-off (per address and global) runs before the password is compared; every failure is logged. */
+function operatorSignIn(deps: Deps) {
+  const guard = new SignInGuard(deps.app.now);
+  const trusted = deps.app.config.trustedProxies?.length ? trustedProxyList(deps.app.config.trustedProxies) : null;
+  const log = deps.app.log.child({ component: 'dashboard' });
+  return (k: DCtx) => {
+    const address = clientAddress(k.req.socket.remoteAddress ?? '', k.get('X-Forwarded-For') || undefined, trusted);
+    const want = deps.app.config.dashboardPassword;
+    const refused = guard.refusal(address);
+    if (refused) {
+      log.warn({ address, reason: `locked (${refused.scope})`, retryAfterSec: refused.retryAfterSec }, 'dashboard operator sign-in refused');
+      k.set('Retry-After', String(refused.retryAfterSec));
+      const wait = refused.scope === 'global' ? 'Operator sign-in is paused after many wrong passwords' : 'Too many wrong passwords from your address';
+      return signInPage(k, deps, freshLoginCsrf(deps, k), `${wait}; try again in ${refused.retryAfterSec} seconds.`, 429);
+    }
+    if ([...want].length < MIN_PASSWORD) {
+      log.error({ address }, `dashboard operator sign-in refused: MTA_DASHBOARD_PASSWORD is empty or shorter than ${MIN_PASSWORD} characters`);
+      return signInPage(k, deps, freshLoginCsrf(deps, k), 'Operator sign-in is not available.', 401);
+    }
+    if (!sameSecret(field(k, 'password'), want)) {
+      const lockMs = guard.failed(address);
+      log.warn({ address, reason: 'wrong password' }, 'dashboard operator sign-in failed');
+      if (lockMs !== null) log.warn({ lockSeconds: lockMs / 1000 }, 'dashboard operator sign-in paused for every address: too many wrong passwords');
+      return signInPage(k, deps, freshLoginCsrf(deps, k), 'Wrong operator password.', 401);
+    }
+    let teamId: string;
+    try { teamId = teamNamed(deps.app, field(k, 'team')).id; } catch {
+      return signInPage(k, deps, freshLoginCsrf(deps, k), 'No team has that name or id.', 422);
+    }
+    log.info({ team: teamId, address }, 'dashboard operator sign-in');
+    startSession(deps, k, { teamId, keyId: null, operator: true });
+  };
 }
 
 export function authRoutes(r: DRouter, deps: Deps) {
+  const signInAsOperator = operatorSignIn(deps);
   r.get('/', (k: DCtx) => seeOther(k, '/dashboard/emails'));
   r.get('/sign-in', (k: DCtx) => {
     if (k.state.session) return seeOther(k, safeNext(qs(k, 'next')));
@@ -88,7 +101,7 @@ export function authRoutes(r: DRouter, deps: Deps) {
   r.post('/sign-in', (k: DCtx) => {
     const key = field(k, 'key');
     if (key) return signInWithKey(deps, k, key);
-    if (field(k, 'password')) return signInAsOperator(deps, k);
+    if (field(k, 'password')) return signInAsOperator(k);
     signInPage(k, deps, freshLoginCsrf(deps, k), 'Type an API key to sign in.', 422);
   });
   r.post('/sign-out', (k: DCtx) => {
