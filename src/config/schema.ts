@@ -34,6 +34,9 @@ export const ConfigSchema = Type.Object({
   inboundMaxBytes: Type.Integer({ minimum: 1024 }),
   /** Inbound listener: simultaneous connections (default 100) and an optional TLS key/cert (PEM files). */
   inboundMaxClients: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** Inbound listener: simultaneous connections from one client address (default 5), and the time one report may take to read (default 2000 ms). */
+  inboundMaxClientsPerIp: Type.Optional(Type.Integer({ minimum: 1 })),
+  inboundParseTimeoutMs: Type.Optional(Type.Integer({ minimum: 10 })),
   inboundMaxSessionSeconds: Seconds,
   smtpTlsKeyFile: Type.Optional(Type.String({ minLength: 1 })),
   smtpTlsCertFile: Type.Optional(Type.String({ minLength: 1 })),
@@ -91,6 +94,8 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_WEBHOOK_RETRY_MIN_SECONDS: ['webhookRetryMinSeconds', 'number'],
   MTA_INBOUND_MAX_BYTES: ['inboundMaxBytes', 'int'],
   MTA_INBOUND_MAX_CLIENTS: ['inboundMaxClients', 'int'],
+  MTA_INBOUND_MAX_CLIENTS_PER_IP: ['inboundMaxClientsPerIp', 'int'],
+  MTA_INBOUND_PARSE_TIMEOUT_MS: ['inboundParseTimeoutMs', 'int'],
   MTA_INBOUND_MAX_SESSION_SECONDS: ['inboundMaxSessionSeconds', 'number'],
   MTA_SMTP_TLS_KEY_FILE: ['smtpTlsKeyFile', 'string'],
   MTA_SMTP_TLS_CERT_FILE: ['smtpTlsCertFile', 'string'],

@@ -42,7 +42,7 @@ function splitNamed(s: string): { name: string; spec: string } | MailboxResult {
     const c = s[i];
     if (c === '"') {
       for (i++; i < s.length && s[i] !== '"'; i++) name += s[i] === '\\' ? s[++i] ?? '' : s[i];
-      if (i >= s.length) return refuse('it has an unterminated quoted display name');
+      if (i >= s.length) return refuse('it has an unterminated quoted display name', false);
     } else if (NAME_SPECIALS.has(c)) {
       // Without a list separator or a "<", this is a malformed address rather than a disguised one.
       if (!/[,;:<]/.test(s)) return refuse('it is not a valid email address', false);

@@ -21,7 +21,11 @@ export interface ReportRecipient {
   /** DSN Original-Recipient, when it names another address than `address` (Final-Recipient). */
   original_recipient?: string;
 }
-export interface Report { kind: 'dsn' | 'arf' | 'other'; recipients: ReportRecipient[]; original: OriginalInfo }
+export interface Report {
+  kind: 'dsn' | 'arf' | 'other'; recipients: ReportRecipient[]; original: OriginalInfo;
+  /** set when the message could not be read (parse-pool.ts): over the time budget, or the parser failed */
+  error?: 'timeout' | 'failed';
+}
 
 /**
  * Bytes of a message that are read (the rest is ignored): everything a report says comes first, and

@@ -1,11 +1,13 @@
 // The inbound SMTP listener (smtp-server): accepts only VERP bounce addresses and fbl@ on our bounce
-// domains, never relays, no AUTH, SIZE-limited; each accepted message goes to recordFeedback.
+// domains, never relays, no AUTH, SIZE-limited, a few connections per client address; each accepted
+// message goes to recordFeedback, read by a worker-thread pool within a time budget.
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
-import { recordFeedback } from '../services/feedback.js';
+import { PARSE_CAP, RAW_CAP, recordFeedback, type ReadOptions } from '../services/feedback.js';
 import type { Ctx } from '../services/context.js';
 import { decideRecipient } from './recipients.js';
+import { createParsePool, type ParsePool } from './parse-pool.js';
 
 export interface InboundListener { start(): Promise<void>; stop(): Promise<void>; address(): AddressInfo | null }
 
@@ -19,14 +21,20 @@ function tlsOptions(ctx: Ctx): Partial<SMTPServerOptions> {
   return { key: fs.readFileSync(key), cert: fs.readFileSync(cert) };
 }
 
+/** Bytes of a message kept in memory: what the parser reads and the operator's copy; the rest is counted, not kept. */
+const KEEP_BYTES = Math.max(PARSE_CAP, RAW_CAP);
+
 /** Reads the message, refusing it past the limit (552) and answering 451 when it cannot be recorded. */
-function onData(ctx: Ctx, stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void) {
+function onData(ctx: Ctx, read: ReadOptions, stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void) {
   const max = ctx.config.inboundMaxBytes;
   let answered = false;
   const done = (err: Error | null, message?: string) => { if (!answered) { answered = true; callback(err, message); } };
   const chunks: Buffer[] = [];
   let bytes = 0;
-  stream.on('data', (c: Buffer) => { bytes += c.length; if (bytes <= max) chunks.push(c); });
+  stream.on('data', (c: Buffer) => {
+    if (bytes < KEEP_BYTES) chunks.push(bytes + c.length > KEEP_BYTES ? c.subarray(0, KEEP_BYTES - bytes) : c);
+    bytes += c.length;
+  });
   stream.on('error', (err) => done(err));
   stream.on('end', () => {
     if (stream.sizeExceeded || bytes > max) return done(smtpError(552, `5.3.4 Message exceeds fixed maximum message size ${max}`));
@@ -35,14 +43,30 @@ function onData(ctx: Ctx, stream: SMTPServerDataStream, session: SMTPServerSessi
       rcptTo: session.envelope.rcptTo.map((r) => r.address),
       remoteIp: session.remoteAddress ?? null,
     };
-    recordFeedback(ctx, Buffer.concat(chunks, bytes), env).then(
+    recordFeedback(ctx, Buffer.concat(chunks), env, { ...read, size: bytes }).then(
       (r) => done(null, `2.0.0 Report ${r.id} received`),
       (err) => { ctx.log.error({ err }, 'inbound report could not be recorded'); done(smtpError(451, '4.3.0 Temporary failure, try again later')); },
     );
   });
 }
 
-interface Connection { send(code: number, text: string): void; close(): void }
+interface Connection { send(code: number, text: string): void; close(): void; remoteAddress?: string }
+const connections = (server: SMTPServer) => (server as unknown as { connections: Set<Connection> }).connections;
+
+/** Simultaneous connections one client address may hold (one client once held all 100 slots). */
+export const DEFAULT_MAX_CLIENTS_PER_IP = 5;
+
+/**
+ * smtp-server onConnect: refuses with 421 a client address that already holds `limit` connections
+ * (the set holds this one too; a closed connection leaves it at once).
+ */
+function perAddressLimit(server: () => SMTPServer, limit: number): NonNullable<SMTPServerOptions['onConnect']> {
+  return (session, cb) => {
+    let n = 0;
+    for (const c of connections(server())) if (c.remoteAddress === session.remoteAddress) n++;
+    cb(n > limit ? smtpError(421, '4.7.0 Too many connections from your address') : undefined);
+  };
+}
 
 /**
  * Ends sessions older than `maxMs` with 421 (the idle time-out alone lets a client that trickles
@@ -52,7 +76,7 @@ function sessionReaper(server: SMTPServer, maxMs: number, now: () => number): No
   const started = new WeakMap<Connection, number>();
   const timer = setInterval(() => {
     const t = now();
-    for (const c of (server as unknown as { connections: Set<Connection> }).connections) {
+    for (const c of connections(server)) {
       const at = started.get(c);
       if (at === undefined) started.set(c, t);
       else if (t - at > maxMs) { c.send(421, '4.4.2 Session too long, closing'); c.close(); }
@@ -62,10 +86,26 @@ function sessionReaper(server: SMTPServer, maxMs: number, now: () => number): No
   return timer;
 }
 
+/** The listener's report parser: a worker-thread pool from start() to stop(). */
+function parserFor(ctx: Ctx, log: Ctx['log']) {
+  let pool: ParsePool | null = null;
+  return {
+    start() {
+      pool = createParsePool({
+        timeoutMs: ctx.config.inboundParseTimeoutMs,
+        onAbandon: (why, detail) => log.warn({ why, detail }, 'inbound report not read; stored for the operator, changes nothing'),
+      });
+    },
+    stop: async () => { await pool?.close(); pool = null; },
+    parse: (raw: Buffer) => (pool ? pool.parse(raw) : Promise.reject(new Error('inbound listener is not running'))),
+  };
+}
+
 export function createInboundListener(ctx: Ctx): InboundListener {
   const max = ctx.config.inboundMaxBytes;
   const log = ctx.log.child({ component: 'inbound' });
-  const server = new SMTPServer({
+  const parser = parserFor(ctx, log);
+  const server: SMTPServer = new SMTPServer({
     ...tlsOptions(ctx),
     name: ctx.config.hostname,
     banner: 'bounce and feedback-loop receiver',
@@ -89,7 +129,8 @@ export function createInboundListener(ctx: Ctx): InboundListener {
       if (!d.ok) log.debug({ rcpt: address.address, code: d.code }, 'recipient refused');
       cb(d.ok ? undefined : smtpError(d.code, d.message));
     },
-    onData: (stream, session, cb) => onData(ctx, stream, session, cb),
+    onConnect: perAddressLimit(() => server, ctx.config.inboundMaxClientsPerIp ?? DEFAULT_MAX_CLIENTS_PER_IP),
+    onData: (stream, session, cb) => onData(ctx, { parse: parser.parse }, stream, session, cb),
   });
   server.on('error', (err) => log.warn({ err }, 'inbound SMTP error'));
   const reaper = sessionReaper(server, ctx.config.inboundMaxSessionSeconds * 1000, ctx.now);
@@ -100,10 +141,15 @@ export function createInboundListener(ctx: Ctx): InboundListener {
       server.listen(ctx.config.smtpPort, ctx.config.smtpHost, () => {
         server.server.off('error', reject);
         listening = true;
+        parser.start();
         resolve();
       });
     }),
-    stop: () => { clearInterval(reaper); return listening ? new Promise<void>((resolve) => { listening = false; server.close(() => resolve()); }) : Promise.resolve(); },
+    stop: async () => {
+      clearInterval(reaper);
+      if (listening) await new Promise<void>((resolve) => { listening = false; server.close(() => resolve()); });
+      await parser.stop();
+    },
     address: () => (listening ? (server.server.address() as AddressInfo) : null),
   };
 }

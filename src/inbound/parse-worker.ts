@@ -1,0 +1,14 @@
+// Worker-thread side of parse-pool.ts: answers each raw message it is sent with parseReport's
+// reading ({ report }) or { error }; says 'ready' once loaded. One message at a time.
+import { parentPort } from 'node:worker_threads';
+import { parseReport } from './parse.js';
+
+const port = parentPort;
+if (!port) throw new Error('parse-worker.ts runs in a worker thread');
+port.on('message', (raw: Uint8Array) => {
+  parseReport(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)).then(
+    (report) => port.postMessage({ report }),
+    (err: unknown) => port.postMessage({ error: err instanceof Error ? err.message : String(err) }),
+  );
+});
+port.postMessage('ready');
