@@ -50,11 +50,14 @@ describe('journey: domain → webhook → live delivery → bounce and complaint
     while (Date.now() < until && (await s.api('GET', `/v1/emails/${id}`, { key })).body.status !== 'delivered') await new Promise((r) => setTimeout(r, 50));
     expect((await s.api('GET', `/v1/emails/${id}`, { key })).body.status).to.equal('delivered');
 
-    // What the MX got: one transaction, a VERP envelope sender on the verified return-path, DKIM that verifies.
-    expect(mx.messages).to.have.length(1);
-    const got = mx.messages[0];
-    expect(got.to).to.deep.equal(['ann@rcpt.test', 'bob@rcpt.test']);
+    // What the MX got: one transaction per recipient, each with its own VERP envelope sender on the verified return-path, DKIM that verifies.
+    expect(mx.messages).to.have.length(2);
+    const got = mx.messages.find((m) => m.to[0] === 'ann@rcpt.test')!;
+    const gotBob = mx.messages.find((m) => m.to[0] === 'bob@rcpt.test')!;
+    expect(mx.messages.map((m) => m.to)).to.have.deep.members([['ann@rcpt.test'], ['bob@rcpt.test']]);
     expect(got.from).to.match(/^bounces\+[0-9a-z-]+@bounces\.acme\.test$/);
+    expect(gotBob.from).to.match(/^bounces\+[0-9a-z-]+@bounces\.acme\.test$/);
+    expect(gotBob.from).not.to.equal(got.from);
     const auth = await mailauth(got.raw, { ip: '127.0.0.1', helo: 'mta.test', mta: 'mx.rcpt.test', sender: got.from, resolver: dnsResolver(dns) });
     expect(auth.dmarc && auth.dmarc.status.result).to.equal('pass'); // aligned through DKIM (d=acme.test)
     // SPF is evaluated on the envelope sender's domain, bounces.acme.test: its own TXT record authorises us.
@@ -63,11 +66,11 @@ describe('journey: domain → webhook → live delivery → bounce and complaint
     expect(auth.dkim.results[0].status.result, JSON.stringify(auth.dkim.results[0]).slice(0, 800)).to.equal('pass');
     expect(auth.dkim.results[0].signingDomain).to.equal('acme.test');
 
-    // A DSN for bob arrives at the VERP address; a complaint for ann arrives at fbl@.
+    // A DSN for bob arrives at bob's VERP address; a complaint for ann arrives at fbl@, quoting ann's Return-Path.
     const port = smtpPort(s);
     const messageId = `<${id}@mta.test>`;
-    expect((await smtpSend(port, { from: '', to: [got.from] }, buildDsn({ to: got.from, recipient: 'bob@rcpt.test', originalMessageId: messageId }))).ok).to.equal(true);
-    expect((await smtpSend(port, { from: 'fbl@provider.test', to: [`fbl@${s.config.bounceDomain}`] }, buildArf({ to: `fbl@${s.config.bounceDomain}`, recipient: 'ann@rcpt.test', originalMessageId: messageId }))).ok).to.equal(true);
+    expect((await smtpSend(port, { from: '', to: [gotBob.from] }, buildDsn({ to: gotBob.from, recipient: 'bob@rcpt.test', originalMessageId: messageId }))).ok).to.equal(true);
+    expect((await smtpSend(port, { from: 'fbl@provider.test', to: [`fbl@${s.config.bounceDomain}`] }, buildArf({ to: `fbl@${s.config.bounceDomain}`, recipient: 'ann@rcpt.test', originalMessageId: messageId, originalReturnPath: got.from }))).ok).to.equal(true);
 
     const done = (await s.api('GET', `/v1/emails/${id}`, { key })).body;
     expect(done.status).to.equal('complained');
