@@ -120,7 +120,7 @@ export function commandIn(text: string): string | null {
 }
 
 /** Longest text paragraphFor returns (its paragraphs may overlap, so uncapped it grows with the square of the input). */
-export const PARAGRAPH_CAP = 16 * 1024;
+export const PARAGRAPH_CAP = 4 * 1024;
 
 /** The paragraph of a human-readable notice about `address` (from its line to a blank line). */
 export function paragraphFor(text: string, address: string, others: string[]): string | null {

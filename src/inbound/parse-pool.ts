@@ -5,7 +5,7 @@ import type { Report } from './parse.js';
 
 export interface ParsePool {
   /** The reading of one message; an empty `kind: 'other'` report with `error` when it could not be read. */
-  parse(raw: Buffer): Promise<Report>;
+  parse(raw: Buffer, timeoutMs?: number): Promise<Report>;
   close(): Promise<void>;
 }
 export interface ParsePoolOptions {
@@ -27,7 +27,7 @@ export function unreadReport(error: 'timeout' | 'failed'): Report {
   return { kind: 'other', recipients: [], original: { message_id: null, email_id: null, return_path: null }, error };
 }
 
-interface Job { raw: Buffer; resolve(r: Report): void; reject(err: Error): void }
+interface Job { raw: Buffer; budget: number; resolve(r: Report): void; reject(err: Error): void }
 interface Slot { worker: Worker; booted: boolean; busy: Job | null; timer: NodeJS.Timeout | null; ending: boolean }
 
 export function createParsePool(opts: ParsePoolOptions = {}): ParsePool {
@@ -60,7 +60,7 @@ export function createParsePool(opts: ParsePoolOptions = {}): ParsePool {
       if (!slot.booted || slot.ending || slot.busy) continue;
       const job = queue.shift() as Job;
       slot.busy = job;
-      slot.timer = setTimeout(() => abandon(slot, 'timeout', `not read within ${budget} ms`), budget);
+      slot.timer = setTimeout(() => abandon(slot, 'timeout', `not read within ${job.budget} ms`), job.budget);
       slot.worker.postMessage(job.raw);
     }
   };
@@ -97,9 +97,9 @@ export function createParsePool(opts: ParsePoolOptions = {}): ParsePool {
 
   for (let i = 0; i < Math.max(1, opts.size ?? 2); i++) spawn();
   return {
-    parse(raw) {
+    parse(raw, timeoutMs = budget) {
       if (closed || broken) return Promise.reject(broken ?? new Error('report parser pool is closed'));
-      return new Promise<Report>((resolve, reject) => { queue.push({ raw, resolve, reject }); dispatch(); });
+      return new Promise<Report>((resolve, reject) => { queue.push({ raw, budget: timeoutMs, resolve, reject }); dispatch(); });
     },
     async close() {
       closed = true;

@@ -1,0 +1,45 @@
+// The worker-thread pool that reads inbound reports: it reads them off the main thread, abandons one over
+// its time budget (the worker is replaced, the report reads as `error: 'timeout'`), and keeps serving.
+import { expect } from 'chai';
+import { createParsePool, type ParsePool } from '../../src/inbound/parse-pool.js';
+import { parseReport } from '../../src/inbound/parse.js';
+import { pathologicalInputs, dsn } from '../integration/redos-inputs.js';
+
+describe('report parser pool (worker threads, time budget)', function () {
+  this.timeout(30_000);
+  let pool: ParsePool;
+  const abandoned: string[] = [];
+  before(() => { pool = createParsePool({ size: 1, onAbandon: (why) => abandoned.push(why) }); });
+  after(() => pool.close());
+
+  const ordinary = Buffer.from(dsn('fbl@b.test', { returned: 'Return-Path: <x@bounces.example>\r\nFrom: a@b.test' }));
+
+  it('reads a report exactly as parseReport does in-process', async () => {
+    expect(await pool.parse(ordinary)).to.deep.equal(await parseReport(ordinary));
+  });
+
+  it('abandons a report over its budget, then reads the next one with a fresh worker', async () => {
+    const slow = Buffer.from(pathologicalInputs('fbl@b.test')['5,000 recipient lines'] as string);
+    const t = Date.now();
+    const r = await pool.parse(slow, 10);
+    expect(Date.now() - t).to.be.lessThan(1000);
+    expect(r).to.deep.include({ kind: 'other', recipients: [], error: 'timeout' });
+    expect(abandoned).to.deep.equal(['timeout']);
+    const next = await pool.parse(ordinary);
+    expect(next.error).to.equal(undefined);
+    expect(next.recipients[0]).to.include({ address: 'someone@dest.test', status: '5.1.1' });
+  });
+
+  it('queues reports beyond its workers and answers each one', async () => {
+    const all = await Promise.all(Array.from({ length: 6 }, () => pool.parse(ordinary)));
+    expect(all.map((r) => r.recipients[0]?.address)).to.deep.equal(Array(6).fill('someone@dest.test'));
+  });
+
+  it('refuses work once closed', async () => {
+    const p = createParsePool({ size: 1 });
+    await p.close();
+    let err: Error | null = null;
+    await p.parse(ordinary).catch((e: Error) => { err = e; });
+    expect(err).to.be.instanceOf(Error);
+  });
+});
