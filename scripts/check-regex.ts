@@ -80,8 +80,13 @@ async function main(): Promise<number> {
   const started = Date.now();
   let bad = 0;
   let unknown = 0;
-  for (const [key, r] of all) {
-    const d = await check(r.source, r.flags, { timeout: PER_PATTERN_MS });
+  const entries = [...all];
+  const results = [];
+  // recheck's native agent answers several checks at once; 4 at a time roughly halves the wall time
+  for (let i = 0; i < entries.length; i += 4) {
+    results.push(...await Promise.all(entries.slice(i, i + 4).map(async ([key, r]) => ({ key, r, d: await check(r.source, r.flags, { timeout: PER_PATTERN_MS }) }))));
+  }
+  for (const { key, r, d } of results) {
     if (d.status === 'vulnerable') {
       bad++;
       console.error(`VULNERABLE (${d.complexity.type}${d.complexity.type === 'polynomial' ? ` ${d.complexity.degree}` : ''}) ${r.where}: ${key}`);

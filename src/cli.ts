@@ -68,13 +68,22 @@ export const COMMANDS: Record<string, Handler> = {
     const row = inboundReportById(open().db, need(opts(args, {}).positionals[0], 'REPORT_ID'));
     if (!row) throw new UsageError('no such report');
     if (!row.raw) throw new UsageError('this report changed something, so its raw message was not kept');
-    process.stdout.write(row.raw);
+    const { printable } = await import('./inbound/printable.js');
+    process.stdout.write(printable(row.raw)); // control characters escaped: the message is anyone's input
   },
   'parse-report': async (args) => {
     const file = need(opts(args, {}).positionals[0], 'FILE.eml');
     const { readFile } = await import('node:fs/promises');
-    const { parseReport } = await import('./inbound/parse.js');
-    return JSON.stringify(await parseReport(await readFile(file)), null, 2);
+    const { createParsePool } = await import('./inbound/parse-pool.js');
+    const { TEXT_CAP } = await import('./inbound/parse.js');
+    const pool = createParsePool({ size: 1 }); // the listener's worker and time budget
+    try {
+      const report = await pool.parse((await readFile(file)).subarray(0, TEXT_CAP));
+      if (report.error) throw new Error(`${file}: the report could not be read (${report.error === 'timeout' ? 'over the time budget' : 'parser failed'})`);
+      return JSON.stringify(report, null, 2);
+    } finally {
+      await pool.close();
+    }
   },
 };
 

@@ -61,7 +61,8 @@ export function createParsePool(opts: ParsePoolOptions = {}): ParsePool {
       const job = queue.shift() as Job;
       slot.busy = job;
       slot.timer = setTimeout(() => abandon(slot, 'timeout', `not read within ${job.budget} ms`), job.budget);
-      slot.worker.postMessage(job.raw);
+      // a view is cloned with its whole ArrayBuffer (Buffer.concat, a slab): send only the message's bytes
+      slot.worker.postMessage(job.raw.byteLength === job.raw.buffer.byteLength ? job.raw : new Uint8Array(job.raw));
     }
   };
 
