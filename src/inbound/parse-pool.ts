@@ -30,82 +30,87 @@ export function unreadReport(error: 'timeout' | 'failed'): Report {
 interface Job { raw: Buffer; budget: number; resolve(r: Report): void; reject(err: Error): void }
 interface Slot { worker: Worker; booted: boolean; busy: Job | null; timer: NodeJS.Timeout | null; ending: boolean }
 
-export function createParsePool(opts: ParsePoolOptions = {}): ParsePool {
-  const budget = opts.timeoutMs ?? DEFAULT_PARSE_TIMEOUT_MS;
-  const queue: Job[] = [];
-  const slots = new Set<Slot>();
-  let closed = false;
-  let bootFailures = 0;
-  let broken: Error | null = null;
+class Pool implements ParsePool {
+  private readonly queue: Job[] = [];
+  private readonly slots = new Set<Slot>();
+  private closed = false;
+  private bootFailures = 0;
+  private broken: Error | null = null;
+
+  constructor(private readonly opts: ParsePoolOptions, private readonly budget: number) {
+    for (let i = 0; i < Math.max(1, opts.size ?? 2); i++) this.spawn();
+  }
+
+  parse(raw: Buffer, timeoutMs = this.budget): Promise<Report> {
+    if (this.closed || this.broken) return Promise.reject(this.broken ?? new Error('report parser pool is closed'));
+    return new Promise<Report>((resolve, reject) => { this.queue.push({ raw, budget: timeoutMs, resolve, reject }); this.dispatch(); });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.fail(new Error('report parser pool is closed'));
+    await Promise.all([...this.slots].map((s) => { s.ending = true; return s.worker.terminate(); }));
+  }
 
   /** Takes the slot's job off it (clearing its budget timer). */
-  const take = (slot: Slot): Job | null => {
+  private take(slot: Slot): Job | null {
     const job = slot.busy;
     if (slot.timer) clearTimeout(slot.timer);
     slot.busy = null;
     slot.timer = null;
     return job;
-  };
+  }
 
   /** Ends a worker whose report is over budget or failed: the report reads as unread; 'exit' replaces the worker. */
-  const abandon = (slot: Slot, why: 'timeout' | 'failed', detail: string) => {
-    const job = take(slot);
-    if (job) { opts.onAbandon?.(why, detail); job.resolve(unreadReport(why)); }
+  private abandon(slot: Slot, why: 'timeout' | 'failed', detail: string): void {
+    const job = this.take(slot);
+    if (job) { this.opts.onAbandon?.(why, detail); job.resolve(unreadReport(why)); }
     if (!slot.ending) { slot.ending = true; void slot.worker.terminate(); }
-  };
+  }
 
-  const dispatch = () => {
-    for (const slot of slots) {
-      if (!queue.length) return;
+  private dispatch(): void {
+    for (const slot of this.slots) {
+      if (!this.queue.length) return;
       if (!slot.booted || slot.ending || slot.busy) continue;
-      const job = queue.shift() as Job;
+      const job = this.queue.shift() as Job;
       slot.busy = job;
-      slot.timer = setTimeout(() => abandon(slot, 'timeout', `not read within ${job.budget} ms`), job.budget);
+      slot.timer = setTimeout(() => this.abandon(slot, 'timeout', `not read within ${job.budget} ms`), job.budget);
       // a view is cloned with its whole ArrayBuffer (Buffer.concat, a slab): send only the message's bytes
       slot.worker.postMessage(job.raw.byteLength === job.raw.buffer.byteLength ? job.raw : new Uint8Array(job.raw));
     }
-  };
+  }
 
-  const fail = (err: Error) => {
-    for (const job of queue.splice(0)) job.reject(err);
-    for (const slot of slots) take(slot)?.reject(err);
-  };
+  private fail(err: Error): void {
+    for (const job of this.queue.splice(0)) job.reject(err);
+    for (const slot of this.slots) this.take(slot)?.reject(err);
+  }
 
-  const spawn = () => {
+  private spawn(): void {
     const worker = new Worker(BOOT, { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: 256 } });
     const slot: Slot = { worker, booted: false, busy: null, timer: null, ending: false };
     let lastError: Error | null = null;
-    slots.add(slot);
+    this.slots.add(slot);
     worker.unref(); // a job in progress keeps the process alive through its budget timer
     worker.on('message', (m: 'ready' | { report?: Report; error?: string }) => {
-      if (m === 'ready') { slot.booted = true; bootFailures = 0; return dispatch(); }
-      if (m.report) take(slot)?.resolve(m.report);
-      else abandon(slot, 'failed', m.error ?? 'no report');
-      dispatch();
+      if (m === 'ready') { slot.booted = true; this.bootFailures = 0; return this.dispatch(); }
+      if (m.report) this.take(slot)?.resolve(m.report);
+      else this.abandon(slot, 'failed', m.error ?? 'no report');
+      this.dispatch();
     });
-    worker.on('error', (err) => { lastError = err; abandon(slot, 'failed', err.message); });
+    worker.on('error', (err) => { lastError = err; this.abandon(slot, 'failed', err.message); });
     worker.on('exit', () => {
-      slots.delete(slot);
-      abandon(slot, 'failed', 'worker exited');
-      if (closed) return;
-      if (!slot.booted && ++bootFailures >= MAX_BOOT_FAILURES) {
-        broken = new Error(`report parser worker does not start: ${lastError?.message ?? 'it exited'}`);
-        return fail(broken);
+      this.slots.delete(slot);
+      this.abandon(slot, 'failed', 'worker exited');
+      if (this.closed) return;
+      if (!slot.booted && ++this.bootFailures >= MAX_BOOT_FAILURES) {
+        this.broken = new Error(`report parser worker does not start: ${lastError?.message ?? 'it exited'}`);
+        return this.fail(this.broken);
       }
-      spawn();
+      this.spawn();
     });
-  };
+  }
+}
 
-  for (let i = 0; i < Math.max(1, opts.size ?? 2); i++) spawn();
-  return {
-    parse(raw, timeoutMs = budget) {
-      if (closed || broken) return Promise.reject(broken ?? new Error('report parser pool is closed'));
-      return new Promise<Report>((resolve, reject) => { queue.push({ raw, budget: timeoutMs, resolve, reject }); dispatch(); });
-    },
-    async close() {
-      closed = true;
-      fail(new Error('report parser pool is closed'));
-      await Promise.all([...slots].map((s) => { s.ending = true; return s.worker.terminate(); }));
-    },
-  };
+export function createParsePool(opts: ParsePoolOptions = {}): ParsePool {
+  return new Pool(opts, opts.timeoutMs ?? DEFAULT_PARSE_TIMEOUT_MS);
 }
