@@ -8,7 +8,7 @@ export const ERROR_CODES: [string, string, number, string][] = [
   ['missing_api_key', 'authentication_error', 401, 'No Authorization header, or not of the form "Bearer <API_KEY>".'],
   ['invalid_api_key', 'authentication_error', 401, 'The key is unknown or revoked. Create a new key with `mta key create` or POST /v1/api-keys.'],
   ['missing_scope', 'permission_error', 403, 'The key lacks the scope this call needs (emails:send, emails:read, domains:read, domains:write, webhooks:write, keys:write).'],
-  ['test_key_not_allowed', 'permission_error', 403, 'A test key reads the team\'s domains but cannot add, verify, rotate the DKIM key of or delete them. Use a live key (with domains:write).'],
+  ['test_key_not_allowed', 'permission_error', 403, 'A test key reads the team\'s domains and suppression list but cannot change them (add, verify, rotate the DKIM key of or delete a domain; add or remove a suppression). Use a live key.'],
   ['insufficient_credits', 'insufficient_credits', 402, 'Not enough credits for the recipients of this live email; the message states how many are needed and available. Add credits, or use a test key.'],
   ['idempotency_key_reused', 'idempotency_error', 409, 'This Idempotency-Key was used in the last 24 hours with a different request body.'],
   ['invalid_parameter', 'validation_error', 422, 'A field is missing or invalid; `param` names it.'],

@@ -1,10 +1,12 @@
-// Use-cases on the suppression list: list (cursor), add manually, remove.
+// Use-cases on the suppression list: list (cursor), add manually, remove. The list is live state:
+// a test key reads it but cannot change it (403 test_key_not_allowed).
 import { invalid, notFound } from '../core/errors.js';
 import { normaliseAddress, suppressionKey } from '../core/address.js';
 import * as store from '../store/suppressions.js';
 import { decodeCursor, page } from './emails.js';
 import { presentSuppression } from './present.js';
 import type { Ctx } from './context.js';
+import { requireLive, type Owner } from './keys.js';
 
 const REASONS = ['hard_bounce', 'complaint', 'manual'] as const;
 
@@ -19,14 +21,18 @@ export function listSuppressions(ctx: Ctx, teamId: string, limit: number, cursor
   return page(ctx.db, 'sup', rows, limit, presentSuppression);
 }
 
-export function addSuppression(ctx: Ctx, teamId: string, rawAddress: unknown, reason: unknown = 'manual') {
+export function addSuppression(ctx: Ctx, owner: Owner, rawAddress: unknown, reason: unknown = 'manual') {
+  requireLive(owner, 'change the suppression list');
+  const teamId = owner.teamId;
   const addr = address(rawAddress);
   if (!(REASONS as readonly unknown[]).includes(reason)) throw invalid('reason', `reason must be one of ${REASONS.join(', ')}.`);
   const created = store.addSuppression(ctx.db, { team_id: teamId, address: addr, reason: reason as (typeof REASONS)[number], email_id: null, created_at: ctx.now() });
   return { created, suppression: presentSuppression(store.getSuppression(ctx.db, teamId, addr)!) };
 }
 
-export function removeSuppression(ctx: Ctx, teamId: string, rawAddress: unknown) {
+export function removeSuppression(ctx: Ctx, owner: Owner, rawAddress: unknown) {
+  requireLive(owner, 'change the suppression list');
+  const teamId = owner.teamId;
   const addr = address(rawAddress);
   if (!store.removeSuppression(ctx.db, teamId, addr)) throw notFound('suppression');
 }

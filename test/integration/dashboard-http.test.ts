@@ -89,7 +89,7 @@ describe('dashboard over HTTP', () => {
   it('checks the CSRF token and the Origin on every POST', async () => {
     const team = s.team();
     const b = new Browserish(s.url);
-    await b.signIn(s.key(team.id, 'test', ['emails:read', 'emails:send']));
+    await b.signIn(s.key(team.id, 'live', ['emails:read', 'emails:send']));
     await s.api('POST', '/v1/suppressions', { key: s.key(team.id, 'live', ['emails:send']), body: { address: 'x@y.test' } });
     const page = await b.req('GET', '/dashboard/suppressions');
     const token = b.csrf(page.text);

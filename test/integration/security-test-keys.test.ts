@@ -136,6 +136,17 @@ describe('security: test keys are not a privilege boundary (finding 4)', functio
     expect(docs).to.contain('id="test_key_not_allowed"');
   });
 
+  it('reads the suppression list but cannot add or remove an entry (403 test_key_not_allowed); the list is unchanged', async () => {
+    expect((await s.api('POST', '/v1/suppressions', { key: live, body: { address: 'kept@rcpt.test' } })).status).to.equal(201);
+    const add = await s.api('POST', '/v1/suppressions', { key: test, body: { address: 'blocked@rcpt.test' } });
+    expect(add.status).to.equal(403);
+    expect(add.body.error.code).to.equal('test_key_not_allowed');
+    const del = await s.api('DELETE', '/v1/suppressions/kept@rcpt.test', { key: test });
+    expect(del.status).to.equal(403);
+    const list = (await s.api('GET', '/v1/suppressions', { key: test })).body.data.map((x: { address: string }) => x.address);
+    expect(list).to.include('kept@rcpt.test').and.not.include('blocked@rcpt.test');
+  });
+
   it('the dashboard signed in with a test key shows and changes only the same things', async () => {
     const b = new Browserish(s.url);
     expect((await b.signIn(test)).status).to.equal(303);

@@ -20,12 +20,12 @@ export function accountRoutes(r: Router, { app, auth }: Deps) {
   });
   r.post('/suppressions', auth('emails:send'), (ctx: KoaCtx) => {
     const b = checkSuppression(ctx.request.body);
-    const res = addSuppression(app, principal(ctx).teamId, b.address, b.reason ?? 'manual');
+    const res = addSuppression(app, principal(ctx), b.address, b.reason ?? 'manual');
     ctx.status = res.created ? 201 : 200;
     ctx.body = res.suppression;
   });
   r.delete('/suppressions/:address', auth('emails:send'), (ctx: KoaCtx) => {
-    removeSuppression(app, principal(ctx).teamId, ctx.params.address);
+    removeSuppression(app, principal(ctx), ctx.params.address);
     ctx.status = 204;
   });
   r.get('/credits', auth(), (ctx: KoaCtx) => {

@@ -78,12 +78,12 @@ export function accountPages(r: DRouter, deps: Deps) {
   r.get('/suppressions', (k: DCtx) => suppressionsPage(deps, k));
   r.post('/suppressions', (k: DCtx) => {
     requireScope(k, 'emails:send');
-    addSuppression(deps.app, sess(k).principal.teamId, field(k, 'address'), 'manual');
+    addSuppression(deps.app, sess(k).principal, field(k, 'address'), 'manual');
     seeOther(k, '/dashboard/suppressions?notice=suppression_added');
   });
   r.post('/suppressions/remove', (k: DCtx) => {
     requireScope(k, 'emails:send');
-    removeSuppression(deps.app, sess(k).principal.teamId, field(k, 'address'));
+    removeSuppression(deps.app, sess(k).principal, field(k, 'address'));
     seeOther(k, '/dashboard/suppressions?notice=suppression_removed');
   });
   r.get('/keys', (k: DCtx) => keysPage(deps, k));
