@@ -1,6 +1,6 @@
 // The features the full service runs. Each module builds its routes, mounts and components
 // from the shared context; the order is the start order (stop runs in reverse).
-import type { FeatureFactory } from './service.js';
+import type { FeatureFactory } from './features/feature.js';
 import { feature as domains } from './features/domains.js';
 import { feature as webhooks } from './features/webhooks.js';
 import { feature as outbound } from './features/outbound.js';

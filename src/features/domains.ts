@@ -1,6 +1,6 @@
 // The domains feature: the /v1/domains routes and the scheduled DNS re-check of every domain.
 // Status changes are announced through services/domains.ts onDomainStatusChange.
-import type { FeatureFactory } from '../service.js';
+import type { FeatureFactory } from './feature.js';
 import { domainRoutes } from '../http/routes/domains.js';
 import { domainCheckJob } from '../jobs/domain-checks.js';
 

@@ -1,6 +1,6 @@
 // The inbound feature: the SMTP listener for bounces (DSN) and complaints (ARF) as a component,
 // announced as `smtp=HOST:PORT` (the real port when MTA_SMTP_PORT is 0).
-import type { FeatureFactory } from '../service.js';
+import type { FeatureFactory } from './feature.js';
 import { createInboundListener } from '../inbound/server.js';
 
 export const feature: FeatureFactory = (ctx) => {

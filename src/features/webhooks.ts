@@ -1,6 +1,6 @@
 // The webhooks feature: /v1/webhooks routes, the public tracking mount, the outbox dispatcher, and
 // the onEvent listener that writes outbox rows inside every event's transaction.
-import type { FeatureFactory } from '../service.js';
+import type { FeatureFactory } from './feature.js';
 import { onEvent } from '../store/events.js';
 import { createResolver } from '../services/resolver.js';
 import { enqueueEvent } from '../services/webhooks.js';
@@ -12,5 +12,5 @@ export const feature: FeatureFactory = (ctx) => {
   const resolver = createResolver(ctx.config);
   const dispatcher = new Dispatcher(ctx, resolver);
   onEvent(ctx.db, (db, ev) => { if (enqueueEvent(ctx, db, ev) > 0) dispatcher.notify(); });
-  return { routes: [webhookRoutes(resolver)], mounts: [trackingMount], components: [dispatcher], ext: { webhooks: dispatcher } };
+  return { routes: [webhookRoutes(resolver)], mounts: [trackingMount], components: [dispatcher] };
 };

@@ -1,36 +1,21 @@
 // The Koa application: middleware order (request id → errors → routes; under /v1 auth → rate limit → body)
-// and the v1 router.
-// Route files register themselves through ROUTES; other features add their entry there.
+// and the v1 router. Routes and mounts come only from features (features/*.ts), in feature order.
 import Koa from 'koa';
 import Router from '@koa/router';
 import { auth, jsonBody, errors, requestLog, unmatchedLimit, RateLimiter, type State, type KoaCtx } from './middleware.js';
-import { emailRoutes } from './routes/emails.js';
-import { accountRoutes } from './routes/account.js';
-import { docsMount } from './docs.js';
+import type { Deps, RouteFn, MountFn } from './deps.js';
 import type { Ctx } from '../services/context.js';
 
-export interface Deps {
-  app: Ctx;
-  auth: ReturnType<typeof auth>;
-  /** Extra services features attach (webhooks, domains…), keyed by name. */
-  ext: Record<string, unknown>;
-}
-export type RouteFn = (r: Router, deps: Deps) => void;
+export type { Deps, RouteFn, MountFn };
 
-/** v1 route registrations, in order. */
-const ROUTES: RouteFn[] = [emailRoutes, accountRoutes];
-
-/** Non-versioned mounts (health, metrics, dashboard, tracking), added by main.ts. */
-export type MountFn = (koa: Koa<State>, deps: Deps) => void;
-
-export function buildApp(app: Ctx, opts: { routes?: RouteFn[]; mounts?: MountFn[]; ext?: Record<string, unknown>; healthy?: () => boolean } = {}) {
+export function buildApp(app: Ctx, opts: { routes?: RouteFn[]; mounts?: MountFn[]; healthy?: () => boolean } = {}) {
   const koa = new Koa<State>({ proxy: false });
   const limiter = app.config.rateLimit > 0 ? new RateLimiter(app.config.rateLimit, Math.max(app.config.rateBurst, 1), app.now) : null;
   // The body is read only once the key is authenticated and its rate limit taken.
   const authOnly = auth(app, limiter);
   const body = jsonBody(app.config.maxBodyBytes);
   const authThenBody: Deps['auth'] = (scope) => { const a = authOnly(scope); return (ctx, next) => a(ctx, () => body(ctx, next)); };
-  const deps: Deps = { app, auth: authThenBody, ext: opts.ext ?? {} };
+  const deps: Deps = { app, auth: authThenBody };
   koa.use(requestLog(app));
   koa.use(errors(app));
   koa.use(unmatchedLimit(limiter));
@@ -43,10 +28,10 @@ export function buildApp(app: Ctx, opts: { routes?: RouteFn[]; mounts?: MountFn[
     }
     await next();
   });
-  for (const m of [docsMount, ...(opts.mounts ?? [])]) m(koa, deps);
+  for (const m of opts.mounts ?? []) m(koa, deps);
 
   const v1 = new Router<State>({ prefix: '/v1' });
-  for (const fn of [...ROUTES, ...(opts.routes ?? [])]) fn(v1 as unknown as Router, deps);
+  for (const fn of opts.routes ?? []) fn(v1 as unknown as Router, deps);
   koa.use(v1.routes());
   return koa;
 }

@@ -1,0 +1,9 @@
+// A long-running part of the service (listener, scheduler, job): started in order and stopped in
+// reverse by service.ts. A leaf type: any layer may implement it without importing the wiring.
+export interface Component {
+  name: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Listener address to announce, if it has one. */
+  address?(): string | null;
+}
