@@ -1,32 +1,21 @@
 // Builds and runs the whole service in one process: store, HTTP API and the features that plug in
-// as components (delivery loop, inbound SMTP, webhooks, jobs). `close()` drains them in reverse order.
+// routes, mounts and components (delivery loop, inbound SMTP, webhooks, jobs). `close()` drains them in reverse order.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from './config/schema.js';
 import { openDb, type DB } from './store/db.js';
-import { buildApp, type RouteFn, type MountFn } from './http/app.js';
+import { buildApp } from './http/app.js';
 import { createLogger } from './log.js';
 import type { Ctx } from './services/context.js';
+import type { Component } from './types/component.js';
+import type { FeatureFactory } from './features/feature.js';
+import { feature as api } from './features/api.js';
 import { FEATURES } from './features.js';
+import { parseReport } from './inbound/parse.js';
 
-/** A long-running part of the service. */
-export interface Component {
-  name: string;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  /** Listener address to announce, if it has one. */
-  address?(): string | null;
-}
-
-/** A feature contributes routes, mounts and components, built from the shared context. */
-export interface Feature {
-  routes?: RouteFn[];
-  mounts?: MountFn[];
-  ext?: Record<string, unknown>;
-  components?: Component[];
-}
-export type FeatureFactory = (ctx: Ctx) => Feature;
+export type { Component, FeatureFactory };
+export type { Feature } from './features/feature.js';
 
 export interface Running {
   ctx: Ctx;
@@ -39,19 +28,19 @@ export interface Running {
   close(): Promise<void>;
 }
 
+/** `features`: those to run besides the API feature, which is always on (default: FEATURES). */
 export interface StartOptions { now?: () => number; log?: Logger; features?: FeatureFactory[] }
 
 export async function startService(config: Config, opts: StartOptions = {}): Promise<Running> {
   const log = opts.log ?? createLogger(config.logLevel);
   const db = openDb(config.dataDir, { synchronous: config.sqliteSynchronous });
-  const ctx: Ctx = { db, config, now: opts.now ?? Date.now, log };
-  const features = (opts.features ?? FEATURES).map((f) => f(ctx));
+  const ctx: Ctx = { db, config, now: opts.now ?? Date.now, log, parseReport };
+  const features = [api, ...(opts.features ?? FEATURES)].map((f) => f(ctx));
   const components = features.flatMap((f) => f.components ?? []);
   let up = false;
   const koa = buildApp(ctx, {
     routes: features.flatMap((f) => f.routes ?? []),
     mounts: features.flatMap((f) => f.mounts ?? []),
-    ext: Object.assign({}, ...features.map((f) => f.ext ?? {})),
     healthy: () => up,
   });
   // A client gets 20 s for its headers and 60 s for the whole request (Node's default lets a body trickle

@@ -1,10 +1,9 @@
 // Extracts facts about the returned original message: Message-ID, our email id (em_…), the
 // VERP envelope sender and From. Looks at message/rfc822 parts, header parts and inline copies.
 import { type Entity, header, leaves, parseHeaders } from './mime.js';
+import type { OriginalInfo } from '../core/report.js';
 
-export interface OriginalInfo {
-  message_id: string | null; email_id: string | null; return_path: string | null; from?: string | null;
-}
+export type { OriginalInfo };
 
 const EMAIL_ID = /<?(em_[0-9a-z]{26})@/i;
 

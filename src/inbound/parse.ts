@@ -10,22 +10,14 @@ import { type Entity, header, leaves, parseEntity } from './mime.js';
 import { type RawRecipient, commandIn, dsnRecipient, extractAddress, paragraphFor, readDsnFields } from './dsn.js';
 import { readNotice, errorSection, MAX_NOTICE_RECIPIENTS } from './nonstandard.js';
 import { readComplaint } from './arf.js';
-import { readOriginal, type OriginalInfo } from './original.js';
+import { readOriginal } from './original.js';
+import type { OriginalInfo } from '../core/report.js';
 import { readSesNotification } from './ses-json.js';
 import { type NoticeFormat, detectFormat, formatReason } from './formats.js';
 
-export type Action = 'failed' | 'delayed' | 'delivered' | 'relayed' | 'expanded' | null;
-export interface ReportRecipient {
-  address: string | null; status: string | null; action: Action; reason: BounceReason; hard: boolean | null;
-  diagnostic: string | null; replycode?: string | null; feedback_type?: string | null;
-  /** DSN Original-Recipient, when it names another address than `address` (Final-Recipient). */
-  original_recipient?: string;
-}
-export interface Report {
-  kind: 'dsn' | 'arf' | 'other'; recipients: ReportRecipient[]; original: OriginalInfo;
-  /** set when the message could not be read (parse-pool.ts): over the time budget, or the parser failed */
-  error?: 'timeout' | 'failed';
-}
+import type { Action, Report, ReportRecipient } from '../core/report.js';
+
+export type { Action, Report, ReportRecipient, ParsedReport } from '../core/report.js';
 
 /**
  * Bytes of a message that are read (the rest is ignored): everything a report says comes first, and

@@ -3,7 +3,7 @@
 import { readVerp } from '../core/verp.js';
 import { secret } from '../store/settings.js';
 import { emailByPublicId, deliveriesOf, type DeliveryRow, type EmailRow } from '../store/emails.js';
-import type { Report, ReportRecipient } from '../inbound/parse.js';
+import type { Report, ReportRecipient } from '../core/report.js';
 import type { Ctx } from './context.js';
 
 export type MatchedBy = 'rcpt' | 'return_path' | 'message_id';

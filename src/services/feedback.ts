@@ -5,9 +5,9 @@ import { FINAL } from '../core/status.js';
 import { newId } from '../core/ids.js';
 import { tx } from '../store/db.js';
 import type { EmailRow, DeliveryRow } from '../store/emails.js';
-import { sql } from '../store/db.js';
+import { hasAsyncBounce } from '../store/events.js';
 import { insertInboundReport, reportAlreadyApplied, type ReportOutcome } from '../store/inbound-reports.js';
-import { parseReport, type Report, type ReportRecipient } from '../inbound/parse.js';
+import type { Report, ReportRecipient, ReportParser } from '../core/report.js';
 import { applyOutcomes, type RecipientOutcome } from './transition.js';
 import { findEmail, matchRecipients, type EmailMatch, type RecipientMatch } from './feedback-match.js';
 import { fblSigner } from './fbl-auth.js';
@@ -23,20 +23,17 @@ export const RAW_CAP = 64 * 1024;
 export const PARSE_CAP = 256 * 1024;
 
 export interface InboundEnvelope { mailFrom: string | null; rcptTo: string[]; remoteIp: string | null }
-/** How the listener read the message: its parser (a worker pool) and the size when it kept only the first PARSE_CAP bytes. */
-export interface ReadOptions { parse?: (raw: Buffer) => Promise<Report>; size?: number }
+/**
+ * How the listener read the message: its parser (a worker pool; default ctx.parseReport) and the size
+ * when it kept only the first PARSE_CAP bytes.
+ */
+export interface ReadOptions { parse?: ReportParser; size?: number }
 export interface FeedbackResult { id: string; kind: Report['kind']; outcome: ReportOutcome; emailId: string | null; applied: number }
 
 type Decision = RecipientOutcome | 'duplicate' | null;
 
 function compact(o: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined));
-}
-
-function hasAsyncBounce(ctx: Ctx, emailSeq: number, recipient: string, reason: string): boolean {
-  return sql(ctx.db, `SELECT 1 FROM events WHERE email_seq = ? AND recipient = ? AND type = 'bounced'
-    AND json_extract(data_json, '$.async') = 1 AND json_extract(data_json, '$.reason') = ? LIMIT 1`)
-    .pluck().get(emailSeq, recipient, reason) !== undefined;
 }
 
 /**
@@ -67,7 +64,7 @@ function decide(ctx: Ctx, kind: Report['kind'], { recipient: r, delivery: d, exa
   // delivered/relayed/expanded notices or vacation replies change nothing.
   if (kind !== 'dsn' || r.action !== 'failed' || ['vacation', 'delivered', 'feedback'].includes(r.reason)) return null;
   if (d.status === 'delivered') {
-    if (hasAsyncBounce(ctx, email.seq, d.recipient, r.reason)) return 'duplicate';
+    if (hasAsyncBounce(ctx.db, email.seq, d.recipient, r.reason)) return 'duplicate';
     return { deliveryId: d.id, event: 'async_bounce', data: { ...bounceData(r, exact, d.recipient), async: true } };
   }
   return FINAL.has(d.status) ? null : { deliveryId: d.id, event: 'rejected', data: { ...bounceData(r, exact, d.recipient), async: false } };
@@ -95,7 +92,9 @@ function effects(ctx: Ctx, m: EmailMatch | null, report: Report, messageId: stri
 
 /** Reads, matches and acts on one inbound message; always stores it. Throws only on store errors. */
 export async function recordFeedback(ctx: Ctx, raw: Buffer, env: InboundEnvelope, read: ReadOptions = {}): Promise<FeedbackResult> {
-  const report = await (read.parse ?? parseReport)(raw.length > PARSE_CAP ? raw.subarray(0, PARSE_CAP) : raw);
+  const parse = read.parse ?? ctx.parseReport;
+  if (!parse) throw new Error('recordFeedback: no report parser (ReadOptions.parse or ctx.parseReport)');
+  const report = await parse(raw.length > PARSE_CAP ? raw.subarray(0, PARSE_CAP) : raw);
   const messageId = reportMessageId(raw);
   const id = newId('rep', ctx.now());
   // DKIM (DNS) only for a complaint that has nothing better than a Message-ID.

@@ -2,7 +2,8 @@
 // tokens naming the email (and the link's URL), and turns hits on them into opened/clicked events.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Parser } from 'htmlparser2';
-import { sql, tx } from '../store/db.js';
+import { tx } from '../store/db.js';
+import { clickedSince, hasEventOfType } from '../store/events.js';
 import { emailByPublicId, deliveriesOf, type EmailRow } from '../store/emails.js';
 import { secret } from '../store/settings.js';
 import { appendStatusEvent } from './transition.js';
@@ -119,15 +120,13 @@ export function recordOpen(ctx: Ctx, token: string): boolean {
     const email = emailByPublicId(ctx.db, t.emailId);
     if (!email) return false;
     if (expired(ctx, email)) return true;
-    const seen = sql(ctx.db, "SELECT 1 FROM events WHERE email_seq = ? AND type = 'opened' LIMIT 1").get(email.seq);
-    if (!seen) appendStatusEvent(ctx, email, 'opened', recipientOf(ctx, email), { source: 'tracking' });
+    if (!hasEventOfType(ctx.db, email.seq, 'opened')) appendStatusEvent(ctx, email, 'opened', recipientOf(ctx, email), { source: 'tracking' });
     return true;
   });
 }
 
 function clickedRecently(ctx: Ctx, email: EmailRow, recipient: string | null, url: string): boolean {
-  return sql(ctx.db, `SELECT 1 FROM events WHERE email_seq = ? AND type = 'clicked' AND recipient IS ? AND created_at > ?
-    AND json_extract(data_json, '$.url') = ? LIMIT 1`).get(email.seq, recipient, ctx.now() - CLICK_DEDUP_MS, url) !== undefined;
+  return clickedSince(ctx.db, email.seq, recipient, url, ctx.now() - CLICK_DEDUP_MS);
 }
 
 /**

@@ -26,3 +26,18 @@ export function appendEvent(db: DB, ev: Omit<EventRow, 'seq'>): EventRow {
 
 export const eventsOf = (db: DB, emailSeq: number, afterSeq: number | null, limit: number) =>
   sql<EventRow>(db, 'SELECT * FROM events WHERE email_seq = ? AND seq > ? ORDER BY seq LIMIT ?').all(emailSeq, afterSeq ?? 0, limit + 1);
+
+/** Whether the email already has an async `bounced` event for this recipient with this reason. */
+export const hasAsyncBounce = (db: DB, emailSeq: number, recipient: string, reason: string): boolean =>
+  sql(db, `SELECT 1 FROM events WHERE email_seq = ? AND recipient = ? AND type = 'bounced'
+    AND json_extract(data_json, '$.async') = 1 AND json_extract(data_json, '$.reason') = ? LIMIT 1`)
+    .pluck().get(emailSeq, recipient, reason) !== undefined;
+
+/** Whether the email has any event of this type. */
+export const hasEventOfType = (db: DB, emailSeq: number, type: EventType): boolean =>
+  sql(db, 'SELECT 1 FROM events WHERE email_seq = ? AND type = ? LIMIT 1').get(emailSeq, type) !== undefined;
+
+/** Whether this recipient (null: unknown) clicked this URL of the email after `since`. */
+export const clickedSince = (db: DB, emailSeq: number, recipient: string | null, url: string, since: number): boolean =>
+  sql(db, `SELECT 1 FROM events WHERE email_seq = ? AND type = 'clicked' AND recipient IS ? AND created_at > ?
+    AND json_extract(data_json, '$.url') = ? LIMIT 1`).get(emailSeq, recipient, since, url) !== undefined;
