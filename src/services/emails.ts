@@ -1,8 +1,9 @@
 // Use-cases on emails: submit (idempotency, suppression, domain check, credits, one transaction),
 // cancel, fetch, list and events. Shared by the HTTP API, the dashboard and the CLI.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
+import { TokenSigner } from '../core/signed-token.js';
 import { tx, groupTx, type DB } from '../store/db.js';
 import * as emails from '../store/emails.js';
 import { eventsOf } from '../store/events.js';
@@ -105,18 +106,16 @@ export function cancelEmail(ctx: Ctx, owner: Owner, id: string): Email {
   });
 }
 
-// Cursors name a position (the last seq seen), signed so a tampered one is refused.
-function cursorKey(db: DB) { return secret(db, 'cursor'); }
+// Cursors name a position (the last seq seen), signed (core/signed-token, purpose `cursor`) so a tampered one is refused.
+const cursorSigner = (db: DB) => new TokenSigner('cursor', secret(db, 'cursor'));
 export function encodeCursor(db: DB, kind: string, seq: number): string {
   const body = `${kind}.${seq}`;
-  const mac = createHmac('sha256', cursorKey(db)).update(body).digest('base64url').slice(0, 16);
-  return Buffer.from(`${body}.${mac}`).toString('base64url');
+  return Buffer.from(`${body}.${cursorSigner(db).mac(body)}`).toString('base64url');
 }
 export function decodeCursor(db: DB, kind: string, cursor: string | undefined): number | null {
   if (cursor === undefined) return null;
   const [k, seq, mac] = Buffer.from(cursor, 'base64url').toString().split('.');
-  const want = createHmac('sha256', cursorKey(db)).update(`${k}.${seq}`).digest('base64url').slice(0, 16);
-  if (k !== kind || !/^\d+$/.test(seq ?? '') || !mac || mac.length !== want.length || !timingSafeEqual(Buffer.from(mac), Buffer.from(want))) {
+  if (k !== kind || !/^\d+$/.test(seq ?? '') || !mac || !cursorSigner(db).verify(`${k}.${seq}`, mac)) {
     throw invalid('cursor', 'The cursor is not one this service issued for this list.');
   }
   return Number(seq);
