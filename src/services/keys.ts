@@ -85,6 +85,7 @@ export function authenticate(ctx: Ctx, header: string | undefined): Principal {
   return { keyId: row.id, teamId: row.team_id, mode: row.mode, scopes: new Set(row.scopes.split(' ')) };
 }
 
+/** The one scope check: 403 missing_scope. The API (http/middleware auth) and the dashboard (a session acts as its key) both call it. */
 export function requireScope(p: Principal, scope: Scope): void {
   if (!p.scopes.has(scope)) throw new ApiError('permission_error', 'missing_scope', `This key lacks the scope "${scope}".`);
 }

@@ -1,9 +1,8 @@
 // Request helpers for dashboard handlers: the session in state, form fields as strings, rendering an
-// Html page, Post/Redirect/Get redirects (303) and the scope gate that answers a clear 403 page.
+// Html page and Post/Redirect/Get redirects (303). Scope checks: services/keys requireScope(sess(k).principal, …).
 import type Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
-import { ApiError } from '../../core/errors.js';
-import { teamNamed, type Scope } from '../../services/keys.js';
+import { teamNamed } from '../../services/keys.js';
 import type { Ctx } from '../../services/context.js';
 import type { State } from '../middleware.js';
 import type { Html } from './html.js';
@@ -50,8 +49,4 @@ export function page(app: Ctx, k: DCtx, o: Omit<PageOpts, 'session' | 'teamName'
 export function seeOther(k: DCtx, url: string) {
   k.status = 303;
   k.redirect(url);
-}
-
-export function requireScope(k: DCtx, scope: Scope) {
-  if (!sess(k).principal.scopes.has(scope)) throw new ApiError('permission_error', 'missing_scope', `The key behind this session lacks the scope "${scope}".`);
 }

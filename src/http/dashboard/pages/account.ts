@@ -1,14 +1,14 @@
 // Account pages: the suppression list (add, remove: emails:send), API keys (create with the full key
 // shown once, revoke: keys:write; revoking ends that key's sessions) and the credit balance.
 import { addSuppression, listSuppressions, removeSuppression } from '../../../services/suppressions.js';
-import { createKeyAs, listKeys, revokeKey, DEFAULT_SCOPES, SCOPES } from '../../../services/keys.js';
+import { createKeyAs, listKeys, requireScope, revokeKey, DEFAULT_SCOPES, SCOPES } from '../../../services/keys.js';
 import { balance } from '../../../services/credits.js';
 import { presentKey } from '../../../services/present.js';
 import type { Deps } from '../../app.js';
 import { html, type Html } from '../html.js';
 import { badge, can, chips, csrfField, pager, readOnly, tableWrap, time } from '../layout.js';
 import { clearCookie, endKeySessions, SESSION_COOKIE } from '../session.js';
-import { field, fields, page, qs, requireScope, seeOther, sess, type DCtx, type DRouter } from '../kit.js';
+import { field, fields, page, qs, seeOther, sess, type DCtx, type DRouter } from '../kit.js';
 
 function suppressionsPage(deps: Deps, k: DCtx) {
   const s = sess(k);
@@ -77,24 +77,24 @@ function creditsPage(deps: Deps, k: DCtx) {
 export function accountPages(r: DRouter, deps: Deps) {
   r.get('/suppressions', (k: DCtx) => suppressionsPage(deps, k));
   r.post('/suppressions', (k: DCtx) => {
-    requireScope(k, 'emails:send');
+    requireScope(sess(k).principal, 'emails:send');
     addSuppression(deps.app, sess(k).principal, field(k, 'address'), 'manual');
     seeOther(k, '/dashboard/suppressions?notice=suppression_added');
   });
   r.post('/suppressions/remove', (k: DCtx) => {
-    requireScope(k, 'emails:send');
+    requireScope(sess(k).principal, 'emails:send');
     removeSuppression(deps.app, sess(k).principal, field(k, 'address'));
     seeOther(k, '/dashboard/suppressions?notice=suppression_removed');
   });
   r.get('/keys', (k: DCtx) => keysPage(deps, k));
   r.post('/keys', (k: DCtx) => {
-    requireScope(k, 'keys:write');
+    requireScope(sess(k).principal, 'keys:write');
     const mode = field(k, 'mode') === 'live' ? 'live' : 'test';
     const { row, key } = createKeyAs(deps.app, sess(k).principal, { mode, scopes: fields(k, 'scopes'), name: field(k, 'name') || null });
     keysPage(deps, k, { key, name: row.name });
   });
   r.post('/keys/:id/revoke', (k: DCtx) => {
-    requireScope(k, 'keys:write');
+    requireScope(sess(k).principal, 'keys:write');
     const s = sess(k);
     const row = revokeKey(deps.app, k.params.id, s.principal);
     endKeySessions(deps.app, row.id);

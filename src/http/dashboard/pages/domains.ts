@@ -2,11 +2,11 @@
 // result, re-check now and add a domain (both need domains:write and a live key; reading needs domains:read).
 import { addDomain, getDomain, listDomains, verifyDomain } from '../../../services/domains.js';
 import type { Domain } from '../../../services/present-domain.js';
-import { requireLive } from '../../../services/keys.js';
+import { requireLive, requireScope } from '../../../services/keys.js';
 import type { Deps } from '../../app.js';
 import { html, query, type Html } from '../html.js';
 import { badge, can, csrfField, pager, readOnly, tableWrap, time } from '../layout.js';
-import { field, page, qs, requireScope, seeOther, sess, type DCtx, type DRouter } from '../kit.js';
+import { field, page, qs, seeOther, sess, type DCtx, type DRouter } from '../kit.js';
 
 const TEST_NOTE = html`<p class="note">Read-only: this session uses a test key, which reads the team's domains but cannot add, re-check or delete them.</p>`;
 
@@ -61,7 +61,7 @@ function recordsTable(d: Domain): Html {
 
 function detailPage(deps: Deps, k: DCtx) {
   const s = sess(k);
-  requireScope(k, 'domains:read');
+  requireScope(sess(k).principal, 'domains:read');
   const d = getDomain(deps.app, s.principal.teamId, k.params.id);
   const verify = !can(s, 'domains:write') ? readOnly('domains:write', 're-check the records') : s.principal.mode !== 'live' ? TEST_NOTE
     : html`<form method="post" action="/dashboard/domains/${d.id}/verify">${csrfField(s)}<button type="submit">Check records now</button></form>`;
@@ -77,13 +77,13 @@ export function domainPages(r: DRouter, deps: Deps) {
   r.get('/domains', (k: DCtx) => listPage(deps, k));
   r.get('/domains/:id', (k: DCtx) => detailPage(deps, k));
   r.post('/domains', async (k: DCtx) => {
-    requireScope(k, 'domains:write');
+    requireScope(sess(k).principal, 'domains:write');
     requireLive(sess(k).principal, 'add domains');
     const d = await addDomain(deps.app, sess(k).principal.teamId, field(k, 'name'));
     seeOther(k, `/dashboard/domains/${encodeURIComponent(d.id)}${query({ notice: 'domain_added' })}`);
   });
   r.post('/domains/:id/verify', async (k: DCtx) => {
-    requireScope(k, 'domains:write');
+    requireScope(sess(k).principal, 'domains:write');
     requireLive(sess(k).principal, 're-check domains');
     const d = await verifyDomain(deps.app, sess(k).principal.teamId, k.params.id);
     seeOther(k, `/dashboard/domains/${encodeURIComponent(d.id)}${query({ notice: 'domain_checked' })}`);

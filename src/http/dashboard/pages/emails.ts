@@ -5,11 +5,11 @@ import { invalid } from '../../../core/errors.js';
 import { getEmail, listEmails, listEvents, cancelEmail } from '../../../services/emails.js';
 import { presentEmail, type Email } from '../../../services/present.js';
 import type { EmailFilter } from '../../../store/emails.js';
-import type { Owner } from '../../../services/keys.js';
+import { requireScope, type Owner } from '../../../services/keys.js';
 import type { Deps } from '../../app.js';
 import { html, query, type Html } from '../html.js';
 import { badge, can, chips, csrfField, pager, tableWrap, testTag, time } from '../layout.js';
-import { page, qs, render, requireScope, seeOther, sess, type DCtx, type DRouter } from '../kit.js';
+import { page, qs, render, seeOther, sess, type DCtx, type DRouter } from '../kit.js';
 import { timeline, type Ev } from './timeline.js';
 
 const PAGE_SIZE = 25;
@@ -122,7 +122,7 @@ export function emailPages(r: DRouter, deps: Deps) {
     render(k, timeline(e, allEvents(deps, owner, e.id)));
   });
   r.post('/emails/:id/cancel', (k: DCtx) => {
-    requireScope(k, 'emails:send');
+    requireScope(sess(k).principal, 'emails:send');
     cancelEmail(deps.app, sess(k).principal, k.params.id);
     seeOther(k, `/dashboard/emails/${encodeURIComponent(k.params.id)}${query({ notice: 'email_canceled' })}`);
   });
