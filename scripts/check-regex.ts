@@ -1,5 +1,5 @@
-// CI check (`npx tsx scripts/check-regex.ts`): every regular expression of the inbound reader and the
-// reply/bounce rules is run through recheck; exits 1 naming each one it finds vulnerable to ReDoS.
+// CI check (`npx tsx scripts/check-regex.ts`): every regular expression of the inbound reader, the provider
+// registry and the reply/bounce rules is run through recheck; exits 1 naming each one it finds vulnerable to ReDoS.
 //
 // Regexes are found two ways: regex literals and `new RegExp(<constant>)` in the source (TypeScript AST),
 // and RegExp objects reachable from each module's exports (tables built with `new RegExp(template)`).
@@ -11,7 +11,9 @@ import ts from 'typescript';
 import { check } from 'recheck';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const CORE_RULES = ['reply-rules', 'classify', 'provider-rules', 'rhost-rules', 'bounce-reasons'].map((f) => `src/core/${f}.ts`);
+const CORE_RULES = ['reply-rules', 'classify', 'bounce-reasons', 'address'].map((f) => `src/core/${f}.ts`);
+/** Folders whose every module is scanned: the inbound reader and the provider registry. */
+const FOLDERS = ['src/inbound', 'src/core/providers'];
 /** Runtime-built regexes that are not in an exported table: file and a snippet of the call, and why they are safe. */
 const DYNAMIC: readonly { file: string; snippet: string; why: string }[] = [
   { file: 'src/inbound/nonstandard.ts', snippet: 'escape(a)', why: 'an escaped address between literal text: no quantifier' },
@@ -21,8 +23,9 @@ const PER_PATTERN_MS = Number(process.env.CHECK_REGEX_TIMEOUT_MS ?? 10_000);
 interface Found { where: string; source: string; flags: string }
 
 function files(): string[] {
-  const inbound = fs.readdirSync(path.join(ROOT, 'src/inbound'), { recursive: true }) as string[];
-  return [...inbound.filter((f) => f.endsWith('.ts')).map((f) => `src/inbound/${f}`), ...CORE_RULES].sort();
+  const inFolders = FOLDERS.flatMap((dir) => (fs.readdirSync(path.join(ROOT, dir), { recursive: true }) as string[])
+    .filter((f) => f.endsWith('.ts')).map((f) => `${dir}/${f}`));
+  return [...inFolders, ...CORE_RULES].sort();
 }
 
 function isExportedTable(node: ts.Node): boolean {

@@ -1,6 +1,7 @@
 // Reply-text classification rules as data: per reason, lower-case phrases that must occur
 // (`includes`) or occur in order (`aligned`), plus the enhanced-status-code → reason table.
-// Phrase lists are ported from Sisimai (BSD-2-Clause, azumakuniyuki) Reason/* tables.
+// Phrase lists are ported from Sisimai (BSD-2-Clause, azumakuniyuki) Reason/* tables. Generic: what a phrase means
+// whatever server wrote it; a provider's own codes and phrases live in the provider registry (./providers/).
 import type { BounceReason } from './bounce-reasons.js';
 
 export interface ReplyRule {
@@ -354,32 +355,3 @@ export const FALLBACK_ORDER: readonly BounceReason[] = [
   'securityerror', 'mailererror',
 ];
 
-/** Provider-specific texts whose meaning overrides the generic reading (Sisimai Lhost/Rhost tables). */
-export const VENDOR_RULES: readonly { reason: BounceReason; includes: readonly string[] }[] = [
-  { reason: 'userunknown', includes: ['resolver.adr.recipientnotfound', 'resolver.adr.recipnotfound',
-    'unknown recipient', 'the recipient name is not recognized', 'unknown user:', 'invalid final delivery userid',
-    'not listed in domino directory', 'not listed in public name & address book',
-    "because the address couldn't be found"] },
-  { reason: 'networkerror', includes: [' had no relevant answers', ' responded with code nxdomain'] },
-  { reason: 'filtered', includes: ['cannot route mail to user'] },
-  { reason: 'systemerror', includes: ['several matches found in domino directory'] },
-  { reason: 'hostunknown', includes: ['resolver.adr.baddomain'] },
-  { reason: 'blocked', includes: ['but my name was rejected'] },
-  { reason: 'rejected', includes: ['the group you tried to contact', 'groups.google.com/support'] },
-  { reason: 'notaccept', includes: ['returned null mx', "doesn't receive email according to the administrator"] },
-];
-
-/**
- * Remote hosts that put a numeric error code in their replies (Sisimai Rhost tables): the code, read with
- * `pattern` (last capture group that matched), decides the reason.
- */
-export const CODED_RULES: readonly { name: string; pattern: RegExp; codes: Readonly<Record<string, BounceReason>> }[] = [
-  // Orange / La Poste: "LPN105_104", "OFR006_102", "OFR_506", "OUK_513"
-  { name: 'FrancePTT', pattern: /\b(?:LPN|OFR|OUK)(?:_(\d{3})|\d{3}[-_](\d{3}))\b/i, codes: {
-    '102': 'blocked', '103': 'blocked', '104': 'toomanyconn', '305': 'securityerror', '401': 'blocked',
-    '402': 'securityerror', '403': 'rejected', '405': 'rejected', '415': 'rejected', '416': 'userunknown',
-    '417': 'mailboxfull', '418': 'userunknown', '420': 'suspend', '421': 'rejected', '426': 'suspend',
-    '505': 'systemerror', '506': 'spamdetected', '510': 'blocked', '514': 'mesgtoobig', '630': 'policyviolation',
-    '999': 'blocked',
-  } },
-];

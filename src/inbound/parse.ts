@@ -2,10 +2,8 @@
 // recipient, Sisimai-compatible reason/status/hard). Never throws on malformed input; no I/O.
 import type { BounceReason } from '../core/bounce-reasons.js';
 import { classifyBounce, findReply, findStatus } from '../core/classify.js';
-import { RETRY_REASONS, isExplicit, pseudoStatus } from '../core/bounce-reasons.js';
-import { providerReason } from '../core/provider-rules.js';
-import { CODED_RULES, VENDOR_RULES } from '../core/reply-rules.js';
-import { ndrReason, rhostReason } from '../core/rhost-rules.js';
+import { isExplicit, pseudoStatus } from '../core/bounce-reasons.js';
+import { registryReason } from '../core/providers/index.js';
 import { type Entity, header, leaves, parseEntity } from './mime.js';
 import { type RawRecipient, commandIn, dsnRecipient, extractAddress, paragraphFor, readDsnFields } from './dsn.js';
 import { readNotice, errorSection, MAX_NOTICE_RECIPIENTS } from './nonstandard.js';
@@ -195,32 +193,23 @@ function unnamed(notice: string): RawRecipient {
   };
 }
 
-function vendorReason(diag: string, rhost: string | null = null): BounceReason | null {
-  const own = ndrReason(diag) ?? rhostReason(diag, rhost);
-  if (own) return own;
-  for (const rule of CODED_RULES) {
-    const m = rule.pattern.exec(diag);
-    const code = m ? [...m].slice(1).reverse().find((g) => g) : undefined;
-    if (code && rule.codes[code]) return rule.codes[code] as BounceReason;
-  }
-  const t = diag.toLowerCase();
-  return VENDOR_RULES.find((r) => r.includes.some((p) => t.includes(p)))?.reason ?? null;
-}
-
-/** Sisimai Rhost: the table of the provider named by the remote host or the recipient's domain, when no format decided. */
-function providerOverride(r: RawRecipient, diagnostic: string | null): BounceReason | null {
-  if (!diagnostic || (r.reason && !RETRY_REASONS.has(r.reason))) return null;
-  const status = r.status && !r.status.endsWith('.0.0') ? r.status : findStatus(diagnostic) ?? r.status;
-  const rhost = r.rhost ?? /\bhost\s+([\w-]+(?:\.[\w-]+)+)\s*\[/i.exec(diagnostic)?.[1] ?? null;
-  return providerReason({
-    text: diagnostic, status, replycode: r.replycode ?? findReply(diagnostic, status?.[0]), command: r.command,
-    rhost, destination: r.address?.split('@')[1] ?? null,
+/**
+ * What the provider registry decides for this recipient (its PRECEDENCE: the notice's own reason, the remote host's
+ * table, provider codes, vendor phrases), or null; the generic reading (classifyBounce) does the rest.
+ */
+function presetReason(r: RawRecipient, diagnostic: string | null): BounceReason | null {
+  const text = diagnostic ?? '';
+  const status = r.status && !r.status.endsWith('.0.0') ? r.status : findStatus(text) ?? r.status;
+  return registryReason({
+    text, status, replycode: r.replycode ?? findReply(text, status?.[0]), command: r.command,
+    rhost: r.rhost ?? /\bhost\s+([\w-]+(?:\.[\w-]+)+)\s*\[/i.exec(text)?.[1] ?? null,
+    destination: r.address?.split('@')[1] ?? null, notice: (r.reason as BounceReason | null | undefined) ?? null,
   });
 }
 
 function toRecipient(r: RawRecipient): ReportRecipient {
   const diagnostic = r.diagnostic ? r.diagnostic.replace(/\s+/g, ' ').trim() : null;
-  const preset = providerOverride(r, diagnostic) ?? (r.reason as BounceReason | null | undefined) ?? vendorReason(diagnostic ?? '', r.rhost ?? null);
+  const preset = presetReason(r, diagnostic);
   const reading = classifyBounce({
     status: r.status, replycode: r.replycode, diagnostic, command: r.command, action: r.action,
     spec: r.spec, reason: preset,

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { classifyReply, classifyBounce, parseReplyLine, findStatus } from '../../src/core/classify.js';
 import { isHard } from '../../src/core/bounce-reasons.js';
-import { providerOf, providerReason } from '../../src/core/provider-rules.js';
+import { providerOf, providerReason } from '../../src/core/providers/index.js';
 
 interface Line { source: string; line: string; reason: string; hard: boolean | null }
 const lines = JSON.parse(

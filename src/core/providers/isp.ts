@@ -1,36 +1,10 @@
-// Provider error codes as data (Sisimai Lhost::Exchange2007 NDR table and Rhost/* tables, BSD-2-Clause):
-// a code or phrase that names its provider's meaning decides the reason. Pure data, no I/O.
-import type { BounceReason } from './bounce-reasons.js';
-
-/** Microsoft Exchange NDR diagnostic codes ("550 5.2.3 RESOLVER.RST.RecipSizeLimit; ..."), matched case-sensitively. */
-export const EXCHANGE_NDR_CODES: Readonly<Record<string, BounceReason>> = {
-  'SMTPSEND.DNS.NonExistentDomain': 'hostunknown', 'SMTPSEND.DNS.MxLoopback': 'networkerror',
-  'RESOLVER.ADR.BadPrimary': 'systemerror', 'RESOLVER.ADR.RecipNotFound': 'userunknown',
-  'RESOLVER.ADR.ExRecipNotFound': 'userunknown', 'RESOLVER.ADR.RecipLimit': 'toomanyconn',
-  'RESOLVER.ADR.InvalidInSmtp': 'systemerror', 'RESOLVER.ADR.Ambiguous': 'systemerror',
-  'RESOLVER.RST.AuthRequired': 'securityerror', 'RESOLVER.RST.NotAuthorized': 'rejected',
-  'RESOLVER.RST.RecipSizeLimit': 'mesgtoobig', 'QUEUE.Expired': 'expired',
-};
-
-/** The reason an Exchange NDR code in the text gives, if any. */
-export function ndrReason(text: string): BounceReason | null {
-  const m = /\b((?:RESOLVER|QUEUE|SMTPSEND)\.[A-Za-z]+(?:\.\w+)?);/.exec(text);
-  return m ? EXCHANGE_NDR_CODES[m[1] as string] ?? null : null;
-}
-
-export interface RhostRule {
-  name: string;
-  /** the provider's own code in the reply; capture 1 is looked up in `codes`, then in `ranges` */
-  code?: RegExp;
-  codes?: Readonly<Record<string, BounceReason>>;
-  ranges?: readonly [number, number, BounceReason][];
-  /** lower-case phrases, only when `gate` (the provider's host or help URL) occurs in the text */
-  gate?: RegExp;
-  phrases?: readonly { reason: BounceReason; includes: readonly string[] }[];
-}
+// ISPs and mailbox providers in the provider registry whose replies carry their own codes or phrases: Cox,
+// Spectrum, GoDaddy, Tencent, i.ua, Orange/La Poste, Yahoo Inc., Aol (Sisimai Rhost/Lhost tables, BSD-2-Clause). Pure data.
+import type { BounceReason } from '../bounce-reasons.js';
+import { type CodeRule, type NoticeFormat, type Phrases, type Provider, asReasons, byPhrase } from './types.js';
 
 const BL: BounceReason = 'blocked';
-export const RHOST_RULES: readonly RhostRule[] = [
+const RULES: readonly CodeRule[] = [
   // Cox: "AUP#CXBL", "AUP#IPBL0001"
   { name: 'Cox', code: /AUP#([A-Z]+\d*)\b/, codes: {
     CXBL: BL, CXDNS: 'requireptr', CXSNDR: 'authfailure', CXSMTP: 'rejected', CXCNCT: 'toomanyconn',
@@ -104,41 +78,22 @@ export const RHOST_RULES: readonly RhostRule[] = [
     { reason: 'toomanyconn', includes: ['max message per connection reached'] },
     { reason: 'userunknown', includes: ["dd this user doesn't have a ", 'mailbox not found'] },
   ] },
-  // Microsoft (Exchange Online, Outlook.com): phrases of its NDR reference, when the reply names a Microsoft host
-  { name: 'Microsoft', gate: /outlook\.com|hotmail\.|\blive\.com|\bmsn\.com|microsoft\.com/i, phrases: [
-    { reason: 'authfailure', includes: ['must pass either spf or dkim validation, this message is not signed',
-      'the message was rejected because of sender policy framework violation', 'does not pass dmarc verification',
-      "doesn't meet the required authentication level"] },
-    { reason: 'badreputation', includes: ['has been temporarily rate limited due to ip reputation'] },
-    { reason: 'blocked', includes: ['access denied, please try again later', 'must have a reverse dns record',
-      'access denied, bad helo', 'access denied, rejected by recipient', 'does not accept email over ipv6',
-      'access denied, banned sender', 'using customer block list', 'access denied, banned sending ip ',
-      'part of their network is on our block list (s3150)'] },
-    { reason: 'mesgtoobig', includes: ['resolver.rst.recipsizelimit; message too large for this recipient',
-      'message size exceeds fixed maximum message size', 'message too big for system'] },
-    { reason: 'expired', includes: ['queue expired; message expired', 'message expired'] },
-  ] },
+  // Orange / La Poste: "LPN105_104", "OFR006_102", "OFR_506", "OUK_513"
+  { name: 'FrancePTT', code: /\b(?:LPN|OFR|OUK)(?:_|\d{3}[-_])(\d{3})\b/i, codes: {
+    102: BL, 103: BL, 104: 'toomanyconn', 305: 'securityerror', 401: BL, 402: 'securityerror', 403: 'rejected',
+    405: 'rejected', 415: 'rejected', 416: 'userunknown', 417: 'mailboxfull', 418: 'userunknown', 420: 'suspend',
+    421: 'rejected', 426: 'suspend', 505: 'systemerror', 506: 'spamdetected', 510: BL, 514: 'mesgtoobig',
+    630: 'policyviolation', 999: BL,
+  } },
 ];
 
-/**
- * The reason a provider's own code or (host-gated) phrase table gives for this reply text, if any. The gate
- * is tried on the text and on the remote host (Remote-MTA), as Sisimai picks its Rhost table by that host.
- */
-export function rhostReason(text: string, host?: string | null): BounceReason | null {
-  const lower = text.toLowerCase();
-  for (const r of RHOST_RULES) {
-    const code = r.code?.exec(text)?.[1];
-    if (code) {
-      const byCode = r.codes?.[code];
-      if (byCode) return byCode;
-      const n = Number(code);
-      const range = r.ranges?.find(([lo, hi]) => n >= lo && n <= hi);
-      if (range) return range[2];
-    }
-    if (r.gate?.test(text) || (host && r.gate?.test(host))) {
-      const hit = r.phrases?.find((p) => p.includes.some((s) => lower.includes(s)));
-      if (hit) return hit.reason;
-    }
-  }
-  return null;
-}
+const YAHOO: NoticeFormat = { family: 'Yahoo', detect: { headers: ['x-ymailisg'] }, end: [/^--- Below this line is a copy of the message\./m] };
+/** Aol: phrases matched case-sensitively, as Sisimai does; its notices use the same table. */
+const AOL: Phrases = [['hostunknown', ['Host or domain name not found']],
+  ['notaccept', ['type=MX: Malformed or unexpected name server reply']]];
+const AOL_NOTICE: NoticeFormat = { family: 'Aol', detect: { headers: ['x-aol-ip'] }, reasons: asReasons(AOL) };
+
+export const ISP_PROVIDERS: readonly Provider[] = [
+  ...RULES.map((r): Provider => (r.name === 'YahooInc' ? { name: r.name, codeRules: [r], notices: [YAHOO] } : { name: r.name, codeRules: [r] })),
+  { name: 'Aol', hosts: ['.mail.aol.com', '.mx.aol.com'], byHost: (i) => byPhrase(AOL, i.text), notices: [AOL_NOTICE] },
+];

@@ -1,0 +1,73 @@
+// Shapes of the provider registry's data (src/core/providers/index.ts): what a provider's entry may hold and
+// what its host table reads. Types, and two small phrase-table helpers.
+import type { BounceReason } from '../bounce-reasons.js';
+
+/** What a host table reads: the reply text, the status and reply code, and where the reply came from. */
+export interface ProviderInput {
+  text: string; status: string | null; replycode: string | null; command?: string | null;
+  /** Remote-MTA (or the "host X said" name) and the recipient's domain */
+  rhost?: string | null; destination?: string | null;
+}
+
+/** Phrases → reason, tried in order; the first reason one of whose phrases occurs wins. */
+export type Phrases = readonly (readonly [BounceReason, readonly string[]])[];
+
+/** A provider's own code in a reply, or its phrases gated on its host, read in any notice (Sisimai Rhost tables). */
+export interface CodeRule {
+  name: string;
+  /** the provider's own code in the reply; capture 1 is looked up in `codes`, then in `ranges` */
+  code?: RegExp;
+  codes?: Readonly<Record<string, BounceReason>>;
+  ranges?: readonly [number, number, BounceReason][];
+  /** lower-case phrases, only when `gate` (the provider's host or help URL) occurs in the text or the remote host */
+  gate?: RegExp;
+  phrases?: readonly { reason: BounceReason; includes: readonly string[] }[];
+}
+
+/** How an MTA's or provider's own notice is recognised and read (Sisimai Lhost modules). */
+export interface NoticeFormat {
+  family: string;
+  /** each test that passes counts one; the format applies when `need` (default 1) of them pass */
+  detect: {
+    from?: RegExp; subject?: RegExp; messageId?: RegExp; received?: RegExp; body?: RegExp;
+    headers?: readonly string[]; replyTo?: RegExp; contentType?: RegExp; xMailer?: RegExp;
+  };
+  need?: number;
+  /** lines that start the returned original message (the error block ends there) */
+  end?: readonly RegExp[];
+  /** phrases in the error text → reason (case-sensitive, as Sisimai matches them) */
+  reasons?: readonly { reason: BounceReason; phrases: readonly string[] }[];
+  /** enhanced status code → reason, applied before the phrases (Office 365) */
+  statuses?: readonly [RegExp, BounceReason][];
+  /** a header value that decides the reason before anything else (au/EZweb X-SPASIGN: NG → filtered) */
+  headerReason?: { name: string; value: RegExp; reason: BounceReason };
+  /** SMTP command → provisional reason (Exim: HELO blocked, MAIL onhold); with a bare reply code it fixes the pseudo status */
+  commands?: Readonly<Record<string, BounceReason>>;
+  /** reasons whose pseudo status is temporary when the notice has neither a status nor a reply code (Exim) */
+  temporaryWithoutCode?: readonly BounceReason[];
+}
+
+/** One provider (or MTA family): everything the reader knows about its bounces. */
+export interface Provider {
+  name: string;
+  /** host names that say the reply came from it: ".suffix" or an exact name (Sisimai Rhost::RhostClass) */
+  hosts?: readonly string[];
+  /** its own table, read when `hosts` name the remote host or the recipient's domain */
+  byHost?: (i: ProviderInput) => BounceReason | null;
+  /** its codes or host-gated phrases, read in every notice */
+  codeRules?: readonly CodeRule[];
+  /** the notices it sends */
+  notices?: readonly NoticeFormat[];
+  /** phrases of its own that mean one reason wherever they occur (lower-case) */
+  vendorPhrases?: Phrases;
+}
+
+/** Phrases in the shape of a notice's `reasons`. */
+export function asReasons(p: Phrases): NonNullable<NoticeFormat['reasons']> {
+  return p.map(([reason, phrases]) => ({ reason, phrases }));
+}
+
+/** The first reason of `table` one of whose phrases occurs in `text` (compared as given: lower-case the text first if needed). */
+export function byPhrase(table: Phrases, text: string): BounceReason | null {
+  return table.find(([, ps]) => ps.some((p) => text.includes(p)))?.[0] ?? null;
+}
