@@ -8,3 +8,9 @@ export function createResolver(config: Pick<Config, 'dnsServers'>, opts: { timeo
   if (config.dnsServers.length) r.setServers(config.dnsServers);
   return r;
 }
+
+/** The A and AAAA addresses of a name ([] when it has none or the lookup fails). */
+export async function resolveAddresses(resolver: Resolver, host: string): Promise<string[]> {
+  const [a, aaaa] = await Promise.all([resolver.resolve4(host).catch(() => []), resolver.resolve6(host).catch(() => [])]);
+  return [...a, ...aaaa];
+}

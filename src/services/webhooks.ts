@@ -1,5 +1,5 @@
-// Use-cases on webhook endpoints (create, list, get, update, delete, rotate the secret), their
-// delivery log and replays, and the outbox writer called inside every event's transaction.
+// Use-cases on webhook endpoints (create, list, get, update, delete, rotate the secret), their outbox
+// (the API's "webhook deliveries") and replays, and the outbox writer called inside every event's transaction.
 // Mode: an endpoint takes its creator key's mode; a test key sees only test endpoints (others are 404).
 import type { Resolver } from 'node:dns/promises';
 import { ApiError, invalid, notFound } from '../core/errors.js';
@@ -9,8 +9,9 @@ import { tx, type DB } from '../store/db.js';
 import { emailBySeq } from '../store/emails.js';
 import type { EventRow } from '../store/events.js';
 import * as store from '../store/webhooks.js';
-import { checkWebhookUrl } from '../webhooks/ssrf.js';
-import { newSecret } from '../webhooks/sign.js';
+import { checkWebhookUrl } from '../core/webhook-address.js';
+import { newSecret } from '../core/webhook-signing.js';
+import { resolveAddresses } from './resolver.js';
 import { decodeCursor, page } from './emails.js';
 import { iso, presentEmail } from './present.js';
 import type { Owner } from './keys.js';
@@ -27,7 +28,7 @@ export function presentEndpoint(e: store.EndpointRow, secret?: string) {
   };
 }
 
-export function presentDelivery(d: store.OutboxRow, attempts: store.AttemptRow[]) {
+export function presentOutboxRow(d: store.OutboxRow, attempts: store.AttemptRow[]) {
   return {
     object: 'webhook_delivery' as const, id: d.id, event_id: d.event_id, event_type: d.event_type, status: d.status,
     attempt_count: d.attempts, next_attempt_at: d.status === 'pending' ? iso(d.next_attempt_at) : null,
@@ -50,7 +51,7 @@ function checkEvents(events: string[]): string {
 }
 
 async function checkUrl(ctx: Ctx, resolver: Resolver, url: string): Promise<string> {
-  const v = await checkWebhookUrl(url, ctx.config.allowPrivateWebhooks, resolver);
+  const v = await checkWebhookUrl(url, ctx.config.allowPrivateWebhooks, (host) => resolveAddresses(resolver, host));
   if (!v.ok) throw invalid('url', v.reason!);
   return url;
 }
@@ -109,27 +110,27 @@ export function rotateEndpointSecret(ctx: Ctx, owner: Owner, id: string) {
   });
 }
 
-/** The secrets that sign a delivery sent now: the current one, plus the previous one during the overlap. */
+/** The secrets that sign an outbox row sent now: the current one, plus the previous one during the overlap. */
 export function signingSecrets(e: store.EndpointRow, now: number): string[] {
   return e.old_secret && e.old_secret_expires_at !== null && now < e.old_secret_expires_at ? [e.secret, e.old_secret] : [e.secret];
 }
 
-export function listDeliveries(ctx: Ctx, owner: Owner, id: string, limit: number, cursor?: string) {
+export function listOutbox(ctx: Ctx, owner: Owner, id: string, limit: number, cursor?: string) {
   const e = getEndpoint(ctx, owner, id);
-  const rows = store.deliveriesOfEndpoint(ctx.db, e.seq, decodeCursor(ctx.db, 'whd', cursor), limit);
-  return page(ctx.db, 'whd', rows, limit, (d) => presentDelivery(d, store.attemptsOf(ctx.db, d.seq)));
+  const rows = store.outboxOfEndpoint(ctx.db, e.seq, decodeCursor(ctx.db, 'whd', cursor), limit);
+  return page(ctx.db, 'whd', rows, limit, (d) => presentOutboxRow(d, store.attemptsOf(ctx.db, d.seq)));
 }
 
-/** Replays a delivery's event: a new delivery with the same event id and payload, due now. */
-export function retryDelivery(ctx: Ctx, owner: Owner, id: string, deliveryId: string) {
+/** Replays an outbox row's event (`rowId`: the API's delivery id): a new row with the same event id and payload, due now. */
+export function replayOutboxRow(ctx: Ctx, owner: Owner, id: string, rowId: string) {
   return tx(ctx.db, () => {
     const e = getEndpoint(ctx, owner, id);
-    const d = store.deliveryById(ctx.db, e.seq, deliveryId);
+    const d = store.outboxRowById(ctx.db, e.seq, rowId);
     if (!d) throw notFound('webhook_delivery');
     if (e.enabled !== 1) throw new ApiError('validation_error', 'webhook_disabled', 'This webhook endpoint is disabled; enable it first.');
     const now = ctx.now();
-    const seq = store.insertDelivery(ctx.db, { id: newId('whd', now), endpoint_seq: e.seq, event_id: d.event_id, event_type: d.event_type, payload: d.payload, next_attempt_at: now, created_at: now });
-    return presentDelivery(store.deliveryBySeq(ctx.db, seq)!, []);
+    const seq = store.insertOutboxRow(ctx.db, { id: newId('whd', now), endpoint_seq: e.seq, event_id: d.event_id, event_type: d.event_type, payload: d.payload, next_attempt_at: now, created_at: now });
+    return presentOutboxRow(store.outboxRowBySeq(ctx.db, seq)!, []);
   });
 }
 
@@ -150,7 +151,7 @@ export function enqueueEvent(ctx: Ctx, db: DB, ev: EventRow): number {
   });
   const now = ctx.now();
   for (const t of targets) {
-    store.insertDelivery(db, { id: newId('whd', now), endpoint_seq: t.seq, event_id: ev.id, event_type: ev.type, payload, next_attempt_at: now, created_at: now });
+    store.insertOutboxRow(db, { id: newId('whd', now), endpoint_seq: t.seq, event_id: ev.id, event_type: ev.type, payload, next_attempt_at: now, created_at: now });
   }
   return targets.length;
 }

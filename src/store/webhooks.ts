@@ -1,5 +1,5 @@
-// Webhook endpoints, the outbox of deliveries (claimed with a lease on next_attempt_at) and the
-// attempt log. Row access only; the rules (retries, disabling) live in services/ and webhooks/.
+// Webhook endpoints, the outbox (one row per event and endpoint, table webhook_deliveries; the API calls
+// a row a "webhook delivery"; claimed with a lease on next_attempt_at) and the attempt log. Row access only.
 import { sql, type DB } from './db.js';
 
 export type Mode = 'test' | 'live';
@@ -9,12 +9,13 @@ export interface EndpointRow {
   disabled_reason: string | null; disabled_at: number | null; failing_since: number | null;
   consecutive_failed: number; created_at: number; updated_at: number;
 }
-export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+export type OutboxStatus = 'pending' | 'succeeded' | 'failed';
 export interface OutboxRow {
   seq: number; id: string; endpoint_seq: number; event_id: string; event_type: string; payload: string;
-  status: DeliveryStatus; attempts: number; next_attempt_at: number | null; last_status_code: number | null;
+  status: OutboxStatus; attempts: number; next_attempt_at: number | null; last_status_code: number | null;
   last_error: string | null; created_at: number; updated_at: number; completed_at: number | null;
 }
+/** `delivery_seq`: the outbox row (column name kept from the schema). */
 export interface AttemptRow {
   seq: number; delivery_seq: number; attempt: number; status_code: number | null; response_snippet: string | null;
   error: string | null; duration_ms: number; next_retry_at: number | null; created_at: number;
@@ -50,21 +51,21 @@ export const endpointSucceeded = (db: DB, seq: number) =>
 export const endpointFailed = (db: DB, seq: number, at: number, ended: boolean) =>
   sql(db, 'UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?), consecutive_failed = consecutive_failed + ? WHERE seq = ?').run(at, ended ? 1 : 0, seq);
 
-export function insertDelivery(db: DB, d: Pick<OutboxRow, 'id' | 'endpoint_seq' | 'event_id' | 'event_type' | 'payload' | 'next_attempt_at' | 'created_at'>): number {
+export function insertOutboxRow(db: DB, d: Pick<OutboxRow, 'id' | 'endpoint_seq' | 'event_id' | 'event_type' | 'payload' | 'next_attempt_at' | 'created_at'>): number {
   return Number(sql(db, `INSERT INTO webhook_deliveries (id, endpoint_seq, event_id, event_type, payload, status, next_attempt_at, created_at, updated_at)
     VALUES (@id, @endpoint_seq, @event_id, @event_type, @payload, 'pending', @next_attempt_at, @created_at, @created_at)`).run(d).lastInsertRowid);
 }
-export const deliveryBySeq = (db: DB, seq: number) => sql<OutboxRow>(db, 'SELECT * FROM webhook_deliveries WHERE seq = ?').get(seq);
-export const deliveryById = (db: DB, endpointSeq: number, id: string) =>
+export const outboxRowBySeq = (db: DB, seq: number) => sql<OutboxRow>(db, 'SELECT * FROM webhook_deliveries WHERE seq = ?').get(seq);
+export const outboxRowById = (db: DB, endpointSeq: number, id: string) =>
   sql<OutboxRow>(db, 'SELECT * FROM webhook_deliveries WHERE id = ? AND endpoint_seq = ?').get(id, endpointSeq);
 /** Newest first, `limit + 1` rows. */
-export const deliveriesOfEndpoint = (db: DB, endpointSeq: number, beforeSeq: number | null, limit: number) =>
+export const outboxOfEndpoint = (db: DB, endpointSeq: number, beforeSeq: number | null, limit: number) =>
   sql<OutboxRow>(db, 'SELECT * FROM webhook_deliveries WHERE endpoint_seq = ? AND seq < ? ORDER BY seq DESC LIMIT ?')
     .all(endpointSeq, beforeSeq ?? Number.MAX_SAFE_INTEGER, limit + 1);
-export const attemptsOf = (db: DB, deliverySeq: number) =>
-  sql<AttemptRow>(db, 'SELECT * FROM webhook_attempts WHERE delivery_seq = ? ORDER BY seq').all(deliverySeq);
+export const attemptsOf = (db: DB, outboxSeq: number) =>
+  sql<AttemptRow>(db, 'SELECT * FROM webhook_attempts WHERE delivery_seq = ? ORDER BY seq').all(outboxSeq);
 
-/** Claims up to `limit` due deliveries of enabled endpoints: moves next_attempt_at to the lease's end. */
+/** Claims up to `limit` due outbox rows of enabled endpoints: moves next_attempt_at to the lease's end. */
 export function claimDue(db: DB, now: number, leaseUntil: number, limit: number): number[] {
   const seqs = sql<{ seq: number }>(db, `SELECT d.seq FROM webhook_deliveries d JOIN webhook_endpoints e ON e.seq = d.endpoint_seq
     WHERE d.next_attempt_at IS NOT NULL AND d.next_attempt_at <= ? AND e.enabled = 1 ORDER BY d.next_attempt_at LIMIT ?`).all(now, limit).map((r) => r.seq);
@@ -78,8 +79,8 @@ export const nextDueAt = (db: DB) =>
 export const releaseLease = (db: DB, seq: number, at: number) =>
   sql(db, "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE seq = ? AND status = 'pending'").run(at, seq);
 
-/** Records one attempt's result on a still-pending delivery; false if it is gone or already ended. */
-export function recordAttempt(db: DB, a: Omit<AttemptRow, 'seq'>, status: DeliveryStatus): boolean {
+/** Records one attempt's result on a still-pending outbox row; false if it is gone or already ended. */
+export function recordAttempt(db: DB, a: Omit<AttemptRow, 'seq'>, status: OutboxStatus): boolean {
   const done = status === 'pending' ? null : a.created_at;
   const changed = sql(db, `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_status_code = ?, last_error = ?,
     updated_at = ?, completed_at = ? WHERE seq = ? AND status = 'pending'`)
@@ -89,10 +90,10 @@ export function recordAttempt(db: DB, a: Omit<AttemptRow, 'seq'>, status: Delive
     VALUES (@delivery_seq, @attempt, @status_code, @response_snippet, @error, @duration_ms, @next_retry_at, @created_at)`).run(a);
   return true;
 }
-/** Ends every pending delivery of an endpoint as failed (it was disabled). */
+/** Ends every pending outbox row of an endpoint as failed (it was disabled). */
 export const failPending = (db: DB, endpointSeq: number, reason: string, at: number) =>
   sql(db, `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = ?, updated_at = ?, completed_at = ?
     WHERE endpoint_seq = ? AND status = 'pending'`).run(reason, at, at, endpointSeq);
-/** Drops ended deliveries (and their attempts) completed before `before`. */
-export const pruneDeliveries = (db: DB, before: number, limit: number) =>
+/** Drops ended outbox rows (and their attempts) completed before `before`. */
+export const pruneOutbox = (db: DB, before: number, limit: number) =>
   sql(db, 'DELETE FROM webhook_deliveries WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE completed_at IS NOT NULL AND completed_at < ? LIMIT ?)').run(before, limit).changes;

@@ -1,20 +1,15 @@
-// The outbox dispatcher: claims due deliveries in batches under a lease, POSTs them signed with
-// bounded concurrency, records each attempt, schedules retries and disables endpoints failing for days.
+// The outbox dispatcher: claims due outbox rows in batches under a lease, POSTs them signed with bounded
+// concurrency; services/webhook-outbox.ts records each attempt, schedules retries and disables failing endpoints.
 import type { Resolver } from 'node:dns/promises';
 import type { Logger } from 'pino';
-import { tx } from '../store/db.js';
-import * as store from '../store/webhooks.js';
-import { signingSecrets } from '../services/webhooks.js';
+import { signedHeaders } from '../core/webhook-signing.js';
+import { claimOutbox, nextOutboxDueAt, outboxRowToSend, pruneOutbox, recordOutboxAttempt, releaseOutboxRow } from '../services/webhook-outbox.js';
 import type { Ctx } from '../services/context.js';
-import type { Component } from '../service.js';
-import { Agents, postWebhook, type PostResult } from './post.js';
+import type { Component } from '../types/component.js';
+import { Agents, postWebhook } from './post.js';
 import { guardedLookup } from './ssrf.js';
-import { signedHeaders } from './sign.js';
-import { retryDelayMs, verdictOf, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FAILED_DELIVERIES, type Verdict } from './schedule.js';
 
 export interface DispatcherOptions { concurrency?: number; timeoutMs?: number; leaseMs?: number; pollMs?: number }
-
-const RETENTION_MS = 30 * 24 * 3600 * 1000;
 
 export class Dispatcher implements Component {
   readonly name = 'webhooks';
@@ -62,7 +57,7 @@ export class Dispatcher implements Component {
         this.prune();
         const free = this.o.concurrency - this.inflight.size;
         const claimed = free > 0 ? this.claim(free) : [];
-        for (const seq of claimed) this.track(this.deliver(seq));
+        for (const seq of claimed) this.track(this.attempt(seq));
         if (claimed.length > 0 && claimed.length === free) continue;
       } catch (err) {
         this.log.error({ err }, 'dispatch loop error');
@@ -72,8 +67,7 @@ export class Dispatcher implements Component {
   }
 
   private claim(limit: number): number[] {
-    const now = this.ctx.now();
-    return tx(this.ctx.db, () => store.claimDue(this.ctx.db, now, now + this.o.leaseMs, limit));
+    return claimOutbox(this.ctx, limit, this.o.leaseMs);
   }
 
   private track(p: Promise<void>) {
@@ -83,7 +77,7 @@ export class Dispatcher implements Component {
 
   /** Until notified, a slot frees up, the next row is due, or the poll interval passes. */
   private sleep(): Promise<void> {
-    const next = this.inflight.size < this.o.concurrency ? store.nextDueAt(this.ctx.db) : null;
+    const next = this.inflight.size < this.o.concurrency ? nextOutboxDueAt(this.ctx) : null;
     const ms = next === null ? this.o.pollMs : Math.max(0, Math.min(this.o.pollMs, next - this.ctx.now()));
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
@@ -92,58 +86,26 @@ export class Dispatcher implements Component {
     });
   }
 
-  private async deliver(seq: number): Promise<void> {
-    const d = store.deliveryBySeq(this.ctx.db, seq);
-    const e = d && store.endpointBySeq(this.ctx.db, d.endpoint_seq);
-    if (!d || !e || d.status !== 'pending') return;
+  /** One POST of one claimed row, and its record. */
+  private async attempt(seq: number): Promise<void> {
     const sentAt = this.ctx.now();
-    const headers = signedHeaders(signingSecrets(e, sentAt), d.event_id, sentAt, d.payload);
+    const row = outboxRowToSend(this.ctx, seq, sentAt);
+    if (!row) return;
+    const headers = signedHeaders(row.secrets, row.eventId, sentAt, row.payload);
     const allowPrivate = this.ctx.config.allowPrivateWebhooks;
     const lookup = guardedLookup(this.resolver, allowPrivate);
-    const r = await postWebhook(e.url, headers, d.payload, { timeoutMs: this.o.timeoutMs, lookup, allowPrivate, signal: this.stopping.signal, userAgent: 'mta-webhooks/1', agents: this.agents });
-    if (r.aborted) { store.releaseLease(this.ctx.db, seq, this.ctx.now()); return; }
-    this.record(d, e, r);
-  }
-
-  private record(d: store.OutboxRow, e: store.EndpointRow, r: PostResult): void {
-    const now = this.ctx.now();
-    const attempt = d.attempts + 1;
-    let verdict: Verdict = r.blocked ? 'failed' : verdictOf(r.statusCode);
-    const delay = verdict === 'retry' ? retryDelayMs(attempt, this.ctx.config.webhookRetryMinSeconds) : null;
-    if (verdict === 'retry' && delay === null) verdict = 'failed';
-    const status = verdict === 'retry' ? 'pending' : verdict;
-    tx(this.ctx.db, () => {
-      const ok = store.recordAttempt(this.ctx.db, {
-        delivery_seq: d.seq, attempt, status_code: r.statusCode, response_snippet: r.snippet, error: r.error,
-        duration_ms: r.durationMs, next_retry_at: delay === null ? null : now + delay, created_at: now,
-      }, status);
-      if (!ok) return;
-      if (verdict === 'succeeded') store.endpointSucceeded(this.ctx.db, e.seq);
-      else this.failed(e.seq, now, verdict === 'failed');
-    });
-    this.log.debug({ delivery: d.id, endpoint: e.id, attempt, status: r.statusCode, error: r.error, verdict }, 'webhook attempt');
-  }
-
-  /** Counts a failure against the endpoint and disables it when it has been failing for days. */
-  private failed(endpointSeq: number, now: number, ended: boolean): void {
-    store.endpointFailed(this.ctx.db, endpointSeq, now, ended);
-    const e = store.endpointBySeq(this.ctx.db, endpointSeq)!;
-    let reason: string | null = null;
-    if (e.failing_since !== null && now - e.failing_since >= DISABLE_AFTER_FAILING_MS) {
-      reason = `every delivery failed since ${new Date(e.failing_since).toISOString()} (over 3 days)`;
-    } else if (e.consecutive_failed >= DISABLE_AFTER_FAILED_DELIVERIES) {
-      reason = `${e.consecutive_failed} deliveries in a row failed`;
-    }
-    if (reason === null || e.enabled !== 1) return;
-    store.disableEndpoint(this.ctx.db, endpointSeq, reason, now);
-    store.failPending(this.ctx.db, endpointSeq, 'endpoint disabled', now);
-    this.log.warn({ endpoint: e.id, reason }, 'webhook endpoint disabled');
+    const r = await postWebhook(row.url, headers, row.payload, { timeoutMs: this.o.timeoutMs, lookup, allowPrivate, signal: this.stopping.signal, userAgent: 'mta-webhooks/1', agents: this.agents });
+    if (r.aborted) { releaseOutboxRow(this.ctx, seq); return; }
+    const rec = recordOutboxAttempt(this.ctx, seq, r);
+    if (!rec) return;
+    this.log.debug({ delivery: row.id, endpoint: row.endpointId, attempt: rec.attempt, status: r.statusCode, error: r.error, verdict: rec.verdict }, 'webhook attempt');
+    if (rec.disabled) this.log.warn({ endpoint: row.endpointId, reason: rec.disabled }, 'webhook endpoint disabled');
   }
 
   private prune(): void {
     const now = this.ctx.now();
     if (now - this.lastPrune < 3600_000) return;
     this.lastPrune = now;
-    store.pruneDeliveries(this.ctx.db, now - RETENTION_MS, 5000);
+    pruneOutbox(this.ctx);
   }
 }

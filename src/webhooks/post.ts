@@ -4,7 +4,7 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import type { LookupFunction } from 'node:net';
-import { isBlockedIp, METADATA_NAMES } from './ssrf.js';
+import { isBlockedIp, METADATA_NAMES } from '../core/webhook-address.js';
 
 export interface PostResult {
   statusCode: number | null;

@@ -44,10 +44,10 @@ export function webhookRoutes(resolver: Resolver) {
     });
     r.get('/webhooks/:id/deliveries', auth('webhooks:write'), (ctx: KoaCtx) => {
       const q = checkPage(ctx.query);
-      ctx.body = svc.listDeliveries(app, owner(ctx), ctx.params.id, limitOf(q.limit), q.cursor);
+      ctx.body = svc.listOutbox(app, owner(ctx), ctx.params.id, limitOf(q.limit), q.cursor);
     });
     r.post('/webhooks/:id/deliveries/:delivery_id/retry', auth('webhooks:write'), (ctx: KoaCtx) => {
-      ctx.body = svc.retryDelivery(app, owner(ctx), ctx.params.id, ctx.params.delivery_id);
+      ctx.body = svc.replayOutboxRow(app, owner(ctx), ctx.params.id, ctx.params.delivery_id);
       ctx.status = 202;
     });
   };

@@ -1,6 +1,6 @@
 // Webhooks page: the team's endpoints (never their secrets) with their most recent deliveries and
 // each delivery's outcome. Like the API, it needs webhooks:write; endpoints are managed over the API.
-import { listDeliveries, listEndpoints } from '../../../services/webhooks.js';
+import { listOutbox, listEndpoints } from '../../../services/webhooks.js';
 import type { Owner } from '../../../services/keys.js';
 import type { Deps } from '../../app.js';
 import { html, type Html } from '../html.js';
@@ -8,7 +8,7 @@ import { badge, can, chips, pager, readOnly, tableWrap, time } from '../layout.j
 import { page, qs, sess, type DCtx, type DRouter } from '../kit.js';
 
 type Endpoint = ReturnType<typeof listEndpoints>['data'][number];
-type Delivery = ReturnType<typeof listDeliveries>['data'][number];
+type Delivery = ReturnType<typeof listOutbox>['data'][number];
 
 function deliveryRow(d: Delivery): Html {
   const outcome = d.last_status_code !== null ? `HTTP ${d.last_status_code}` : d.last_error ?? '';
@@ -18,7 +18,7 @@ function deliveryRow(d: Delivery): Html {
 }
 
 function endpointCard(deps: Deps, owner: Owner, e: Endpoint, i: number): Html {
-  const recent = listDeliveries(deps.app, owner, e.id, 10);
+  const recent = listOutbox(deps.app, owner, e.id, 10);
   const state = e.enabled ? badge('active') : html`<span class="badge s-failed">disabled</span> ${e.disabled_reason ?? ''}`;
   const table = recent.data.length === 0 ? html`<p class="muted">No deliveries yet.</p>`
     : tableWrap(`Recent deliveries to ${e.url}`, html`<table class="stack"><caption>Recent deliveries, newest first</caption>

@@ -1,5 +1,5 @@
 // Webhook retry policy as data (decisions.md): eight attempts within about 32 hours, every delay
-// scaled by MTA_WEBHOOK_RETRY_MIN_SECONDS / 5; which answers end a delivery and which retry. Pure.
+// scaled by MTA_WEBHOOK_RETRY_MIN_SECONDS / 5; which answers end an outbox row and which retry. Pure.
 export const RETRY_DELAYS_SECONDS = [5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 14 * 3600] as const;
 export const MAX_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
 /** An endpoint whose deliveries fail without a success for this long is disabled… */
@@ -15,10 +15,10 @@ export function retryDelayMs(attempt: number, minSeconds: number): number | null
   return Math.max(1, Math.round(base * (minSeconds / 5) * 1000 * (attempt === 1 ? 1 : jitter)));
 }
 
-export type Verdict = 'succeeded' | 'retry' | 'failed';
+export type AttemptVerdict = 'succeeded' | 'retry' | 'failed';
 
 /** 2xx ends well; 5xx, 408, 429, timeouts and connection errors retry; anything else ends failed. */
-export function verdictOf(statusCode: number | null): Verdict {
+export function verdictOf(statusCode: number | null): AttemptVerdict {
   if (statusCode === null) return 'retry';
   if (statusCode >= 200 && statusCode < 300) return 'succeeded';
   if (statusCode >= 500 || statusCode === 408 || statusCode === 429) return 'retry';

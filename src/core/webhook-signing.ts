@@ -1,5 +1,5 @@
 // Standard Webhooks signing: secrets are `whsec_` + base64 key; a signature is
-// `v1,` + base64 HMAC-SHA256 of "id.timestamp.body", several separated by spaces.
+// `v1,` + base64 HMAC-SHA256 of "id.timestamp.body", several separated by spaces. Pure (node:crypto only).
 import { createHmac, randomBytes } from 'node:crypto';
 
 export const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
