@@ -58,6 +58,8 @@ export const ConfigSchema = Type.Object({
   trustedProxies: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   /** Bearer token GET /metrics requires; unset: /metrics answers loopback clients only. */
   metricsToken: Type.Optional(Type.String({ minLength: 16 })),
+  /** Operator shaping rules (MTA_SHAPING_FILE), merged over config/shaping.json (operations.md "Delivery control"). */
+  shapingFile: Type.Optional(Type.String({ minLength: 1 })),
 }, { additionalProperties: false });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -108,4 +110,5 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_TRUSTED_PROXIES: ['trustedProxies', 'list'],
   MTA_METRICS_TOKEN: ['metricsToken', 'string'],
   MTA_FBL_SOURCES: ['fblSources', 'list'],
+  MTA_SHAPING_FILE: ['shapingFile', 'string'],
 };

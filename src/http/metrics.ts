@@ -12,6 +12,12 @@ import type { Ctx } from '../services/context.js';
 
 export interface Metrics { registry: Registry; mount: MountFn }
 
+/** Registries other features add for the same store (the delivery loop's mta_site_* / mta_ip_*), served with these. */
+const extraRegistries = new WeakMap<object, Registry[]>();
+export function addMetricsRegistry(db: object, r: Registry): void {
+  extraRegistries.set(db, [...(extraRegistries.get(db) ?? []), r]);
+}
+
 /** 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
 export function isLoopback(ip: string): boolean {
   return /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/i.test(ip) || ip === '::1';
@@ -53,7 +59,8 @@ export function createMetrics(ctx: Ctx): Metrics {
       if (c.path === '/metrics' && c.method === 'GET' && metricsAllowed(ctx.config.metricsToken, c.get('Authorization'), c.socket.remoteAddress ?? '')) {
         c.set('Cache-Control', 'no-store');
         c.type = registry.contentType;
-        c.body = await registry.metrics();
+        const extra = extraRegistries.get(ctx.db) ?? [];
+        c.body = extra.length ? await Registry.merge([registry, ...extra]).metrics() : await registry.metrics();
         return;
       }
       const end = http.startTimer({ method: c.method });

@@ -1,14 +1,15 @@
-// Builds the outbound delivery component from the shared context: resolver (MTA_DNS_SERVERS),
-// MX cache, SMTP pool, source IP pools, retry policy, lease and limits from the configuration. Nothing runs on import.
+// Builds the outbound delivery component from the shared context: resolver (MTA_DNS_SERVERS), MX cache,
+// shaping rules (MTA_SHAPING_FILE), SMTP pool, source IP pools, retry policy, lease and limits. Nothing runs on import.
 import { createResolver } from '../services/resolver.js';
-import { secret } from '../store/settings.js';
-import { onEvent } from '../store/events.js';
+import { secret, onEvent } from '../services/delivery.js';
+import { shapingFor } from '../services/shaping.js';
 import type { Ctx } from '../services/context.js';
 import { MxResolver } from './mx.js';
 import { SmtpClient } from './smtp.js';
 import { OutboundLoop, type LoopOptions } from './loop.js';
 import { prepareEmail } from './compose.js';
 import { SourcePools } from './sources.js';
+import { Control } from './control.js';
 
 export { OutboundLoop } from './loop.js';
 
@@ -23,24 +24,29 @@ export function createOutbound(ctx: Ctx, overrides: Partial<LoopOptions> = {}): 
   const c = ctx.config;
   const timeoutMs = c.outboundTimeoutSeconds * 1000;
   const resolver = createResolver(c, { timeoutMs: Math.round(Math.max(200, Math.min(3000, timeoutMs / 3))), tries: 2 });
+  const shaping = shapingFor(c);
+  let loop: OutboundLoop | null = null;
   const smtp = new SmtpClient({
-    hostname: c.hostname, port: c.outboundPort, tls: c.outboundTls, timeoutMs,
-    maxMessages: c.outboundMessagesPerConnection,
+    hostname: c.hostname, port: c.outboundPort, tls: c.outboundTls, timeoutMs, maxMessages: c.outboundMessagesPerConnection,
+    // An idle connection of a lane closed: the scheduler may open another.
+    onIdleClosed: (key) => { const [ip, site] = key.split(' '); loop?.sched.closed(ip, site); },
   });
   // Only addresses this host holds are bound; others (a NAT'd public address listed for SPF) are left
   // to the kernel's choice, with a warning at start (sources.ts).
   const sources = new SourcePools(ctx);
   const { leaseMs, deadlineMs } = timings(c);
   let verp: Buffer | null = null;
-  const loop = new OutboundLoop(ctx, {
-    ctx, mx: new MxResolver(resolver), smtp, sources, deadlineMs, prepare: (e) => prepareEmail(ctx, e),
+  loop = new OutboundLoop(ctx, {
+    ctx, mx: new MxResolver(resolver), smtp, sources, shaping, deadlineMs, prepare: (e) => prepareEmail(ctx, e),
+    messagesPerConnection: c.outboundMessagesPerConnection,
     policy: { minSeconds: c.retryMinSeconds, maxSeconds: c.retryMaxSeconds, lifetimeSeconds: c.queueLifetimeSeconds },
     get verpSecret() { return (verp ??= secret(ctx.db, 'verp')); },
   }, {
-    concurrency: c.outboundConcurrency, perDomain: c.outboundPerDomainConcurrency, leaseMs, batch: 200,
-    maxHeld: Math.max(500, c.outboundConcurrency * 5), idlePollMs: 1000, graceMs: Math.min(10_000, deadlineMs), ...overrides,
+    concurrency: c.outboundConcurrency, leaseMs, batch: 500,
+    maxHeld: Math.max(2000, c.outboundConcurrency * 5), idlePollMs: 1000, graceMs: Math.min(10_000, deadlineMs), ...overrides,
   });
+  loop.control = new Control(ctx, loop);
   // Wake-up: an accepted email appends its `queued` event; the loop starts on it at once.
-  onEvent(ctx.db, (_db, ev) => { if (ev.type === 'queued') loop.wake(); });
+  onEvent(ctx.db, (_db, ev) => { if (ev.type === 'queued') loop!.wake(); });
   return loop;
 }

@@ -1,45 +1,58 @@
-// The delivery loop: claims due recipients in batches under a lease, groups them per email and
-// destination domain, runs jobs within a global and a per-domain concurrency limit, simulates
-// test mode, writes results in batches. wake() starts work at once; stop() finishes or releases.
+// The delivery loop (an adapter around core/shaping's Scheduler): claims due recipients in batches under a
+// lease, resolves each domain's MX → site, feeds per-(site, IP list) ready queues, starts one transaction per
+// scheduler decision, reacts to replies, writes results in batches. wake() starts work at once.
 import type { Component } from '../service.js';
 import type { Ctx } from '../services/context.js';
-import { emailBySeq, type EmailRow } from '../store/emails.js';
-import { tx } from '../store/db.js';
+import { claimDue, confirmClaims, releaseClaims, nextDue, emailBySeq, tx, type Claimed, type EmailRow } from '../services/delivery.js';
 import { FINAL } from '../core/status.js';
-import { claimDue, confirmClaims, releaseClaims, nextDue, postponeDomain, setAsideClaims, type Claimed } from './queue.js';
+import { Scheduler } from '../core/shaping/scheduler.js';
+import { siteMatcher, type SiteMatcher } from '../core/shaping/sites.js';
+import type { Shaping } from '../core/shaping/rules.js';
+import type { RecipientOutcome } from '../services/transition.js';
 import { ResultSink } from './results.js';
-import { deliverJob, type Job, type DeliverDeps } from './deliver.js';
+import { deliverOne, type DeliverDeps, type Sent } from './deliver.js';
 import { simulate } from './simulate.js';
+import { toOutcome, type Verdict } from './outcome.js';
 import type { Prepared } from './compose.js';
-
-/** How long the due work of a full domain is set aside before it is looked at again. */
-const SET_ASIDE_MS = 2000;
-/** A domain whose oldest waiting job has waited this long is slow. */
-const SLOW_MS = 1000;
+import type { SourcePools } from './sources.js';
+import { ReadyQueues, type Item, type ReadyQueue } from './ready.js';
+import type { Control } from './control.js';
 
 export interface LoopOptions {
-  concurrency: number; perDomain: number; leaseMs: number; batch: number; maxHeld: number; idlePollMs: number; graceMs: number;
+  /** most transactions at once (all sites); lease of a claim; claim batch; most recipients waiting in memory */
+  concurrency: number; leaseMs: number; batch: number; maxHeld: number; idlePollMs: number; graceMs: number;
+}
+export interface LoopDeps extends DeliverDeps {
+  prepare: (e: EmailRow) => Promise<Prepared>; sources: SourcePools; shaping: Shaping; messagesPerConnection: number;
 }
 
 export class OutboundLoop implements Component {
   readonly name = 'outbound';
-  private held = new Set<number>();
-  private queues = new Map<string, Job[]>();
-  private activeByDomain = new Map<string, number>();
-  private active = 0;
-  private inflight = new Set<Promise<void>>();
-  private prepared = new Map<number, { p?: Promise<Prepared>; refs: number }>();
-  private setAside = new Map<string, number>();
-  private timer: NodeJS.Timeout | null = null;
-  private wakeQueued = false;
-  private stopping = true;
   readonly sink: ResultSink;
+  readonly sched: Scheduler;
+  readonly ready = new ReadyQueues();
+  control: Control | null = null;
+  private held = new Set<number>();
+  private active = 0;
+  private resolving = 0;
+  private inflight = new Set<Promise<void>>();
+  private preparing = new Map<number, { p: Promise<Prepared>; refs: number }>();
+  private matcher: SiteMatcher;
+  private timer: NodeJS.Timeout | null = null;
+  private wakeTimer: NodeJS.Timeout | null = null;
+  private wakeAt = Infinity;
+  private wakeQueued = false;
+  private pumpQueued = false;
+  private skipClaimAfter = 0;
+  private stopping = true;
 
-  constructor(private ctx: Ctx, private deps: Omit<DeliverDeps, 'prepare'> & { prepare: (e: EmailRow) => Promise<Prepared> }, private o: LoopOptions) {
+  constructor(private ctx: Ctx, readonly deps: LoopDeps, private o: LoopOptions) {
     this.sink = new ResultSink(ctx, (ids) => { for (const id of ids) this.held.delete(id); this.wake(); });
+    this.sched = new Scheduler(deps.shaping);
+    this.matcher = siteMatcher(deps.shaping.sites);
   }
 
-  async start(): Promise<void> { this.stopping = false; this.wake(); }
+  async start(): Promise<void> { this.stopping = false; this.control?.start(); this.wake(); }
 
   /** Look for due work now (coalesced; safe to call from inside a transaction). */
   wake(): void {
@@ -49,68 +62,44 @@ export class OutboundLoop implements Component {
   }
 
   /** Counters for tests and metrics. */
-  stats() { return { held: this.held.size, active: this.active, queued: [...this.queues.values()].reduce((n, q) => n + q.length, 0) }; }
+  stats() { return { held: this.held.size, active: this.active, queued: this.ready.total + this.resolving }; }
+
+  /** Recipients waiting and in flight per site (for `mta sites` and metrics). */
+  siteCounts(): Map<string, { queued: number; inFlight: number }> { return this.ready.bySite(); }
 
   private tick(): void {
     if (this.timer) { clearTimeout(this.timer); this.timer = null; }
     if (this.stopping) return;
     try { this.claimMore(); } catch (err) { this.ctx.log.error({ err: (err as Error).message }, 'claim failed'); }
     this.pump();
-    this.scheduleNext();
+    if (this.stopping) return;
+    let wait = this.o.idlePollMs;
+    try {
+      const due = nextDue(this.ctx.db, this.ready.slowDomains(this.ctx.now(), this.o.maxHeld));
+      if (due !== null) wait = Math.min(wait, Math.max(5, due - this.ctx.now()));
+    } catch (err) { this.ctx.log.error({ err: (err as Error).message }, 'next due time unknown'); }
+    this.timer = setTimeout(() => this.tick(), wait);
   }
 
   private claimMore(): void {
-    const full = this.fullDomains(this.ctx.now());
-    while (this.held.size < this.o.maxHeld) {
-      const now = this.ctx.now();
-      const limit = Math.min(this.o.batch, this.o.maxHeld - this.held.size);
-      const rows = claimDue(this.ctx.db, now, now + this.o.leaseMs, limit, full);
+    const now = this.ctx.now();
+    const skip = this.ready.slowDomains(now, this.o.maxHeld);
+    if (skip.length && now < this.skipClaimAfter) return;
+    for (let round = 0; round < 50 && this.ready.total + this.resolving < this.o.maxHeld; round++) {
+      const limit = Math.min(this.o.batch, this.o.maxHeld - this.ready.total - this.resolving);
+      const rows = claimDue(this.ctx.db, now, now + this.o.leaseMs, limit, skip);
       const fresh = rows.filter((r) => !this.held.has(r.id));
       if (fresh.length) this.accept(fresh);
-      if (rows.length < limit || fresh.length === 0) return;
+      if (rows.length < limit) { if (skip.length) this.skipClaimAfter = now + 200; return; }
     }
-  }
-
-  /**
-   * Slow domains: over a quarter of `maxHeld` waiting (and at least enough to refill their slots
-   * twice), the oldest for over SLOW_MS. Their backlog stays in the store (set aside for a moment,
-   * keeping enough to refill their slots twice) instead of filling `maxHeld` and starving every other
-   * domain. A domain with a backlog that drains is never set aside.
-   */
-  private fullDomains(now: number): string[] {
-    const full = this.full();
-    for (const d of full) {
-      if ((this.setAside.get(d) ?? 0) > now) continue;
-      this.setAside.set(d, now + SET_ASIDE_MS);
-      const q = this.queues.get(d)!;
-      const excess = q.splice(this.o.perDomain * 2);
-      const ids = excess.flatMap((j) => j.rcpts.map((r) => r.id));
-      tx(this.ctx.db, () => { setAsideClaims(this.ctx.db, ids, now + SET_ASIDE_MS); postponeDomain(this.ctx.db, d, now, now + SET_ASIDE_MS); });
-      for (const id of ids) this.held.delete(id);
-      for (const j of excess) this.unref(j.email.seq);
-    }
-    for (const [d, until] of this.setAside) if (until <= now) this.setAside.delete(d);
-    return full;
-  }
-
-  /** Ms until the first backlog could count as slow (when nothing else wakes the loop). */
-  private untilSlow(): number {
-    const backlogs = [...this.queues.values()].filter((q) => q.length >= Math.max(this.o.perDomain * 2, this.o.maxHeld / 4));
-    const first = Math.min(...backlogs.map((q) => q[0].queuedAt ?? 0));
-    return backlogs.length ? Math.max(5, first + SLOW_MS + 1 - this.ctx.now()) : this.o.idlePollMs;
-  }
-
-  private full(): string[] {
-    const old = this.ctx.now() - SLOW_MS;
-    const backlog = Math.max(this.o.perDomain * 2, this.o.maxHeld / 4);
-    return [...this.queues].filter(([, q]) => q.length >= backlog && (q[0].queuedAt ?? 0) < old).map(([d]) => d);
   }
 
   private accept(rows: Claimed[]): void {
     const byEmail = new Map<number, Claimed[]>();
     for (const r of rows) {
       this.held.add(r.id);
-      byEmail.set(r.email_seq, [...(byEmail.get(r.email_seq) ?? []), r]);
+      const l = byEmail.get(r.email_seq);
+      if (l) l.push(r); else byEmail.set(r.email_seq, [r]);
     }
     for (const [seq, list] of byEmail) {
       const email = emailBySeq(this.ctx.db, seq);
@@ -119,104 +108,163 @@ export class OutboundLoop implements Component {
       if (!email || live.length === 0) continue;
       if (email.test_mode === 1) { this.sink.push(seq, live.flatMap((r) => simulate(r, this.ctx.now())), live.map((r) => r.id)); continue; }
       const byDomain = new Map<string, Claimed[]>();
-      for (const r of live) byDomain.set(r.domain, [...(byDomain.get(r.domain) ?? []), r]);
-      for (const [domain, rcpts] of byDomain) this.enqueue({ email, domain, rcpts });
+      for (const r of live) { const l = byDomain.get(r.domain); if (l) l.push(r); else byDomain.set(r.domain, [r]); }
+      for (const [domain, rcpts] of byDomain) void this.resolve(email, domain, rcpts);
     }
   }
 
-  private enqueue(job: Job): void {
-    const q = this.queues.get(job.domain) ?? [];
-    job.queuedAt ??= this.ctx.now();
-    q.push(job);
-    this.queues.set(job.domain, q);
-    const c = this.prepared.get(job.email.seq) ?? { refs: 0 };
+  /** Message built and signed once per email, MX → site, then into the site's ready queue. */
+  private async resolve(email: EmailRow, domain: string, rcpts: Claimed[]): Promise<void> {
+    this.resolving += rcpts.length;
+    let prep: Prepared, route: Awaited<ReturnType<LoopDeps['mx']['route']>>;
+    try {
+      [prep, route] = await Promise.all([this.prepared(email), this.deps.mx.route(domain)]);
+    } catch (err) {
+      prep = { ok: false, error: 'compose_failed', message: (err as Error).message };
+      route = { kind: 'defer', text: 'internal error' };
+    } finally {
+      this.resolving -= rcpts.length;
+      this.unprepare(email.seq);
+    }
+    if (this.stopping) return;
+    if (!prep.ok) return this.settle(email.seq, rcpts, { kind: 'failed', error: prep.error, message: prep.message }, {});
+    if (route.kind === 'hard') return this.settle(email.seq, rcpts, { kind: 'dns_hard', reason: route.reason, enhanced: route.enhanced, text: route.text }, {});
+    if (route.kind === 'defer') return this.settle(email.seq, rcpts, { kind: 'deferred', reply: null, command: 'DNS', error: route.text }, {});
+    const site = this.matcher.siteOf(route.hosts);
+    const { ips, own } = this.deps.sources.lanesFor(email.team_id, site);
+    const q = this.ready.queue(site, ips, own, this.deps.shaping.sites.find((s) => s.name === site)?.mx ?? route.hosts);
+    const now = this.ctx.now();
+    for (const r of rcpts) q.push({ email, rcpt: r, hosts: route.hosts, raw: prep.raw, returnDomain: prep.returnDomain, since: now, moves: 0 });
+    this.sched.add(q.key, site, q.ips, rcpts.length);
+    this.schedulePump();
+  }
+
+  private prepared(email: EmailRow): Promise<Prepared> {
+    let c = this.preparing.get(email.seq);
+    if (!c) { c = { p: this.deps.prepare(email), refs: 0 }; this.preparing.set(email.seq, c); }
     c.refs++;
-    this.prepared.set(job.email.seq, c);
+    return c.p;
   }
 
-  /** Starts queued jobs while limits allow, round-robin over domains; their claims confirmed in one transaction. */
-  private pump(): void {
-    const starting: Job[] = [];
-    const busy = (d: string) => (this.activeByDomain.get(d) ?? 0) + starting.filter((j) => j.domain === d).length;
-    for (const [domain, q] of [...this.queues]) {
-      if (this.stopping || this.active + starting.length >= this.o.concurrency) break;
-      while (q.length && this.active + starting.length < this.o.concurrency && busy(domain) < this.o.perDomain) starting.push(q.shift()!);
-      this.queues.delete(domain);
-      if (q.length) this.queues.set(domain, q); // to the back of the line
+  private unprepare(seq: number): void {
+    const c = this.preparing.get(seq);
+    if (c && --c.refs <= 0) this.preparing.delete(seq);
+  }
+
+  /** The same verdict for every recipient of a job (no SMTP attempt made). */
+  private settle(seq: number, rcpts: Claimed[], v: Verdict, info: Sent['info']): void {
+    const now = this.ctx.now();
+    this.sink.push(seq, rcpts.map((r) => toOutcome(r, v, { ...info, duration_ms: 0, source: 'smtp' }, this.deps.policy, now, Math.random())), rcpts.map((r) => r.id));
+  }
+
+  /** Starts what the scheduler allows now; their claims confirmed in one transaction; arms the next wake-up. */
+  pump(): void {
+    if (this.stopping) return;
+    const now = this.ctx.now();
+    const starts: { item: Item; q: ReadyQueue; ip: string; site: string }[] = [];
+    while (this.active + starts.length < this.o.concurrency) {
+      const d = this.sched.next(now);
+      if (!d) break;
+      const q = this.ready.get(d.queue);
+      const item = q?.shift();
+      if (!q || !item) { this.sched.done(d.ip, d.site, false); continue; }
+      starts.push({ item, q, ip: d.ip, site: d.site });
     }
-    if (starting.length === 0) return;
-    const ids = starting.flatMap((j) => j.rcpts.map((r) => r.id));
+    this.armWake(now);
+    if (!starts.length) return;
     let ok: Set<number>;
     try {
-      ok = tx(this.ctx.db, () => confirmClaims(this.ctx.db, ids, this.ctx.now() + this.o.leaseMs));
+      ok = tx(this.ctx.db, () => confirmClaims(this.ctx.db, starts.map((s) => s.item.rcpt.id), now + this.o.leaseMs));
     } catch (err) {
-      // A store error (busy, I/O): the jobs go back to the head of their queues; the next tick retries.
-      this.ctx.log.error({ err: (err as Error).message, jobs: starting.length }, 'claim confirmation failed');
-      for (const job of starting.reverse()) this.queues.set(job.domain, [job, ...(this.queues.get(job.domain) ?? [])]);
+      // A store error (busy, I/O): back to the head of their queues; the next tick retries.
+      this.ctx.log.error({ err: (err as Error).message, jobs: starts.length }, 'claim confirmation failed');
+      for (const s of starts.reverse()) { this.sched.done(s.ip, s.site, false); s.q.unshift(s.item); this.sched.add(s.q.key, s.site, s.q.ips, 1); }
       return;
     }
-    for (const job of starting) this.run(job, ok);
+    for (const s of starts) {
+      if (ok.has(s.item.rcpt.id)) this.run(s.item, s.q, s.ip, s.site);
+      else { this.sched.done(s.ip, s.site, false); this.sink.push(s.item.email.seq, [], [s.item.rcpt.id]); }
+    }
   }
 
-  private run(job: Job, ok: Set<number>): void {
-    // `ok` holds the confirmed ids of every job of this pump: compare per id, not by count.
-    const dropped = job.rcpts.map((r) => r.id).filter((id) => !ok.has(id));
-    if (dropped.length) this.sink.push(job.email.seq, [], dropped);
-    job.rcpts = job.rcpts.filter((r) => ok.has(r.id));
-    if (job.rcpts.length === 0) { this.unref(job.email.seq); return; }
+  private armWake(now: number): void {
+    const at = this.sched.wakeAt();
+    if (at === Infinity || (this.wakeTimer && at >= this.wakeAt)) return;
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    this.wakeAt = at;
+    this.wakeTimer = setTimeout(() => { this.wakeTimer = null; this.wakeAt = Infinity; this.pump(); }, Math.max(0, Math.min(at - now, 2 ** 31 - 1)));
+  }
+
+  private run(item: Item, q: ReadyQueue, ip: string, site: string): void {
     this.active++;
-    this.activeByDomain.set(job.domain, (this.activeByDomain.get(job.domain) ?? 0) + 1);
-    const p: Promise<void> = deliverJob({ ...this.deps, prepare: (e) => this.preparedFor(e) }, job)
-      .then((outcomes) => this.sink.push(job.email.seq, outcomes, job.rcpts.map((r) => r.id)))
-      .finally(() => {
-        this.active--;
-        const n = (this.activeByDomain.get(job.domain) ?? 1) - 1;
-        if (n > 0) this.activeByDomain.set(job.domain, n); else this.activeByDomain.delete(job.domain);
-        this.unref(job.email.seq);
-        this.inflight.delete(p);
-        this.schedulePump();
-      });
+    q.inFlight++;
+    const started = Date.now();
+    const p: Promise<void> = deliverOne(this.deps, {
+      emailId: item.email.id, deliveryId: item.rcpt.id, recipient: item.rcpt.recipient, domain: item.rcpt.domain, raw: item.raw,
+      returnDomain: item.returnDomain, hosts: item.hosts, bind: this.deps.sources.bindOf(ip), ownPool: q.own,
+      pool: `${ip} ${site}`, maxMessages: Math.min(this.deps.messagesPerConnection, this.deps.shaping.limitsOf(site).messages_per_connection),
+    }).then((r) => this.finish(item, q, ip, site, r, Date.now() - started))
+      .catch((err) => this.ctx.log.error({ err: (err as Error).message }, 'delivery result not recorded'))
+      .finally(() => { this.active--; q.inFlight--; this.inflight.delete(p); this.schedulePump(); });
     this.inflight.add(p);
   }
 
-  private pumpQueued = false;
-  /** Coalesces the pumps of many jobs finishing in the same turn. */
+  /** Reply reactions first (a reply that triggers one never bounces: deferred, or moved to another IP), then the outcome. */
+  private finish(item: Item, q: ReadyQueue, ip: string, site: string, r: Sent, duration: number): void {
+    const now = this.ctx.now();
+    this.sched.done(ip, site, r.closed);
+    let v = r.verdict;
+    if ((v.kind === 'deferred' || v.kind === 'rejected') && v.reply) {
+      const reaction = this.sched.reply(ip, site, v.reply, now);
+      if (reaction) {
+        this.control?.reacted(ip, site, reaction.action, reaction.seconds, v.reply);
+        if (reaction.action === 'blocklist' && q.ips.length > 1 && item.moves < q.ips.length) {
+          item.moves++;
+          q.unshift(item);
+          this.sched.add(q.key, site, q.ips, 1);
+          return;
+        }
+        if (v.kind === 'rejected') v = { kind: 'deferred', reply: v.reply, command: v.command };
+      }
+    }
+    const o: RecipientOutcome = toOutcome(item.rcpt, v, { ...r.info, duration_ms: duration, source: 'smtp' }, this.deps.policy, now, Math.random());
+    if (v.kind === 'accepted') this.control?.sent(site, now);
+    this.sink.push(item.email.seq, [o], [item.rcpt.id]);
+    // Turned away before its recipient was judged (time-out, drop, 4xx to MAIL): the email's other waiting
+    // recipients at this domain are deferred the same way instead of knocking again at once.
+    if (v.kind === 'deferred' && v.command !== 'RCPT' && v.command !== 'DATA') {
+      const same = q.take((x) => x.email.seq === item.email.seq && x.rcpt.domain === item.rcpt.domain);
+      if (same.length) {
+        this.sched.setQueue(q.key, site, q.ips, q.length);
+        this.settle(item.email.seq, same.map((x) => x.rcpt), v, r.info);
+      }
+    }
+  }
+
+  /** Coalesces the pumps of many transactions finishing in the same turn. */
   private schedulePump(): void {
     if (this.pumpQueued) return;
     this.pumpQueued = true;
     setImmediate(() => { this.pumpQueued = false; if (!this.stopping) this.pump(); });
   }
 
-  /** Compose + sign once per email while any of its jobs is held. */
-  private preparedFor(email: EmailRow): Promise<Prepared> {
-    const c = this.prepared.get(email.seq) ?? { refs: 0 };
-    c.p ??= this.deps.prepare(email);
-    this.prepared.set(email.seq, c);
-    return c.p;
+  /** Gives waiting recipients of a queue back to the store, due at `at` (a long suspension, a warm-up cap). */
+  setAside(q: ReadyQueue, at: number): number {
+    const items = q.drain();
+    this.sched.setQueue(q.key, q.site, q.ips, 0);
+    const ids = items.map((i) => i.rcpt.id);
+    releaseClaims(this.ctx.db, ids, at);
+    for (const id of ids) this.held.delete(id);
+    return ids.length;
   }
 
-  private unref(seq: number): void {
-    const c = this.prepared.get(seq);
-    if (c && --c.refs <= 0) this.prepared.delete(seq);
-  }
-
-  private scheduleNext(): void {
-    // Full: a flush wakes us, and a look for slow domains to set aside within SLOW_MS.
-    if (this.held.size >= this.o.maxHeld) { this.timer = setTimeout(() => this.tick(), this.untilSlow()); return; }
-    let due: number | null = null;
-    try { due = nextDue(this.ctx.db, this.full()); } catch (err) { this.ctx.log.error({ err: (err as Error).message }, 'next due time unknown'); }
-    const wait = due === null ? this.o.idlePollMs : Math.min(this.o.idlePollMs, Math.max(5, due - this.ctx.now()));
-    this.timer = setTimeout(() => this.tick(), wait);
-  }
-
-  /** Stop claiming; release jobs not started; let running ones finish within the grace time; release the rest. */
+  /** Stop claiming; release waiting recipients; let running ones finish within the grace time; release the rest. */
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
-    const waiting = [...this.queues.values()].flat();
-    this.queues.clear();
-    const waitingIds = waiting.flatMap((j) => j.rcpts.map((r) => r.id));
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    const waitingIds = this.ready.drainAll().map((i) => i.rcpt.id);
     releaseClaims(this.ctx.db, waitingIds, this.ctx.now());
     for (const id of waitingIds) this.held.delete(id);
     if (this.inflight.size) {
@@ -225,9 +273,9 @@ export class OutboundLoop implements Component {
       clearTimeout(t);
     }
     this.sink.close();
+    this.control?.stop();
     this.deps.smtp.closeAll();
-    const rest = [...this.held];
-    const n = releaseClaims(this.ctx.db, rest, this.ctx.now());
+    const n = releaseClaims(this.ctx.db, [...this.held], this.ctx.now());
     this.held.clear();
     this.ctx.log.info({ released: waitingIds.length + n }, 'outbound stopped');
   }

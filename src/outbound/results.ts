@@ -1,9 +1,9 @@
 // Persists attempt results in batches: many emails' outcomes in ONE transaction (applyOutcomes,
 // then the lease is dropped), flushed a few ms after the first result or when the batch is full.
-import { tx } from '../store/db.js';
+import { tx, settleClaim } from '../services/delivery.js';
 import { applyOutcomes, type RecipientOutcome } from '../services/transition.js';
 import type { Ctx } from '../services/context.js';
-import { settleClaim } from './queue.js';
+
 
 interface Item { emailSeq: number; outcomes: RecipientOutcome[]; ids: number[] }
 

@@ -1,5 +1,5 @@
-// SMTP client side: a pool of nodemailer SMTPConnections per (MX address, source address) (reused
-// for several messages, RSET after a failed transaction, closed after N messages or when idle) and
+// SMTP client side: a pool of nodemailer SMTPConnections per pool key ((source IP, site) lane, or MX address
+// and source address) (reused for several messages, RSET after a failed transaction, closed after N messages or when idle) and
 // one transaction → a Verdict per recipient. Never throws; every wait is bounded by time-outs.
 import { isIP } from 'node:net';
 import type { TLSSocket } from 'node:tls';
@@ -9,7 +9,11 @@ import { verdictOfReply, type Verdict } from './outcome.js';
 export interface SmtpOptions {
   hostname: string; port: number; tls: 'opportunistic' | 'required' | 'off'; timeoutMs: number;
   maxMessages: number; idleMs?: number;
+  /** An idle session of pool `key` was closed (idle time-out or the server hung up). */
+  onIdleClosed?: (key: string) => void;
 }
+/** Per send: the pool key (sessions of one key are reused for any target) and its messages-per-connection limit. */
+export interface SendOptions { pool?: string; maxMessages?: number }
 export interface Target { mxHost: string; ip: string }
 export interface SendResult {
   verdicts: Verdict[];
@@ -17,12 +21,14 @@ export interface SendResult {
   info: { mx_host: string; remote_ip: string; source_ip?: string; tls_version: string | null; tls_cipher: string | null };
   /** The connection itself failed (connect, greeting, EHLO, TLS): worth trying the next MX. */
   tryNext: boolean;
+  /** The session is gone after this transaction (or none was opened): not back in the idle pool. */
+  closed: boolean;
 }
 type SmtpError = Error & { code?: string; response?: string; responseCode?: number; command?: string; recipient?: string; rejectedErrors?: SmtpError[] };
 interface Session {
   conn: SMTPConnection; key: string; uses: number; dead: boolean; dirty: boolean;
   tls: { version: string | null; cipher: string | null } | null; idleTimer?: NodeJS.Timeout; fail?: (err: SmtpError) => void;
-  localAddress?: string;
+  localAddress?: string; target: Target; max: number; idle: boolean;
 }
 
 /** Idle sessions are pooled per MX address AND source address: one team's IP never carries another pool's mail. */
@@ -40,25 +46,27 @@ export class SmtpClient {
    * One transaction to `t` from `source` (undefined: the kernel's choice); resolves by `deadline` (ms
    * epoch) at the latest. Only a session opened from the same source address is reused.
    */
-  async send(t: Target, from: string, rcpts: string[], raw: Buffer, deadline: number, source?: string): Promise<SendResult> {
+  async send(t: Target, from: string, rcpts: string[], raw: Buffer, deadline: number, source?: string, opt: SendOptions = {}): Promise<SendResult> {
     const info: SendResult['info'] = { mx_host: t.mxHost, remote_ip: t.ip, source_ip: source, tls_version: null, tls_cipher: null };
     let s: Session;
     try {
-      s = await this.acquire(t, deadline, source);
+      s = await this.acquire(t, deadline, source, opt);
     } catch (err) {
       const e = err as SmtpError;
       // TLS could not be set up (MTA_OUTBOUND_TLS=required and not offered, or a failed upgrade): retry later.
       const tlsFailed = e.code === 'ETLS' || e.command === 'STARTTLS';
       const v: Verdict = tlsFailed ? { kind: 'deferred', reply: e.response ?? null, command: 'STARTTLS', error: `TLS required but not available: ${e.message}` }
         : verdictOfReply(e.response, 'CONN', e.message);
-      return { verdicts: rcpts.map(() => v), info, tryNext: true };
+      return { verdicts: rcpts.map(() => v), info, tryNext: true, closed: true };
     }
+    info.mx_host = s.target.mxHost;
+    info.remote_ip = s.target.ip;
     info.source_ip = s.localAddress ?? source;
     info.tls_version = s.tls?.version ?? null;
     info.tls_cipher = s.tls?.cipher ?? null;
     const { verdicts, healthy } = await this.transact(s, from, rcpts, raw, deadline);
-    this.release(s, healthy);
-    return { verdicts, info, tryNext: false };
+    const kept = this.release(s, healthy);
+    return { verdicts, info, tryNext: false, closed: !kept };
   }
 
   /** Closes every connection (QUIT when idle, cut when busy). */
@@ -73,20 +81,24 @@ export class SmtpClient {
 
   get openConnections(): number { return this.open.size; }
 
-  private async acquire(t: Target, deadline: number, source: string | undefined): Promise<Session> {
-    const key = sessionKey(t, source);
+  /** Whether an idle session of `pool` is ready for reuse. */
+  hasIdle(pool: string): boolean { return (this.idle.get(pool)?.length ?? 0) > 0; }
+
+  private async acquire(t: Target, deadline: number, source: string | undefined, opt: SendOptions): Promise<Session> {
+    const key = opt.pool ?? sessionKey(t, source);
     const list = this.idle.get(key);
     let s: Session | undefined;
     while (list?.length && !s) {
       const next = list.pop()!;
       clearTimeout(next.idleTimer);
+      next.idle = false;
       if (!next.dead) s = next;
     }
     if (list?.length === 0) this.idle.delete(key); // release() makes a new list: no entry per address ever seen
-    return s ?? this.connect(t, deadline, source);
+    return s ?? this.connect(t, deadline, source, key, opt.maxMessages ?? this.o.maxMessages);
   }
 
-  private connect(t: Target, deadline: number, source: string | undefined): Promise<Session> {
+  private connect(t: Target, deadline: number, source: string | undefined, key: string, max: number): Promise<Session> {
     const servername = isIP(t.mxHost) ? undefined : t.mxHost;
     const conn = new SMTPConnection({
       host: t.ip, port: this.o.port, name: this.o.hostname, servername, localAddress: source,
@@ -94,10 +106,14 @@ export class SmtpClient {
       socketCloseTimeout: 1000, ignoreTLS: this.o.tls === 'off', requireTLS: this.o.tls === 'required',
       opportunisticTLS: this.o.tls === 'opportunistic', tls: { rejectUnauthorized: false, servername }, logger: false,
     });
-    const s: Session = { conn, key: sessionKey(t, source), uses: 0, dead: false, dirty: false, tls: null };
+    const s: Session = { conn, key, uses: 0, dead: false, dirty: false, tls: null, target: t, max, idle: false };
     this.open.add(s);
-    conn.on('error', (err: SmtpError) => { s.dead = true; s.fail?.(err); });
-    conn.on('end', () => { s.dead = true; this.open.delete(s); s.fail?.(Object.assign(new Error('Connection closed'), { code: 'ECONNECTION' })); });
+    const idleGone = () => { if (s.idle) { s.idle = false; this.o.onIdleClosed?.(s.key); } };
+    conn.on('error', (err: SmtpError) => { s.dead = true; s.fail?.(err); idleGone(); });
+    conn.on('end', () => {
+      s.dead = true; this.open.delete(s); s.fail?.(Object.assign(new Error('Connection closed'), { code: 'ECONNECTION' }));
+      idleGone();
+    });
     return new Promise<Session>((resolve, reject) => {
       let settled = false;
       const fail = (err: SmtpError) => {
@@ -138,19 +154,25 @@ export class SmtpClient {
     });
   }
 
-  private release(s: Session, healthy: boolean): void {
+  /** Back to the idle pool (true) or closed (false). */
+  private release(s: Session, healthy: boolean): boolean {
     s.uses++;
-    if (!healthy || s.dead || this.closing || s.uses >= this.o.maxMessages) { this.quit(s); return; }
+    if (!healthy || s.dead || this.closing || s.uses >= Math.min(s.max, this.o.maxMessages)) { this.quit(s); return false; }
     const list = this.idle.get(s.key) ?? [];
+    s.idle = true;
     list.push(s);
     this.idle.set(s.key, list);
     s.idleTimer = setTimeout(() => {
       const i = list.indexOf(s);
       if (i >= 0) list.splice(i, 1);
       if (list.length === 0 && this.idle.get(s.key) === list) this.idle.delete(s.key);
+      const wasIdle = s.idle;
+      s.idle = false;
       this.quit(s);
+      if (wasIdle) this.o.onIdleClosed?.(s.key);
     }, this.o.idleMs ?? 5000);
     s.idleTimer.unref();
+    return true;
   }
 
   private quit(s: Session): void {

@@ -1,10 +1,10 @@
 // Source addresses of outbound connections: each team's pool (ipPools, by team id or name) or the
-// default pool (sendingIps); per MX address, a stable pick of the pool's addresses of its family.
+// default pool (sendingIps); the lane IPs of a (team, site) in stable preference order; `default` when none.
 import { createHash } from 'node:crypto';
 import { isIP, isIPv6 } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { teamPool } from '../config/ip-pools.js';
-import { teamById } from '../store/teams.js';
+import { teamById } from '../services/delivery.js';
 import type { Ctx } from '../services/context.js';
 import type { Target } from './smtp.js';
 
@@ -36,6 +36,15 @@ export function rendezvous(ips: string[], key: string): string | undefined {
   return best;
 }
 
+/** The lane name of the kernel-chosen source address (no MTA_SENDING_IPS). */
+export const DEFAULT_IP = 'default';
+
+/** `ips` ordered by rendezvous score for `key` (highest first): stable, and an address added moves few keys. */
+export function preferenceOrder(ips: readonly string[], key: string): string[] {
+  const score = (ip: string) => createHash('sha256').update(`${key}\n${ip}`).digest().readUInt32BE(0);
+  return ips.map((ip) => ({ ip, s: score(ip) })).sort((a, b) => b.s - a.s).map((x) => x.ip);
+}
+
 const sameFamily = (ips: string[], ip: string) => ips.filter((a) => isIP(a) !== 0 && isIPv6(a) === isIPv6(ip));
 
 export class SourcePools {
@@ -62,6 +71,29 @@ export class SourcePools {
       return { kind: 'skip', reason: `the team's IP pool has no IPv${isIPv6(t.ip) ? 6 : 4} address for ${t.mxHost} (${t.ip})` };
     }
     return { kind: 'bind', ip: undefined }; // listed but not held here (NAT, say), or the default pool lacks this family
+  }
+
+  /**
+   * The lane IPs of a team's mail to `site`, in preference order (rendezvous on the site: a site keeps its
+   * first IP): the pool's held addresses, else its listed ones (bound by the kernel), else `default`.
+   */
+  lanesFor(teamId: string, site: string): { ips: string[]; own: boolean } {
+    const p = this.poolOf(teamId);
+    const base = p.bindable.length ? p.bindable : p.listed.length ? p.listed : [DEFAULT_IP];
+    return { ips: preferenceOrder(base, site), own: p.own };
+  }
+
+  /** The address to bind for a lane IP (undefined: the kernel chooses). */
+  bindOf(ip: string): string | undefined { return ip !== DEFAULT_IP && this.held(ip) ? ip : undefined; }
+
+  /** Every lane IP of the configuration with its pool name (`default` for MTA_SENDING_IPS or none). */
+  allIps(): { ip: string; pool: string }[] {
+    const out = new Map<string, string>();
+    const add = (ips: string[], pool: string) => { for (const ip of ips.filter((x) => isIP(x) !== 0)) if (!out.has(ip)) out.set(ip, pool); };
+    for (const [team, ips] of Object.entries(this.ctx.config.ipPools)) add(ips, team);
+    add(this.ctx.config.sendingIps, 'default');
+    if (this.ctx.config.sendingIps.filter((x) => isIP(x) !== 0).length === 0) out.set(DEFAULT_IP, 'default');
+    return [...out].map(([ip, pool]) => ({ ip, pool }));
   }
 
   private poolOf(teamId: string): Pool {

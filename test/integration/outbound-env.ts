@@ -1,5 +1,8 @@
 // Shared set-up for the outbound tests: TestDns with the zones, a scriptable MX on 127.0.0.1:port 0
 // (MTA_OUTBOUND_PORT), the service with the outbound feature, a live key and a verified DKIM domain.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import { TestDns } from '../helpers/dns.js';
 import { TestMx, type MxScript } from '../helpers/smtp-mx.js';
@@ -25,12 +28,20 @@ export function route(dns: TestDns, name: string, ip = '127.0.0.1'): void {
   dns.set(`mx.${name}`, { A: [ip] });
 }
 
-export async function outboundEnv(opts: { env?: Record<string, string>; overrides?: Partial<Config>; script?: MxScript; mxTls?: boolean; features?: FeatureFactory[] } = {}): Promise<OutboundEnv> {
+/** Writes an operator shaping file (MTA_SHAPING_FILE) for a test; returns its path. */
+export function shapingFile(rules: Record<string, unknown>): string {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mta-shaping-')), 'shaping.json');
+  fs.writeFileSync(file, JSON.stringify(rules));
+  return file;
+}
+
+export async function outboundEnv(opts: { env?: Record<string, string>; overrides?: Partial<Config>; script?: MxScript; mxTls?: boolean; features?: FeatureFactory[]; shaping?: Record<string, unknown> } = {}): Promise<OutboundEnv> {
   const dns = await new TestDns().start();
+  const overrides = opts.shaping ? { ...opts.overrides, shapingFile: shapingFile(opts.shaping) } : opts.overrides;
   const mx = await new TestMx({ script: opts.script, tls: opts.mxTls }).start();
   const s = await startTestService({
     features: opts.features ?? [outbound],
-    overrides: opts.overrides,
+    overrides,
     env: {
       MTA_DNS_SERVERS: dns.server, MTA_OUTBOUND_PORT: String(mx.port), MTA_OUTBOUND_TIMEOUT_SECONDS: '1',
       MTA_RETRY_MIN_SECONDS: '0.2', MTA_RETRY_MAX_SECONDS: '2', MTA_QUEUE_LIFETIME_SECONDS: '60', MTA_RATE_LIMIT: '0',

@@ -61,7 +61,7 @@ describe('outbound delivery: test mode, scheduling, cancel, sessions', function 
   it('reuses a session for several messages (up to outboundMessagesPerConnection), RSET after a failed one', async () => {
     let n = 0;
     e = await outboundEnv({
-      overrides: { outboundPerDomainConcurrency: 1, outboundMessagesPerConnection: 4 },
+      overrides: { outboundMessagesPerConnection: 4 }, shaping: { default: { connections: 1 } },
       script: { mail: () => (n++ === 1 ? { code: 451, message: '4.3.0 Temporary failure' } : undefined) },
     });
     const sent = await Promise.all(Array.from({ length: 8 }, (_, i) => e!.send({ to: `u${i}@rcpt.test` })));
@@ -89,7 +89,7 @@ describe('outbound delivery: stop (SIGTERM)', function () {
   this.timeout(20000);
   it('finishes the transaction in flight and releases claims not yet started', async () => {
     const { openDb } = await import('../../src/store/db.js');
-    const e = await outboundEnv({ overrides: { outboundPerDomainConcurrency: 1 }, script: { data: () => ({ delayMs: 400 }) } });
+    const e = await outboundEnv({ shaping: { default: { connections: 1 } }, script: { data: () => ({ delayMs: 400 }) } });
     const sent = await Promise.all([0, 1, 2].map((i) => e.send({ to: `u${i}@rcpt.test` })));
     const until = Date.now() + 3000;
     while (e.mx.open === 0 && Date.now() < until) await sleep(5);

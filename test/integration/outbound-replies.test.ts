@@ -74,7 +74,7 @@ describe('outbound delivery: SMTP replies per recipient', function () {
 
   it('a 4xx to MAIL FROM defers the rest of the job without a MAIL FROM per recipient; all delivered on retry', async () => {
     const mails: string[] = [];
-    e = await outboundEnv({ script: { mail: (from) => (mails.push(from), mails.length === 1 ? bounce(421, '4.7.0 Try again later') : undefined) } });
+    e = await outboundEnv({ shaping: { default: { connections: 1 } }, script: { mail: (from) => (mails.push(from), mails.length === 1 ? bounce(421, '4.7.0 Try again later') : undefined) } });
     const sent = await e.send({ to: ['a@rcpt.test', 'b@rcpt.test', 'c@rcpt.test'] });
     await e.waitStatus(sent.id, ['delivery_delayed']);
     expect(mails).to.have.length(1);

@@ -20,13 +20,13 @@ describe('outbound delivery: live emails over SMTP', function () {
     });
     const done = await e.waitStatus(sent.id, ['delivered']);
     expect(done.status).to.equal('delivered');
-    // One transaction per recipient, each with its own VERP token, over one reused session; the
-    // message itself is built and signed once (the same bytes every time).
+    // One transaction per recipient, each with its own VERP token; the scheduler may run them on parallel
+    // sessions of the site (up to its connection limit); the message itself is built and signed once.
     expect(e.mx.messages).to.have.length(3);
     expect(e.mx.messages.map((m) => m.to).flat().sort()).to.deep.equal(['alice@rcpt.test', 'bob@rcpt.test', 'carol@rcpt.test']);
     expect(e.mx.messages.every((m) => m.to.length === 1)).to.equal(true);
-    expect(new Set(e.mx.messages.map((m) => m.sessionId)).size).to.equal(1);
-    expect(e.mx.connections).to.equal(1);
+    expect(new Set(e.mx.messages.map((m) => m.sessionId)).size).to.equal(e.mx.connections);
+    expect(e.mx.connections).to.be.within(1, 3);
     expect(new Set(e.mx.messages.map((m) => m.raw.toString('base64'))).size).to.equal(1);
     const ids = Object.fromEntries(deliveriesOf(e.s.db, emailByPublicId(e.s.db, sent.id)!.seq).map((d) => [d.recipient, d.id]));
     for (const m of e.mx.messages) {

@@ -1,0 +1,82 @@
+// Ready queues of the delivery loop: recipients resolved to a site, waiting for the scheduler to start them,
+// one queue per (site, lane IP list), FIFO; per-site counts; which domains to leave in the store for now.
+import type { Claimed, EmailRow } from '../services/delivery.js';
+
+export interface Item {
+  email: EmailRow; rcpt: Claimed; hosts: readonly string[]; raw: Buffer; returnDomain: string;
+  /** when it joined the queue; how often a blocklist reply moved it to another IP */
+  since: number; moves: number;
+}
+
+/** A backlog this large whose oldest item has waited this long is slow: its domains are not claimed for now. */
+const SLOW_MS = 1000;
+
+export class ReadyQueue {
+  private items: Item[] = [];
+  private head = 0;
+  inFlight = 0;
+  readonly domains = new Set<string>();
+  constructor(readonly key: string, readonly site: string, readonly ips: readonly string[], readonly own: boolean, readonly mx: readonly string[]) {}
+
+  get length(): number { return this.items.length - this.head; }
+  push(i: Item): void { this.items.push(i); this.domains.add(i.rcpt.domain); }
+  unshift(i: Item): void { if (this.head > 0) this.items[--this.head] = i; else this.items.unshift(i); }
+  shift(): Item | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const i = this.items[this.head];
+    this.items[this.head++] = undefined as unknown as Item;
+    if (this.head > 1024 && this.head * 2 > this.items.length) { this.items = this.items.slice(this.head); this.head = 0; }
+    return i;
+  }
+  /** Removes and returns the waiting items `pick` selects. */
+  take(pick: (i: Item) => boolean): Item[] {
+    const rest = this.drain();
+    const out = rest.filter(pick);
+    this.items = rest.filter((i) => !pick(i));
+    return out;
+  }
+  peek(): Item | undefined { return this.items[this.head]; }
+  drain(): Item[] { const out = this.items.slice(this.head); this.items = []; this.head = 0; return out; }
+}
+
+export class ReadyQueues {
+  private queues = new Map<string, ReadyQueue>();
+  private sites = new Map<string, readonly string[]>();
+
+  /** The queue of (site, IPs), created on first use. */
+  queue(site: string, ips: readonly string[], own: boolean, mx: readonly string[]): ReadyQueue {
+    const key = `${site}\n${ips.join(',')}`;
+    let q = this.queues.get(key);
+    if (!q) { q = new ReadyQueue(key, site, ips, own, mx); this.queues.set(key, q); }
+    this.sites.set(site, mx);
+    return q;
+  }
+
+  get(key: string): ReadyQueue | undefined { return this.queues.get(key); }
+  all(): ReadyQueue[] { return [...this.queues.values()]; }
+  /** MX patterns (rule sites) or hosts (other sites) of every site seen. */
+  siteMx(): Map<string, readonly string[]> { return this.sites; }
+
+  get total(): number { let n = 0; for (const q of this.queues.values()) n += q.length; return n; }
+
+  bySite(): Map<string, { queued: number; inFlight: number }> {
+    const out = new Map<string, { queued: number; inFlight: number }>();
+    for (const q of this.queues.values()) {
+      const c = out.get(q.site) ?? { queued: 0, inFlight: 0 };
+      c.queued += q.length; c.inFlight += q.inFlight;
+      out.set(q.site, c);
+    }
+    return out;
+  }
+
+  /** Domains of queues holding over a quarter of `maxHeld` whose oldest has waited over SLOW_MS. */
+  slowDomains(now: number, maxHeld: number): string[] {
+    const out: string[] = [];
+    for (const q of this.queues.values()) {
+      if (q.length >= Math.max(20, maxHeld / 4) && now - (q.peek()?.since ?? now) > SLOW_MS) out.push(...q.domains);
+    }
+    return out;
+  }
+
+  drainAll(): Item[] { return [...this.queues.values()].flatMap((q) => q.drain()); }
+}

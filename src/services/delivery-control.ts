@@ -1,0 +1,123 @@
+// Delivery control for operators (operations.md "Delivery control"): `mta sites`, `mta site suspend|resume`,
+// `mta ip list`, `mta ip warmup` read what the running loop stored and queue intentions it applies within a second.
+import { isIP } from 'node:net';
+import type { Ctx } from './context.js';
+import { shapingFor } from './shaping.js';
+import { tx, type DB } from '../store/db.js';
+import * as dc from '../store/delivery-control.js';
+import { capToday, utcDay, warmupDay } from '../core/shaping/warmup.js';
+import { parseRate } from '../core/shaping/rules.js';
+
+export { upsertLane, upsertSite, pendingCommands, markApplied } from '../store/delivery-control.js';
+export const storedLanes = dc.lanes;
+export const storedWarmups = dc.warmups;
+export const removeLane = dc.deleteLane;
+export const hasCommands = (db: DB) => dc.pendingCommands(db).length > 0;
+export const inTx = tx;
+
+export class ControlError extends Error {}
+
+export interface IpState { ip: string; state: 'open' | 'throttled' | 'suspended'; until: string | null; reason: string | null; rate: string | null }
+export interface SiteView {
+  site: string; mx: string[]; queued: number; in_flight: number; sent_last_hour: number;
+  limits: { connections: number; messages_per_connection: number; rate: string | null }; ips: IpState[];
+}
+
+/** Every source IP of the configuration with its pool (`default`: MTA_SENDING_IPS, or the kernel's choice). */
+export function configuredIps(config: Ctx['config']): { ip: string; pool: string }[] {
+  const out = new Map<string, string>();
+  for (const [team, ips] of Object.entries(config.ipPools)) for (const ip of ips) if (isIP(ip) && !out.has(ip)) out.set(ip, team);
+  const sending = config.sendingIps.filter((ip) => isIP(ip) !== 0);
+  for (const ip of sending) if (!out.has(ip)) out.set(ip, 'default');
+  if (sending.length === 0) out.set('default', 'default');
+  return [...out].map(([ip, pool]) => ({ ip, pool }));
+}
+
+/** An effective rate (messages per ms) in the unit of the configured rate ("60/min" halved → "30/min"). */
+function rateText(perMs: number | null, configured: string | null): string | null {
+  if (perMs === null || configured === null) return null;
+  const unit = configured.split('/')[1];
+  const n = perMs / (parseRate(`1/${unit}`) as number);
+  return `${Number(n.toPrecision(3))}/${unit}`;
+}
+
+function knownSites(ctx: Ctx): string[] {
+  const names = new Set(shapingFor(ctx.config).sites.map((s) => s.name));
+  for (const s of dc.sites(ctx.db)) names.add(s.site);
+  for (const l of dc.lanes(ctx.db)) names.add(l.site);
+  return [...names];
+}
+
+/** The object `mta sites` prints for one site, with pending operator commands shown as applied. */
+export function siteView(ctx: Ctx, site: string): SiteView {
+  const now = ctx.now();
+  const shaping = shapingFor(ctx.config);
+  const rule = shaping.sites.find((s) => s.name === site);
+  const limits = shaping.limitsOf(site);
+  const row = dc.sites(ctx.db).find((s) => s.site === site);
+  const lanes = dc.lanes(ctx.db).filter((l) => l.site === site);
+  const hold = lanes.find((l) => l.ip === '*' && (l.until === null || l.until > now));
+  const ipNames = [...new Set([...configuredIps(ctx.config).map((x) => x.ip), ...lanes.filter((l) => l.ip !== '*').map((l) => l.ip)])];
+  const ips: IpState[] = ipNames.map((ip) => {
+    const l = lanes.find((x) => x.ip === ip);
+    const live = l && l.state !== 'open' && (l.state !== 'suspended' || l.until === null || l.until > now);
+    if (live) return { ip, state: l.state, until: l.until === null ? null : new Date(l.until).toISOString(), reason: l.reason, rate: rateText(l.rate, limits.rate) };
+    if (hold) return { ip, state: 'suspended', until: hold.until === null ? null : new Date(hold.until).toISOString(), reason: hold.reason, rate: limits.rate };
+    return { ip, state: 'open', until: null, reason: null, rate: limits.rate };
+  });
+  for (const c of dc.pendingCommands(ctx.db).filter((x) => x.site === site)) {
+    for (const s of ips.filter((x) => c.ip === null || x.ip === c.ip)) {
+      if (c.kind === 'suspend') Object.assign(s, { state: 'suspended', until: c.seconds === null ? null : new Date(c.created_at + c.seconds * 1000).toISOString(), reason: c.reason ?? 'operator' });
+      else Object.assign(s, { state: 'open', until: null, reason: null, rate: limits.rate });
+    }
+  }
+  return {
+    site, mx: rule ? [...rule.mx] : row ? JSON.parse(row.mx_json) as string[] : site.split(','),
+    queued: row?.queued ?? 0, in_flight: row?.in_flight ?? 0, sent_last_hour: row?.sent_last_hour ?? 0,
+    limits: { connections: limits.connections, messages_per_connection: limits.messages_per_connection, rate: limits.rate }, ips,
+  };
+}
+
+export const listSites = (ctx: Ctx): SiteView[] => knownSites(ctx).map((s) => siteView(ctx, s));
+
+function checkSite(ctx: Ctx, site: string, ip: string | null): void {
+  if (!knownSites(ctx).includes(site)) throw new ControlError(`no site named ${JSON.stringify(site)} (see mta sites)`);
+  if (ip !== null && !configuredIps(ctx.config).some((x) => x.ip === ip) && !dc.lanes(ctx.db).some((l) => l.ip === ip)) throw new ControlError(`${ip} is not a source IP of this service (see mta ip list)`);
+}
+
+/** Queues an operator suspension or resumption; waits up to `waitMs` for the running loop to apply it. */
+export async function siteCommand(ctx: Ctx, c: { kind: 'suspend' | 'resume'; site: string; ip: string | null; seconds: number | null; reason: string | null }, waitMs = 2500): Promise<SiteView> {
+  checkSite(ctx, c.site, c.ip);
+  if (c.seconds !== null && (!Number.isInteger(c.seconds) || c.seconds < 1)) throw new ControlError('--seconds is a whole number of seconds, 1 or more');
+  const id = dc.addCommand(ctx.db, c, ctx.now());
+  const until = Date.now() + waitMs;
+  while (Date.now() < until && !dc.commandById(ctx.db, id)?.applied_at) await new Promise((r) => setTimeout(r, 50));
+  const view = siteView(ctx, c.site);
+  return c.ip === null ? view : { ...view, ips: view.ips.filter((x) => x.ip === c.ip) };
+}
+
+export interface IpView { ip: string; pool: string; warmup: null | { started_at: string; day: number; caps_today: Record<string, number | null>; sent_today: Record<string, number> } }
+
+export function ipView(ctx: Ctx, ip: string, pool: string): IpView {
+  const now = ctx.now();
+  const w = dc.warmups(ctx.db).find((x) => x.ip === ip);
+  if (!w) return { ip, pool, warmup: null };
+  const warm = { startedAt: w.started_at, startDay: w.start_day };
+  const cap = capToday(shapingFor(ctx.config).warmup.schedule, warm, now);
+  const sent: Record<string, number> = {};
+  for (const l of dc.lanes(ctx.db)) if (l.ip === ip && l.day === utcDay(now) && l.sent_today > 0) sent[l.site] = l.sent_today;
+  const caps = Object.fromEntries([...new Set([...knownSites(ctx), ...Object.keys(sent)])].map((s) => [s, cap]));
+  return { ip, pool, warmup: { started_at: new Date(w.started_at).toISOString(), day: warmupDay(warm, now), caps_today: caps, sent_today: sent } };
+}
+
+export const listIps = (ctx: Ctx): IpView[] => configuredIps(ctx.config).map((x) => ipView(ctx, x.ip, x.pool));
+
+/** Starts (at `day`) or stops an IP's warm-up; the loop applies it within a second. */
+export function warmupIp(ctx: Ctx, ip: string, day: number, stop: boolean): IpView {
+  const known = configuredIps(ctx.config).find((x) => x.ip === ip);
+  if (!known) throw new ControlError(`${ip} is not a source IP of this service (see mta ip list)`);
+  const len = shapingFor(ctx.config).warmup.schedule.length;
+  if (!Number.isInteger(day) || day < 0 || day >= len) throw new ControlError(`--day is 0 to ${len - 1}`);
+  dc.setWarmup(ctx.db, ip, stop ? null : { started_at: ctx.now(), start_day: day });
+  return ipView(ctx, ip, known.pool);
+}
