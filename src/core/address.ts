@@ -1,5 +1,6 @@
 // Mailbox parsing and validation: `addr@domain` or `Name <addr@domain>` (one mailbox, strict display
-// names), RFC 5321 limits, internationalised domains converted to punycode. Pure.
+// names), RFC 5321 limits, internationalised domains converted to punycode; findAddress, the tolerant extractor
+// of the inbound reader. Pure.
 import { domainToASCII } from 'node:url';
 
 const LOCAL_ATOM = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\uFFFF-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\uFFFF-]+)*$/;
@@ -84,4 +85,45 @@ export function parseMailbox(input: string): Mailbox | null {
 /** Key used for suppression matching: exact local part lower-cased, domain lower-cased. */
 export function suppressionKey(address: string): string {
   return address.toLowerCase();
+}
+
+/** Characters of an unquoted local part (RFC 5322 atext and the dot), as the inbound reader accepts them. */
+const LOCAL_CHAR = /[\w.!#$%&'*+/=?^`{|}~-]/;
+const LABEL_CHAR = /[\w-]/;
+
+/** End of the dotted domain (labels of [\w-], at least two) starting at `from`, or -1. */
+function domainEnd(text: string, from: number): number {
+  let labels = 0;
+  let end = -1;
+  let i = from;
+  for (;;) {
+    const start = i;
+    while (i < text.length && LABEL_CHAR.test(text[i] as string)) i++;
+    if (i === start) break;
+    labels++;
+    end = i;
+    if (text[i] !== '.') break;
+    i++;
+  }
+  return labels >= 2 ? end : -1;
+}
+
+/**
+ * The inbound reader's one address extractor: the address in `<…>` when the text has one, else the first
+ * `local@dom.ain` in it, lower-cased; null when none. One linear pass (each character is read at most twice);
+ * tolerant where readMailbox is strict: it finds an address in a DSN field, a header or a line of prose.
+ */
+export function findAddress(text: string | null | undefined): string | null {
+  if (!text) return null;
+  let first: string | null = null;
+  for (let at = text.indexOf('@'); at >= 0; at = text.indexOf('@', at + 1)) {
+    let start = at;
+    while (start > 0 && LOCAL_CHAR.test(text[start - 1] as string)) start--;
+    const end = start < at ? domainEnd(text, at + 1) : -1;
+    if (end < 0) continue;
+    const address = text.slice(start, end).toLowerCase();
+    if (text[start - 1] === '<' && text[end] === '>') return address;
+    first ??= address;
+  }
+  return first;
 }

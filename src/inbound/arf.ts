@@ -1,7 +1,8 @@
 // Reads complaint reports: RFC 5965 ARF (message/feedback-report) and near-ARF provider formats
 // (Hotmail JMRP, Apple Mail unsubscribe). Returns null when the message is not a complaint.
 import { type Entity, header, leaves, parseEntity } from './mime.js';
-import { extractAddress, readDsnFields } from './dsn.js';
+import { findAddress } from '../core/address.js';
+import { readDsnFields } from './dsn.js';
 
 export interface Complaint { addresses: (string | null)[]; feedbackType: string | null; original: Entity | null }
 
@@ -17,10 +18,11 @@ function rfc5965(root: Entity): Complaint | null {
   const fields = new Map([...perMessage, ...(recipients[0] ?? [])]);
   const original = originalOf(root);
   const rcpts = [...report.text.matchAll(/^Original-Rcpt-To:\s*(.+)$/gim)]
-    .map((m) => extractAddress(m[1])).filter((a): a is string => !!a);
+    .map((m) => findAddress(m[1])).filter((a): a is string => !!a);
   if (!rcpts.length) {
     const to = original ? header(original.headers, 'to') : null;
-    rcpts.push(...(extractAddress(to) ? [extractAddress(to) as string] : []));
+    const addr = findAddress(to);
+    if (addr) rcpts.push(addr);
   }
   return {
     addresses: rcpts.length ? [...new Set(rcpts)] : [null],
@@ -31,13 +33,13 @@ function rfc5965(root: Entity): Complaint | null {
 function nearArf(root: Entity): Complaint | null {
   const h = root.headers;
   if (/^true$/i.test(header(h, 'x-apple-unsubscribe') ?? '')) {
-    return { addresses: [extractAddress(header(h, 'from'))], feedbackType: 'opt-out', original: null };
+    return { addresses: [findAddress(header(h, 'from'))], feedbackType: 'opt-out', original: null };
   }
   const orig = originalOf(root);
   const jmrp = orig ? header(orig.headers, 'x-hmxmroriginalrecipient') : null;
   const from = (header(h, 'from') ?? '').toLowerCase();
   if (jmrp || (orig && /staff@hotmail\.com/.test(from))) {
-    const addr = extractAddress(jmrp) ?? extractAddress(orig ? header(orig.headers, 'to') : null);
+    const addr = findAddress(jmrp) ?? findAddress(orig ? header(orig.headers, 'to') : null);
     return { addresses: [addr], feedbackType: 'abuse', original: orig };
   }
   return null;

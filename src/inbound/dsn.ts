@@ -1,5 +1,6 @@
 // Reads RFC 3464 message/delivery-status fields into per-recipient records, and finds the
 // SMTP command / diagnostic a human-readable notice gives for one recipient. Pure functions.
+import { findAddress } from '../core/address.js';
 
 export interface RawRecipient {
   address: string | null;
@@ -17,16 +18,6 @@ export interface RawRecipient {
 }
 
 export interface DsnFields { perMessage: Map<string, string>; recipients: Map<string, string>[] }
-
-// The lookbehind starts a match only where a run of local-part characters starts (linear, not quadratic).
-const ADDR = /(?<![\w.!#$%&'*+/=?^`{|}~-])[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+/;
-
-export function extractAddress(value: string | null | undefined): string | null {
-  if (!value) return null;
-  const v = value.replace(/^\s*rfc822\s*;/i, '');
-  const m = ADDR.exec(v);
-  return m ? m[0].toLowerCase().replace(/\.$/, '') : null;
-}
 
 /**
  * "name <sep> value" (what /^([\w-]+)\s*<sep>\s*(.*)$/ read, without its quadratic backtracking): the name and
@@ -65,8 +56,8 @@ export function readDsnFields(text: string): DsnFields {
 
 /** Turns one recipient field map into a raw recipient. */
 export function dsnRecipient(f: Map<string, string>): RawRecipient {
-  const address = extractAddress(f.get('final-recipient')) ?? extractAddress(f.get('original-recipient'))
-    ?? extractAddress(f.get('x-actual-recipient'));
+  const address = findAddress(f.get('final-recipient')) ?? findAddress(f.get('original-recipient'))
+    ?? findAddress(f.get('x-actual-recipient'));
   const diag = f.get('diagnostic-code') ?? null;
   const dm = diag ? fieldOf(diag, ';') : null;
   const status = /[245]\.\d{1,3}\.\d{1,3}/.exec(f.get('status') ?? '')?.[0] ?? null;
@@ -79,7 +70,7 @@ export function dsnRecipient(f: Map<string, string>): RawRecipient {
     replycode: null,
     command: null,
     rhost: /^\s*dns\s*;\s*\[?([\w.-]+\.[a-z]{2,})/i.exec(f.get('remote-mta') ?? '')?.[1]?.toLowerCase() ?? null,
-    original: extractAddress(f.get('original-recipient')),
+    original: findAddress(f.get('original-recipient')),
   };
 }
 

@@ -1,6 +1,7 @@
 // Reads recipients and their error text from human-readable (non-RFC 3464) bounce notices:
 // qmail, Exim, Postfix text, Sendmail transcripts, Exchange, Gmail, Zoho, OpenSMTPD, Yahoo...
-import { type RawRecipient, commandIn, extractAddress, paragraphFor } from './dsn.js';
+import { findAddress } from '../core/address.js';
+import { type RawRecipient, commandIn, paragraphFor } from './dsn.js';
 import { FORMAT_RECIPIENT_LINES } from './formats.js';
 
 /** Recipients read from one notice at most (an email has at most 50); bounds the per-recipient scans. */
@@ -49,7 +50,7 @@ export function recipientLines(section: string, exclude: Set<string>): string[] 
   for (const line of section.split('\n')) {
     if (!line.includes('@')) continue; // every pattern captures an address
     for (const re of patterns) {
-      const a = extractAddress(re.exec(line)?.[1]);
+      const a = findAddress(re.exec(line)?.[1]);
       if (a && !exclude.has(a) && !found.includes(a)) found.push(a);
       if (a) break;
     }
@@ -104,10 +105,6 @@ function readOne(section: string, address: string, all: string[]): RawRecipient 
   return rec;
 }
 
-function escape(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
 function squash(s: string): string {
   return s.replace(/\s+/g, ' ').trim();
 }
@@ -118,7 +115,10 @@ export function readNotice(text: string, failed: string[], exclude: Set<string>,
   let addrs = recipientLines(section, exclude);
   if (!addrs.length) addrs = failed;
   // A Postfix-style "<address>: host ... said" line names the recipient even when it equals the sender.
-  if (!addrs.length) addrs = recipientLines(section, new Set()).filter((a) => new RegExp(`^\\s*<${escape(a)}>:`, 'im').test(section));
+  if (!addrs.length) {
+    const lines = section.split('\n').map((l) => l.trimStart().toLowerCase());
+    addrs = recipientLines(section, new Set()).filter((a) => lines.some((l) => l.startsWith(`<${a}>:`)));
+  }
   if (!addrs.length) return [];
   addrs = addrs.slice(0, MAX_NOTICE_RECIPIENTS);
   return addrs.map((a) => readOne(section, a, addrs));

@@ -1,5 +1,6 @@
 // Extracts facts about the returned original message: Message-ID, our email id (em_…), the
 // VERP envelope sender and From. Looks at message/rfc822 parts, header parts and inline copies.
+import { findAddress } from '../core/address.js';
 import { type Entity, header, leaves, parseHeaders } from './mime.js';
 import type { OriginalInfo } from '../core/report.js';
 
@@ -34,23 +35,6 @@ function inlineHeaders(text: string): string | null {
   return null;
 }
 
-/**
- * The first word (a run of characters other than <>"" and white space) with an @ inside it, followed by
- * white space, the end, or ">" and then white space or the end. A linear scan (the regex it replaces was cubic).
- */
-function addr(v: string | null): string | null {
-  if (!v) return null;
-  for (const m of v.matchAll(/[^<>\s"]+/g)) {
-    const word = m[0];
-    const at = word.indexOf('@', 1);
-    if (at < 1 || at > word.length - 2) continue;
-    const end = (m.index as number) + word.length;
-    const after = end < v.length && v[end] === '>' ? end + 1 : end;
-    if (after === v.length || /\s/.test(v[after] as string)) return word.toLowerCase();
-  }
-  return null;
-}
-
 export function readOriginal(root: Entity): OriginalInfo {
   const h = headerBlock(root) ?? new Map<string, string[]>();
   const dsn = leaves(root).find((p) => p.type === 'message/delivery-status')?.text ?? '';
@@ -59,6 +43,6 @@ export function readOriginal(root: Entity): OriginalInfo {
   const xid = header(h, 'x-email-id');
   const emailId = EMAIL_ID.exec(messageId ?? '')?.[1]?.toLowerCase() ?? (xid && /^em_[0-9a-z]{26}$/i.test(xid.trim()) ? xid.trim() : null);
   const envFrom = /^(?:X-)?Original-Mail-From:\s*(.+)$/im.exec(dsn)?.[1] ?? null;
-  const returnPath = addr(envFrom) ?? addr(header(h, 'return-path'));
-  return { message_id: messageId, email_id: emailId, return_path: returnPath, from: addr(header(h, 'from')) };
+  const returnPath = findAddress(envFrom) ?? findAddress(header(h, 'return-path'));
+  return { message_id: messageId, email_id: emailId, return_path: returnPath, from: findAddress(header(h, 'from')) };
 }

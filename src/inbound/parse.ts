@@ -5,7 +5,8 @@ import { classifyBounce, findReply, findStatus } from '../core/classify.js';
 import { isExplicit, pseudoStatus } from '../core/bounce-reasons.js';
 import { registryReason } from '../core/providers/index.js';
 import { type Entity, header, leaves, parseEntity } from './mime.js';
-import { type RawRecipient, commandIn, dsnRecipient, extractAddress, paragraphFor, readDsnFields } from './dsn.js';
+import { findAddress } from '../core/address.js';
+import { type RawRecipient, commandIn, dsnRecipient, paragraphFor, readDsnFields } from './dsn.js';
 import { readNotice, errorSection, MAX_NOTICE_RECIPIENTS } from './nonstandard.js';
 import { readComplaint } from './arf.js';
 import { readOriginal } from './original.js';
@@ -87,7 +88,7 @@ function isAutoReply(root: Entity): boolean {
 
 function vacationReport(root: Entity): Report | null {
   if (!isAutoReply(root)) return null;
-  const address = extractAddress(header(root.headers, 'from'));
+  const address = findAddress(header(root.headers, 'from'));
   return {
     kind: 'other',
     recipients: [{ address, status: null, action: null, reason: 'vacation', hard: null, diagnostic: null, replycode: null }],
@@ -126,7 +127,7 @@ function dsnRecipients(root: Entity, notice: string): RawRecipient[] {
 function senders(root: Entity, original: OriginalInfo): Set<string> {
   const s = new Set<string>();
   for (const v of [header(root.headers, 'to'), original.from, original.return_path]) {
-    const a = extractAddress(v);
+    const a = findAddress(v);
     if (a) s.add(a);
   }
   return s;
@@ -138,7 +139,7 @@ function bounceReport(root: Entity): Report | null {
   const format = detectFormat(root, notice);
   let raws = dsnRecipients(root, notice);
   const failed = (header(root.headers, 'x-failed-recipients') ?? '').split(',')
-    .map((a) => extractAddress(a)).filter((a): a is string => !!a);
+    .map((a) => findAddress(a)).filter((a): a is string => !!a);
   // Exim: "Final-Recipient: rfc822;/path/to/mailbox" (a file or pipe) — X-Failed-Recipients names the address.
   if (raws.length && raws.length === failed.length) raws.forEach((r, i) => { r.address ??= failed[i] ?? null; });
   if (!raws.length) {

@@ -1,5 +1,6 @@
 // readSesNotification(root): Amazon SES event notifications mailed as JSON (directly or wrapped in an SNS
 // "Notification" envelope) → bounced/delivered recipients or complaint addresses. Pure; null when not one.
+import { findAddress } from '../core/address.js';
 import type { RawRecipient } from './dsn.js';
 import { type Entity, header, leaves } from './mime.js';
 
@@ -60,7 +61,7 @@ export function readSesNotification(root: Entity): SesNotification | null {
   if (kind === 'bounce') {
     const b = obj(event.bounce);
     const recipients = list(b?.bouncedRecipients).map(obj).filter((r): r is Json => !!r).map((r): RawRecipient => ({
-      address: str(r.emailAddress)?.toLowerCase() ?? null, status: str(r.status), action: str(r.action) ?? 'failed',
+      address: findAddress(str(r.emailAddress)), status: str(r.status), action: str(r.action) ?? 'failed',
       diagnostic: smtpText(r.diagnosticCode), spec: 'SMTP', replycode: null, command: null,
     }));
     return recipients.length ? { type: 'bounce', recipients, feedbackType: null } : null;
@@ -68,17 +69,17 @@ export function readSesNotification(root: Entity): SesNotification | null {
   if (kind === 'delivery') {
     const d = obj(event.delivery);
     const response = smtpText(d?.smtpResponse);
-    const recipients = list(d?.recipients).map(str).filter((a): a is string => !!a).map((a): RawRecipient => ({
-      address: a.toLowerCase(), status: null, action: 'delivered', diagnostic: response, spec: 'SMTP',
+    const recipients = list(d?.recipients).map((a) => findAddress(str(a))).filter((a): a is string => !!a).map((a): RawRecipient => ({
+      address: a, status: null, action: 'delivered', diagnostic: response, spec: 'SMTP',
       replycode: null, command: null,
     }));
     return recipients.length ? { type: 'delivery', recipients, feedbackType: null } : null;
   }
   if (kind === 'complaint') {
     const c = obj(event.complaint);
-    const recipients = list(c?.complainedRecipients).map(obj).map((r) => str(r?.emailAddress))
+    const recipients = list(c?.complainedRecipients).map(obj).map((r) => findAddress(str(r?.emailAddress)))
       .filter((a): a is string => !!a).map((a): RawRecipient => ({
-        address: a.toLowerCase(), status: null, action: null, diagnostic: null, spec: null, replycode: null, command: null,
+        address: a, status: null, action: null, diagnostic: null, spec: null, replycode: null, command: null,
       }));
     return recipients.length ? { type: 'complaint', recipients, feedbackType: str(c?.complaintFeedbackType) } : null;
   }
