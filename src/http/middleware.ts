@@ -1,5 +1,5 @@
 // HTTP middleware: request id + access log, the error envelope for every failure,
-// bearer authentication with scopes, and the per-key token-bucket rate limit.
+// bearer authentication with scopes, and the per-key rate limit (the token buckets of ./rate-limit).
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
@@ -7,6 +7,9 @@ import { ApiError, invalid, type ErrorType } from '../core/errors.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from './validate.js';
 import { authenticate, requireScope, type Principal, type Scope } from '../services/keys.js';
 import type { Ctx } from '../services/context.js';
+import { RateLimiter } from './rate-limit.js';
+
+export { RateLimiter };
 
 export interface State { requestId: string; principal?: Principal; retryAfter?: number }
 export type KoaCtx = Koa.ParameterizedContext<State>;
@@ -60,22 +63,6 @@ export function requestLog(app: Ctx) {
       }
     }
   };
-}
-
-/** Token bucket per key: `rate` requests per second, bursts up to `burst`. */
-export class RateLimiter {
-  private buckets = new Map<string, { tokens: number; at: number }>();
-  constructor(readonly rate: number, readonly burst: number, private now: () => number) {}
-  take(key: string): { ok: boolean; remaining: number; reset: number; retryAfter: number } {
-    const t = this.now();
-    const b = this.buckets.get(key) ?? { tokens: this.burst, at: t };
-    b.tokens = Math.min(this.burst, b.tokens + ((t - b.at) / 1000) * this.rate);
-    b.at = t;
-    const ok = b.tokens >= 1;
-    if (ok) b.tokens -= 1;
-    this.buckets.set(key, b);
-    return { ok, remaining: Math.floor(b.tokens), reset: Math.ceil((this.burst - b.tokens) / this.rate), retryAfter: Math.max(1, Math.ceil((1 - b.tokens) / this.rate)) };
-  }
 }
 
 /** Takes a token from `bucket` and sets the RateLimit-* headers; throws 429 when the bucket is empty. */
