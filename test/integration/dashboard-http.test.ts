@@ -47,7 +47,10 @@ describe('dashboard over HTTP', () => {
     expect(res.status).to.equal(303);
     expect(res.location).to.equal('/dashboard/emails');
     const cookie = res.setCookie.find((c) => c.startsWith('mta_session='))!;
-    expect(cookie).to.match(/HttpOnly/).and.match(/SameSite=Lax/).and.match(/Path=\/dashboard/).and.not.match(/Secure/);
+    // Attribute names are case-insensitive (RFC 6265 5.2); Koa's ctx.cookies writes them in lower case.
+    expect(cookie).to.match(/; HttpOnly/i).and.match(/; SameSite=Lax/i).and.match(/; Path=\/dashboard(;|$)/i).and.not.match(/Secure/i);
+    const expires = Date.parse(/; expires=([^;]+)/i.exec(cookie)![1]);
+    expect(expires - Date.now()).to.be.within(12 * 3600_000 - 60_000, 12 * 3600_000 + 1000);
     const id = b.cookies.get('mta_session')!;
     const rows = s.db.prepare('SELECT id_hash FROM dashboard_sessions').pluck().all() as string[];
     expect(rows).to.include(createHash('sha256').update(id).digest('hex'));
@@ -62,7 +65,7 @@ describe('dashboard over HTTP', () => {
     try {
       const b = new Browserish(t.url);
       const res = await b.signIn(t.key(t.team().id, 'test'));
-      expect(res.setCookie.find((c) => c.startsWith('mta_session='))).to.match(/; Secure/);
+      expect(res.setCookie.find((c) => c.startsWith('mta_session='))).to.match(/; Secure/i).and.match(/; HttpOnly/i);
     } finally { await t.close(); }
   });
 
@@ -146,7 +149,10 @@ describe('dashboard over HTTP', () => {
     const c = new Browserish(s.url);
     await c.signIn(s.key(team.id, 'test'));
     const page = await c.req('GET', '/dashboard/emails');
-    expect((await c.req('POST', '/dashboard/sign-out', { _csrf: c.csrf(page.text) })).status).to.equal(303);
+    const out = await c.req('POST', '/dashboard/sign-out', { _csrf: c.csrf(page.text) });
+    expect(out.status).to.equal(303);
+    // The browser is told to drop the cookie: empty value, expired, same path.
+    expect(out.setCookie.find((x) => x.startsWith('mta_session='))).to.match(/^mta_session=;/).and.match(/; expires=Thu, 01 Jan 1970/i).and.match(/; Path=\/dashboard/i);
     expect((await c.req('GET', '/dashboard/emails')).status).to.equal(303);
   });
 

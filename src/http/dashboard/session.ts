@@ -49,11 +49,16 @@ export function loadSession(ctx: Ctx, cookie: string | undefined): Session | nul
 export const endSession = (ctx: Ctx, idHash: string) => sql(ctx.db, 'DELETE FROM dashboard_sessions WHERE id_hash = ?').run(idHash);
 export const endKeySessions = (ctx: Ctx, keyId: string) => sql(ctx.db, 'DELETE FROM dashboard_sessions WHERE key_id = ?').run(keyId).changes;
 
-/** Sets a cookie scoped to /dashboard: HttpOnly, SameSite=Lax, Secure when the public URL is https. */
+/**
+ * Sets a cookie through Koa's ctx.cookies, scoped to /dashboard: HttpOnly, SameSite=Lax, Secure when the
+ * public URL is https (also behind a proxy that speaks plain HTTP to us), expiring after `maxAgeSec`.
+ */
 export function setCookie(app: Ctx, k: KoaCtx, name: string, value: string, maxAgeSec: number) {
-  const secure = app.config.publicUrl.startsWith('https:') ? '; Secure' : '';
-  k.append('Set-Cookie', `${name}=${value}; Path=/dashboard; Max-Age=${maxAgeSec}; HttpOnly; SameSite=Lax${secure}`);
+  const secure = app.config.publicUrl.startsWith('https:');
+  if (secure) k.cookies.secure = true; // the cookies module refuses a Secure cookie on a plain connection otherwise
+  k.cookies.set(name, value, { path: '/dashboard', maxAge: maxAgeSec * 1000, httpOnly: true, sameSite: 'lax', secure, overwrite: true });
 }
+/** Expires a cookie now (an empty value: the cookies module writes an expiry in 1970). */
 export const clearCookie = (app: Ctx, k: KoaCtx, name: string) => setCookie(app, k, name, '', 0);
 
 export function readCookie(k: KoaCtx, name: string): string | undefined {
