@@ -1,6 +1,7 @@
 // Reads RFC 3464 message/delivery-status fields into per-recipient records, and finds the
 // SMTP command / diagnostic a human-readable notice gives for one recipient. Pure functions.
 import { findAddress } from '../core/address.js';
+import { decodeWords } from './mime.js';
 
 export interface RawRecipient {
   address: string | null;
@@ -58,7 +59,8 @@ export function readDsnFields(text: string): DsnFields {
 export function dsnRecipient(f: Map<string, string>): RawRecipient {
   const address = findAddress(f.get('final-recipient')) ?? findAddress(f.get('original-recipient'))
     ?? findAddress(f.get('x-actual-recipient'));
-  const diag = f.get('diagnostic-code') ?? null;
+  // some MTAs put RFC 2047 encoded words in the diagnostic (a non-ASCII reply text)
+  const diag = decodeWords(f.get('diagnostic-code') ?? '') || null;
   const dm = diag ? fieldOf(diag, ';') : null;
   const status = /[245]\.\d{1,3}\.\d{1,3}/.exec(f.get('status') ?? '')?.[0] ?? null;
   return {

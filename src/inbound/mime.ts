@@ -1,5 +1,7 @@
-// Small tolerant MIME reader: headers (unfolded, lower-case names), multipart splitting,
-// transfer decoding. Never throws on broken real-world messages; text is best-effort.
+// Small tolerant MIME reader: headers (unfolded, lower-case names), multipart splitting, transfer decoding;
+// charsets and RFC 2047 encoded words through libmime. Never throws on broken real-world messages; text is best-effort.
+import libmime from 'libmime';
+import { decode as decodeCharset } from 'libmime/lib/charset.js';
 
 export interface Entity {
   headers: Map<string, string[]>;
@@ -65,10 +67,12 @@ export function decodeQP(s: string): Buffer {
   return Buffer.from(bytes);
 }
 
+/** Bytes in a charset → text (libmime: aliases, Japanese charsets; an unknown charset reads as UTF-8). */
 export function toText(buf: Buffer, charset = 'utf-8'): string {
   const cs = charset.toLowerCase();
   try {
-    return new TextDecoder(cs === 'us-ascii' || cs === 'ascii' ? 'utf-8' : cs).decode(buf);
+    // "us-ascii" bodies often hold UTF-8 (mislabelled notices): read them as UTF-8, as before
+    return decodeCharset(buf, cs === 'us-ascii' || cs === 'ascii' ? 'utf-8' : cs);
   } catch {
     return buf.toString('utf8');
   }
@@ -84,13 +88,17 @@ export function decodeBody(body: string, cte: string | null, charset: string | u
   return toText(buf, charset ?? 'utf-8');
 }
 
-/** Decodes RFC 2047 encoded words (best effort). */
+/**
+ * Decodes RFC 2047 encoded words (libmime: adjacent words joined, a character split across words kept whole,
+ * "=?UTF-8?B?w6k=?= =?UTF-8?B?w6k=?=" → "éé"); the text as given when it cannot be decoded.
+ */
 export function decodeWords(s: string): string {
-  return s.replace(/=\?([^?]+)\?([bBqQ])\?([^?]*)\?=/g, (_m, cs: string, enc: string, data: string) => {
-    const buf = enc.toUpperCase() === 'B'
-      ? Buffer.from(data, 'base64') : decodeQP(data.replace(/_/g, ' '));
-    return toText(buf, cs);
-  });
+  if (!s.includes('=?')) return s;
+  try {
+    return libmime.decodeWords(s);
+  } catch {
+    return s;
+  }
 }
 
 function splitMultipart(body: string, boundary: string): string[] {

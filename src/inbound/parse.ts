@@ -4,7 +4,7 @@ import type { BounceReason } from '../core/bounce-reasons.js';
 import { classifyBounce, findReply, findStatus } from '../core/classify.js';
 import { isExplicit, pseudoStatus } from '../core/bounce-reasons.js';
 import { registryReason } from '../core/providers/index.js';
-import { type Entity, header, leaves, parseEntity } from './mime.js';
+import { type Entity, decodeWords, header, leaves, parseEntity } from './mime.js';
 import { findAddress } from '../core/address.js';
 import { type RawRecipient, commandIn, dsnRecipient, paragraphFor, readDsnFields } from './dsn.js';
 import { readNotice, errorSection, MAX_NOTICE_RECIPIENTS } from './nonstandard.js';
@@ -78,7 +78,7 @@ function sesReport(root: Entity): Report | null {
 function isAutoReply(root: Entity): boolean {
   const h = root.headers;
   const auto = (header(h, 'auto-submitted') ?? '').toLowerCase();
-  const subject = (header(h, 'subject') ?? '').toLowerCase();
+  const subject = decodeWords(header(h, 'subject') ?? '').toLowerCase();
   const from = (header(h, 'from') ?? '').toLowerCase();
   if (/mailer-daemon|postmaster/.test(from)) return false;
   return auto.startsWith('auto-replied') || !!header(h, 'x-autoreply') || !!header(h, 'x-autorespond')
@@ -180,7 +180,7 @@ function applyFormat(format: NoticeFormat | null, root: Entity, raws: RawRecipie
 
 function looksLikeBounce(root: Entity, notice: string): boolean {
   const from = (header(root.headers, 'from') ?? '').toLowerCase();
-  const subject = (header(root.headers, 'subject') ?? '').toLowerCase();
+  const subject = decodeWords(header(root.headers, 'subject') ?? '').toLowerCase();
   return /mailer-daemon|postmaster|mail delivery/.test(from)
     || /undeliver|delivery (?:status|fail)|returned mail|failure notice|mail delivery failed|non[- ]?delivery/.test(subject)
     || root.type === 'multipart/report' || /could not be delivered|delivery(?:(?!delivery).)*failed/i.test(notice.slice(0, 2000))
