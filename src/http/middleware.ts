@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
-import { ApiError, invalid, type ErrorType } from '../core/errors.js';
+import { ApiError, invalid, type ErrorCode, type ErrorType } from '../core/errors.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from './validate.js';
 import { authenticate, requireScope, type Principal, type Scope } from '../services/keys.js';
 import type { Ctx } from '../services/context.js';
@@ -108,7 +108,7 @@ export function unmatchedLimit(limiter: RateLimiter | null) {
   };
 }
 
-const badJson = (message: string, code = 'invalid_json') => new ApiError('validation_error', code, message);
+const badJson = (message: string, code: ErrorCode = 'invalid_json') => new ApiError('validation_error', code, message);
 
 /** The JSON object of a request body; nesting deeper than MAX_JSON_DEPTH is refused before anything is built. */
 export function parseJsonObject(text: string): Record<string, unknown> {
