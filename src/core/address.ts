@@ -87,6 +87,8 @@ export function suppressionKey(address: string): string {
   return address.toLowerCase();
 }
 
+/** The address findAddress reads, as regex source for the reader's recipient-line patterns (capture it in a group). */
+export const ADDRESS_SOURCE = "[\\w.!#$%&'*+/=?^`{|}~-]+@[\\w-]+(?:\\.[\\w-]+)+";
 /** Characters of an unquoted local part (RFC 5322 atext and the dot), as the inbound reader accepts them. */
 const LOCAL_CHAR = /[\w.!#$%&'*+/=?^`{|}~-]/;
 const LABEL_CHAR = /[\w-]/;

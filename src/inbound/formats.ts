@@ -1,12 +1,13 @@
 // Notice formats: detects which MTA's or provider's notice a message is, and reads its reason with that format's
 // tables (the tables themselves are data in the provider registry, src/core/providers/). Pure functions.
+import { ADDRESS_SOURCE } from '../core/address.js';
 import type { BounceReason } from '../core/bounce-reasons.js';
 import { type NoticeFormat, NOTICE_FORMATS } from '../core/providers/index.js';
 import { type Entity, decodeWords, header } from './mime.js';
 
 export type { NoticeFormat } from '../core/providers/index.js';
 
-const A = "[\\w.!#$%&'*+/=?^`{|}~-]+@[\\w-]+(?:\\.[\\w-]+)+";
+const A = ADDRESS_SOURCE;
 
 /** Recipient lines of provider formats (capture 1 = the address); specific enough to try on any notice. */
 export const FORMAT_RECIPIENT_LINES: readonly RegExp[] = [

@@ -1,6 +1,6 @@
 // Reads recipients and their error text from human-readable (non-RFC 3464) bounce notices:
 // qmail, Exim, Postfix text, Sendmail transcripts, Exchange, Gmail, Zoho, OpenSMTPD, Yahoo...
-import { findAddress } from '../core/address.js';
+import { ADDRESS_SOURCE, findAddress } from '../core/address.js';
 import { type RawRecipient, commandIn, paragraphFor } from './dsn.js';
 import { FORMAT_RECIPIENT_LINES } from './formats.js';
 
@@ -27,7 +27,7 @@ export function errorSection(text: string, extra: readonly RegExp[] = []): strin
   return text.slice(0, end);
 }
 
-const ADDR_SRC = "[\\w.!#$%&'*+/=?^`{|}~-]+@[\\w-]+(?:\\.[\\w-]+)+";
+const ADDR_SRC = ADDRESS_SOURCE;
 export const RECIPIENT_LINES: readonly RegExp[] = [
   new RegExp(`^\\s*<(${ADDR_SRC})>:?`, 'i'),
   new RegExp(`^\\s*(${ADDR_SRC})\\s*(?::|<mailto:|$| on | invalid address|\\.\\.\\.)`, 'i'),
