@@ -5,8 +5,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
 import { Registry, Counter, Histogram, Gauge, collectDefaultMetrics } from 'prom-client';
 import { ApiError } from '../core/errors.js';
-import { sql } from '../store/db.js';
-import { onEvent } from '../store/events.js';
+import { dueDeliveries, onEmailEvent, pendingDeliveries, pendingOutboxRows } from '../services/metrics.js';
 import type { MountFn } from './app.js';
 import type { Ctx } from '../services/context.js';
 
@@ -33,11 +32,10 @@ export function metricsAllowed(token: string | undefined, authorization: string,
 }
 
 function queueGauges(ctx: Ctx, registry: Registry): void {
-  const count = (text: string, ...args: (() => unknown)[]) => () => (sql(ctx.db, text).pluck().get(...args.map((a) => a())) as number | undefined) ?? 0;
   const gauges: [string, string, () => number][] = [
-    ['mta_deliveries_pending', 'Recipients with work left (queued, deferred or in flight).', count('SELECT count(*) FROM deliveries WHERE next_attempt_at IS NOT NULL')],
-    ['mta_deliveries_due', 'Recipients due for an attempt now.', count('SELECT count(*) FROM deliveries WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?', ctx.now)],
-    ['mta_webhook_deliveries_pending', 'Webhook deliveries not yet finished.', count("SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'")],
+    ['mta_deliveries_pending', 'Recipients with work left (queued, deferred or in flight).', () => pendingDeliveries(ctx)],
+    ['mta_deliveries_due', 'Recipients due for an attempt now.', () => dueDeliveries(ctx)],
+    ['mta_webhook_deliveries_pending', 'Webhook deliveries not yet finished.', () => pendingOutboxRows(ctx)],
   ];
   for (const [name, help, read] of gauges) {
     new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
@@ -48,7 +46,7 @@ export function createMetrics(ctx: Ctx): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const events = new Counter({ name: 'mta_events_total', help: 'Email events appended, by type (queued, sent, delivered, bounced…).', labelNames: ['type'], registers: [registry] });
-  onEvent(ctx.db, (_db, ev) => events.inc({ type: ev.type }));
+  onEmailEvent(ctx, (_db, ev) => events.inc({ type: ev.type }));
   queueGauges(ctx, registry);
   const http = new Histogram({
     name: 'mta_http_request_duration_seconds', help: 'HTTP request durations by method, route and status.',

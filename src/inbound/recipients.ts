@@ -1,8 +1,6 @@
 // RCPT policy of the inbound listener: accepts VERP addresses with a valid HMAC on a bounce domain
 // (MTA_BOUNCE_DOMAIN or a team domain's return-path name) and fbl@<bounce domain>; refuses the rest.
-import { readVerp } from '../core/verp.js';
-import { sql } from '../store/db.js';
-import { secret } from '../store/settings.js';
+import { isBounceDomain, readVerpAddress } from '../services/bounce-addresses.js';
 import type { Ctx } from '../services/context.js';
 
 export type RcptDecision =
@@ -20,19 +18,12 @@ function split(address: string): { local: string; domain: string } | null {
   return { local: a.slice(0, at), domain: a.slice(at + 1).replace(/\.$/, '') };
 }
 
-/** Whether `domain` receives bounces for us: the configured bounce domain or a team's return-path name. */
-export function isBounceDomain(ctx: Pick<Ctx, 'db' | 'config'>, domain: string): boolean {
-  const d = domain.toLowerCase();
-  if (d === ctx.config.bounceDomain.toLowerCase()) return true;
-  return sql(ctx.db, 'SELECT 1 FROM domains WHERE lower(return_path) = ? LIMIT 1').pluck().get(d) !== undefined;
-}
-
 /** Decides one RCPT TO address. Never a relay: anything not ours is refused with 550 5.7.1. */
 export function decideRecipient(ctx: Pick<Ctx, 'db' | 'config'>, address: string): RcptDecision {
   const a = split(address);
   if (!a) return REFUSED;
   if (a.local === 'fbl' && a.domain === ctx.config.bounceDomain.toLowerCase()) return { ok: true, kind: 'fbl' };
   if (!a.local.startsWith('bounces+') || !isBounceDomain(ctx, a.domain)) return REFUSED;
-  const token = readVerp(secret(ctx.db, 'verp'), a.local);
+  const token = readVerpAddress(ctx, a.local);
   return token ? { ok: true, kind: 'verp', ...token } : FORGED;
 }

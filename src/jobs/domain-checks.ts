@@ -1,7 +1,7 @@
 // The scheduled DNS re-check of every sending domain (MTA_DNS_CHECK_CRON, node-cron 4), as a Component:
 // runs never overlap (noOverlap), and stop() ends the schedule and waits for a run in progress.
 import { schedule, validate, type ScheduledTask } from 'node-cron';
-import type { Component } from '../service.js';
+import type { Component } from '../types/component.js';
 import type { Ctx } from '../services/context.js';
 import { checkAllDomains } from '../services/domains.js';
 

@@ -1,6 +1,6 @@
 // The hourly retention job (services/retention.ts decides what expires). A Component; runs never overlap.
 import { schedule, type ScheduledTask } from 'node-cron';
-import type { Component } from '../service.js';
+import type { Component } from '../types/component.js';
 import type { Ctx } from '../services/context.js';
 import { runRetention } from '../services/retention.js';
 

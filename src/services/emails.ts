@@ -20,6 +20,8 @@ import { verifiedDomainFor } from './sending-domain.js';
 import type { Owner, Principal } from './keys.js';
 import type { Ctx } from './context.js';
 
+export type EmailFilter = emails.EmailFilter;
+
 export interface SubmitResult { status: number; body: Email; replayed: boolean }
 
 const requestHash = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');

@@ -105,3 +105,7 @@ export interface SendingDomain {
 }
 export const verifiedDomainNamed = (db: DB, teamId: string, name: string): SendingDomain | undefined =>
   sql<SendingDomain>(db, "SELECT id, name, dkim_selector, dkim_algorithm, dkim_private_key, return_path, return_path_verified FROM domains WHERE team_id = ? AND name = ? AND status = 'verified'").get(teamId, name);
+
+/** Whether some team's domain uses `name` (lower-case) as its return-path (bounce) name. */
+export const isReturnPathName = (db: DB, name: string): boolean =>
+  sql(db, 'SELECT 1 FROM domains WHERE lower(return_path) = ? LIMIT 1').pluck().get(name) !== undefined;

@@ -44,6 +44,13 @@ export const deliveriesOf = (db: DB, emailSeq: number) =>
 export const emailInFlight = (db: DB, emailSeq: number, now: number) =>
   sql(db, 'SELECT 1 FROM deliveries WHERE email_seq = ? AND leased_until > ? LIMIT 1').get(emailSeq, now) !== undefined;
 
+/** Recipients with work left (queued, deferred or in flight). */
+export const countPendingDeliveries = (db: DB): number =>
+  sql<number>(db, 'SELECT count(*) FROM deliveries WHERE next_attempt_at IS NOT NULL').pluck().get() ?? 0;
+/** Recipients due for an attempt at `now`. */
+export const countDueDeliveries = (db: DB, now: number): number =>
+  sql<number>(db, 'SELECT count(*) FROM deliveries WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?').pluck().get(now) ?? 0;
+
 export interface EmailFilter { status?: Status; testMode?: boolean; tag?: string; q?: string }
 
 /** Newest first, `limit + 1` rows so the caller can tell whether another page exists. */

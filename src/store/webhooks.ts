@@ -76,6 +76,9 @@ export function claimDue(db: DB, now: number, leaseUntil: number, limit: number)
 export const nextDueAt = (db: DB) =>
   sql<{ t: number | null }>(db, `SELECT min(d.next_attempt_at) AS t FROM webhook_deliveries d JOIN webhook_endpoints e ON e.seq = d.endpoint_seq
     WHERE d.next_attempt_at IS NOT NULL AND e.enabled = 1`).get()!.t;
+/** Outbox rows not yet ended. */
+export const countPendingOutbox = (db: DB): number =>
+  sql<number>(db, "SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'").pluck().get() ?? 0;
 export const releaseLease = (db: DB, seq: number, at: number) =>
   sql(db, "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE seq = ? AND status = 'pending'").run(at, seq);
 

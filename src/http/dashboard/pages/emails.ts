@@ -4,7 +4,7 @@ import { STATUSES, FINAL, type Status } from '../../../core/status.js';
 import { invalid } from '../../../core/errors.js';
 import { getEmail, listEmails, listEvents, cancelEmail } from '../../../services/emails.js';
 import { presentEmail, type Email } from '../../../services/present.js';
-import type { EmailFilter } from '../../../store/emails.js';
+import type { EmailFilter } from '../../../services/emails.js';
 import { requireScope, type Owner } from '../../../services/keys.js';
 import type { Deps } from '../../app.js';
 import { html, query, type Html } from '../html.js';

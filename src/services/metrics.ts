@@ -1,0 +1,13 @@
+// What /metrics reads from the store at scrape time (queue depths), and the event hook its counters
+// hang off. No team data.
+import { countDueDeliveries, countPendingDeliveries } from '../store/emails.js';
+import { onEvent, type EventListener } from '../store/events.js';
+import { countPendingOutbox } from '../store/webhooks.js';
+import type { Ctx } from './context.js';
+
+export const pendingDeliveries = (ctx: Ctx): number => countPendingDeliveries(ctx.db);
+export const dueDeliveries = (ctx: Ctx): number => countDueDeliveries(ctx.db, ctx.now());
+export const pendingOutboxRows = (ctx: Ctx): number => countPendingOutbox(ctx.db);
+
+/** Calls `fn` for every event appended (inside its transaction; keep it cheap and never throw). */
+export const onEmailEvent = (ctx: Ctx, fn: EventListener): void => onEvent(ctx.db, fn);
