@@ -1,110 +1,132 @@
-// Delivery benchmark: the real service (child process, `mta serve`) delivering live, DKIM-signed
-// emails to a loopback SMTP sink (Postfix smtp-sink when installed, else an smtp-server sink), with
-// a loopback DNS server for the MX records. Prints msgs/s and accept→delivered latency percentiles.
-import net from 'node:net';
-import { spawn, type ChildProcess } from 'node:child_process';
+// Delivery benchmark (issue 12): the real service (child process, `mta serve`, default settings) gets N live,
+// DKIM-signed emails through its API and delivers them to a loopback sink (smtp-server in this process) found
+// by a loopback DNS server. Prints msg/s from the first request to the last message received, the API p99
+// during the run and the service's memory after. Runs: one domain; 5 domains on 5 sites; the same with one
+// site throttled. `--postfix` also runs ../shared/bench/postfix-bench.sh (takes over /etc/postfix) for the ratio.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import pino from 'pino';
 import { SMTPServer } from 'smtp-server';
 import { TestDns } from '../test/helpers/dns.js';
 import { insertVerifiedDomain } from '../test/helpers/factories.js';
-import { openDb, type DB } from '../src/store/db.js';
+import { openDb } from '../src/store/db.js';
 import { loadConfig } from '../src/config/load.js';
 import { createTeam, createKey } from '../src/services/keys.js';
 import { addCredits } from '../src/services/credits.js';
-import { submitEmail } from '../src/services/emails.js';
 import { startChild, pct, fmt, memoryOf } from './bench-lib.js';
 
-const freePort = () => new Promise<number>((resolve) => {
-  const s = net.createServer().listen(0, '127.0.0.1', () => { const p = (s.address() as net.AddressInfo).port; s.close(() => resolve(p)); });
-});
+interface Sink { port: number; times: Map<string, number[]>; count: number; stop(): Promise<void> }
 
-/** A sink that accepts everything: Postfix smtp-sink (C) if present, else smtp-server in this process. */
-async function startSink(port: number): Promise<{ kind: string; stop(): void }> {
-  const proc: ChildProcess = spawn('smtp-sink', ['-u', 'nobody', `127.0.0.1:${port}`, '1024'], { stdio: 'ignore' });
-  const ok = await new Promise<boolean>((resolve) => {
-    proc.once('error', () => resolve(false));
-    const t = setInterval(() => { const c = net.connect(port, '127.0.0.1', () => { c.destroy(); clearInterval(t); resolve(true); }); c.on('error', () => {}); }, 50);
+/** A sink that accepts everything at once; records when each message arrived, per recipient domain. */
+async function startSink(): Promise<Sink> {
+  const times = new Map<string, number[]>();
+  const state = { count: 0 };
+  const server = new SMTPServer({
+    authOptional: true, disabledCommands: ['AUTH', 'STARTTLS'], logger: false, size: 0,
+    onData: (s, session, cb) => {
+      s.resume();
+      s.on('end', () => {
+        const d = session.envelope.rcptTo[0]?.address.split('@')[1] ?? '';
+        const l = times.get(d) ?? [];
+        l.push(Date.now());
+        times.set(d, l);
+        state.count++;
+        cb();
+      });
+    },
   });
-  if (ok) return { kind: 'postfix smtp-sink', stop: () => proc.kill() };
-  const server = new SMTPServer({ authOptional: true, disabledCommands: ['AUTH', 'STARTTLS'], logger: false, onData: (s, _x, cb) => { s.resume(); s.on('end', () => cb()); } });
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
-  return { kind: 'smtp-server (in the bench process)', stop: () => server.close() };
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { port: (server.server.address() as { port: number }).port, times, get count() { return state.count; }, stop: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-async function waitDelivered(db: DB, n: number, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  const q = db.prepare("SELECT count(*) AS n FROM deliveries WHERE status = 'delivered'");
-  while (Date.now() < until) {
-    if ((q.get() as { n: number }).n >= n) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`only ${(q.get() as { n: number }).n} of ${n} delivered in time`);
-}
+interface Run { name: string; domains: string[]; shaping?: Record<string, unknown>; throttledDomain?: string }
 
-/** Per email: created_at → its recipient's delivered event (the service's clock for both). */
-function figures(db: DB, sinceSeq: number) {
-  const rows = db.prepare(`SELECT e.created_at AS c, v.created_at AS d FROM emails e JOIN events v ON v.email_seq = e.seq
-    AND v.type = 'delivered' AND v.recipient IS NOT NULL WHERE e.seq > ?`).all(sinceSeq) as { c: number; d: number }[];
-  const lat = rows.map((r) => r.d - r.c).sort((a, b) => a - b);
-  const first = Math.min(...rows.map((r) => r.d));
-  const last = Math.max(...rows.map((r) => r.d));
-  return { n: rows.length, first, last, p50: pct(lat, 50), p95: pct(lat, 95), p99: pct(lat, 99) };
-}
-
-export async function benchDelivery(opts: { n?: number; paced?: number; rate?: number } = {}): Promise<void> {
-  const n = opts.n ?? Number(process.env.BENCH_EMAILS ?? 5000);
-  const paced = opts.paced ?? Number(process.env.BENCH_PACED ?? 1000);
-  const rate = opts.rate ?? Number(process.env.BENCH_RATE ?? 200);
+async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
   const dns = await new TestDns().start();
-  const domains = Array.from({ length: 10 }, (_, i) => `d${i}.bench`);
-  for (const d of domains) { dns.set(d, { MX: [{ exchange: `mx.${d}`, priority: 10 }] }); dns.set(`mx.${d}`, { A: ['127.0.0.1'] }); }
-  const sinkPort = await freePort();
-  const sink = await startSink(sinkPort);
-  const env = { MTA_DNS_SERVERS: dns.server, MTA_OUTBOUND_PORT: String(sinkPort), MTA_LOG_LEVEL: 'info', MTA_OUTBOUND_TLS: 'opportunistic' };
-  // Prepare the store before the service starts: team, live key, credits, a verified domain with its key in DNS.
-  const child0 = { dataDir: '' };
-  const { mkdtempSync } = await import('node:fs');
-  child0.dataDir = mkdtempSync('/tmp/mta-bench-delivery-');
-  const db = openDb(child0.dataDir);
-  const ctx = { db, config: loadConfig({ env: { MTA_DATA_DIR: child0.dataDir, ...env } }), now: Date.now, log: pino({ level: 'silent' }) };
+  // Each domain has its own MX host: one site per domain (unknown sites, named by their MX host).
+  for (const d of run.domains) { dns.set(d, { MX: [{ exchange: `mx.${d}`, priority: 10 }] }); dns.set(`mx.${d}`, { A: ['127.0.0.1'] }); }
+  const sink = await startSink();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mta-bench-delivery-'));
+  const env: Record<string, string> = {
+    MTA_DATA_DIR: dataDir, MTA_DNS_SERVERS: dns.server, MTA_OUTBOUND_PORT: String(sink.port), MTA_LOG_LEVEL: 'info',
+    // No scheduled DNS re-check of the sender domain during the run (it would fail it half-way).
+    MTA_DNS_CHECK_CRON: '0 0 1 1 *',
+  };
+  if (run.shaping) { const f = path.join(dataDir, 'shaping.json'); fs.writeFileSync(f, JSON.stringify(run.shaping)); env.MTA_SHAPING_FILE = f; }
+  const db = openDb(dataDir);
+  const ctx = { db, config: loadConfig({ env }), now: Date.now, log: pino({ level: 'silent' }) };
   const team = createTeam(ctx, 'bench');
-  const key = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send', 'emails:read'] });
-  addCredits(ctx, team.id, n + paced + 10, null);
+  const key = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send'] });
+  addCredits(ctx, team.id, n + 10, null);
   const dom = insertVerifiedDomain(db, team.id, 'sender.bench');
   dns.set(`${dom.selector}._domainkey.sender.bench`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });
-  const principal = { keyId: 'bench', teamId: team.id, mode: 'live' as const, scopes: new Set(['emails:send']) };
-  const body = (i: number) => ({ from: 'Bench <app@sender.bench>', to: `user${i}@${domains[i % domains.length]}`, subject: `Receipt #${i}`, text: `Thanks for your order ${i}.\n`.repeat(10), html: `<p>Thanks for your order <b>${i}</b>.</p>`.repeat(10) });
-  for (let i = 0; i < n; i++) await submitEmail(ctx, principal, body(i));
-  console.log(`delivery: ${n} emails queued; sink: ${sink.kind}; DKIM rsa-2048 on`);
-
-  const child = await startChild({ ...env, MTA_DATA_DIR: child0.dataDir }, (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean));
-  const t0 = Date.now();
-  await waitDelivered(db, n, 600_000);
-  const a = figures(db, 0);
-  console.log(`delivery: drained ${a.n} in ${fmt((Date.now() - t0) / 1000, 2)} s; ${fmt(a.n / ((a.last - a.first) / 1000), 0)} msgs/s delivered (first→last delivered event)`);
-
-  // Paced API sends on an idle queue: accept→delivered latency.
-  const lastSeq = (db.prepare('SELECT max(seq) AS s FROM emails').get() as { s: number }).s;
-  const headers = { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' };
-  const start = Date.now();
-  const sends: Promise<Response>[] = [];
-  for (let i = 0; i < paced; i++) {
-    const due = start + (i * 1000) / rate;
-    if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
-    sends.push(fetch(`${child.http}/v1/emails`, { method: 'POST', headers, body: JSON.stringify(body(n + i)) }));
-  }
-  await Promise.all(sends);
-  await waitDelivered(db, n + paced, 120_000);
-  const b = figures(db, lastSeq);
-  console.log(`delivery: ${b.n} emails via the API at ${rate}/s: accept→delivered p50 ${b.p50} ms, p95 ${b.p95} ms, p99 ${b.p99} ms`);
-  console.log(`delivery: service after the run: ${await memoryOf(child)}`);
-  await child.stop();
-  sink.stop();
-  await dns.stop();
   db.close();
+  const child = await startChild(env, (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean));
+  const headers = { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' };
+  const body = (i: number) => JSON.stringify({ from: 'Bench <app@sender.bench>', to: `user${i}@${run.domains[i % run.domains.length]}`, subject: `Receipt #${i}`, text: `Thanks for your order ${i}.\n`.repeat(10), html: `<p>Thanks for your order <b>${i}</b>.</p>`.repeat(10) });
+  const lat: number[] = [];
+  let next = 0;
+  const t0 = Date.now();
+  const worker = async () => {
+    while (next < n) {
+      const i = next++;
+      const s = performance.now();
+      const r = await fetch(`${child.http}/v1/emails`, { method: 'POST', headers, body: body(i) });
+      if (r.status !== 202) throw new Error(`POST /v1/emails: ${r.status} ${await r.text()}`);
+      await r.arrayBuffer();
+      lat.push(performance.now() - s);
+    }
+  };
+  await Promise.all(Array.from({ length: Number(process.env.BENCH_CLIENTS ?? 16) }, worker));
+  const posted = Date.now();
+  const deadline = Date.now() + 600_000;
+  while (sink.count < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  const last = Math.max(...[...sink.times.values()].flat());
+  lat.sort((a, b) => a - b);
+  const out: Record<string, number> = { received: sink.count, rate: sink.count / ((last - t0) / 1000), api_p50: pct(lat, 50), api_p99: pct(lat, 99) };
+  for (const [d, ts] of sink.times) if (d !== run.throttledDomain) out[`rate_${d}`] = ts.length / ((Math.max(...ts) - t0) / 1000);
+  console.log(`delivery[${run.name}]: ${sink.count}/${n} received in ${fmt((last - t0) / 1000, 2)} s (all posted after ${fmt((posted - t0) / 1000, 2)} s): ${fmt(out.rate, 0)} msg/s (first request → last message); API p50 ${fmt(out.api_p50, 1)} ms, p99 ${fmt(out.api_p99, 1)} ms`);
+  if (run.domains.length > 1) console.log(`delivery[${run.name}]: per domain msg/s ${[...sink.times].map(([d, ts]) => `${d} ${fmt(ts.length / ((Math.max(...ts) - t0) / 1000), 0)}`).join(', ')}`);
+  console.log(`delivery[${run.name}]: service after the run: ${await memoryOf(child)}`);
+  await child.stop();
+  await sink.stop();
+  await dns.stop();
+  return out;
+}
+
+function postfix(n: number): number | null {
+  const script = path.resolve('../shared/bench/postfix-bench.sh');
+  if (!fs.existsSync(script) || process.getuid?.() !== 0) { console.log('postfix: reference not run (needs ../shared/bench/postfix-bench.sh and root)'); return null; }
+  const out = execFileSync('bash', [script, String(n)], { env: { ...process.env, PFB_DKIM: '1' }, stdio: ['ignore', 'pipe', 'inherit'] }).toString();
+  const m = /postfix_relay_msgs_per_s=([0-9.]+)/.exec(out);
+  return m ? Number(m[1]) : null;
+}
+
+export async function benchDelivery(opts: { n?: number; postfix?: boolean; only?: string } = {}): Promise<void> {
+  const n = opts.n ?? Number(process.env.BENCH_EMAILS ?? 10000);
+  const five = Array.from({ length: 5 }, (_, i) => `d${i}.bench`);
+  const runs: Run[] = [
+    { name: 'one domain', domains: ['gmail.bench'] },
+    { name: '5 domains on 5 sites', domains: five },
+    { name: '5 sites, one throttled to 20/s', domains: five, throttledDomain: five[0], shaping: { sites: { slow: { mx: [`mx.${five[0]}`], rate: '20/s' } } } },
+  ];
+  console.log(`delivery: ${n} emails per run through POST /v1/emails (${process.env.BENCH_CLIENTS ?? 16} clients), RSA-2048 DKIM, smtp-server sink in the bench process`);
+  const results: Record<string, number>[] = [];
+  for (const r of runs) if (!opts.only || r.name.startsWith(opts.only)) results.push(await runOnce(r, n));
+  if (results.length === 3) {
+    const others = five.slice(1).map((d) => [results[1][`rate_${d}`], results[2][`rate_${d}`]]);
+    const drop = others.map(([a, b]) => 1 - b / a);
+    console.log(`delivery: the other sites' rate with one site throttled: ${drop.map((x) => `${fmt(-x * 100, 1)}%`).join(', ')} (vs the 5-site run; noise included)`);
+  }
+  if (opts.postfix) {
+    const pf = postfix(n);
+    if (pf !== null) console.log(`postfix + opendkim: ${fmt(pf, 0)} msg/s; this service / postfix: ${fmt(results[0].rate / pf, 2)}×`);
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  await benchDelivery();
+  await benchDelivery({ postfix: process.argv.includes('--postfix') });
   process.exit(0);
 }

@@ -1,4 +1,5 @@
-// `npm run bench`: prints the service's throughput figures (API accept rate, delivery rate).
+// `npm run bench`: prints the service's throughput figures (API accept rate, delivery rate);
+// `npm run bench -- delivery --postfix` also measures Postfix + opendkim side by side (takes over /etc/postfix).
 // Figures, not pass/fail: record them in BENCHMARKS.md.
 import fs from 'node:fs';
 import { benchApi } from './bench-api.js';
@@ -9,5 +10,5 @@ console.log(`node ${process.version}, ${(await import('node:os')).cpus().length}
 if (which === 'all' || which === 'api') await benchApi({ seconds });
 if ((which === 'all' || which === 'delivery') && fs.existsSync(new URL('./bench-delivery.ts', import.meta.url))) {
   const mod = await import('./bench-delivery.js' as string);
-  await (mod.benchDelivery ?? mod.default)?.({});
+  await (mod.benchDelivery ?? mod.default)?.({ postfix: process.argv.includes('--postfix'), only: process.env.BENCH_ONLY });
 }

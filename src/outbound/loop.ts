@@ -3,7 +3,7 @@
 // scheduler decision, reacts to replies, writes results in batches. wake() starts work at once.
 import type { Component } from '../service.js';
 import type { Ctx } from '../services/context.js';
-import { claimDue, confirmClaims, releaseClaims, nextDue, emailBySeq, tx, type Claimed, type EmailRow } from '../services/delivery.js';
+import { claimDue, confirmClaims, releaseClaims, nextDue, emailBySeq, lightTx as tx, type Claimed, type EmailRow } from '../services/delivery.js';
 import { FINAL } from '../core/status.js';
 import { Scheduler } from '../core/shaping/scheduler.js';
 import { siteMatcher, type SiteMatcher } from '../core/shaping/sites.js';
@@ -87,7 +87,7 @@ export class OutboundLoop implements Component {
     if (skip.length && now < this.skipClaimAfter) return;
     for (let round = 0; round < 50 && this.ready.total + this.resolving < this.o.maxHeld; round++) {
       const limit = Math.min(this.o.batch, this.o.maxHeld - this.ready.total - this.resolving);
-      const rows = claimDue(this.ctx.db, now, now + this.o.leaseMs, limit, skip);
+      const rows = tx(this.ctx.db, () => claimDue(this.ctx.db, now, now + this.o.leaseMs, limit, skip));
       const fresh = rows.filter((r) => !this.held.has(r.id));
       if (fresh.length) this.accept(fresh);
       if (rows.length < limit) { if (skip.length) this.skipClaimAfter = now + 200; return; }

@@ -1,6 +1,6 @@
 // Persists attempt results in batches: many emails' outcomes in ONE transaction (applyOutcomes,
 // then the lease is dropped), flushed a few ms after the first result or when the batch is full.
-import { tx, settleClaim } from '../services/delivery.js';
+import { lightTx as tx, settleClaim } from '../services/delivery.js';
 import { applyOutcomes, type RecipientOutcome } from '../services/transition.js';
 import type { Ctx } from '../services/context.js';
 
@@ -13,7 +13,7 @@ export class ResultSink {
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
 
-  constructor(private ctx: Ctx, private onFlushed: (ids: number[]) => void, private opts: { delayMs: number; max: number } = { delayMs: 5, max: 400 }) {}
+  constructor(private ctx: Ctx, private onFlushed: (ids: number[]) => void, private opts: { delayMs: number; max: number } = { delayMs: 10, max: 500 }) {}
 
   /** Queues the outcomes of one email's claimed deliveries `ids` (outcomes may be empty: just settle). */
   push(emailSeq: number, outcomes: RecipientOutcome[], ids: number[]): void {

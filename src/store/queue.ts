@@ -52,3 +52,21 @@ export function nextDue(db: DB, skip: readonly string[] = []): number | null {
   return sql<{ t: number }>(db, `SELECT next_attempt_at AS t FROM deliveries WHERE next_attempt_at IS NOT NULL
     AND domain NOT IN (SELECT value FROM json_each(@skip)) ORDER BY next_attempt_at LIMIT 1`).get({ skip: JSON.stringify(skip) })?.t ?? null;
 }
+
+const FULL = 2;
+/**
+ * A transaction of the delivery loop's own bookkeeping (leases, attempt results) committed without waiting
+ * for fsync (synchronous=NORMAL for this commit only: WAL order still holds, and the next FULL commit — an
+ * API 202 — syncs it too). A process crash loses nothing; a power cut may lose the last results, and their
+ * recipients are then sent again when the lease ends. Inside an open transaction it simply joins it.
+ */
+export function lightTx<T>(db: DB, fn: () => T): T {
+  if (db.inTransaction) return db.transaction(fn)();
+  const prev = db.pragma('synchronous', { simple: true }) as number;
+  if (prev === FULL) db.pragma('synchronous = NORMAL');
+  try {
+    return db.transaction(fn).immediate();
+  } finally {
+    if (prev === FULL) db.pragma('synchronous = FULL');
+  }
+}
