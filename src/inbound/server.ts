@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
+import { connectionsOf as connections, type ServerConnection as Connection } from '../lib/internals.js';
 import { PARSE_CAP, RAW_CAP, recordFeedback, type ReadOptions } from '../services/feedback.js';
 import type { Ctx } from '../services/context.js';
 import { decideRecipient } from './recipients.js';
@@ -50,8 +51,6 @@ function onData(ctx: Ctx, read: ReadOptions, stream: SMTPServerDataStream, sessi
   });
 }
 
-interface Connection { send(code: number, text: string): void; close(): void; remoteAddress?: string }
-const connections = (server: SMTPServer) => (server as unknown as { connections: Set<Connection> }).connections;
 
 /** Simultaneous connections one client address may hold (one client once held all 100 slots). */
 export const DEFAULT_MAX_CLIENTS_PER_IP = 5;

@@ -4,6 +4,7 @@
 import { isIP } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import { rejectedRecipientsOf, socketOf } from '../lib/internals.js';
 import { verdictOfReply, type Verdict } from './outcome.js';
 
 export interface SmtpOptions {
@@ -130,7 +131,7 @@ export class SmtpClient {
         if (settled) return;
         settled = true; clearTimeout(timer); s.fail = undefined;
         s.tls = tlsInfo(conn);
-        s.localAddress = (conn._socket as { localAddress?: string } | null)?.localAddress ?? undefined;
+        s.localAddress = socketOf(conn)?.localAddress ?? undefined;
         resolve(s);
       });
     });
@@ -185,7 +186,7 @@ export class SmtpClient {
 }
 
 function tlsInfo(conn: SMTPConnection): Session['tls'] {
-  const sock = conn._socket as TLSSocket | false | null;
+  const sock = socketOf(conn) as TLSSocket | null;
   if (!conn.secure || !sock || typeof sock.getProtocol !== 'function') return null;
   return { version: sock.getProtocol(), cipher: sock.getCipher()?.name ?? null };
 }
@@ -197,7 +198,7 @@ function tlsInfo(conn: SMTPConnection): Session['tls'] {
 function withRcptErrors(s: Session, err: SmtpError | null): SmtpError | null {
   // Only for a refused DATA: after a refused MAIL, pipelined RCPTs draw 503s that say nothing of the recipients.
   if (!err || err.rejectedErrors || err.command !== 'DATA') return err;
-  const rejected = (s.conn as unknown as { _envelope?: { rejectedErrors?: SmtpError[] } })._envelope?.rejectedErrors;
+  const rejected = rejectedRecipientsOf(s.conn);
   if (rejected?.length) err.rejectedErrors = rejected;
   return err;
 }
