@@ -1,4 +1,4 @@
-// The `mta` command (operations.md): serve, team, key, credits, domain, parse-report.
+// The `mta` command (operations.md): serve, team, key, credits, domain, parse-report, sites, site, ip.
 // Results go to stdout only; diagnostics to stderr; failures exit non-zero with a clear message.
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './config/load.js';
@@ -71,6 +71,34 @@ export const COMMANDS: Record<string, Handler> = {
     const { printable } = await import('./inbound/printable.js');
     process.stdout.write(printable(row.raw)); // control characters escaped: the message is anyone's input
   },
+  sites: async (args, open) => {
+    opts(args, {});
+    const { listSites } = await import('./services/delivery-control.js');
+    return JSON.stringify(listSites(open()), null, 2);
+  },
+  'site suspend': async (args, open) => {
+    const { values, positionals } = opts(args, { seconds: 'string', reason: 'string', ip: 'string' });
+    const seconds = values.seconds === undefined ? null : Number(values.seconds);
+    const { siteCommand } = await import('./services/delivery-control.js');
+    const c = { kind: 'suspend' as const, site: need(positionals[0], 'SITE'), ip: (values.ip as string | undefined) ?? null, seconds, reason: (values.reason as string | undefined) ?? null };
+    return JSON.stringify(await siteCommand(open(), c), null, 2);
+  },
+  'site resume': async (args, open) => {
+    const { values, positionals } = opts(args, { ip: 'string' });
+    const { siteCommand } = await import('./services/delivery-control.js');
+    const c = { kind: 'resume' as const, site: need(positionals[0], 'SITE'), ip: (values.ip as string | undefined) ?? null, seconds: null, reason: null };
+    return JSON.stringify(await siteCommand(open(), c), null, 2);
+  },
+  'ip list': async (args, open) => {
+    opts(args, {});
+    const { listIps } = await import('./services/delivery-control.js');
+    return JSON.stringify(listIps(open()), null, 2);
+  },
+  'ip warmup': async (args, open) => {
+    const { values, positionals } = opts(args, { day: 'string', stop: 'boolean' });
+    const { warmupIp } = await import('./services/delivery-control.js');
+    return JSON.stringify(warmupIp(open(), need(positionals[0], 'IP'), Number(values.day ?? 0), values.stop === true), null, 2);
+  },
   'parse-report': async (args) => {
     const file = need(opts(args, {}).positionals[0], 'FILE.eml');
     const { readFile } = await import('node:fs/promises');
@@ -97,7 +125,12 @@ const USAGE = `usage: mta <command>
   domain verify DOMAIN
   reports list [--outcome applied|duplicate|ignored|unmatched] [--limit N]
   reports show REPORT_ID
-  parse-report FILE.eml`;
+  parse-report FILE.eml
+  sites
+  site suspend SITE [--seconds N] [--reason TEXT] [--ip IP]
+  site resume SITE [--ip IP]
+  ip list
+  ip warmup IP [--day N] [--stop]`;
 
 export async function run(argv: string[]): Promise<number> {
   const [a, b, ...rest] = argv;
