@@ -4,11 +4,12 @@
 import { Registry, Gauge, Counter } from 'prom-client';
 import type { Ctx } from '../services/context.js';
 import * as store from '../services/delivery-control.js';
-import { utcDay, nextDayAt, capToday } from '../core/shaping/warmup.js';
+import { utcDay } from '../core/shaping/warmup.js';
+import { wakeDomains } from '../services/delivery.js';
 import type { OutboundLoop } from './loop.js';
 
 const STATE_VALUE = { open: 0, throttled: 1, suspended: 2 } as const;
-/** A queue whose every IP is held longer than this goes back to the store until then. */
+/** A queue whose every IP is suspended longer than this goes back to the store until then. */
 const SET_ASIDE_AFTER_MS = 5000;
 
 export class Control {
@@ -99,8 +100,17 @@ export class Control {
       this.ctx.log.warn({ event: `site_${c.kind}`, site: c.site, ip: c.ip ?? 'all', seconds: c.seconds, reason: c.reason, source: 'operator' }, `site ${c.site} ${c.kind}d by the operator`);
       this.persistSite(c.site, now, c.kind === 'suspend' && !c.ip ? { until: c.seconds === null ? null : now + c.seconds * 1000, reason: c.reason ?? 'operator' } : c.kind === 'resume' && !c.ip ? 'clear' : undefined);
       store.markApplied(this.ctx.db, c.id, now);
+      if (c.kind === 'resume') this.wakeSite(c.site, now);
     }
     if (store.hasCommands(this.ctx.db)) this.loop.pump();
+  }
+
+  /** Mail of a resumed site set aside in the store is due again now (domains seen by this run or a previous one). */
+  private wakeSite(site: string, now: number): void {
+    const row = store.storedSites(this.ctx.db).find((s) => s.site === site);
+    const domains = [...new Set([...this.loop.ready.domains(site), ...(row ? JSON.parse(row.domains_json) as string[] : [])])];
+    for (const d of domains) this.loop.ready.noteDomain(site, d);
+    if (wakeDomains(this.ctx.db, domains, now)) this.loop.wake();
   }
 
   private applyWarmups(): void {
@@ -120,7 +130,7 @@ export class Control {
     if (changed) this.loop.pump();
   }
 
-  /** Queues whose every IP is suspended (or capped) for a while give their recipients back to the store until then. */
+  /** Queues whose every IP is suspended for a while give their recipients back to the store until then. */
   private setAsideBlocked(): void {
     const now = this.ctx.now();
     for (const q of this.loop.ready.all()) {
@@ -138,10 +148,8 @@ export class Control {
   /** Until when (ms) no message may leave `ip` for `site` (now: it may). */
   private heldUntil(ip: string, site: string, now: number): number {
     const v = this.loop.sched.view(site, now).find((x) => x.ip === ip);
-    if (v?.state === 'suspended') return v.until ?? Infinity;
-    const cap = capToday(this.loop.deps.shaping.warmup.schedule, this.loop.sched.warmup(ip), now);
-    if (cap !== null && (v?.sentToday ?? 0) >= cap) return nextDayAt(now);
-    return now;
+    // Warm-up caps are not set aside: a stopped warm-up or a new day must find the mail in memory.
+    return v?.state === 'suspended' ? v.until ?? Infinity : now;
   }
 
   /** Writes every lane and site; updates the gauges. */
@@ -155,7 +163,8 @@ export class Control {
         const c = counts.get(site) ?? { queued: 0, inFlight: 0 };
         this.m.queued.set({ site }, c.queued); this.m.inFlight.set({ site }, c.inFlight);
         const mx = this.loop.ready.siteMx().get(site);
-        if (mx) store.upsertSite(this.ctx.db, { site, mx_json: JSON.stringify(mx), queued: c.queued, in_flight: c.inFlight, sent_last_hour: this.sentLastHour(site, now) }, now);
+        const domains = JSON.stringify(this.loop.ready.domains(site));
+        if (mx) store.upsertSite(this.ctx.db, { site, mx_json: JSON.stringify(mx), queued: c.queued, in_flight: c.inFlight, sent_last_hour: this.sentLastHour(site, now), domains_json: domains }, now);
         this.persistSite(site, now);
       }
     });

@@ -134,6 +134,7 @@ export class OutboundLoop implements Component {
     const { ips, own } = this.deps.sources.lanesFor(email.team_id, site);
     const q = this.ready.queue(site, ips, own, this.deps.shaping.sites.find((s) => s.name === site)?.mx ?? route.hosts);
     const now = this.ctx.now();
+    this.ready.noteDomain(site, domain);
     for (const r of rcpts) q.push({ email, rcpt: r, hosts: route.hosts, raw: prep.raw, returnDomain: prep.returnDomain, since: now, moves: 0 });
     this.sched.add(q.key, site, q.ips, rcpts.length);
     this.schedulePump();

@@ -42,6 +42,7 @@ export class ReadyQueue {
 export class ReadyQueues {
   private queues = new Map<string, ReadyQueue>();
   private sites = new Map<string, readonly string[]>();
+  private domainsOf = new Map<string, Set<string>>();
 
   /** The queue of (site, IPs), created on first use. */
   queue(site: string, ips: readonly string[], own: boolean, mx: readonly string[]): ReadyQueue {
@@ -50,6 +51,16 @@ export class ReadyQueues {
     if (!q) { q = new ReadyQueue(key, site, ips, own, mx); this.queues.set(key, q); }
     this.sites.set(site, mx);
     return q;
+  }
+
+  /** Notes that `domain` belongs to `site` (to wake its waiting mail when the site resumes). */
+  noteDomain(site: string, domain: string): void {
+    const s = this.domainsOf.get(site) ?? new Set<string>();
+    if (s.size < 1000) s.add(domain);
+    this.domainsOf.set(site, s);
+  }
+
+  domains(site: string): string[] { return [...(this.domainsOf.get(site) ?? [])];
   }
 
   get(key: string): ReadyQueue | undefined { return this.queues.get(key); }

@@ -148,7 +148,9 @@ export class SmtpClient {
         resolve(r);
       };
       const timer = setTimeout(() => { s.dead = true; finish(timeoutError('SMTP transaction')); s.conn.close(); }, Math.max(1, deadline - Date.now()));
-      s.fail = (err) => finish(err);
+      // A server that replies 421 and hangs up (Gmail's 4.7.28 does) ends the session before nodemailer hands
+      // back that reply: the last reply seen on the connection is the transaction's.
+      s.fail = (err) => finish(withLastReply(s, err));
       const go = () => s.conn.send({ from, to: rcpts }, raw, (err, info) => finish(withRcptErrors(s, err as SmtpError | null), info));
       if (s.dirty) s.conn.reset((err) => (err ? finish(err as SmtpError) : go()));
       else go();
@@ -189,6 +191,12 @@ function tlsInfo(conn: SMTPConnection): Session['tls'] {
   const sock = socketOf(conn) as TLSSocket | null;
   if (!conn.secure || !sock || typeof sock.getProtocol !== 'function') return null;
   return { version: sock.getProtocol(), cipher: sock.getCipher()?.name ?? null };
+}
+
+function withLastReply(s: Session, err: SmtpError): SmtpError {
+  const last = (s.conn as unknown as { lastServerResponse?: string | false }).lastServerResponse;
+  if (err.response || typeof last !== 'string' || !/^[45][0-9]{2}[ -]/.test(last)) return err;
+  return Object.assign(err, { response: last, responseCode: Number(last.slice(0, 3)) });
 }
 
 /**

@@ -10,6 +10,7 @@ import { parseRate } from '../core/shaping/rules.js';
 
 export { upsertLane, upsertSite, pendingCommands, markApplied } from '../store/delivery-control.js';
 export const storedLanes = dc.lanes;
+export const storedSites = dc.sites;
 export const storedWarmups = dc.warmups;
 export const removeLane = dc.deleteLane;
 export const hasCommands = (db: DB) => dc.pendingCommands(db).length > 0;

@@ -6,7 +6,7 @@ export interface LaneRow {
   ip: string; site: string; state: 'open' | 'throttled' | 'suspended'; until: number | null; reason: string | null;
   rate: number | null; blocklisted: number; day: number; sent_today: number; updated_at: number;
 }
-export interface SiteRow { site: string; mx_json: string; queued: number; in_flight: number; sent_last_hour: number; updated_at: number }
+export interface SiteRow { site: string; mx_json: string; queued: number; in_flight: number; sent_last_hour: number; domains_json: string; updated_at: number }
 export interface CommandRow {
   id: number; kind: 'suspend' | 'resume'; site: string; ip: string | null; seconds: number | null; reason: string | null;
   created_at: number; applied_at: number | null;
@@ -34,10 +34,10 @@ export function deleteLane(db: DB, site: string, ip: string): void {
 }
 
 export function upsertSite(db: DB, s: Omit<SiteRow, 'updated_at'>, now: number): void {
-  sql(db, `INSERT INTO delivery_sites (site, mx_json, queued, in_flight, sent_last_hour, updated_at)
-    VALUES (@site, @mx_json, @queued, @in_flight, @sent_last_hour, @now)
+  sql(db, `INSERT INTO delivery_sites (site, mx_json, queued, in_flight, sent_last_hour, domains_json, updated_at)
+    VALUES (@site, @mx_json, @queued, @in_flight, @sent_last_hour, @domains_json, @now)
     ON CONFLICT (site) DO UPDATE SET mx_json = excluded.mx_json, queued = excluded.queued, in_flight = excluded.in_flight,
-      sent_last_hour = excluded.sent_last_hour, updated_at = excluded.updated_at`).run({ ...s, now });
+      sent_last_hour = excluded.sent_last_hour, domains_json = excluded.domains_json, updated_at = excluded.updated_at`).run({ ...s, now });
 }
 
 export function addCommand(db: DB, c: Pick<CommandRow, 'kind' | 'site' | 'ip' | 'seconds' | 'reason'>, now: number): number {

@@ -46,6 +46,13 @@ export function releaseClaims(db: DB, ids: readonly number[], at: number): numbe
     WHERE id IN (SELECT value FROM json_each(@ids)) AND leased_until IS NOT NULL`).run({ ids: JSON.stringify(ids), at }).changes;
 }
 
+/** Makes the waiting (unleased, not final) deliveries to `domains` due at `now` (an operator resumed their site). */
+export function wakeDomains(db: DB, domains: readonly string[], now: number): number {
+  if (domains.length === 0) return 0;
+  return sql(db, `UPDATE deliveries SET next_attempt_at = @now WHERE domain IN (SELECT value FROM json_each(@domains))
+    AND next_attempt_at > @now AND leased_until IS NULL AND status IN ${SENDABLE}`).run({ domains: JSON.stringify(domains), now }).changes;
+}
+
 /** When the next delivery of a domain not in `skip` comes due (ms), or null when there is none. */
 export function nextDue(db: DB, skip: readonly string[] = []): number | null {
   if (skip.length === 0) return sql<{ t: number | null }>(db, 'SELECT min(next_attempt_at) AS t FROM deliveries WHERE next_attempt_at IS NOT NULL').get()?.t ?? null;

@@ -20,6 +20,7 @@ CREATE TABLE delivery_sites (
   queued INTEGER NOT NULL DEFAULT 0,
   in_flight INTEGER NOT NULL DEFAULT 0,
   sent_last_hour INTEGER NOT NULL DEFAULT 0,
+  domains_json TEXT NOT NULL DEFAULT '[]',
   updated_at INTEGER NOT NULL
 );
 CREATE TABLE delivery_commands (
