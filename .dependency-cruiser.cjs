@@ -33,7 +33,8 @@ module.exports = {
     },
     {
       name: 'core-no-io',
-      comment: 'core uses node:crypto, node:url and node:net (isIP, BlockList) only; no fs, sockets, DNS, child processes',
+      comment:
+        'core uses node:crypto, node:url and node:net (isIP, BlockList) only; no fs, sockets, DNS, child processes',
       severity: 'error',
       from: { path: '^src/core/' },
       to: { dependencyTypes: ['core'], pathNot: CORE_NODE },
@@ -87,7 +88,7 @@ module.exports = {
     },
     {
       name: 'sql-only-in-store',
-      comment: 'the SQLite driver is the store\'s business',
+      comment: "the SQLite driver is the store's business",
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/store/' },
       to: { path: `${NPM}better-sqlite3/`, dependencyTypesNot: ['type-only'] },
@@ -106,7 +107,9 @@ module.exports = {
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {
-      extensions: ['.ts', '.js', '.mjs', '.cjs'], exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'],
+      extensions: ['.ts', '.js', '.mjs', '.cjs'],
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default'],
     },
   },
 };

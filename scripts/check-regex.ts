@@ -15,15 +15,21 @@ const CORE_RULES = ['reply-rules', 'classify', 'bounce-reasons', 'address'].map(
 /** Folders whose every module is scanned: the inbound reader and the provider registry. */
 const FOLDERS = ['src/inbound', 'src/core/providers'];
 /** Runtime-built regexes that are not in an exported table: file and a snippet of the call, and why they are safe. */
-const DYNAMIC: readonly { file: string; snippet: string; why: string }[] = [
-];
+const DYNAMIC: readonly { file: string; snippet: string; why: string }[] = [];
 const PER_PATTERN_MS = Number(process.env.CHECK_REGEX_TIMEOUT_MS ?? 10_000);
 
-interface Found { where: string; source: string; flags: string }
+interface Found {
+  where: string;
+  source: string;
+  flags: string;
+}
 
 function files(): string[] {
-  const inFolders = FOLDERS.flatMap((dir) => (fs.readdirSync(path.join(ROOT, dir), { recursive: true }) as string[])
-    .filter((f) => f.endsWith('.ts')).map((f) => `${dir}/${f}`));
+  const inFolders = FOLDERS.flatMap((dir) =>
+    (fs.readdirSync(path.join(ROOT, dir), { recursive: true }) as string[])
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => `${dir}/${f}`),
+  );
   return [...inFolders, ...CORE_RULES].sort();
 }
 
@@ -51,7 +57,9 @@ function scanSource(file: string): Found[] {
       if (src && (ts.isStringLiteral(src) || ts.isNoSubstitutionTemplateLiteral(src))) {
         out.push({ where: where(n), source: src.text, flags: flags && ts.isStringLiteral(flags) ? flags.text : '' });
       } else if (!isExportedTable(n) && !DYNAMIC.some((d) => d.file === file && n.getText(sf).includes(d.snippet))) {
-        throw new Error(`${where(n)}: a RegExp built at run time outside an exported table; export it or list it in DYNAMIC`);
+        throw new Error(
+          `${where(n)}: a RegExp built at run time outside an exported table; export it or list it in DYNAMIC`,
+        );
       }
     }
     ts.forEachChild(n, visit);
@@ -66,11 +74,17 @@ async function scanExports(file: string): Promise<Found[]> {
   const out: Found[] = [];
   const seen = new Set<unknown>();
   const walk = (v: unknown, name: string, depth: number): void => {
-    if (v instanceof RegExp) { out.push({ where: `${file} export ${name}`, source: v.source, flags: v.flags }); return; }
+    if (v instanceof RegExp) {
+      out.push({ where: `${file} export ${name}`, source: v.source, flags: v.flags });
+      return;
+    }
     if (!v || typeof v !== 'object' || seen.has(v) || depth > 8) return;
     seen.add(v);
     const entries = v instanceof Map ? [...v.entries()] : Object.entries(v);
-    for (const [k, x] of entries) { walk(k, name, depth + 1); walk(x, `${name}.${String(k)}`, depth + 1); }
+    for (const [k, x] of entries) {
+      walk(k, name, depth + 1);
+      walk(x, `${name}.${String(k)}`, depth + 1);
+    }
   };
   for (const [name, v] of Object.entries(mod)) walk(v, name, 0);
   return out;
@@ -78,7 +92,9 @@ async function scanExports(file: string): Promise<Found[]> {
 
 async function main(): Promise<number> {
   const all = new Map<string, Found>();
-  for (const f of files()) for (const r of [...scanSource(f), ...(await scanExports(f))]) all.set(`/${r.source}/${r.flags}`, all.get(`/${r.source}/${r.flags}`) ?? r);
+  for (const f of files())
+    for (const r of [...scanSource(f), ...(await scanExports(f))])
+      all.set(`/${r.source}/${r.flags}`, all.get(`/${r.source}/${r.flags}`) ?? r);
   const started = Date.now();
   let bad = 0;
   let unknown = 0;
@@ -86,12 +102,20 @@ async function main(): Promise<number> {
   const results = [];
   // recheck's native agent answers several checks at once; 4 at a time roughly halves the wall time
   for (let i = 0; i < entries.length; i += 4) {
-    results.push(...await Promise.all(entries.slice(i, i + 4).map(async ([key, r]) => ({ key, r, d: await check(r.source, r.flags, { timeout: PER_PATTERN_MS }) }))));
+    results.push(
+      ...(await Promise.all(
+        entries
+          .slice(i, i + 4)
+          .map(async ([key, r]) => ({ key, r, d: await check(r.source, r.flags, { timeout: PER_PATTERN_MS }) })),
+      )),
+    );
   }
   for (const { key, r, d } of results) {
     if (d.status === 'vulnerable') {
       bad++;
-      console.error(`VULNERABLE (${d.complexity.type}${d.complexity.type === 'polynomial' ? ` ${d.complexity.degree}` : ''}) ${r.where}: ${key}`);
+      console.error(
+        `VULNERABLE (${d.complexity.type}${d.complexity.type === 'polynomial' ? ` ${d.complexity.degree}` : ''}) ${r.where}: ${key}`,
+      );
     } else if (d.status === 'unknown') {
       unknown++;
       console.warn(`warning: could not decide (${d.error.kind}) ${r.where}: ${key}`);

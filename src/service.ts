@@ -29,7 +29,11 @@ export interface Running {
 }
 
 /** `features`: those to run besides the API feature, which is always on (default: FEATURES). */
-export interface StartOptions { now?: () => number; log?: Logger; features?: FeatureFactory[] }
+export interface StartOptions {
+  now?: () => number;
+  log?: Logger;
+  features?: FeatureFactory[];
+}
 
 export async function startService(config: Config, opts: StartOptions = {}): Promise<Running> {
   const log = opts.log ?? createLogger(config.logLevel);
@@ -55,7 +59,10 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const started: Component[] = [];
   try {
-    for (const c of components) { await c.start(); started.push(c); }
+    for (const c of components) {
+      await c.start();
+      started.push(c);
+    }
   } catch (err) {
     await stopAll(started, log);
     server.close();
@@ -67,18 +74,31 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   log.info({ listeners }, `listening: ${listeners.join(' ')}`);
   let closing: Promise<void> | null = null;
   return {
-    ctx, db, url: `http://${host}:${addr.port}`, httpPort: addr.port, components, server,
-    close: () => (closing ??= (async () => {
-      up = false;
-      await stopAll(started, log);
-      await new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); });
-      db.close();
-    })()),
+    ctx,
+    db,
+    url: `http://${host}:${addr.port}`,
+    httpPort: addr.port,
+    components,
+    server,
+    close: () =>
+      (closing ??= (async () => {
+        up = false;
+        await stopAll(started, log);
+        await new Promise<void>((r) => {
+          server.close(() => r());
+          server.closeAllConnections();
+        });
+        db.close();
+      })()),
   };
 }
 
 async function stopAll(components: Component[], log: Logger) {
   for (const c of [...components].reverse()) {
-    try { await c.stop(); } catch (err) { log.error({ err, component: c.name }, 'stop failed'); }
+    try {
+      await c.stop();
+    } catch (err) {
+      log.error({ err, component: c.name }, 'stop failed');
+    }
   }
 }

@@ -12,14 +12,21 @@ export type IpPools = Record<string, string[]>;
  */
 export function parseIpPools(raw: string): IpPools {
   const out: IpPools = {};
-  for (const entry of raw.split(';').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of raw
+    .split(';')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const eq = entry.indexOf('=');
     if (eq < 0) throw new Error(`entry ${JSON.stringify(entry)} lacks "=" (expected team=ip|ip)`);
     const team = entry.slice(0, eq).trim();
     if (!team) throw new Error(`entry ${JSON.stringify(entry)} names no team`);
     if (Object.hasOwn(out, team)) throw new Error(`team ${JSON.stringify(team)} is listed twice`);
-    const ips = entry.slice(eq + 1).split('|').map((s) => s.trim());
-    if (ips.some((ip) => !ip)) throw new Error(`team ${JSON.stringify(team)} has an empty address (expected team=ip|ip)`);
+    const ips = entry
+      .slice(eq + 1)
+      .split('|')
+      .map((s) => s.trim());
+    if (ips.some((ip) => !ip))
+      throw new Error(`team ${JSON.stringify(team)} has an empty address (expected team=ip|ip)`);
     out[team] = ips;
   }
   return out;
@@ -29,7 +36,8 @@ export function parseIpPools(raw: string): IpPools {
 export function ipPoolsProblem(pools: IpPools): string | null {
   for (const [team, ips] of Object.entries(pools)) {
     const bad = ips.find((ip) => isIP(ip) === 0);
-    if (bad !== undefined) return `team ${JSON.stringify(team)}: ${JSON.stringify(bad)} is not an IP address (no CIDRs or SPF mechanisms in a pool)`;
+    if (bad !== undefined)
+      return `team ${JSON.stringify(team)}: ${JSON.stringify(bad)} is not an IP address (no CIDRs or SPF mechanisms in a pool)`;
     const seen = new Set<string>();
     for (const ip of ips) {
       if (seen.has(ip)) return `team ${JSON.stringify(team)}: ${ip} is listed twice`;

@@ -10,7 +10,8 @@ export function trustedProxyList(entries: readonly string[]): net.BlockList {
     const family = net.isIP(addr);
     const max = family === 6 ? 128 : 32;
     const prefix = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : NaN;
-    if (family === 0 || extra !== undefined || !(prefix >= 0 && prefix <= max)) throw new Error(`${JSON.stringify(raw)} is not an IP address or CIDR`);
+    if (family === 0 || extra !== undefined || !(prefix >= 0 && prefix <= max))
+      throw new Error(`${JSON.stringify(raw)} is not an IP address or CIDR`);
     list.addSubnet(addr, prefix, family === 6 ? 'ipv6' : 'ipv4');
   }
   return list;

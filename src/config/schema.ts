@@ -5,62 +5,67 @@ import Type, { type Static } from 'typebox';
 const Port = Type.Integer({ minimum: 0, maximum: 65535 });
 const Seconds = Type.Number({ exclusiveMinimum: 0 });
 
-export const ConfigSchema = Type.Object({
-  dataDir: Type.String({ minLength: 1 }),
-  sqliteSynchronous: Type.Union([Type.Literal('FULL'), Type.Literal('NORMAL')]),
-  httpHost: Type.String({ minLength: 1 }),
-  httpPort: Port,
-  smtpHost: Type.String({ minLength: 1 }),
-  smtpPort: Port,
-  publicUrl: Type.String({ pattern: '^https?://[^\\s]+$' }),
-  docsUrl: Type.String({ pattern: '^https?://[^\\s]+$' }),
-  hostname: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9.-]+$' }),
-  dnsServers: Type.Array(Type.String({ pattern: '^(\\[[0-9a-fA-F:.]+\\]|[0-9a-fA-F:.]+)(:[0-9]{1,5})?$' })),
-  outboundPort: Port,
-  outboundTls: Type.Union([Type.Literal('opportunistic'), Type.Literal('required'), Type.Literal('off')]),
-  outboundConcurrency: Type.Integer({ minimum: 1 }),
-  outboundPerDomainConcurrency: Type.Integer({ minimum: 1 }),
-  outboundMessagesPerConnection: Type.Integer({ minimum: 1 }),
-  outboundTimeoutSeconds: Seconds,
-  bounceDomain: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9.-]+$' }),
-  logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
-  allowPrivateWebhooks: Type.Boolean(),
-  rateLimit: Type.Number({ minimum: 0 }),
-  rateBurst: Type.Number({ minimum: 1 }),
-  retryMinSeconds: Seconds,
-  retryMaxSeconds: Seconds,
-  queueLifetimeSeconds: Seconds,
-  webhookRetryMinSeconds: Seconds,
-  inboundMaxBytes: Type.Integer({ minimum: 1024 }),
-  /** Inbound listener: simultaneous connections (default 100) and an optional TLS key/cert (PEM files). */
-  inboundMaxClients: Type.Optional(Type.Integer({ minimum: 1 })),
-  /** Inbound listener: simultaneous connections from one client address (default 5), and the time one report may take to read (default 2000 ms). */
-  inboundMaxClientsPerIp: Type.Optional(Type.Integer({ minimum: 1 })),
-  inboundParseTimeoutMs: Type.Optional(Type.Integer({ minimum: 10 })),
-  inboundMaxSessionSeconds: Seconds,
-  smtpTlsKeyFile: Type.Optional(Type.String({ minLength: 1 })),
-  smtpTlsCertFile: Type.Optional(Type.String({ minLength: 1 })),
-  dnsCheckCron: Type.String({ minLength: 1 }),
-  dnsCheckTimeoutSeconds: Seconds,
-  maxBodyBytes: Type.Integer({ minimum: 1024 }),
-  sendingIps: Type.Array(Type.String({ minLength: 1 })),
-  /** Per-team source IP pools: team id or name → IPs its mail leaves from (and its SPF lists); others use sendingIps. */
-  ipPools: Type.Record(Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
-  freeMonthlyCredits: Type.Integer({ minimum: 0 }),
-  /**
-   * Feedback-loop report signers (MTA_FBL_SOURCES): a DKIM d= domain (its subdomains too) or an address
-   * (the report's From, signed by its domain). A complaint matched only by Message-ID acts only when so signed.
-   */
-  fblSources: Type.Array(Type.String({ pattern: '^([A-Za-z0-9!#$%&\'*+/=?^_`{|}~.-]+@)?[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+$' })),
-  /** Operator password of the dashboard (sign in as any team); empty disables operator sign-in. */
-  dashboardPassword: Type.String(),
-  /** Reverse proxies (IPs or CIDRs) whose X-Forwarded-For names the client of an operator sign-in; default none. */
-  trustedProxies: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
-  /** Bearer token GET /metrics requires; unset: /metrics answers loopback clients only. */
-  metricsToken: Type.Optional(Type.String({ minLength: 16 })),
-  /** Operator shaping rules (MTA_SHAPING_FILE), merged over config/shaping.json (operations.md "Delivery control"). */
-  shapingFile: Type.Optional(Type.String({ minLength: 1 })),
-}, { additionalProperties: false });
+export const ConfigSchema = Type.Object(
+  {
+    dataDir: Type.String({ minLength: 1 }),
+    sqliteSynchronous: Type.Union([Type.Literal('FULL'), Type.Literal('NORMAL')]),
+    httpHost: Type.String({ minLength: 1 }),
+    httpPort: Port,
+    smtpHost: Type.String({ minLength: 1 }),
+    smtpPort: Port,
+    publicUrl: Type.String({ pattern: '^https?://[^\\s]+$' }),
+    docsUrl: Type.String({ pattern: '^https?://[^\\s]+$' }),
+    hostname: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9.-]+$' }),
+    dnsServers: Type.Array(Type.String({ pattern: '^(\\[[0-9a-fA-F:.]+\\]|[0-9a-fA-F:.]+)(:[0-9]{1,5})?$' })),
+    outboundPort: Port,
+    outboundTls: Type.Union([Type.Literal('opportunistic'), Type.Literal('required'), Type.Literal('off')]),
+    outboundConcurrency: Type.Integer({ minimum: 1 }),
+    outboundPerDomainConcurrency: Type.Integer({ minimum: 1 }),
+    outboundMessagesPerConnection: Type.Integer({ minimum: 1 }),
+    outboundTimeoutSeconds: Seconds,
+    bounceDomain: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9.-]+$' }),
+    logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
+    allowPrivateWebhooks: Type.Boolean(),
+    rateLimit: Type.Number({ minimum: 0 }),
+    rateBurst: Type.Number({ minimum: 1 }),
+    retryMinSeconds: Seconds,
+    retryMaxSeconds: Seconds,
+    queueLifetimeSeconds: Seconds,
+    webhookRetryMinSeconds: Seconds,
+    inboundMaxBytes: Type.Integer({ minimum: 1024 }),
+    /** Inbound listener: simultaneous connections (default 100) and an optional TLS key/cert (PEM files). */
+    inboundMaxClients: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** Inbound listener: simultaneous connections from one client address (default 5), and the time one report may take to read (default 2000 ms). */
+    inboundMaxClientsPerIp: Type.Optional(Type.Integer({ minimum: 1 })),
+    inboundParseTimeoutMs: Type.Optional(Type.Integer({ minimum: 10 })),
+    inboundMaxSessionSeconds: Seconds,
+    smtpTlsKeyFile: Type.Optional(Type.String({ minLength: 1 })),
+    smtpTlsCertFile: Type.Optional(Type.String({ minLength: 1 })),
+    dnsCheckCron: Type.String({ minLength: 1 }),
+    dnsCheckTimeoutSeconds: Seconds,
+    maxBodyBytes: Type.Integer({ minimum: 1024 }),
+    sendingIps: Type.Array(Type.String({ minLength: 1 })),
+    /** Per-team source IP pools: team id or name → IPs its mail leaves from (and its SPF lists); others use sendingIps. */
+    ipPools: Type.Record(Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
+    freeMonthlyCredits: Type.Integer({ minimum: 0 }),
+    /**
+     * Feedback-loop report signers (MTA_FBL_SOURCES): a DKIM d= domain (its subdomains too) or an address
+     * (the report's From, signed by its domain). A complaint matched only by Message-ID acts only when so signed.
+     */
+    fblSources: Type.Array(
+      Type.String({ pattern: "^([A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@)?[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+$" }),
+    ),
+    /** Operator password of the dashboard (sign in as any team); empty disables operator sign-in. */
+    dashboardPassword: Type.String(),
+    /** Reverse proxies (IPs or CIDRs) whose X-Forwarded-For names the client of an operator sign-in; default none. */
+    trustedProxies: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    /** Bearer token GET /metrics requires; unset: /metrics answers loopback clients only. */
+    metricsToken: Type.Optional(Type.String({ minLength: 16 })),
+    /** Operator shaping rules (MTA_SHAPING_FILE), merged over config/shaping.json (operations.md "Delivery control"). */
+    shapingFile: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  { additionalProperties: false },
+);
 
 export type Config = Static<typeof ConfigSchema>;
 /** The shortest operator password accepted (a shorter non-empty one refuses to start). */

@@ -7,7 +7,12 @@ const LOCAL_ATOM = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\uFFFF-]+(\.[A-Za-z0-9!#
 const LOCAL_QUOTED = /^"([\x20\x21\x23-\x5b\x5d-\x7e]|\\[\x20-\x7e])*"$/;
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
-export interface Mailbox { name: string | null; address: string; local: string; domain: string }
+export interface Mailbox {
+  name: string | null;
+  address: string;
+  local: string;
+  domain: string;
+}
 
 /** Validates a bare address; returns it normalised (domain lower-cased, punycode) or null. */
 export function normaliseAddress(input: string): { address: string; local: string; domain: string } | null {
@@ -21,7 +26,8 @@ export function normaliseAddress(input: string): { address: string; local: strin
   const domain = domainToASCII(rawDomain.toLowerCase());
   if (!domain || domain.length > 253) return null;
   const labels = domain.split('.');
-  if (labels.length < 2 || !labels.every((l) => LABEL.test(l)) || /^[0-9]+$/.test(labels[labels.length - 1])) return null;
+  if (labels.length < 2 || !labels.every((l) => LABEL.test(l)) || /^[0-9]+$/.test(labels[labels.length - 1]))
+    return null;
   return { address: `${local}@${domain}`, local, domain };
 }
 
@@ -42,7 +48,7 @@ function splitNamed(s: string): { name: string; spec: string } | MailboxResult {
   for (; i < s.length && s[i] !== '<'; i++) {
     const c = s[i];
     if (c === '"') {
-      for (i++; i < s.length && s[i] !== '"'; i++) name += s[i] === '\\' ? s[++i] ?? '' : s[i];
+      for (i++; i < s.length && s[i] !== '"'; i++) name += s[i] === '\\' ? (s[++i] ?? '') : s[i];
       if (i >= s.length) return refuse('it has an unterminated quoted display name', false);
     } else if (NAME_SPECIALS.has(c)) {
       // Without a list separator or a "<", this is a malformed address rather than a disguised one.
@@ -65,7 +71,8 @@ function splitNamed(s: string): { name: string; spec: string } | MailboxResult {
 
 /** Parses one mailbox, `addr` or `Display Name <addr>`, strictly: no groups, no second mailbox. */
 export function readMailbox(input: string): MailboxResult {
-  if (typeof input !== 'string' || /[\x00-\x08\x0a-\x1f\x7f]/.test(input)) return refuse('it holds control characters', false);
+  if (typeof input !== 'string' || /[\x00-\x08\x0a-\x1f\x7f]/.test(input))
+    return refuse('it holds control characters', false);
   const s = input.trim();
   const bare = normaliseAddress(s);
   if (bare) return { ok: true, mailbox: { name: null, ...bare } };

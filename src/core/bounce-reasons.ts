@@ -2,12 +2,41 @@
 // Pure data and tiny helpers: no I/O, imports nothing outside src/core.
 
 export const BOUNCE_REASONS = [
-  'userunknown', 'hostunknown', 'hasmoved', 'notaccept', 'mailboxfull', 'exceedlimit',
-  'mesgtoobig', 'suspend', 'filtered', 'rejected', 'blocked', 'spamdetected', 'virusdetected',
-  'policyviolation', 'authfailure', 'requireptr', 'securityerror', 'badreputation', 'speeding',
-  'toomanyconn', 'ratelimited', 'norelaying', 'notcompliantrfc', 'contenterror', 'syntaxerror',
-  'systemerror', 'systemfull', 'networkerror', 'mailererror', 'expired', 'onhold', 'undefined',
-  'feedback', 'vacation', 'delivered',
+  'userunknown',
+  'hostunknown',
+  'hasmoved',
+  'notaccept',
+  'mailboxfull',
+  'exceedlimit',
+  'mesgtoobig',
+  'suspend',
+  'filtered',
+  'rejected',
+  'blocked',
+  'spamdetected',
+  'virusdetected',
+  'policyviolation',
+  'authfailure',
+  'requireptr',
+  'securityerror',
+  'badreputation',
+  'speeding',
+  'toomanyconn',
+  'ratelimited',
+  'norelaying',
+  'notcompliantrfc',
+  'contenterror',
+  'syntaxerror',
+  'systemerror',
+  'systemfull',
+  'networkerror',
+  'mailererror',
+  'expired',
+  'onhold',
+  'undefined',
+  'feedback',
+  'vacation',
+  'delivered',
 ] as const;
 
 export type BounceReason = (typeof BOUNCE_REASONS)[number];
@@ -17,8 +46,14 @@ export const NOT_BOUNCE: ReadonlySet<BounceReason> = new Set(['feedback', 'vacat
 
 /** Reasons whose reading should be re-checked against the text (Sisimai's "retry" list). */
 export const RETRY_REASONS: ReadonlySet<string> = new Set([
-  'undefined', 'onhold', 'systemerror', 'securityerror', 'networkerror', 'hostunknown',
-  'userunknown', 'expired',
+  'undefined',
+  'onhold',
+  'systemerror',
+  'securityerror',
+  'networkerror',
+  'hostunknown',
+  'userunknown',
+  'expired',
 ]);
 
 export function isBounceReason(value: string): value is BounceReason {
@@ -34,7 +69,11 @@ export function isExplicit(reason: string | null | undefined): boolean {
  * Hard bounce = the address itself is bad. notaccept is hard only when permanent
  * (5xx reply or 5.x.x status, or nothing says it is temporary).
  */
-export function isHard(reason: BounceReason, replyCode?: number | string | null, status?: string | null): boolean | null {
+export function isHard(
+  reason: BounceReason,
+  replyCode?: number | string | null,
+  status?: string | null,
+): boolean | null {
   if (NOT_BOUNCE.has(reason)) return null;
   if (reason === 'userunknown' || reason === 'hostunknown' || reason === 'hasmoved') return true;
   if (reason !== 'notaccept') return false;
@@ -45,21 +84,55 @@ export function isHard(reason: BounceReason, replyCode?: number | string | null,
 }
 
 const PSEUDO_TEMPORARY: Partial<Record<BounceReason, string>> = {
-  authfailure: '4.0.972', badreputation: '4.0.975', blocked: '4.0.971', contenterror: '4.0.960',
-  expired: '4.0.947', filtered: '4.0.924', mailboxfull: '4.0.922', networkerror: '4.0.944',
-  notaccept: '4.0.932', onhold: '4.0.901', rejected: '4.0.918', securityerror: '4.0.970',
-  spamdetected: '4.0.980', speeding: '4.0.946', systemerror: '4.0.930', systemfull: '4.0.931',
-  toomanyconn: '4.0.945', undefined: '4.0.900',
+  authfailure: '4.0.972',
+  badreputation: '4.0.975',
+  blocked: '4.0.971',
+  contenterror: '4.0.960',
+  expired: '4.0.947',
+  filtered: '4.0.924',
+  mailboxfull: '4.0.922',
+  networkerror: '4.0.944',
+  notaccept: '4.0.932',
+  onhold: '4.0.901',
+  rejected: '4.0.918',
+  securityerror: '4.0.970',
+  spamdetected: '4.0.980',
+  speeding: '4.0.946',
+  systemerror: '4.0.930',
+  systemfull: '4.0.931',
+  toomanyconn: '4.0.945',
+  undefined: '4.0.900',
 };
 
 const PSEUDO_PERMANENT: Partial<Record<BounceReason, string>> = {
-  authfailure: '5.0.972', badreputation: '5.0.975', blocked: '5.0.971', contenterror: '5.0.960',
-  exceedlimit: '5.0.923', expired: '5.0.947', filtered: '5.0.910', hasmoved: '5.0.916',
-  hostunknown: '5.0.912', mailboxfull: '5.0.922', mailererror: '5.0.939', mesgtoobig: '5.0.934',
-  networkerror: '5.0.944', norelaying: '5.0.909', notaccept: '5.0.932', onhold: '5.0.901',
-  policyviolation: '5.0.972', rejected: '5.0.918', securityerror: '5.0.970', spamdetected: '5.0.980',
-  speeding: '5.0.946', suspend: '5.0.921', systemerror: '5.0.930', systemfull: '5.0.931',
-  syntaxerror: '5.0.902', toomanyconn: '5.0.945', userunknown: '5.0.911', undefined: '5.0.900',
+  authfailure: '5.0.972',
+  badreputation: '5.0.975',
+  blocked: '5.0.971',
+  contenterror: '5.0.960',
+  exceedlimit: '5.0.923',
+  expired: '5.0.947',
+  filtered: '5.0.910',
+  hasmoved: '5.0.916',
+  hostunknown: '5.0.912',
+  mailboxfull: '5.0.922',
+  mailererror: '5.0.939',
+  mesgtoobig: '5.0.934',
+  networkerror: '5.0.944',
+  norelaying: '5.0.909',
+  notaccept: '5.0.932',
+  onhold: '5.0.901',
+  policyviolation: '5.0.972',
+  rejected: '5.0.918',
+  securityerror: '5.0.970',
+  spamdetected: '5.0.980',
+  speeding: '5.0.946',
+  suspend: '5.0.921',
+  systemerror: '5.0.930',
+  systemfull: '5.0.931',
+  syntaxerror: '5.0.902',
+  toomanyconn: '5.0.945',
+  userunknown: '5.0.911',
+  undefined: '5.0.900',
   virusdetected: '5.0.971',
 };
 

@@ -1,12 +1,17 @@
 // Classifies an SMTP reply or a DSN recipient (status, reply code, diagnostic text, command)
 // into a bounce reason, hard flag and status (Sisimai-compatible, pseudo-codes included). Pure.
-import {
-  type BounceReason, RETRY_REASONS, isExplicit, isHard, pseudoStatus, NOT_BOUNCE,
-} from './bounce-reasons.js';
+import { type BounceReason, RETRY_REASONS, isExplicit, isHard, pseudoStatus, NOT_BOUNCE } from './bounce-reasons.js';
 import { REPLY_RULES, STATUS_REASONS, PRIMARY_ORDER, FALLBACK_ORDER, type ReplyRule } from './reply-rules.js';
 
-export interface ReplyInput { code: number | null; enhanced: string | null; text: string }
-export interface ReplyClass { reason: BounceReason; hard: boolean | null }
+export interface ReplyInput {
+  code: number | null;
+  enhanced: string | null;
+  text: string;
+}
+export interface ReplyClass {
+  reason: BounceReason;
+  hard: boolean | null;
+}
 
 /** Everything a bounce report tells about one recipient. */
 export interface BounceFacts {
@@ -22,15 +27,62 @@ export interface BounceFacts {
   reason?: BounceReason | null;
 }
 export interface BounceReading {
-  reason: BounceReason; hard: boolean | null; status: string | null; replycode: string | null;
+  reason: BounceReason;
+  hard: boolean | null;
+  status: string | null;
+  replycode: string | null;
 }
 
 const RULES = new Map<BounceReason, ReplyRule>(REPLY_RULES.map((r) => [r.reason, r]));
 const EXCEPT_DATA = new Set(['CONN', 'EHLO', 'HELO', 'STARTTLS', 'AUTH', 'MAIL', 'RCPT']);
 const REPLY_CODES = new Set([
-  '211', '214', '220', '221', '235', '250', '251', '252', '253', '354', '421', '422', '430', '432', '450', '451', '452',
-  '453', '454', '455', '458', '459', '500', '501', '502', '503', '504', '520', '521', '523', '524', '525', '530', '533',
-  '534', '535', '538', '550', '551', '552', '553', '554', '555', '556', '557', '570', '571',
+  '211',
+  '214',
+  '220',
+  '221',
+  '235',
+  '250',
+  '251',
+  '252',
+  '253',
+  '354',
+  '421',
+  '422',
+  '430',
+  '432',
+  '450',
+  '451',
+  '452',
+  '453',
+  '454',
+  '455',
+  '458',
+  '459',
+  '500',
+  '501',
+  '502',
+  '503',
+  '504',
+  '520',
+  '521',
+  '523',
+  '524',
+  '525',
+  '530',
+  '533',
+  '534',
+  '535',
+  '538',
+  '550',
+  '551',
+  '552',
+  '553',
+  '554',
+  '555',
+  '556',
+  '557',
+  '570',
+  '571',
 ]);
 const IPV4 = /\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b/g;
 
@@ -61,7 +113,10 @@ export function findStatus(text: string | null | undefined): string | null {
   let fallback: string | null = null;
   for (const m of t.matchAll(re)) {
     const code = `${m[1]}.${m[2]}.${m[3]}`;
-    if (code.endsWith('.0.0') || code === '4.4.7') { fallback ??= code; continue; }
+    if (code.endsWith('.0.0') || code === '4.4.7') {
+      fallback ??= code;
+      continue;
+    }
     return code;
   }
   return fallback;
@@ -71,7 +126,7 @@ export function findStatus(text: string | null | undefined): string | null {
 export function findReply(text: string | null | undefined, klass?: string): string | null {
   if (!text) return null;
   const t = ` ${text.replace(IPV4, '***')} `;
-  for (const m of t.matchAll(/(?<![\w.\-])([245]\d\d)(?![\w.])/g)) {
+  for (const m of t.matchAll(/(?<![\w.-])([245]\d\d)(?![\w.])/g)) {
     const c = m[1] as string;
     if (REPLY_CODES.has(c) && (!klass || c[0] === klass)) return c;
   }
@@ -93,13 +148,22 @@ export function parseReplyLine(line: string): ReplyInput {
 /** Live SMTP reply or DSN Diagnostic-Code → reason and hard flag (command defaults to RCPT). */
 export function classifyReply(input: ReplyInput & { command?: string | null }): ReplyClass {
   const r = classifyBounce({
-    status: input.enhanced, replycode: input.code, diagnostic: input.text, command: input.command ?? 'RCPT',
+    status: input.enhanced,
+    replycode: input.code,
+    diagnostic: input.text,
+    command: input.command ?? 'RCPT',
   });
   return { reason: r.reason, hard: r.hard };
 }
 
 interface Ctx {
-  status: string; reply: string; text: string; command: string; action: string; spec: string; preset: string;
+  status: string;
+  reply: string;
+  text: string;
+  command: string;
+  action: string;
+  spec: string;
+  preset: string;
 }
 
 /** Full reading of one bounced recipient, Sisimai-style. */
@@ -110,9 +174,13 @@ export function classifyBounce(f: BounceFacts): BounceReading {
   let replycode = given ?? findReply(text, status?.[0]);
   replycode ??= findReply(text);
   const ctx: Ctx = {
-    status: status ?? '', reply: replycode ?? '', text: text ? `${text.toLowerCase()} ` : '',
-    command: (f.command ?? '').toUpperCase(), action: (f.action ?? '').toLowerCase(),
-    spec: (f.spec ?? 'SMTP').toUpperCase() || 'SMTP', preset: f.reason ?? '',
+    status: status ?? '',
+    reply: replycode ?? '',
+    text: text ? `${text.toLowerCase()} ` : '',
+    command: (f.command ?? '').toUpperCase(),
+    action: (f.action ?? '').toLowerCase(),
+    spec: (f.spec ?? 'SMTP').toUpperCase() || 'SMTP',
+    preset: f.reason ?? '',
   };
   const reason = decide(ctx);
   return finish(reason, status, replycode, text);
@@ -120,7 +188,12 @@ export function classifyBounce(f: BounceFacts): BounceReading {
 
 function finish(reason: BounceReason, status: string | null, replycode: string | null, text: string): BounceReading {
   if (NOT_BOUNCE.has(reason)) {
-    return { reason, hard: null, status: reason === 'delivered' ? status : null, replycode: reason === 'delivered' ? replycode : null };
+    return {
+      reason,
+      hard: null,
+      status: reason === 'delivered' ? status : null,
+      replycode: reason === 'delivered' ? replycode : null,
+    };
   }
   const temporary = isTemporary(status, replycode, text, reason);
   const finalStatus = status ?? pseudoStatus(reason, temporary);
@@ -190,8 +263,7 @@ const byName = (c: Ctx): string => STATUS_REASONS[c.status] ?? '';
 
 type Probe = (c: Ctx) => boolean;
 const PROBES: Partial<Record<BounceReason, Probe>> = {
-  mesgtoobig: (c) => byName(c) === 'mesgtoobig'
-    || (byName(c) !== 'exceedlimit' && textMatches('mesgtoobig', c.text)),
+  mesgtoobig: (c) => byName(c) === 'mesgtoobig' || (byName(c) !== 'exceedlimit' && textMatches('mesgtoobig', c.text)),
   suspend: (c) => c.reply === '525' || textMatches('suspend', c.text),
   hasmoved: (c) => textMatches('hasmoved', c.text),
   norelaying: (c) => !['CONN', 'EHLO', 'HELO'].includes(c.command) && textMatches('norelaying', c.text),
@@ -201,8 +273,8 @@ const PROBES: Partial<Record<BounceReason, Probe>> = {
   badreputation: (c) => textMatches('badreputation', c.text),
   contenterror: (c) => !probeSpam(c) && (byName(c) === 'contenterror' || textMatches('contenterror', c.text)),
   rejected: probeRejected,
-  hostunknown: (c) => (byName(c) === 'hostunknown'
-    ? !textMatches('networkerror', c.text) : textMatches('hostunknown', c.text)),
+  hostunknown: (c) =>
+    byName(c) === 'hostunknown' ? !textMatches('networkerror', c.text) : textMatches('hostunknown', c.text),
   spamdetected: probeSpam,
   speeding: (c) => textMatches('speeding', c.text),
 };

@@ -1,13 +1,29 @@
 // Credit arithmetic: the free monthly allowance first, then bought grants oldest first.
 // Pure: callers pass the balance they read and persist the allocation they get back.
-export interface GrantBalance { id: string; remaining: number; expiresAt: number; createdAt: number }
-export interface Allocation { grantId: string | null; amount: number } // null = free allowance
+export interface GrantBalance {
+  id: string;
+  remaining: number;
+  expiresAt: number;
+  createdAt: number;
+}
+export interface Allocation {
+  grantId: string | null;
+  amount: number;
+} // null = free allowance
 
-export function allocate(needed: number, freeRemaining: number, grants: readonly GrantBalance[], nowMs: number): Allocation[] | null {
+export function allocate(
+  needed: number,
+  freeRemaining: number,
+  grants: readonly GrantBalance[],
+  nowMs: number,
+): Allocation[] | null {
   const out: Allocation[] = [];
   let left = needed;
   const free = Math.min(left, Math.max(0, freeRemaining));
-  if (free > 0) { out.push({ grantId: null, amount: free }); left -= free; }
+  if (free > 0) {
+    out.push({ grantId: null, amount: free });
+    left -= free;
+  }
   const usable = grants.filter((g) => g.remaining > 0 && g.expiresAt > nowMs).sort((a, b) => a.createdAt - b.createdAt); // stable: ties keep the store's order
   for (const g of usable) {
     if (left === 0) break;

@@ -15,7 +15,12 @@ export const REQUIRED: Purpose[] = ['dkim', 'spf', 'dmarc'];
 export type CheckKey = Purpose | 'return_path_spf';
 export const CHECK_KEYS: CheckKey[] = ['dkim', 'spf', 'dmarc', 'return_path', 'return_path_spf'];
 
-export interface DnsRecord { purpose: Purpose; type: 'TXT' | 'MX'; name: string; value: string }
+export interface DnsRecord {
+  purpose: Purpose;
+  type: 'TXT' | 'MX';
+  name: string;
+  value: string;
+}
 /** Outcome of one record's check: pass, fail (definitive), or error (DNS trouble: inconclusive). */
 export type CheckOutcome =
   | { result: 'pass'; found: string | null }
@@ -57,14 +62,27 @@ export function spfTestIps(sendingIps: string[]): string[] {
   return sendingIps.map((s) => s.split('/')[0]).filter((ip) => isIP(ip) !== 0);
 }
 
-export interface RecordInput { name: string; selector: string; publicKey: string; algorithm: string; returnPath: string; sendingIps: string[]; hostname: string }
+export interface RecordInput {
+  name: string;
+  selector: string;
+  publicKey: string;
+  algorithm: string;
+  returnPath: string;
+  sendingIps: string[];
+  hostname: string;
+}
 
 /** How long a rotated-out DKIM key stays listed (its TXT record should stay published): 7 days. */
 export const RETIRE_GRACE_MS = 7 * 24 * 3600 * 1000;
 
 /** The DKIM TXT record of one key (Ed25519 keys: p= is the raw 32-byte key, RFC 8463). */
 export function dkimRecord(domain: string, selector: string, algorithm: string, publicKey: string): DnsRecord {
-  return { purpose: 'dkim', type: 'TXT', name: `${selector}._domainkey.${domain}`, value: `v=DKIM1; k=${algorithm === 'ed25519' ? 'ed25519' : 'rsa'}; p=${publicKey}` };
+  return {
+    purpose: 'dkim',
+    type: 'TXT',
+    name: `${selector}._domainkey.${domain}`,
+    value: `v=DKIM1; k=${algorithm === 'ed25519' ? 'ed25519' : 'rsa'}; p=${publicKey}`,
+  };
 }
 
 /**
@@ -105,21 +123,36 @@ const noWs = (s: string) => s.replace(/\s+/g, '');
 export function judgeDkim(values: string[], publicKey: string): CheckOutcome {
   const keys = values.map((v) => parseTags(v)).filter((t): t is Map<string, string> => !!t && t.has('p'));
   const found = values.length ? values.join(' | ') : null;
-  if (!keys.length) return { result: 'fail', found, error: found ? 'No DKIM key record (p=) at this name.' : 'No TXT record at this name.' };
-  if (keys.some((t) => noWs(t.get('p')!) === noWs(publicKey) && (t.get('v') ?? 'DKIM1') === 'DKIM1')) return { result: 'pass', found };
-  if (keys.some((t) => t.get('p') === '')) return { result: 'fail', found, error: 'The published DKIM key is revoked (empty p=).' };
-  return { result: 'fail', found, error: 'The published DKIM public key does not match this domain\'s key.' };
+  if (!keys.length)
+    return {
+      result: 'fail',
+      found,
+      error: found ? 'No DKIM key record (p=) at this name.' : 'No TXT record at this name.',
+    };
+  if (keys.some((t) => noWs(t.get('p')!) === noWs(publicKey) && (t.get('v') ?? 'DKIM1') === 'DKIM1'))
+    return { result: 'pass', found };
+  if (keys.some((t) => t.get('p') === ''))
+    return { result: 'fail', found, error: 'The published DKIM key is revoked (empty p=).' };
+  return { result: 'fail', found, error: "The published DKIM public key does not match this domain's key." };
 }
 
 /** A DMARC record must be the only `v=DMARC1` TXT at _dmarc.<domain> and carry a valid p= policy. */
 export function judgeDmarc(values: string[]): CheckOutcome {
   const dmarc = values.filter((v) => /^v\s*=\s*DMARC1\s*(;|$)/i.test(v.trim()));
   const found = values.length ? values.join(' | ') : null;
-  if (!dmarc.length) return { result: 'fail', found, error: found ? 'No v=DMARC1 record at this name.' : 'No TXT record at this name.' };
-  if (dmarc.length > 1) return { result: 'fail', found, error: 'More than one DMARC record: receivers ignore them all.' };
+  if (!dmarc.length)
+    return { result: 'fail', found, error: found ? 'No v=DMARC1 record at this name.' : 'No TXT record at this name.' };
+  if (dmarc.length > 1)
+    return { result: 'fail', found, error: 'More than one DMARC record: receivers ignore them all.' };
   const tags = parseTags(dmarc[0]);
-  if (!tags) return { result: 'fail', found, error: 'The DMARC record cannot be parsed (expected tag=value pairs separated by ;).' };
-  if (!['none', 'quarantine', 'reject'].includes((tags.get('p') ?? '').toLowerCase())) return { result: 'fail', found, error: 'The DMARC record needs p=none, p=quarantine or p=reject.' };
+  if (!tags)
+    return {
+      result: 'fail',
+      found,
+      error: 'The DMARC record cannot be parsed (expected tag=value pairs separated by ;).',
+    };
+  if (!['none', 'quarantine', 'reject'].includes((tags.get('p') ?? '').toLowerCase()))
+    return { result: 'fail', found, error: 'The DMARC record needs p=none, p=quarantine or p=reject.' };
   return { result: 'pass', found: dmarc[0] };
 }
 
@@ -137,7 +170,11 @@ export function judgeReturnPath(mx: { exchange: string; priority: number }[], ho
  */
 export function judgeSpf(result: string, ip: string, found: string | null, comment?: string): CheckOutcome {
   if (result === 'pass') return { result: 'pass', found };
-  if (result === 'temperror') return { result: 'error', error: `SPF evaluation hit a DNS error (${comment ?? 'temperror'}); keeping the previous status.` };
+  if (result === 'temperror')
+    return {
+      result: 'error',
+      error: `SPF evaluation hit a DNS error (${comment ?? 'temperror'}); keeping the previous status.`,
+    };
   if (result === 'none') return { result: 'fail', found, error: 'No SPF record (v=spf1) at this name.' };
   return { result: 'fail', found, error: `SPF evaluates to ${result} for ${ip}; the record must authorise it.` };
 }

@@ -7,7 +7,13 @@ export type { ErrorCode, ErrorType };
 export class ApiError extends Error {
   readonly status: number;
   /** `type` must be the registry's type of `code` (test/unit/error-codes.test.ts checks every call); the status defaults to the registry's. */
-  constructor(readonly type: ErrorType, readonly code: ErrorCode, message: string, readonly param?: string, status?: number) {
+  constructor(
+    readonly type: ErrorType,
+    readonly code: ErrorCode,
+    message: string,
+    readonly param?: string,
+    status?: number,
+  ) {
     super(message);
     this.status = status ?? ERROR_CODES[code].status;
   }

@@ -9,12 +9,20 @@ export type IdPrefix = 'em' | 'dl' | 'evt' | 'key' | 'team' | 'dom' | 'wh' | 'wh
 export function newId(prefix: IdPrefix, nowMs: number, random: Buffer = randomBytes(10)): string {
   let t = Math.floor(nowMs);
   let time = '';
-  for (let i = 0; i < 10; i++) { time = ALPHABET[t % 32] + time; t = Math.floor(t / 32); }
+  for (let i = 0; i < 10; i++) {
+    time = ALPHABET[t % 32] + time;
+    t = Math.floor(t / 32);
+  }
   let rnd = '';
-  let acc = 0, bits = 0;
+  let acc = 0,
+    bits = 0;
   for (const byte of random) {
-    acc = (acc << 8) | byte; bits += 8;
-    while (bits >= 5) { bits -= 5; rnd += ALPHABET[(acc >> bits) & 31]; }
+    acc = (acc << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      rnd += ALPHABET[(acc >> bits) & 31];
+    }
     acc &= (1 << bits) - 1;
   }
   return `${prefix}_${time}${rnd.slice(0, 16)}`;

@@ -4,17 +4,28 @@ import type { BounceReason } from './bounce-reasons.js';
 
 export type Action = 'failed' | 'delayed' | 'delivered' | 'relayed' | 'expanded' | null;
 export interface ReportRecipient {
-  address: string | null; status: string | null; action: Action; reason: BounceReason; hard: boolean | null;
-  diagnostic: string | null; replycode?: string | null; feedback_type?: string | null;
+  address: string | null;
+  status: string | null;
+  action: Action;
+  reason: BounceReason;
+  hard: boolean | null;
+  diagnostic: string | null;
+  replycode?: string | null;
+  feedback_type?: string | null;
   /** DSN Original-Recipient, when it names another address than `address` (Final-Recipient). */
   original_recipient?: string;
 }
 /** Facts about the returned original message. */
 export interface OriginalInfo {
-  message_id: string | null; email_id: string | null; return_path: string | null; from?: string | null;
+  message_id: string | null;
+  email_id: string | null;
+  return_path: string | null;
+  from?: string | null;
 }
 export interface Report {
-  kind: 'dsn' | 'arf' | 'other'; recipients: ReportRecipient[]; original: OriginalInfo;
+  kind: 'dsn' | 'arf' | 'other';
+  recipients: ReportRecipient[];
+  original: OriginalInfo;
   /** set when the message could not be read (parse-pool.ts): over the time budget, or the parser failed */
   error?: 'timeout' | 'failed';
 }

@@ -1,6 +1,10 @@
 // Retry schedule for deliveries: exponential backoff with jitter, between a minimum and a maximum
 // delay, until the queue lifetime is over. Pure: the random draw is passed in.
-export interface RetryPolicy { minSeconds: number; maxSeconds: number; lifetimeSeconds: number }
+export interface RetryPolicy {
+  minSeconds: number;
+  maxSeconds: number;
+  lifetimeSeconds: number;
+}
 
 /** Delay in ms before attempt `attempt + 1`, given that `attempt` attempts (>= 1) were made. */
 export function retryDelayMs(policy: RetryPolicy, attempt: number, random: number): number {

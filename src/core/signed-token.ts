@@ -5,7 +5,10 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 /** What a token is for. Each purpose has its own random key (the store's `secret:<purpose>`), so a MAC of one never verifies as another. */
 export type TokenPurpose = 'verp' | 'tracking' | 'cursor';
 
-interface MacFormat { bytes: number; encoding: 'hex' | 'base64url' }
+interface MacFormat {
+  bytes: number;
+  encoding: 'hex' | 'base64url';
+}
 
 /**
  * How much of the HMAC each purpose keeps and how it is written. Fixed: tokens already issued (in sent
@@ -19,14 +22,21 @@ const FORMATS: Record<TokenPurpose, MacFormat> = {
 
 export class TokenSigner {
   private format: MacFormat;
-  constructor(readonly purpose: TokenPurpose, private key: Buffer) {
+  constructor(
+    readonly purpose: TokenPurpose,
+    private key: Buffer,
+  ) {
     if (key.length < 16) throw new Error(`the ${purpose} token key is shorter than 16 bytes`);
     this.format = FORMATS[purpose];
   }
 
   /** The truncated HMAC-SHA256 of `input` under this purpose's key. */
   mac(input: string): string {
-    return createHmac('sha256', this.key).update(input).digest().subarray(0, this.format.bytes).toString(this.format.encoding);
+    return createHmac('sha256', this.key)
+      .update(input)
+      .digest()
+      .subarray(0, this.format.bytes)
+      .toString(this.format.encoding);
   }
 
   /** True when `mac` is the MAC of `input`; compared in constant time. */

@@ -1,6 +1,15 @@
 // The email and recipient state machine: one table of allowed moves, one transition function,
 // and the aggregation of recipient states into the email status (decisions.md). Pure.
-export const STATUSES = ['queued', 'sent', 'delivered', 'delivery_delayed', 'bounced', 'complained', 'failed', 'canceled'] as const;
+export const STATUSES = [
+  'queued',
+  'sent',
+  'delivered',
+  'delivery_delayed',
+  'bounced',
+  'complained',
+  'failed',
+  'canceled',
+] as const;
 export type Status = (typeof STATUSES)[number];
 export const EVENT_TYPES = [...STATUSES, 'opened', 'clicked'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -11,7 +20,10 @@ const EMAIL_MOVES: Record<Status, readonly Status[]> = {
   sent: ['delivered', 'delivery_delayed', 'bounced', 'failed'],
   delivery_delayed: ['delivered', 'bounced'],
   delivered: ['complained'],
-  bounced: [], complained: [], failed: [], canceled: [],
+  bounced: [],
+  complained: [],
+  failed: [],
+  canceled: [],
 };
 
 export const FINAL: ReadonlySet<Status> = new Set(['delivered', 'bounced', 'complained', 'failed', 'canceled']);
@@ -21,14 +33,37 @@ export function canMove(from: Status, to: Status): boolean {
 }
 
 /** What happened to one recipient. */
-export type RecipientEvent = 'accepted' | 'deferred' | 'rejected' | 'failed' | 'canceled' | 'expired' | 'complaint' | 'async_bounce';
+export type RecipientEvent =
+  'accepted' | 'deferred' | 'rejected' | 'failed' | 'canceled' | 'expired' | 'complaint' | 'async_bounce';
 
 const RECIPIENT_MOVES: Record<Status, Partial<Record<RecipientEvent, Status>>> = {
-  queued: { accepted: 'delivered', deferred: 'delivery_delayed', rejected: 'bounced', failed: 'failed', canceled: 'canceled', expired: 'bounced' },
-  sent: { accepted: 'delivered', deferred: 'delivery_delayed', rejected: 'bounced', failed: 'failed', expired: 'bounced' },
-  delivery_delayed: { accepted: 'delivered', deferred: 'delivery_delayed', rejected: 'bounced', failed: 'failed', expired: 'bounced' },
+  queued: {
+    accepted: 'delivered',
+    deferred: 'delivery_delayed',
+    rejected: 'bounced',
+    failed: 'failed',
+    canceled: 'canceled',
+    expired: 'bounced',
+  },
+  sent: {
+    accepted: 'delivered',
+    deferred: 'delivery_delayed',
+    rejected: 'bounced',
+    failed: 'failed',
+    expired: 'bounced',
+  },
+  delivery_delayed: {
+    accepted: 'delivered',
+    deferred: 'delivery_delayed',
+    rejected: 'bounced',
+    failed: 'failed',
+    expired: 'bounced',
+  },
   delivered: { complaint: 'complained', async_bounce: 'delivered' },
-  bounced: {}, complained: {}, failed: {}, canceled: {},
+  bounced: {},
+  complained: {},
+  failed: {},
+  canceled: {},
 };
 
 /** The recipient's next state, or null when the event does not apply in that state. */
@@ -61,7 +96,11 @@ export function emailPath(current: Status, target: Status): Status[] {
   const queue: Status[] = [current];
   while (queue.length) {
     const s = queue.shift()!;
-    for (const n of EMAIL_MOVES[s]) if (!prev.has(n)) { prev.set(n, s); queue.push(n); }
+    for (const n of EMAIL_MOVES[s])
+      if (!prev.has(n)) {
+        prev.set(n, s);
+        queue.push(n);
+      }
   }
   if (!prev.has(target)) {
     // A deferred email whose last recipients fail without any bounce: interface.md has no

@@ -10,7 +10,12 @@ export function signature(secret: string, id: string, timestampSec: number, body
 }
 
 /** The three headers of one delivery, signed with every given secret (current first). */
-export function signedHeaders(secrets: readonly string[], id: string, nowMs: number, body: string): Record<string, string> {
+export function signedHeaders(
+  secrets: readonly string[],
+  id: string,
+  nowMs: number,
+  body: string,
+): Record<string, string> {
   const ts = Math.floor(nowMs / 1000);
   return {
     'webhook-id': id,

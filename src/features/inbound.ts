@@ -6,15 +6,17 @@ import { createInboundListener } from '../inbound/server.js';
 export const feature: FeatureFactory = (ctx) => {
   const listener = createInboundListener(ctx);
   return {
-    components: [{
-      name: 'inbound-smtp',
-      start: () => listener.start(),
-      stop: () => listener.stop(),
-      address: () => {
-        const a = listener.address();
-        if (!a) return null;
-        return `smtp=${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+    components: [
+      {
+        name: 'inbound-smtp',
+        start: () => listener.start(),
+        stop: () => listener.stop(),
+        address: () => {
+          const a = listener.address();
+          if (!a) return null;
+          return `smtp=${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+        },
       },
-    }],
+    ],
   };
 };

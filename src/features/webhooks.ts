@@ -11,6 +11,8 @@ import { trackingMount } from '../http/tracking.js';
 export const feature: FeatureFactory = (ctx) => {
   const resolver = createResolver(ctx.config);
   const dispatcher = new Dispatcher(ctx, resolver);
-  onEvent(ctx.db, (db, ev) => { if (enqueueEvent(ctx, db, ev) > 0) dispatcher.notify(); });
+  onEvent(ctx.db, (db, ev) => {
+    if (enqueueEvent(ctx, db, ev) > 0) dispatcher.notify();
+  });
   return { routes: [webhookRoutes(resolver)], mounts: [trackingMount], components: [dispatcher] };
 };

@@ -7,8 +7,12 @@ import type { MountFn } from './app.js';
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function page(): string {
-  const items = Object.entries(ERROR_CODES).map(([code, { type, status, doc }]) =>
-    `<section id="${code}"><h2><code>${code}</code></h2><p>HTTP ${status}, type <code>${type}</code>.</p><p>${esc(doc)}</p></section>`).join('\n');
+  const items = Object.entries(ERROR_CODES)
+    .map(
+      ([code, { type, status, doc }]) =>
+        `<section id="${code}"><h2><code>${code}</code></h2><p>HTTP ${status}, type <code>${type}</code>.</p><p>${esc(doc)}</p></section>`,
+    )
+    .join('\n');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>API errors</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;color:#111}code{background:#f1f1f1;padding:0 .2em}section:target{background:#fff7d6}</style></head>
 <body><main><h1>API errors</h1><p>Every error answer is <code>{"error": {"type", "code", "message", "param"?, "doc_url"}}</code>. Branch on <code>code</code>; <code>message</code> is for people.</p>

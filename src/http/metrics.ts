@@ -9,7 +9,10 @@ import { dueDeliveries, onEmailEvent, pendingDeliveries, pendingOutboxRows } fro
 import type { MountFn } from './app.js';
 import type { Ctx } from '../services/context.js';
 
-export interface Metrics { registry: Registry; mount: MountFn }
+export interface Metrics {
+  registry: Registry;
+  mount: MountFn;
+}
 
 /** Registries other features add for the same store (the delivery loop's mta_site_* / mta_ip_*), served with these. */
 const extraRegistries = new WeakMap<object, Registry[]>();
@@ -33,28 +36,51 @@ export function metricsAllowed(token: string | undefined, authorization: string,
 
 function queueGauges(ctx: Ctx, registry: Registry): void {
   const gauges: [string, string, () => number][] = [
-    ['mta_deliveries_pending', 'Recipients with work left (queued, deferred or in flight).', () => pendingDeliveries(ctx)],
+    [
+      'mta_deliveries_pending',
+      'Recipients with work left (queued, deferred or in flight).',
+      () => pendingDeliveries(ctx),
+    ],
     ['mta_deliveries_due', 'Recipients due for an attempt now.', () => dueDeliveries(ctx)],
     ['mta_webhook_deliveries_pending', 'Webhook deliveries not yet finished.', () => pendingOutboxRows(ctx)],
   ];
   for (const [name, help, read] of gauges) {
-    new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });
   }
 }
 
 export function createMetrics(ctx: Ctx): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const events = new Counter({ name: 'mta_events_total', help: 'Email events appended, by type (queued, sent, delivered, bounced…).', labelNames: ['type'], registers: [registry] });
+  const events = new Counter({
+    name: 'mta_events_total',
+    help: 'Email events appended, by type (queued, sent, delivered, bounced…).',
+    labelNames: ['type'],
+    registers: [registry],
+  });
   onEmailEvent(ctx, (_db, ev) => events.inc({ type: ev.type }));
   queueGauges(ctx, registry);
   const http = new Histogram({
-    name: 'mta_http_request_duration_seconds', help: 'HTTP request durations by method, route and status.',
-    labelNames: ['method', 'route', 'status'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [registry],
+    name: 'mta_http_request_duration_seconds',
+    help: 'HTTP request durations by method, route and status.',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
   });
   const mount: MountFn = (koa) => {
     koa.use(async (c: Koa.Context, next) => {
-      if (c.path === '/metrics' && c.method === 'GET' && metricsAllowed(ctx.config.metricsToken, c.get('Authorization'), c.socket.remoteAddress ?? '')) {
+      if (
+        c.path === '/metrics' &&
+        c.method === 'GET' &&
+        metricsAllowed(ctx.config.metricsToken, c.get('Authorization'), c.socket.remoteAddress ?? '')
+      ) {
         c.set('Cache-Control', 'no-store');
         c.type = registry.contentType;
         const extra = extraRegistries.get(ctx.db) ?? [];
@@ -63,8 +89,16 @@ export function createMetrics(ctx: Ctx): Metrics {
       }
       const end = http.startTimer({ method: c.method });
       let status = 0;
-      try { await next(); status = c.status; } catch (err) { status = err instanceof ApiError ? err.status : 500; throw err; } finally {
-        const route = (c as Koa.Context & { _matchedRoute?: string })._matchedRoute ?? (c.path.startsWith('/dashboard') ? '/dashboard' : 'other');
+      try {
+        await next();
+        status = c.status;
+      } catch (err) {
+        status = err instanceof ApiError ? err.status : 500;
+        throw err;
+      } finally {
+        const route =
+          (c as Koa.Context & { _matchedRoute?: string })._matchedRoute ??
+          (c.path.startsWith('/dashboard') ? '/dashboard' : 'other');
         end({ route: String(route), status: String(status) });
       }
     });

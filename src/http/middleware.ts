@@ -11,7 +11,11 @@ import { RateLimiter } from './rate-limit.js';
 
 export { RateLimiter };
 
-export interface State { requestId: string; principal?: Principal; retryAfter?: number }
+export interface State {
+  requestId: string;
+  principal?: Principal;
+  retryAfter?: number;
+}
 export type KoaCtx = Koa.ParameterizedContext<State>;
 
 export function errorBody(docsUrl: string, type: ErrorType, code: string, message: string, param?: string) {
@@ -30,13 +34,21 @@ export function errors(app: Ctx) {
   return async (ctx: KoaCtx, next: Koa.Next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) throw new ApiError('not_found', 'route_not_found', `No route ${ctx.method} ${ctx.path}.`);
+      if (ctx.status === 404 && ctx.body === undefined)
+        throw new ApiError('not_found', 'route_not_found', `No route ${ctx.method} ${ctx.path}.`);
     } catch (err) {
       let e: ApiError;
       const fault = clientFault(err);
       if (err instanceof ApiError) e = err;
       else {
-        if (fault === 413) e = new ApiError('validation_error', 'request_too_large', `The request body exceeds ${app.config.maxBodyBytes} bytes.`, undefined, 413);
+        if (fault === 413)
+          e = new ApiError(
+            'validation_error',
+            'request_too_large',
+            `The request body exceeds ${app.config.maxBodyBytes} bytes.`,
+            undefined,
+            413,
+          );
         else if (fault !== null) e = new ApiError('validation_error', 'invalid_json', 'The body is not valid JSON.');
         else {
           app.log.error({ err, requestId: ctx.state.requestId }, 'unhandled error');
@@ -54,12 +66,24 @@ export function requestLog(app: Ctx) {
   const log = app.log.child({ component: 'http' });
   return async (ctx: KoaCtx, next: Koa.Next) => {
     const start = process.hrtime.bigint();
-    ctx.state.requestId = (ctx.get('X-Request-Id').match(/^[\w.-]{1,64}$/)?.[0]) ?? randomUUID();
+    ctx.state.requestId = ctx.get('X-Request-Id').match(/^[\w.-]{1,64}$/)?.[0] ?? randomUUID();
     ctx.set('X-Request-Id', ctx.state.requestId);
-    try { await next(); } finally {
+    try {
+      await next();
+    } finally {
       if (log.isLevelEnabled('debug') || ctx.status >= 500) {
         const ms = Number(process.hrtime.bigint() - start) / 1e6;
-        log[ctx.status >= 500 ? 'error' : 'debug']({ requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms, key: ctx.state.principal?.keyId }, 'request');
+        log[ctx.status >= 500 ? 'error' : 'debug'](
+          {
+            requestId: ctx.state.requestId,
+            method: ctx.method,
+            path: ctx.path,
+            status: ctx.status,
+            ms,
+            key: ctx.state.principal?.keyId,
+          },
+          'request',
+        );
       }
     }
   };
@@ -73,7 +97,11 @@ function limit(ctx: KoaCtx, limiter: RateLimiter, bucket: string, who: string): 
   ctx.set('RateLimit-Reset', String(r.reset));
   if (!r.ok) {
     ctx.state.retryAfter = r.retryAfter;
-    throw new ApiError('rate_limit_error', 'rate_limited', `Too many requests: at most ${limiter.rate} per second per ${who}.`);
+    throw new ApiError(
+      'rate_limit_error',
+      'rate_limited',
+      `Too many requests: at most ${limiter.rate} per second per ${who}.`,
+    );
   }
 }
 
@@ -100,9 +128,15 @@ export function auth(app: Ctx, limiter: RateLimiter | null) {
 /** Under /v1, answers that no key was counted for (unknown routes) still carry RateLimit-* headers. */
 export function unmatchedLimit(limiter: RateLimiter | null) {
   return async (ctx: KoaCtx, next: Koa.Next) => {
-    try { await next(); } finally {
+    try {
+      await next();
+    } finally {
       if (limiter && ctx.path.startsWith('/v1') && !ctx.response.get('RateLimit-Limit')) {
-        try { limit(ctx, limiter, `ip:${ctx.ip}`, 'client address'); } catch { /* already answering; headers are set */ }
+        try {
+          limit(ctx, limiter, `ip:${ctx.ip}`, 'client address');
+        } catch {
+          /* already answering; headers are set */
+        }
       }
     }
   };
@@ -115,8 +149,13 @@ export function parseJsonObject(text: string): Record<string, unknown> {
   if (text.trim() === '') return {};
   if (jsonTooDeep(text)) throw badJson(`The JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`, 'json_too_deep');
   let body: unknown;
-  try { body = JSON.parse(text); } catch { throw badJson('The body is not valid JSON.'); }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badJson('The body must be a JSON object.');
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw badJson('The body is not valid JSON.');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw badJson('The body must be a JSON object.');
   return body as Record<string, unknown>;
 }
 
@@ -125,10 +164,15 @@ export function parseJsonObject(text: string): Record<string, unknown> {
  * with parseJsonObject. Mounted after authentication and the rate limit, so anonymous bodies are never read.
  */
 export function jsonBody(limitBytes: number) {
-  const read = bodyParser({ enableTypes: ['text'], extendTypes: { text: ['application/json'] }, textLimit: `${limitBytes}b` });
+  const read = bodyParser({
+    enableTypes: ['text'],
+    extendTypes: { text: ['application/json'] },
+    textLimit: `${limitBytes}b`,
+  });
   return async (ctx: KoaCtx, next: Koa.Next) => {
     if (!['POST', 'PUT', 'PATCH'].includes(ctx.method)) return next();
-    if (Number(ctx.get('Content-Length') || 0) > 0 && !ctx.is('application/json')) throw badJson('Send a JSON body with Content-Type: application/json.');
+    if (Number(ctx.get('Content-Length') || 0) > 0 && !ctx.is('application/json'))
+      throw badJson('Send a JSON body with Content-Type: application/json.');
     await read(ctx as unknown as Koa.Context, async () => {});
     const raw: unknown = ctx.request.body;
     ctx.request.body = parseJsonObject(typeof raw === 'string' ? raw : '');
@@ -141,6 +185,7 @@ export const principal = (ctx: KoaCtx): Principal => ctx.state.principal!;
 /** `limit` query parameter (1..100, default 20). */
 export function limitOf(raw: string | undefined): number {
   if (raw === undefined) return 20;
-  if (!/^\d{1,3}$/.test(raw) || Number(raw) < 1 || Number(raw) > 100) throw invalid('limit', 'limit must be an integer from 1 to 100.');
+  if (!/^\d{1,3}$/.test(raw) || Number(raw) < 1 || Number(raw) > 100)
+    throw invalid('limit', 'limit must be an integer from 1 to 100.');
   return Number(raw);
 }

@@ -11,7 +11,10 @@ export interface TakeResult {
   retryAfter: number;
 }
 
-interface Bucket { tokens: number; at: number }
+interface Bucket {
+  tokens: number;
+  at: number;
+}
 
 /** Keys kept at most by default: ~100 bytes each, so about a megabyte. */
 export const DEFAULT_MAX_KEYS = 10_000;
@@ -19,7 +22,12 @@ export const DEFAULT_MAX_KEYS = 10_000;
 /** Token bucket per key: `rate` tokens a second, up to `burst`; a key never seen holds a full bucket. */
 export class RateLimiter {
   private buckets = new Map<string, Bucket>(); // in order of last use, oldest first
-  constructor(readonly rate: number, readonly burst: number, private now: () => number, readonly maxKeys = DEFAULT_MAX_KEYS) {}
+  constructor(
+    readonly rate: number,
+    readonly burst: number,
+    private now: () => number,
+    readonly maxKeys = DEFAULT_MAX_KEYS,
+  ) {}
 
   /** Buckets held now (never more than maxKeys). */
   get size(): number {
@@ -63,7 +71,11 @@ export class RateLimiter {
   private sweep(t: number): void {
     let checked = 0;
     for (const [key, b] of this.buckets) {
-      if (this.buckets.size <= this.maxKeys && (checked++ >= 2 || b.tokens + ((t - b.at) / 1000) * this.rate < this.burst)) break;
+      if (
+        this.buckets.size <= this.maxKeys &&
+        (checked++ >= 2 || b.tokens + ((t - b.at) / 1000) * this.rate < this.burst)
+      )
+        break;
       this.buckets.delete(key);
     }
   }

@@ -6,20 +6,31 @@ const Str = (max: number, min = 0) => Type.String({ maxLength: max, minLength: m
 const NullableStr = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()]);
 const AddressList = Type.Array(Str(320, 3), { maxItems: 50 });
 
-export const SendEmail = Type.Object({
-  from: Str(320, 3),
-  to: Type.Union([Str(320, 3), Type.Array(Str(320, 3), { minItems: 1, maxItems: 50 })]),
-  cc: Type.Optional(Type.Union([AddressList, Type.Null()])),
-  bcc: Type.Optional(Type.Union([AddressList, Type.Null()])),
-  reply_to: Type.Optional(NullableStr(320)),
-  subject: Type.String({ maxLength: 998, pattern: '^[^\\r\\n]*$' }),
-  html: Type.Optional(NullableStr(5 * 1024 * 1024)),
-  text: Type.Optional(NullableStr(5 * 1024 * 1024)),
-  tags: Type.Optional(Type.Union([Type.Array(Str(256, 1), { maxItems: 10 }), Type.Null()])),
-  headers: Type.Optional(Type.Union([Type.Record(Type.String(), Str(998), { maxProperties: 20 }), Type.Null()])),
-  scheduled_at: Type.Optional(NullableStr(64)),
-  tracking: Type.Optional(Type.Union([Type.Object({ opens: Type.Optional(Type.Boolean()), clicks: Type.Optional(Type.Boolean()) }, { additionalProperties: false }), Type.Null()])),
-}, { additionalProperties: false });
+export const SendEmail = Type.Object(
+  {
+    from: Str(320, 3),
+    to: Type.Union([Str(320, 3), Type.Array(Str(320, 3), { minItems: 1, maxItems: 50 })]),
+    cc: Type.Optional(Type.Union([AddressList, Type.Null()])),
+    bcc: Type.Optional(Type.Union([AddressList, Type.Null()])),
+    reply_to: Type.Optional(NullableStr(320)),
+    subject: Type.String({ maxLength: 998, pattern: '^[^\\r\\n]*$' }),
+    html: Type.Optional(NullableStr(5 * 1024 * 1024)),
+    text: Type.Optional(NullableStr(5 * 1024 * 1024)),
+    tags: Type.Optional(Type.Union([Type.Array(Str(256, 1), { maxItems: 10 }), Type.Null()])),
+    headers: Type.Optional(Type.Union([Type.Record(Type.String(), Str(998), { maxProperties: 20 }), Type.Null()])),
+    scheduled_at: Type.Optional(NullableStr(64)),
+    tracking: Type.Optional(
+      Type.Union([
+        Type.Object(
+          { opens: Type.Optional(Type.Boolean()), clicks: Type.Optional(Type.Boolean()) },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ]),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const ListQuery = Type.Object({
   limit: Type.Optional(Type.String({ maxLength: 10 })),
@@ -35,13 +46,19 @@ export const EmailListQuery = Type.Object({
   q: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
 });
 
-export const CreateSuppression = Type.Object({
-  address: Str(320, 3),
-  reason: Type.Optional(Type.Union([Type.Literal('manual'), Type.Literal('hard_bounce'), Type.Literal('complaint')])),
-}, { additionalProperties: false });
+export const CreateSuppression = Type.Object(
+  {
+    address: Str(320, 3),
+    reason: Type.Optional(Type.Union([Type.Literal('manual'), Type.Literal('hard_bounce'), Type.Literal('complaint')])),
+  },
+  { additionalProperties: false },
+);
 
-export const CreateKey = Type.Object({
-  name: Type.Optional(Type.Union([Str(200), Type.Null()])),
-  mode: Type.Optional(Type.Union([Type.Literal('test'), Type.Literal('live')])),
-  scopes: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 16 })),
-}, { additionalProperties: false });
+export const CreateKey = Type.Object(
+  {
+    name: Type.Optional(Type.Union([Str(200), Type.Null()])),
+    mode: Type.Optional(Type.Union([Type.Literal('test'), Type.Literal('live')])),
+    scopes: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 16 })),
+  },
+  { additionalProperties: false },
+);

@@ -4,7 +4,12 @@ import { Compile } from 'typebox/compile';
 import type { TSchema, Static } from 'typebox';
 import { invalid } from '../core/errors.js';
 
-interface TbError { keyword: string; instancePath: string; params: Record<string, unknown>; message: string }
+interface TbError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message: string;
+}
 
 function toApiError(errors: TbError[]) {
   const req = errors.find((e) => e.keyword === 'required');
@@ -18,7 +23,9 @@ function toApiError(errors: TbError[]) {
     return invalid(pathOf(extra.instancePath, field), `Unknown field ${pathOf(extra.instancePath, field)}.`);
   }
   // Prefer the deepest, most specific error (anyOf summaries come last).
-  const e = [...errors].sort((a, b) => b.instancePath.length - a.instancePath.length).find((x) => x.keyword !== 'anyOf') ?? errors[0];
+  const e =
+    [...errors].sort((a, b) => b.instancePath.length - a.instancePath.length).find((x) => x.keyword !== 'anyOf') ??
+    errors[0];
   const p = pathOf(e.instancePath);
   return invalid(p.split(/[.[]/)[0] || p, `${p || 'body'} ${e.message}.`);
 }
@@ -47,10 +54,13 @@ export function jsonTooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) { if (++depth > max) return true; } else if (c === 0x7d || c === 0x5d) depth--;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
   }
   return false;
 }

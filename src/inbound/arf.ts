@@ -4,7 +4,11 @@ import { type Entity, header, leaves, parseEntity } from './mime.js';
 import { findAddress } from '../core/address.js';
 import { readDsnFields } from './dsn.js';
 
-export interface Complaint { addresses: (string | null)[]; feedbackType: string | null; original: Entity | null }
+export interface Complaint {
+  addresses: (string | null)[];
+  feedbackType: string | null;
+  original: Entity | null;
+}
 
 function originalOf(root: Entity): Entity | null {
   const part = leaves(root).find((p) => p.type === 'message/rfc822' || p.type.startsWith('text/rfc822-header'));
@@ -18,7 +22,8 @@ function rfc5965(root: Entity): Complaint | null {
   const fields = new Map([...perMessage, ...(recipients[0] ?? [])]);
   const original = originalOf(root);
   const rcpts = [...report.text.matchAll(/^Original-Rcpt-To:\s*(.+)$/gim)]
-    .map((m) => findAddress(m[1])).filter((a): a is string => !!a);
+    .map((m) => findAddress(m[1]))
+    .filter((a): a is string => !!a);
   if (!rcpts.length) {
     const to = original ? header(original.headers, 'to') : null;
     const addr = findAddress(to);
@@ -26,7 +31,8 @@ function rfc5965(root: Entity): Complaint | null {
   }
   return {
     addresses: rcpts.length ? [...new Set(rcpts)] : [null],
-    feedbackType: (fields.get('feedback-type') ?? 'abuse').toLowerCase(), original,
+    feedbackType: (fields.get('feedback-type') ?? 'abuse').toLowerCase(),
+    original,
   };
 }
 

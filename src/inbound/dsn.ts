@@ -18,7 +18,10 @@ export interface RawRecipient {
   original?: string | null;
 }
 
-export interface DsnFields { perMessage: Map<string, string>; recipients: Map<string, string>[] }
+export interface DsnFields {
+  perMessage: Map<string, string>;
+  recipients: Map<string, string>[];
+}
 
 /**
  * "name <sep> value" (what /^([\w-]+)\s*<sep>\s*(.*)$/ read, without its quadratic backtracking): the name and
@@ -33,18 +36,27 @@ function fieldOf(line: string, sep: ':' | ';'): [string, string] | null {
 
 /** Splits delivery-status text into per-message and per-recipient field maps. */
 export function readDsnFields(text: string): DsnFields {
-  const lines = text.replace(/\r/g, '').replace(/\n[ \t]+/g, ' ').split('\n');
+  const lines = text
+    .replace(/\r/g, '')
+    .replace(/\n[ \t]+/g, ' ')
+    .split('\n');
   const perMessage = new Map<string, string>();
   const recipients: Map<string, string>[] = [];
   let cur: Map<string, string> | null = null;
   const RCPT_KEYS = ['final-recipient', 'original-recipient', 'x-actual-recipient'];
   for (const line of lines) {
-    if (!line.trim()) { cur = null; continue; }
+    if (!line.trim()) {
+      cur = null;
+      continue;
+    }
     const m = fieldOf(line, ':');
     if (!m) continue;
     const key = m[0].toLowerCase();
     const value = m[1].trim();
-    if (RCPT_KEYS.includes(key) && (!cur || cur.has(key) || (key !== 'final-recipient' && cur.has('diagnostic-code')))) {
+    if (
+      RCPT_KEYS.includes(key) &&
+      (!cur || cur.has(key) || (key !== 'final-recipient' && cur.has('diagnostic-code')))
+    ) {
       cur = new Map();
       recipients.push(cur);
     }
@@ -57,8 +69,10 @@ export function readDsnFields(text: string): DsnFields {
 
 /** Turns one recipient field map into a raw recipient. */
 export function dsnRecipient(f: Map<string, string>): RawRecipient {
-  const address = findAddress(f.get('final-recipient')) ?? findAddress(f.get('original-recipient'))
-    ?? findAddress(f.get('x-actual-recipient'));
+  const address =
+    findAddress(f.get('final-recipient')) ??
+    findAddress(f.get('original-recipient')) ??
+    findAddress(f.get('x-actual-recipient'));
   // some MTAs put RFC 2047 encoded words in the diagnostic (a non-ASCII reply text)
   const diag = decodeWords(f.get('diagnostic-code') ?? '') || null;
   const dm = diag ? fieldOf(diag, ';') : null;
@@ -88,23 +102,41 @@ export function normaliseAction(a: string | null | undefined): RawRecipient['act
 }
 
 const COMMAND_PATTERNS: readonly [RegExp, string][] = [
-  [/in reply to (?:the )?rcpt to/i, 'RCPT'], [/in reply to (?:the )?mail from/i, 'MAIL'],
-  [/in reply to (?:end of )?data/i, 'DATA'], [/in reply to (?:the )?(?:helo|ehlo)/i, 'EHLO'],
-  [/after rcpt to/i, 'RCPT'], [/after mail from/i, 'MAIL'], [/after (?:end of )?data/i, 'DATA'],
-  [/after initial connection/i, 'CONN'], [/>>> rcpt to/i, 'RCPT'], [/>>> mail from/i, 'MAIL'],
-  [/>>> data/i, 'DATA'], [/>>> (?:helo|ehlo)/i, 'EHLO'], [/but my name was rejected/i, 'EHLO'],
-  [/but sender was rejected/i, 'MAIL'], [/but the remote host rejected/i, 'RCPT'],
-  [/did not like our rcpt to/i, 'RCPT'], [/did not like our (?:final )?data/i, 'DATA'],
-  [/did not like our mail from/i, 'MAIL'], [/\[rcpt_to\]/i, 'RCPT'], [/\[mail_from\]/i, 'MAIL'],
+  [/in reply to (?:the )?rcpt to/i, 'RCPT'],
+  [/in reply to (?:the )?mail from/i, 'MAIL'],
+  [/in reply to (?:end of )?data/i, 'DATA'],
+  [/in reply to (?:the )?(?:helo|ehlo)/i, 'EHLO'],
+  [/after rcpt to/i, 'RCPT'],
+  [/after mail from/i, 'MAIL'],
+  [/after (?:end of )?data/i, 'DATA'],
+  [/after initial connection/i, 'CONN'],
+  [/>>> rcpt to/i, 'RCPT'],
+  [/>>> mail from/i, 'MAIL'],
+  [/>>> data/i, 'DATA'],
+  [/>>> (?:helo|ehlo)/i, 'EHLO'],
+  [/but my name was rejected/i, 'EHLO'],
+  [/but sender was rejected/i, 'MAIL'],
+  [/but the remote host rejected/i, 'RCPT'],
+  [/did not like our rcpt to/i, 'RCPT'],
+  [/did not like our (?:final )?data/i, 'DATA'],
+  [/did not like our mail from/i, 'MAIL'],
+  [/\[rcpt_to\]/i, 'RCPT'],
+  [/\[mail_from\]/i, 'MAIL'],
   [/smtp error from remote (?:mail )?server after rcpt/i, 'RCPT'],
   // qmail: "Sorry, no SMTP connection got far enough; most progress was RCPT TO response"
-  [/most progress was rcpt to response/i, 'RCPT'], [/most progress was mail from response/i, 'MAIL'],
+  [/most progress was rcpt to response/i, 'RCPT'],
+  [/most progress was mail from response/i, 'MAIL'],
   [/\bfor rcpt to response\b/i, 'RCPT'],
   // X3 "SMTP:RCPT host ...", X6 "(Error following RCPT command)", m-FILTER "-------SMTP command" section
-  [/\bSMTP:RCPT\b/, 'RCPT'], [/\bSMTP:MAIL\b/, 'MAIL'], [/\bSMTP:DATA\b/, 'DATA'],
-  [/error following rcpt command/i, 'RCPT'], [/error following mail command/i, 'MAIL'],
-  [/error following data command/i, 'DATA'], [/-------SMTP command\s+RCPT\b/i, 'RCPT'],
-  [/-------SMTP command\s+MAIL\b/i, 'MAIL'], [/-------SMTP command\s+DATA\b/i, 'DATA'],
+  [/\bSMTP:RCPT\b/, 'RCPT'],
+  [/\bSMTP:MAIL\b/, 'MAIL'],
+  [/\bSMTP:DATA\b/, 'DATA'],
+  [/error following rcpt command/i, 'RCPT'],
+  [/error following mail command/i, 'MAIL'],
+  [/error following data command/i, 'DATA'],
+  [/-------SMTP command\s+RCPT\b/i, 'RCPT'],
+  [/-------SMTP command\s+MAIL\b/i, 'MAIL'],
+  [/-------SMTP command\s+DATA\b/i, 'DATA'],
 ];
 
 export function commandIn(text: string): string | null {

@@ -44,7 +44,12 @@ export function detectFormat(root: Entity, body: string): NoticeFormat | null {
 }
 
 /** The reason the format's tables give for this error text, if any: its header rule, then its status codes, then its phrases. */
-export function formatReason(f: NoticeFormat | null, root: Entity, text: string, status: string | null): BounceReason | null {
+export function formatReason(
+  f: NoticeFormat | null,
+  root: Entity,
+  text: string,
+  status: string | null,
+): BounceReason | null {
   if (!f) return null;
   const hr = f.headerReason;
   if (hr && hr.value.test(header(root.headers, hr.name) ?? '')) return hr.reason;

@@ -61,7 +61,11 @@ export function decodeQP(s: string): Buffer {
   for (let i = 0; i < soft.length; i++) {
     const c = soft.charCodeAt(i);
     const hex = soft.slice(i + 1, i + 3);
-    if (c === 61 && /^[0-9A-Fa-f]{2}$/.test(hex)) { bytes.push(parseInt(hex, 16)); i += 2; continue; }
+    if (c === 61 && /^[0-9A-Fa-f]{2}$/.test(hex)) {
+      bytes.push(parseInt(hex, 16));
+      i += 2;
+      continue;
+    }
     bytes.push(c & 0xff);
   }
   return Buffer.from(bytes);

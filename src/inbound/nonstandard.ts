@@ -9,12 +9,21 @@ export const MAX_NOTICE_RECIPIENTS = 100;
 
 /** Lines that start the returned original message in common notice formats. */
 export const ORIGINAL_MARKERS: readonly RegExp[] = [
-  /^-+ ?This is a copy of the message/im, /^-+ ?Below this line is a copy of the message/im,
-  /^-+ ?Original message -+/im, /^Original message headers:/im, /^Message headers follow\./im,
-  /^[ \t]*-+ ?Unsent message follows -+/im, /^[ \t]*Below is a copy of the original message:/im,
-  /^-+ ?The header of the original message is following/im, /^-+ ?Original message follows/im,
-  /^[ \t]*-+ ?Original message -+/im, /^Content-Type: message\/rfc822/im, /^The original message was/im,
-  /^-+\s*Forwarded message/im, /^[ \t]*Original message follows\.?[ \t]*$/im, /^Received: /m,
+  /^-+ ?This is a copy of the message/im,
+  /^-+ ?Below this line is a copy of the message/im,
+  /^-+ ?Original message -+/im,
+  /^Original message headers:/im,
+  /^Message headers follow\./im,
+  /^[ \t]*-+ ?Unsent message follows -+/im,
+  /^[ \t]*Below is a copy of the original message:/im,
+  /^-+ ?The header of the original message is following/im,
+  /^-+ ?Original message follows/im,
+  /^[ \t]*-+ ?Original message -+/im,
+  /^Content-Type: message\/rfc822/im,
+  /^The original message was/im,
+  /^-+\s*Forwarded message/im,
+  /^[ \t]*Original message follows\.?[ \t]*$/im,
+  /^Received: /m,
 ];
 
 /** The error section of a notice: text before the copy of the original message. */
@@ -61,8 +70,14 @@ export function recipientLines(section: string, exclude: Set<string>): string[] 
 
 /** Gmail "(state N)" → the SMTP command and the reason Gmail reports for it (null: read the reply text). */
 const GMAIL_STATES: Record<string, [string, RawRecipient['reason']]> = {
-  '6': ['MAIL', 'userunknown'], '9': ['HELO', 'blocked'], '12': ['MAIL', 'rejected'], '13': ['EHLO', null],
-  '14': ['RCPT', 'userunknown'], '15': ['RCPT', 'filtered'], '17': ['DATA', 'filtered'], '18': ['DATA', 'filtered'],
+  '6': ['MAIL', 'userunknown'],
+  '9': ['HELO', 'blocked'],
+  '12': ['MAIL', 'rejected'],
+  '13': ['EHLO', null],
+  '14': ['RCPT', 'userunknown'],
+  '15': ['RCPT', 'filtered'],
+  '17': ['DATA', 'filtered'],
+  '18': ['DATA', 'filtered'],
 };
 
 /** Sendmail transcript: the ">>> CMD / <<< reply" lines just before this recipient's line. */
@@ -82,7 +97,10 @@ function sendmailLine(section: string, address: string): { diag: string; ctx: st
     const m = /^\s*\d{3} <([^>]+)>\.\.\.(.*)$/.exec(lines[i] as string);
     if (m && (m[1] as string).toLowerCase() === address) {
       const ctx = transcriptFor(lines, i);
-      return { diag: `${ctx.replace(/>>>[^<]*/g, '').replace(/<<<\s*/g, '')} ${(m[2] as string).trimStart()}`.trim(), ctx };
+      return {
+        diag: `${ctx.replace(/>>>[^<]*/g, '').replace(/<<<\s*/g, '')} ${(m[2] as string).trimStart()}`.trim(),
+        ctx,
+      };
     }
   }
   return null;
@@ -90,18 +108,31 @@ function sendmailLine(section: string, address: string): { diag: string; ctx: st
 
 function readOne(section: string, address: string, all: string[]): RawRecipient {
   const sm = sendmailLine(section, address);
-  let diag = sm ? sm.diag : paragraphFor(section, address, all) ?? '';
-  const rest = diag.toLowerCase().split(address).join(' ').replace(/[<>:\s]/g, '');
+  let diag = sm ? sm.diag : (paragraphFor(section, address, all) ?? '');
+  const rest = diag
+    .toLowerCase()
+    .split(address)
+    .join(' ')
+    .replace(/[<>:\s]/g, '');
   const hasCode = /\b[245]\d\d\b|\b[245]\.\d{1,3}\.\d{1,3}\b/.test(diag);
   if (all.length === 1 && (rest.length < 8 || !hasCode)) diag = section;
-  if (/remote host said:/i.test(diag)) diag = diag.replace(/I'm not going to try again; this message has been in the queue too long\./i, '');
+  if (/remote host said:/i.test(diag))
+    diag = diag.replace(/I'm not going to try again; this message has been in the queue too long\./i, '');
   const rec: RawRecipient = {
-    address, status: null, action: 'failed', diagnostic: squash(diag), spec: null, replycode: null,
+    address,
+    status: null,
+    action: 'failed',
+    diagnostic: squash(diag),
+    spec: null,
+    replycode: null,
     command: commandIn(sm ? sm.ctx : diag),
   };
   const state = /\(state (\d+)\)/i.exec(diag)?.[1];
   const g = state ? GMAIL_STATES[state] : undefined;
-  if (g) { rec.command = g[0]; if (g[1]) rec.reason = g[1]; }
+  if (g) {
+    rec.command = g[0];
+    if (g[1]) rec.reason = g[1];
+  }
   return rec;
 }
 
@@ -110,7 +141,12 @@ function squash(s: string): string {
 }
 
 /** Recipients of a human-readable notice; `failed` comes from X-Failed-Recipients. */
-export function readNotice(text: string, failed: string[], exclude: Set<string>, ends: readonly RegExp[] = []): RawRecipient[] {
+export function readNotice(
+  text: string,
+  failed: string[],
+  exclude: Set<string>,
+  ends: readonly RegExp[] = [],
+): RawRecipient[] {
   const section = errorSection(text, ends);
   let addrs = recipientLines(section, exclude);
   if (!addrs.length) addrs = failed;

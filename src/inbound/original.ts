@@ -11,8 +11,13 @@ const EMAIL_ID = /<?(em_[0-9a-z]{26})@/i;
 function headerBlock(root: Entity): Map<string, string[]> | null {
   const part = leaves(root).find((p) => p.type === 'message/rfc822' || p.type.startsWith('text/rfc822-header'));
   if (part) return parseHeaders(part.text.replace(/\r/g, '').split(/\n\n/)[0] ?? '');
-  const text = leaves(root).filter((p) => p.type.startsWith('text/')).map((p) => p.text).join('\n');
-  const block = inlineHeaders(text.slice(text.search(/copy of|original message|headers follow|unsent message|rfc822/i) + 1));
+  const text = leaves(root)
+    .filter((p) => p.type.startsWith('text/'))
+    .map((p) => p.text)
+    .join('\n');
+  const block = inlineHeaders(
+    text.slice(text.search(/copy of|original message|headers follow|unsent message|rfc822/i) + 1),
+  );
   return block ? parseHeaders(block) : null;
 }
 
@@ -41,7 +46,9 @@ export function readOriginal(root: Entity): OriginalInfo {
   const mid = header(h, 'message-id');
   const messageId = mid ? (/<[^<>]+>/.exec(mid)?.[0] ?? mid.trim()) : null;
   const xid = header(h, 'x-email-id');
-  const emailId = EMAIL_ID.exec(messageId ?? '')?.[1]?.toLowerCase() ?? (xid && /^em_[0-9a-z]{26}$/i.test(xid.trim()) ? xid.trim() : null);
+  const emailId =
+    EMAIL_ID.exec(messageId ?? '')?.[1]?.toLowerCase() ??
+    (xid && /^em_[0-9a-z]{26}$/i.test(xid.trim()) ? xid.trim() : null);
   const envFrom = /^(?:X-)?Original-Mail-From:\s*(.+)$/im.exec(dsn)?.[1] ?? null;
   const returnPath = findAddress(envFrom) ?? findAddress(header(h, 'return-path'));
   return { message_id: messageId, email_id: emailId, return_path: returnPath, from: findAddress(header(h, 'from')) };

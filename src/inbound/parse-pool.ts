@@ -27,8 +27,19 @@ export function unreadReport(error: 'timeout' | 'failed'): Report {
   return { kind: 'other', recipients: [], original: { message_id: null, email_id: null, return_path: null }, error };
 }
 
-interface Job { raw: Buffer; budget: number; resolve(r: Report): void; reject(err: Error): void }
-interface Slot { worker: Worker; booted: boolean; busy: Job | null; timer: NodeJS.Timeout | null; ending: boolean }
+interface Job {
+  raw: Buffer;
+  budget: number;
+  resolve(r: Report): void;
+  reject(err: Error): void;
+}
+interface Slot {
+  worker: Worker;
+  booted: boolean;
+  busy: Job | null;
+  timer: NodeJS.Timeout | null;
+  ending: boolean;
+}
 
 class Pool implements ParsePool {
   private readonly queue: Job[] = [];
@@ -37,19 +48,30 @@ class Pool implements ParsePool {
   private bootFailures = 0;
   private broken: Error | null = null;
 
-  constructor(private readonly opts: ParsePoolOptions, private readonly budget: number) {
+  constructor(
+    private readonly opts: ParsePoolOptions,
+    private readonly budget: number,
+  ) {
     for (let i = 0; i < Math.max(1, opts.size ?? 2); i++) this.spawn();
   }
 
   parse(raw: Buffer, timeoutMs = this.budget): Promise<Report> {
     if (this.closed || this.broken) return Promise.reject(this.broken ?? new Error('report parser pool is closed'));
-    return new Promise<Report>((resolve, reject) => { this.queue.push({ raw, budget: timeoutMs, resolve, reject }); this.dispatch(); });
+    return new Promise<Report>((resolve, reject) => {
+      this.queue.push({ raw, budget: timeoutMs, resolve, reject });
+      this.dispatch();
+    });
   }
 
   async close(): Promise<void> {
     this.closed = true;
     this.fail(new Error('report parser pool is closed'));
-    await Promise.all([...this.slots].map((s) => { s.ending = true; return s.worker.terminate(); }));
+    await Promise.all(
+      [...this.slots].map((s) => {
+        s.ending = true;
+        return s.worker.terminate();
+      }),
+    );
   }
 
   /** Takes the slot's job off it (clearing its budget timer). */
@@ -64,8 +86,14 @@ class Pool implements ParsePool {
   /** Ends a worker whose report is over budget or failed: the report reads as unread; 'exit' replaces the worker. */
   private abandon(slot: Slot, why: 'timeout' | 'failed', detail: string): void {
     const job = this.take(slot);
-    if (job) { this.opts.onAbandon?.(why, detail); job.resolve(unreadReport(why)); }
-    if (!slot.ending) { slot.ending = true; void slot.worker.terminate(); }
+    if (job) {
+      this.opts.onAbandon?.(why, detail);
+      job.resolve(unreadReport(why));
+    }
+    if (!slot.ending) {
+      slot.ending = true;
+      void slot.worker.terminate();
+    }
   }
 
   private dispatch(): void {
@@ -92,12 +120,19 @@ class Pool implements ParsePool {
     this.slots.add(slot);
     worker.unref(); // a job in progress keeps the process alive through its budget timer
     worker.on('message', (m: 'ready' | { report?: Report; error?: string }) => {
-      if (m === 'ready') { slot.booted = true; this.bootFailures = 0; return this.dispatch(); }
+      if (m === 'ready') {
+        slot.booted = true;
+        this.bootFailures = 0;
+        return this.dispatch();
+      }
       if (m.report) this.take(slot)?.resolve(m.report);
       else this.abandon(slot, 'failed', m.error ?? 'no report');
       this.dispatch();
     });
-    worker.on('error', (err) => { lastError = err; this.abandon(slot, 'failed', err.message); });
+    worker.on('error', (err) => {
+      lastError = err;
+      this.abandon(slot, 'failed', err.message);
+    });
     worker.on('exit', () => {
       this.slots.delete(slot);
       this.abandon(slot, 'failed', 'worker exited');

@@ -28,7 +28,7 @@ export async function parseReport(raw: Buffer | string): Promise<Report> {
   const bytes = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
   const text = bytes.subarray(0, TEXT_CAP).toString('latin1');
   const reports = mboxMessages(text).map(readOne);
-  const first = reports.find((r) => r.recipients.length) ?? reports[0] as Report;
+  const first = reports.find((r) => r.recipients.length) ?? (reports[0] as Report);
   if (reports.length === 1) return first;
   // An mbox of several notices (Sisimai reads each message): one report with every message's recipients.
   return { kind: first.kind, recipients: reports.flatMap((r) => r.recipients), original: first.original };
@@ -54,8 +54,14 @@ function complaintReport(root: Entity): Report | null {
   const c = readComplaint(root);
   if (!c) return null;
   const recipients = c.addresses.map((address): ReportRecipient => ({
-    address, status: null, action: null, reason: 'feedback', hard: null, diagnostic: null,
-    replycode: null, feedback_type: c.feedbackType,
+    address,
+    status: null,
+    action: null,
+    reason: 'feedback',
+    hard: null,
+    diagnostic: null,
+    replycode: null,
+    feedback_type: c.feedbackType,
   }));
   return { kind: 'arf', recipients, original: readOriginal(root) };
 }
@@ -67,8 +73,14 @@ function sesReport(root: Entity): Report | null {
   const original = readOriginal(root);
   if (ses.type === 'complaint') {
     const recipients = ses.recipients.map((r): ReportRecipient => ({
-      address: r.address, status: null, action: null, reason: 'feedback', hard: null, diagnostic: null,
-      replycode: null, feedback_type: ses.feedbackType ?? 'abuse',
+      address: r.address,
+      status: null,
+      action: null,
+      reason: 'feedback',
+      hard: null,
+      diagnostic: null,
+      replycode: null,
+      feedback_type: ses.feedbackType ?? 'abuse',
     }));
     return { kind: 'arf', recipients, original };
   }
@@ -81,9 +93,13 @@ function isAutoReply(root: Entity): boolean {
   const subject = decodeWords(header(h, 'subject') ?? '').toLowerCase();
   const from = (header(h, 'from') ?? '').toLowerCase();
   if (/mailer-daemon|postmaster/.test(from)) return false;
-  return auto.startsWith('auto-replied') || !!header(h, 'x-autoreply') || !!header(h, 'x-autorespond')
-    || (header(h, 'precedence') ?? '').toLowerCase() === 'auto_reply'
-    || /^(?:auto(?:matic)? ?reply|out of (?:the )?office|away|vacation|abwesend|auto:)/.test(subject);
+  return (
+    auto.startsWith('auto-replied') ||
+    !!header(h, 'x-autoreply') ||
+    !!header(h, 'x-autorespond') ||
+    (header(h, 'precedence') ?? '').toLowerCase() === 'auto_reply' ||
+    /^(?:auto(?:matic)? ?reply|out of (?:the )?office|away|vacation|abwesend|auto:)/.test(subject)
+  );
 }
 
 function vacationReport(root: Entity): Report | null {
@@ -91,7 +107,9 @@ function vacationReport(root: Entity): Report | null {
   const address = findAddress(header(root.headers, 'from'));
   return {
     kind: 'other',
-    recipients: [{ address, status: null, action: null, reason: 'vacation', hard: null, diagnostic: null, replycode: null }],
+    recipients: [
+      { address, status: null, action: null, reason: 'vacation', hard: null, diagnostic: null, replycode: null },
+    ],
     original: readOriginal(root),
   };
 }
@@ -102,17 +120,26 @@ function emptyReport(root: Entity): Report {
 
 function noticeText(root: Entity): string {
   const texts = leaves(root).filter((p) => p.type.startsWith('text/plain') || (p.type === 'text/html' && false));
-  if (texts.length) return texts.map((p) => p.text).join('\n').slice(0, TEXT_CAP);
+  if (texts.length)
+    return texts
+      .map((p) => p.text)
+      .join('\n')
+      .slice(0, TEXT_CAP);
   const html = leaves(root).find((p) => p.type === 'text/html');
   return (html ? html.text.replace(/<[^<>]+>/g, ' ') : root.text).slice(0, TEXT_CAP);
 }
 
 function dsnRecipients(root: Entity, notice: string): RawRecipient[] {
-  const part = leaves(root).find((p) => p.type === 'message/delivery-status' || p.type === 'message/global-delivery-status');
+  const part = leaves(root).find(
+    (p) => p.type === 'message/delivery-status' || p.type === 'message/global-delivery-status',
+  );
   const source = part?.text ?? (/^Final-Recipient:/im.test(notice) ? notice : '');
   if (!source) return [];
   const { recipients } = readDsnFields(source);
-  const list = recipients.slice(0, MAX_NOTICE_RECIPIENTS).map(dsnRecipient).filter((r) => r.address || r.status);
+  const list = recipients
+    .slice(0, MAX_NOTICE_RECIPIENTS)
+    .map(dsnRecipient)
+    .filter((r) => r.address || r.status);
   const all = list.map((r) => r.address ?? '').filter(Boolean);
   const section = errorSection(notice);
   for (const r of list) {
@@ -138,10 +165,15 @@ function bounceReport(root: Entity): Report | null {
   const notice = noticeText(root);
   const format = detectFormat(root, notice);
   let raws = dsnRecipients(root, notice);
-  const failed = (header(root.headers, 'x-failed-recipients') ?? '').split(',')
-    .map((a) => findAddress(a)).filter((a): a is string => !!a);
+  const failed = (header(root.headers, 'x-failed-recipients') ?? '')
+    .split(',')
+    .map((a) => findAddress(a))
+    .filter((a): a is string => !!a);
   // Exim: "Final-Recipient: rfc822;/path/to/mailbox" (a file or pipe) — X-Failed-Recipients names the address.
-  if (raws.length && raws.length === failed.length) raws.forEach((r, i) => { r.address ??= failed[i] ?? null; });
+  if (raws.length && raws.length === failed.length)
+    raws.forEach((r, i) => {
+      r.address ??= failed[i] ?? null;
+    });
   if (!raws.length) {
     if (!failed.length && !looksLikeBounce(root, notice)) return null;
     raws = readNotice(notice, failed, senders(root, original), format?.end);
@@ -167,9 +199,10 @@ function applyFormat(format: NoticeFormat | null, root: Entity, raws: RawRecipie
       if (isExplicit(byCommand)) r.reason = byCommand;
       continue;
     }
-    const status = r.status && !r.status.endsWith('.0.0') ? r.status : findStatus(diag) ?? r.status;
-    const reason = formatReason(format, root, diag.replace(/\s+/g, ' '), status)
-      ?? (raws.length === 1 ? formatReason(format, root, section.replace(/\s+/g, ' '), null) : null);
+    const status = r.status && !r.status.endsWith('.0.0') ? r.status : (findStatus(diag) ?? r.status);
+    const reason =
+      formatReason(format, root, diag.replace(/\s+/g, ' '), status) ??
+      (raws.length === 1 ? formatReason(format, root, section.replace(/\s+/g, ' '), null) : null);
     if (reason) r.reason = reason;
     // Exim: with neither a status nor a reply code, expiry and a full mailbox are temporary (4.0.947, 4.0.922).
     if (reason && !status && !(r.replycode ?? findReply(diag)) && format.temporaryWithoutCode?.includes(reason)) {
@@ -181,16 +214,26 @@ function applyFormat(format: NoticeFormat | null, root: Entity, raws: RawRecipie
 function looksLikeBounce(root: Entity, notice: string): boolean {
   const from = (header(root.headers, 'from') ?? '').toLowerCase();
   const subject = decodeWords(header(root.headers, 'subject') ?? '').toLowerCase();
-  return /mailer-daemon|postmaster|mail delivery/.test(from)
-    || /undeliver|delivery (?:status|fail)|returned mail|failure notice|mail delivery failed|non[- ]?delivery/.test(subject)
-    || root.type === 'multipart/report' || /could not be delivered|delivery(?:(?!delivery).)*failed/i.test(notice.slice(0, 2000))
-    || (/^error message below:/im.test(notice) && /^[ \t]*RCPT TO:/im.test(notice));
+  return (
+    /mailer-daemon|postmaster|mail delivery/.test(from) ||
+    /undeliver|delivery (?:status|fail)|returned mail|failure notice|mail delivery failed|non[- ]?delivery/.test(
+      subject,
+    ) ||
+    root.type === 'multipart/report' ||
+    /could not be delivered|delivery(?:(?!delivery).)*failed/i.test(notice.slice(0, 2000)) ||
+    (/^error message below:/im.test(notice) && /^[ \t]*RCPT TO:/im.test(notice))
+  );
 }
 
 function unnamed(notice: string): RawRecipient {
   return {
-    address: null, status: null, action: 'failed', diagnostic: errorSection(notice).replace(/\s+/g, ' ').trim(),
-    spec: null, replycode: null, command: null,
+    address: null,
+    status: null,
+    action: 'failed',
+    diagnostic: errorSection(notice).replace(/\s+/g, ' ').trim(),
+    spec: null,
+    replycode: null,
+    command: null,
   };
 }
 
@@ -200,11 +243,15 @@ function unnamed(notice: string): RawRecipient {
  */
 function presetReason(r: RawRecipient, diagnostic: string | null): BounceReason | null {
   const text = diagnostic ?? '';
-  const status = r.status && !r.status.endsWith('.0.0') ? r.status : findStatus(text) ?? r.status;
+  const status = r.status && !r.status.endsWith('.0.0') ? r.status : (findStatus(text) ?? r.status);
   return registryReason({
-    text, status, replycode: r.replycode ?? findReply(text, status?.[0]), command: r.command,
+    text,
+    status,
+    replycode: r.replycode ?? findReply(text, status?.[0]),
+    command: r.command,
     rhost: r.rhost ?? /\bhost\s+([\w-]+(?:\.[\w-]+)+)\s*\[/i.exec(text)?.[1] ?? null,
-    destination: r.address?.split('@')[1] ?? null, notice: (r.reason as BounceReason | null | undefined) ?? null,
+    destination: r.address?.split('@')[1] ?? null,
+    notice: (r.reason as BounceReason | null | undefined) ?? null,
   });
 }
 
@@ -212,14 +259,26 @@ function toRecipient(r: RawRecipient): ReportRecipient {
   const diagnostic = r.diagnostic ? r.diagnostic.replace(/\s+/g, ' ').trim() : null;
   const preset = presetReason(r, diagnostic);
   const reading = classifyBounce({
-    status: r.status, replycode: r.replycode, diagnostic, command: r.command, action: r.action,
-    spec: r.spec, reason: preset,
+    status: r.status,
+    replycode: r.replycode,
+    diagnostic,
+    command: r.command,
+    action: r.action,
+    spec: r.spec,
+    reason: preset,
   });
   // An explicit Action field wins: a Postfix expiry (Action: failed, Status: 4.4.7) is a final failure, not a delay.
-  const action: Action = (r.action as Action) ?? (reading.reason === 'expired' ? 'delayed' : reading.status ? 'failed' : null);
+  const action: Action =
+    (r.action as Action) ?? (reading.reason === 'expired' ? 'delayed' : reading.status ? 'failed' : null);
   return {
-    address: r.address, status: reading.status, action, reason: reading.reason, hard: reading.hard,
-    diagnostic, replycode: reading.replycode, feedback_type: null,
+    address: r.address,
+    status: reading.status,
+    action,
+    reason: reading.reason,
+    hard: reading.hard,
+    diagnostic,
+    replycode: reading.replycode,
+    feedback_type: null,
     ...(r.original && r.original !== r.address ? { original_recipient: r.original } : {}),
   };
 }

@@ -8,7 +8,11 @@ export type RcptDecision =
   | { ok: true; kind: 'fbl' }
   | { ok: false; code: number; message: string };
 
-const REFUSED: RcptDecision = { ok: false, code: 550, message: '5.7.1 Relaying denied: this server accepts bounces and feedback reports only' };
+const REFUSED: RcptDecision = {
+  ok: false,
+  code: 550,
+  message: '5.7.1 Relaying denied: this server accepts bounces and feedback reports only',
+};
 const FORGED: RcptDecision = { ok: false, code: 550, message: '5.7.1 Unknown or invalid return address' };
 
 function split(address: string): { local: string; domain: string } | null {

@@ -10,7 +10,11 @@ import type { Ctx } from '../services/context.js';
 import { decideRecipient } from './recipients.js';
 import { createParsePool, type ParsePool } from './parse-pool.js';
 
-export interface InboundListener { start(): Promise<void>; stop(): Promise<void>; address(): AddressInfo | null }
+export interface InboundListener {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  address(): AddressInfo | null;
+}
 
 function smtpError(code: number, message: string): Error & { responseCode: number } {
   return Object.assign(new Error(message), { responseCode: code });
@@ -26,10 +30,21 @@ function tlsOptions(ctx: Ctx): Partial<SMTPServerOptions> {
 const KEEP_BYTES = Math.max(PARSE_CAP, RAW_CAP);
 
 /** Reads the message, refusing it past the limit (552) and answering 451 when it cannot be recorded. */
-function onData(ctx: Ctx, read: ReadOptions, stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void) {
+function onData(
+  ctx: Ctx,
+  read: ReadOptions,
+  stream: SMTPServerDataStream,
+  session: SMTPServerSession,
+  callback: (err?: Error | null, message?: string) => void,
+) {
   const max = ctx.config.inboundMaxBytes;
   let answered = false;
-  const done = (err: Error | null, message?: string) => { if (!answered) { answered = true; callback(err, message); } };
+  const done = (err: Error | null, message?: string) => {
+    if (!answered) {
+      answered = true;
+      callback(err, message);
+    }
+  };
   const chunks: Buffer[] = [];
   let bytes = 0;
   stream.on('data', (c: Buffer) => {
@@ -38,7 +53,8 @@ function onData(ctx: Ctx, read: ReadOptions, stream: SMTPServerDataStream, sessi
   });
   stream.on('error', (err) => done(err));
   stream.on('end', () => {
-    if (stream.sizeExceeded || bytes > max) return done(smtpError(552, `5.3.4 Message exceeds fixed maximum message size ${max}`));
+    if (stream.sizeExceeded || bytes > max)
+      return done(smtpError(552, `5.3.4 Message exceeds fixed maximum message size ${max}`));
     const env = {
       mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : null,
       rcptTo: session.envelope.rcptTo.map((r) => r.address),
@@ -46,11 +62,13 @@ function onData(ctx: Ctx, read: ReadOptions, stream: SMTPServerDataStream, sessi
     };
     recordFeedback(ctx, Buffer.concat(chunks), env, { ...read, size: bytes }).then(
       (r) => done(null, `2.0.0 Report ${r.id} received`),
-      (err) => { ctx.log.error({ err }, 'inbound report could not be recorded'); done(smtpError(451, '4.3.0 Temporary failure, try again later')); },
+      (err) => {
+        ctx.log.error({ err }, 'inbound report could not be recorded');
+        done(smtpError(451, '4.3.0 Temporary failure, try again later'));
+      },
     );
   });
 }
-
 
 /** Simultaneous connections one client address may hold (one client once held all 100 slots). */
 export const DEFAULT_MAX_CLIENTS_PER_IP = 5;
@@ -73,14 +91,20 @@ function perAddressLimit(server: () => SMTPServer, limit: number): NonNullable<S
  */
 function sessionReaper(server: SMTPServer, maxMs: number, now: () => number): NodeJS.Timeout {
   const started = new WeakMap<Connection, number>();
-  const timer = setInterval(() => {
-    const t = now();
-    for (const c of connections(server)) {
-      const at = started.get(c);
-      if (at === undefined) started.set(c, t);
-      else if (t - at > maxMs) { c.send(421, '4.4.2 Session too long, closing'); c.close(); }
-    }
-  }, Math.max(50, Math.min(10_000, maxMs / 4)));
+  const timer = setInterval(
+    () => {
+      const t = now();
+      for (const c of connections(server)) {
+        const at = started.get(c);
+        if (at === undefined) started.set(c, t);
+        else if (t - at > maxMs) {
+          c.send(421, '4.4.2 Session too long, closing');
+          c.close();
+        }
+      }
+    },
+    Math.max(50, Math.min(10_000, maxMs / 4)),
+  );
   timer.unref();
   return timer;
 }
@@ -92,10 +116,14 @@ function parserFor(ctx: Ctx, log: Ctx['log']) {
     start() {
       pool = createParsePool({
         timeoutMs: ctx.config.inboundParseTimeoutMs,
-        onAbandon: (why, detail) => log.warn({ why, detail }, 'inbound report not read; stored for the operator, changes nothing'),
+        onAbandon: (why, detail) =>
+          log.warn({ why, detail }, 'inbound report not read; stored for the operator, changes nothing'),
       });
     },
-    stop: async () => { await pool?.close(); pool = null; },
+    stop: async () => {
+      await pool?.close();
+      pool = null;
+    },
     parse: (raw: Buffer) => (pool ? pool.parse(raw) : Promise.reject(new Error('inbound listener is not running'))),
   };
 }
@@ -120,7 +148,8 @@ export function createInboundListener(ctx: Ctx): InboundListener {
     logger: false,
     onMailFrom(address, _session, cb) {
       const size = Number(address.args && (address.args as Record<string, string>).SIZE);
-      if (Number.isFinite(size) && size > max) return cb(smtpError(552, `5.3.4 Message exceeds fixed maximum message size ${max}`));
+      if (Number.isFinite(size) && size > max)
+        return cb(smtpError(552, `5.3.4 Message exceeds fixed maximum message size ${max}`));
       cb();
     },
     onRcptTo(address, _session, cb) {
@@ -135,18 +164,23 @@ export function createInboundListener(ctx: Ctx): InboundListener {
   const reaper = sessionReaper(server, ctx.config.inboundMaxSessionSeconds * 1000, ctx.now);
   let listening = false;
   return {
-    start: () => new Promise<void>((resolve, reject) => {
-      server.server.once('error', reject);
-      server.listen(ctx.config.smtpPort, ctx.config.smtpHost, () => {
-        server.server.off('error', reject);
-        listening = true;
-        parser.start();
-        resolve();
-      });
-    }),
+    start: () =>
+      new Promise<void>((resolve, reject) => {
+        server.server.once('error', reject);
+        server.listen(ctx.config.smtpPort, ctx.config.smtpHost, () => {
+          server.server.off('error', reject);
+          listening = true;
+          parser.start();
+          resolve();
+        });
+      }),
     stop: async () => {
       clearInterval(reaper);
-      if (listening) await new Promise<void>((resolve) => { listening = false; server.close(() => resolve()); });
+      if (listening)
+        await new Promise<void>((resolve) => {
+          listening = false;
+          server.close(() => resolve());
+        });
       await parser.stop();
     },
     address: () => (listening ? (server.server.address() as AddressInfo) : null),

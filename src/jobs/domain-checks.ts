@@ -5,7 +5,11 @@ import type { Component } from '../types/component.js';
 import type { Ctx } from '../services/context.js';
 import { checkAllDomains } from '../services/domains.js';
 
-export interface DomainCheckJob extends Component { runs: number; active: number; maxActive: number }
+export interface DomainCheckJob extends Component {
+  runs: number;
+  active: number;
+  maxActive: number;
+}
 
 export function domainCheckJob(ctx: Ctx, expr = ctx.config.dnsCheckCron): DomainCheckJob {
   const log = ctx.log.child({ component: 'domain-checks' });
@@ -18,13 +22,25 @@ export function domainCheckJob(ctx: Ctx, expr = ctx.config.dnsCheckCron): Domain
     maxActive: 0,
     async start() {
       if (!validate(expr)) throw new Error(`invalid MTA_DNS_CHECK_CRON ${JSON.stringify(expr)}`);
-      task = schedule(expr, () => {
-        job.maxActive = Math.max(job.maxActive, ++job.active);
-        const run = checkAllDomains(ctx).then((n) => { job.runs++; log.debug({ domains: n }, 'domain re-check done'); },
-          (err) => log.error({ err }, 'domain re-check failed'));
-        running = run.finally(() => { job.active--; running = null; });
-        return running;
-      }, { name: 'domain-checks', noOverlap: true, logger: cronLogger(log) });
+      task = schedule(
+        expr,
+        () => {
+          job.maxActive = Math.max(job.maxActive, ++job.active);
+          const run = checkAllDomains(ctx).then(
+            (n) => {
+              job.runs++;
+              log.debug({ domains: n }, 'domain re-check done');
+            },
+            (err) => log.error({ err }, 'domain re-check failed'),
+          );
+          running = run.finally(() => {
+            job.active--;
+            running = null;
+          });
+          return running;
+        },
+        { name: 'domain-checks', noOverlap: true, logger: cronLogger(log) },
+      );
     },
     async stop() {
       await task?.stop();

@@ -10,10 +10,22 @@ export function retentionJob(ctx: Ctx, expr = '17 * * * *'): Component {
   return {
     name: 'retention',
     async start() {
-      task = schedule(expr, () => {
-        try { log.info(runRetention(ctx), 'retention pass'); } catch (err) { log.error({ err }, 'retention pass failed'); }
-      }, { name: 'retention', noOverlap: true });
+      task = schedule(
+        expr,
+        () => {
+          try {
+            log.info(runRetention(ctx), 'retention pass');
+          } catch (err) {
+            log.error({ err }, 'retention pass failed');
+          }
+        },
+        { name: 'retention', noOverlap: true },
+      );
     },
-    async stop() { await task?.stop(); await task?.destroy(); task = null; },
+    async stop() {
+      await task?.stop();
+      await task?.destroy();
+      task = null;
+    },
   };
 }

@@ -5,7 +5,13 @@ import type SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { SMTPServer } from 'smtp-server';
 
 /** An SMTP reply error as nodemailer builds it (`recipient` on RCPT refusals). */
-export type SmtpReplyError = Error & { code?: string; response?: string; responseCode?: number; command?: string; recipient?: string };
+export type SmtpReplyError = Error & {
+  code?: string;
+  response?: string;
+  responseCode?: number;
+  command?: string;
+  recipient?: string;
+};
 
 /** The client connection's socket (plain or TLS) once connected; null before connecting or after closing. */
 export function socketOf(conn: SMTPConnection): Socket | null {
@@ -23,7 +29,11 @@ export function rejectedRecipientsOf(conn: SMTPConnection): SmtpReplyError[] {
 }
 
 /** One client connection of an SMTPServer: its peer address, and sending a reply line / closing it. */
-export interface ServerConnection { remoteAddress?: string; send(code: number, text: string): void; close(): void }
+export interface ServerConnection {
+  remoteAddress?: string;
+  send(code: number, text: string): void;
+  close(): void;
+}
 
 /** The open client connections of an SMTPServer (its private `connections` set; a closed one leaves it at once). */
 export function connectionsOf(server: SMTPServer): Set<ServerConnection> {

@@ -13,7 +13,10 @@ export function balance(ctx: Ctx, teamId: string) {
   const grants = liveGrants(ctx.db, teamId, now);
   const purchased = grants.reduce((n, g) => n + g.remaining, 0);
   return {
-    object: 'credit_balance' as const, available: free + purchased, free_remaining: free, purchased_remaining: purchased,
+    object: 'credit_balance' as const,
+    available: free + purchased,
+    free_remaining: free,
+    purchased_remaining: purchased,
     grants: grants.map((g) => ({ id: g.id, amount: g.amount, remaining: g.remaining, expires_at: iso(g.expires_at) })),
   };
 }
@@ -26,6 +29,16 @@ export function addCredits(ctx: Ctx, teamId: string, amount: number, usd: number
   if (!Number.isInteger(amount) || amount <= 0) throw invalid('amount', 'amount must be a positive integer.');
   if (usd !== null && !(usd >= 0)) throw invalid('usd', 'usd must be a non-negative number.');
   const now = ctx.now();
-  tx(ctx.db, () => insertGrant(ctx.db, { id: newId('gr', now), team_id: teamId, amount, remaining: amount, usd, created_at: now, expires_at: grantExpiry(now) }));
+  tx(ctx.db, () =>
+    insertGrant(ctx.db, {
+      id: newId('gr', now),
+      team_id: teamId,
+      amount,
+      remaining: amount,
+      usd,
+      created_at: now,
+      expires_at: grantExpiry(now),
+    }),
+  );
   return balance(ctx, teamId);
 }

@@ -1,13 +1,25 @@
 // Dashboard sessions: a random id (the cookie value) stored hashed with an expiry and a per-session CSRF
 // token. A key session acts as its API key and ends as soon as the key is revoked; cookies are http/'s business.
 import { createHash, randomBytes } from 'node:crypto';
-import { deleteExpiredSessions, deleteKeySessions, deleteSession, insertSession, sessionByHash } from '../store/dashboard-sessions.js';
+import {
+  deleteExpiredSessions,
+  deleteKeySessions,
+  deleteSession,
+  insertSession,
+  sessionByHash,
+} from '../store/dashboard-sessions.js';
 import { keyPrincipal, SCOPES, type Principal } from './keys.js';
 import type { Ctx } from './context.js';
 
 export const SESSION_TTL_MS = 12 * 3600 * 1000;
 
-export interface Session { idHash: string; csrf: string; operator: boolean; principal: Principal; expiresAt: number }
+export interface Session {
+  idHash: string;
+  csrf: string;
+  operator: boolean;
+  principal: Principal;
+  expiresAt: number;
+}
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const randomId = () => randomBytes(32).toString('base64url');
@@ -18,8 +30,13 @@ export function createSession(ctx: Ctx, s: { teamId: string; keyId: string | nul
   const now = ctx.now();
   deleteExpiredSessions(ctx.db, now);
   insertSession(ctx.db, {
-    id_hash: sha256(id), team_id: s.teamId, key_id: s.keyId, operator: s.operator ? 1 : 0, csrf: randomId(),
-    created_at: now, expires_at: now + SESSION_TTL_MS,
+    id_hash: sha256(id),
+    team_id: s.teamId,
+    key_id: s.keyId,
+    operator: s.operator ? 1 : 0,
+    csrf: randomId(),
+    created_at: now,
+    expires_at: now + SESSION_TTL_MS,
   });
   return id;
 }

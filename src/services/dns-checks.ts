@@ -3,7 +3,15 @@
 import type { Resolver } from 'node:dns/promises';
 import { spf } from 'mailauth';
 import type { Config } from '../config/schema.js';
-import { judgeDkim, judgeDmarc, judgeReturnPath, judgeSpf, spfTestIps, type CheckKey, type CheckOutcome } from '../core/domain-records.js';
+import {
+  judgeDkim,
+  judgeDmarc,
+  judgeReturnPath,
+  judgeSpf,
+  spfTestIps,
+  type CheckKey,
+  type CheckOutcome,
+} from '../core/domain-records.js';
 
 /** "No such name" and "no records of this type" are answers; anything else is DNS trouble. */
 const isNoData = (err: unknown) => ['ENOTFOUND', 'ENODATA'].includes((err as NodeJS.ErrnoException)?.code ?? '');
@@ -25,10 +33,19 @@ async function txt(resolver: Resolver, name: string): Promise<string[]> {
 }
 
 async function guard(name: string, type: string, fn: () => Promise<CheckOutcome>): Promise<CheckOutcome> {
-  try { return await fn(); } catch (err) { return trouble(name, type, err); }
+  try {
+    return await fn();
+  } catch (err) {
+    return trouble(name, type, err);
+  }
 }
 
-export interface CheckTarget { name: string; dkimName: string; publicKey: string; returnPath: string }
+export interface CheckTarget {
+  name: string;
+  dkimName: string;
+  publicKey: string;
+  returnPath: string;
+}
 
 export function checkDkim(resolver: Resolver, t: CheckTarget): Promise<CheckOutcome> {
   return guard(t.dkimName, 'TXT', async () => judgeDkim(await txt(resolver, t.dkimName), t.publicKey));
@@ -42,7 +59,11 @@ export function checkDmarc(resolver: Resolver, t: CheckTarget): Promise<CheckOut
 export function checkReturnPath(resolver: Resolver, t: CheckTarget, hostname: string): Promise<CheckOutcome> {
   return guard(t.returnPath, 'MX', async () => {
     let mx: { exchange: string; priority: number }[] = [];
-    try { mx = await resolver.resolveMx(t.returnPath); } catch (err) { if (!isNoData(err)) throw err; }
+    try {
+      mx = await resolver.resolveMx(t.returnPath);
+    } catch (err) {
+      if (!isNoData(err)) throw err;
+    }
     return judgeReturnPath(mx, hostname);
   });
 }
@@ -51,8 +72,18 @@ export function checkReturnPath(resolver: Resolver, t: CheckTarget, hostname: st
 async function sendingIps(resolver: Resolver, config: Pick<Config, 'sendingIps' | 'hostname'>): Promise<string[]> {
   const fixed = spfTestIps(config.sendingIps);
   if (fixed.length || config.sendingIps.length) return fixed;
-  const lookup = async (fn: () => Promise<string[]>) => { try { return await fn(); } catch (err) { if (isNoData(err)) return []; throw err; } };
-  const [a, aaaa] = await Promise.all([lookup(() => resolver.resolve4(config.hostname)), lookup(() => resolver.resolve6(config.hostname))]);
+  const lookup = async (fn: () => Promise<string[]>) => {
+    try {
+      return await fn();
+    } catch (err) {
+      if (isNoData(err)) return [];
+      throw err;
+    }
+  };
+  const [a, aaaa] = await Promise.all([
+    lookup(() => resolver.resolve4(config.hostname)),
+    lookup(() => resolver.resolve6(config.hostname)),
+  ]);
   return [...a, ...aaaa];
 }
 
@@ -60,14 +91,29 @@ async function sendingIps(resolver: Resolver, config: Pick<Config, 'sendingIps' 
  * SPF evaluated by mailauth (RFC 7208) for MAIL FROM postmaster@<name> from each sending IP: the apex
  * domain (the `spf` record) or the return-path name (the VERP envelope sender's domain).
  */
-export function checkSpf(resolver: Resolver, name: string, config: Pick<Config, 'sendingIps' | 'hostname'>): Promise<CheckOutcome> {
+export function checkSpf(
+  resolver: Resolver,
+  name: string,
+  config: Pick<Config, 'sendingIps' | 'hostname'>,
+): Promise<CheckOutcome> {
   return guard(name, 'TXT', async () => {
     const ips = await sendingIps(resolver, config);
-    if (!ips.length) return { result: 'fail', found: null, error: `Cannot tell which IPs to authorise: ${config.hostname} has no A/AAAA record and MTA_SENDING_IPS lists no IP address.` };
+    if (!ips.length)
+      return {
+        result: 'fail',
+        found: null,
+        error: `Cannot tell which IPs to authorise: ${config.hostname} has no A/AAAA record and MTA_SENDING_IPS lists no IP address.`,
+      };
     const lookup = (n: string, type: string) => resolver.resolve(n, type) as Promise<string[][] | string[]>;
     let out: CheckOutcome = { result: 'pass', found: null };
     for (const ip of ips) {
-      const r = await spf({ sender: `postmaster@${name}`, ip, helo: config.hostname, mta: config.hostname, resolver: lookup });
+      const r = await spf({
+        sender: `postmaster@${name}`,
+        ip,
+        helo: config.hostname,
+        mta: config.hostname,
+        resolver: lookup,
+      });
       out = judgeSpf(r.status.result, ip, r.rr ?? null, r.status.comment || undefined);
       if (out.result !== 'pass') return out;
     }
@@ -76,10 +122,17 @@ export function checkSpf(resolver: Resolver, name: string, config: Pick<Config, 
 }
 
 /** All five checks, concurrently (the return path has two: its MX and its SPF). */
-export async function checkAll(resolver: Resolver, t: CheckTarget, config: Pick<Config, 'sendingIps' | 'hostname'>): Promise<Record<CheckKey, CheckOutcome>> {
+export async function checkAll(
+  resolver: Resolver,
+  t: CheckTarget,
+  config: Pick<Config, 'sendingIps' | 'hostname'>,
+): Promise<Record<CheckKey, CheckOutcome>> {
   const [dkim, spfR, dmarc, rp, rpSpf] = await Promise.all([
-    checkDkim(resolver, t), checkSpf(resolver, t.name, config), checkDmarc(resolver, t),
-    checkReturnPath(resolver, t, config.hostname), checkSpf(resolver, t.returnPath, config),
+    checkDkim(resolver, t),
+    checkSpf(resolver, t.name, config),
+    checkDmarc(resolver, t),
+    checkReturnPath(resolver, t, config.hostname),
+    checkSpf(resolver, t.returnPath, config),
   ]);
   return { dkim, spf: spfR, dmarc, return_path: rp, return_path_spf: rpSpf };
 }

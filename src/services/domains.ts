@@ -4,7 +4,17 @@ import { generateKeyPair, randomBytes } from 'node:crypto';
 import type { Resolver } from 'node:dns/promises';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { normaliseDomain, selectorFor, nextDomainStatus, returnPathVerified, CHECK_KEYS, RETIRE_GRACE_MS, type CheckKey, type CheckOutcome, type DomainStatus } from '../core/domain-records.js';
+import {
+  normaliseDomain,
+  selectorFor,
+  nextDomainStatus,
+  returnPathVerified,
+  CHECK_KEYS,
+  RETIRE_GRACE_MS,
+  type CheckKey,
+  type CheckOutcome,
+  type DomainStatus,
+} from '../core/domain-records.js';
 import { tx, type DB } from '../store/db.js';
 import * as store from '../store/domains.js';
 import type { DkimKeyRow, DomainRow } from '../store/domains.js';
@@ -22,14 +32,21 @@ type Algorithm = 'rsa' | 'ed25519';
 
 /** A key pair: PKCS#8 PEM private key; public key as published in p= (SPKI DER for RSA, raw 32 bytes for Ed25519). */
 function keyPair(algorithm: Algorithm): Promise<{ publicKey: string; privateKey: string }> {
-  const enc = { publicKeyEncoding: { type: 'spki', format: 'der' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } } as const;
-  const done = (resolve: (k: { publicKey: string; privateKey: string }) => void, reject: (e: Error) => void) => (err: Error | null, pub: Buffer, priv: string) => {
-    if (err) return reject(err);
-    resolve({ publicKey: (algorithm === 'ed25519' ? pub.subarray(-32) : pub).toString('base64'), privateKey: priv });
-  };
-  return new Promise((resolve, reject) => (algorithm === 'rsa'
-    ? generateKeyPair('rsa', { modulusLength: 2048, ...enc }, done(resolve, reject))
-    : generateKeyPair('ed25519', enc, done(resolve, reject))));
+  const enc = {
+    publicKeyEncoding: { type: 'spki', format: 'der' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  } as const;
+  const done =
+    (resolve: (k: { publicKey: string; privateKey: string }) => void, reject: (e: Error) => void) =>
+    (err: Error | null, pub: Buffer, priv: string) => {
+      if (err) return reject(err);
+      resolve({ publicKey: (algorithm === 'ed25519' ? pub.subarray(-32) : pub).toString('base64'), privateKey: priv });
+    };
+  return new Promise((resolve, reject) =>
+    algorithm === 'rsa'
+      ? generateKeyPair('rsa', { modulusLength: 2048, ...enc }, done(resolve, reject))
+      : generateKeyPair('ed25519', enc, done(resolve, reject)),
+  );
 }
 
 /** A fresh selector (`mta<date><4 hex>`) that none of the domain's keys uses. */
@@ -44,7 +61,10 @@ function newSelector(now: number, taken: string[]): string {
  * What a team's SPF records authorise (published and checked alike): its own IP pool (MTA_IP_POOLS,
  * by team id or name) when it has one, else the default sending IPs (MTA_SENDING_IPS).
  */
-export function spfSettings(ctx: Pick<Ctx, 'db' | 'config'>, teamId: string): { sendingIps: string[]; hostname: string } {
+export function spfSettings(
+  ctx: Pick<Ctx, 'db' | 'config'>,
+  teamId: string,
+): { sendingIps: string[]; hostname: string } {
   const pool = teamPool(ctx.config.ipPools, { id: teamId, name: teamById(ctx.db, teamId)?.name });
   return { sendingIps: pool ?? ctx.config.sendingIps, hostname: ctx.config.hostname };
 }
@@ -53,7 +73,9 @@ const present = (ctx: Ctx, d: DomainRow) => presentDomain(d, spfSettings(ctx, d.
 
 const exists = (name: string) => invalid('name', `The domain ${name} is already added to this team.`, 'domain_exists');
 
-export interface AddOptions { ed25519?: boolean }
+export interface AddOptions {
+  ed25519?: boolean;
+}
 
 /** Adds a domain to a team with a fresh RSA-2048 DKIM key (and an Ed25519 one on request); answers the Domain. */
 export async function addDomain(ctx: Ctx, teamId: string, rawName: unknown, opts: AddOptions = {}) {
@@ -64,20 +86,40 @@ export async function addDomain(ctx: Ctx, teamId: string, rawName: unknown, opts
   const now = ctx.now();
   const selector = newSelector(now, []);
   const row = {
-    id: newId('dom', now), team_id: teamId, name, created_at: now, dkim_selector: selector, dkim_algorithm: 'rsa',
-    dkim_private_key: rsa.privateKey, dkim_public_key: rsa.publicKey, return_path: `bounces.${name}`, records_json: null,
+    id: newId('dom', now),
+    team_id: teamId,
+    name,
+    created_at: now,
+    dkim_selector: selector,
+    dkim_algorithm: 'rsa',
+    dkim_private_key: rsa.privateKey,
+    dkim_public_key: rsa.publicKey,
+    return_path: `bounces.${name}`,
+    records_json: null,
   };
   const edSelector = ed ? newSelector(now, [selector]) : null;
   try {
     tx(ctx.db, () => {
       store.insertDomain(ctx.db, row);
-      if (ed) store.insertDkimKey(ctx.db, { domain_id: row.id, role: 'ed25519', selector: edSelector!, algorithm: 'ed25519', private_key: ed.privateKey, public_key: ed.publicKey, created_at: now });
+      if (ed)
+        store.insertDkimKey(ctx.db, {
+          domain_id: row.id,
+          role: 'ed25519',
+          selector: edSelector!,
+          algorithm: 'ed25519',
+          private_key: ed.privateKey,
+          public_key: ed.publicKey,
+          created_at: now,
+        });
     });
   } catch (err) {
     if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw exists(name);
     throw err;
   }
-  ctx.log.info({ domain: name, id: row.id, team: teamId, selector, ed25519_selector: edSelector ?? undefined }, 'domain added');
+  ctx.log.info(
+    { domain: name, id: row.id, team: teamId, selector, ed25519_selector: edSelector ?? undefined },
+    'domain added',
+  );
   return present(ctx, store.domainById(ctx.db, row.id)!);
 }
 
@@ -106,7 +148,12 @@ export function deleteDomain(ctx: Ctx, teamId: string, id: string) {
 
 // ---- checks and status changes ----
 
-export interface DomainStatusChange { domain: DomainRow; from: DomainStatus; to: DomainStatus; at: number }
+export interface DomainStatusChange {
+  domain: DomainRow;
+  from: DomainStatus;
+  to: DomainStatus;
+  at: number;
+}
 export type DomainStatusListener = (db: DB, change: DomainStatusChange) => void;
 const listeners = new WeakMap<DB, DomainStatusListener[]>();
 
@@ -117,10 +164,16 @@ export function onDomainStatusChange(db: DB, fn: DomainStatusListener): void {
 
 /** The resolver domain checks use: MTA_DNS_SERVERS with the MTA_DNS_CHECK_TIMEOUT_SECONDS time-out. */
 export function checkResolver(ctx: Pick<Ctx, 'config'>): Resolver {
-  return createResolver(ctx.config, { timeoutMs: Math.max(1, Math.round(ctx.config.dnsCheckTimeoutSeconds * 1000)), tries: 2 });
+  return createResolver(ctx.config, {
+    timeoutMs: Math.max(1, Math.round(ctx.config.dnsCheckTimeoutSeconds * 1000)),
+    tries: 2,
+  });
 }
 
-function nextResults(prev: Partial<Record<CheckKey, RecordResult>>, outcomes: Record<CheckKey, CheckOutcome>): Record<CheckKey, RecordResult> {
+function nextResults(
+  prev: Partial<Record<CheckKey, RecordResult>>,
+  outcomes: Record<CheckKey, CheckOutcome>,
+): Record<CheckKey, RecordResult> {
   const out = {} as Record<CheckKey, RecordResult>;
   for (const p of CHECK_KEYS) {
     const o = outcomes[p];
@@ -132,14 +185,27 @@ function nextResults(prev: Partial<Record<CheckKey, RecordResult>>, outcomes: Re
 }
 
 /** Checks one domain's records (and its Ed25519 / next DKIM keys) now and stores the results; null if deleted meanwhile. */
-export async function checkDomain(ctx: Ctx, id: string, resolver: Resolver = checkResolver(ctx)): Promise<DomainRow | null> {
+export async function checkDomain(
+  ctx: Ctx,
+  id: string,
+  resolver: Resolver = checkResolver(ctx),
+): Promise<DomainRow | null> {
   const d = store.domainById(ctx.db, id);
   if (!d) return null;
-  const target = { name: d.name, dkimName: `${d.dkim_selector}._domainkey.${d.name}`, publicKey: d.dkim_public_key, returnPath: d.return_path ?? `bounces.${d.name}` };
+  const target = {
+    name: d.name,
+    dkimName: `${d.dkim_selector}._domainkey.${d.name}`,
+    publicKey: d.dkim_public_key,
+    returnPath: d.return_path ?? `bounces.${d.name}`,
+  };
   const keys = store.dkimKeys(ctx.db, id).filter((k) => k.role !== 'retiring');
   const [outcomes, keyOutcomes] = await Promise.all([
     checkAll(resolver, target, spfSettings(ctx, d.team_id)),
-    Promise.all(keys.map((k) => checkDkim(resolver, { ...target, dkimName: `${k.selector}._domainkey.${d.name}`, publicKey: k.public_key }))),
+    Promise.all(
+      keys.map((k) =>
+        checkDkim(resolver, { ...target, dkimName: `${k.selector}._domainkey.${d.name}`, publicKey: k.public_key }),
+      ),
+    ),
   ]);
   return tx(ctx.db, () => {
     const fresh = store.domainById(ctx.db, id);
@@ -147,12 +213,24 @@ export async function checkDomain(ctx: Ctx, id: string, resolver: Resolver = che
     const at = ctx.now();
     const prev: Partial<Record<CheckKey, RecordResult>> = fresh.records_json ? JSON.parse(fresh.records_json) : {};
     const promoted = applyKeyChecks(ctx, fresh, keys, keyOutcomes, prev.dkim?.status ?? 'pending', at);
-    if (promoted) { outcomes.dkim = promoted; delete prev.dkim; }
+    if (promoted) {
+      outcomes.dkim = promoted;
+      delete prev.dkim;
+    }
     store.dropRetiredKeys(ctx.db, id, at);
     const results = nextResults(prev, outcomes);
     const status = nextDomainStatus(fresh.status, outcomes);
-    const errors = CHECK_KEYS.filter((p) => results[p].error && outcomes[p].result === 'error').map((p) => `${p}: ${results[p].error}`);
-    store.writeCheck(ctx.db, { id, status, records_json: JSON.stringify(results), return_path_verified: returnPathVerified(results) ? 1 : 0, last_error: errors.join(' ') || null, last_checked_at: at });
+    const errors = CHECK_KEYS.filter((p) => results[p].error && outcomes[p].result === 'error').map(
+      (p) => `${p}: ${results[p].error}`,
+    );
+    store.writeCheck(ctx.db, {
+      id,
+      status,
+      records_json: JSON.stringify(results),
+      return_path_verified: returnPathVerified(results) ? 1 : 0,
+      last_error: errors.join(' ') || null,
+      last_checked_at: at,
+    });
     const row = store.domainById(ctx.db, id)!;
     if (status !== fresh.status) statusChanged(ctx, { domain: row, from: fresh.status, to: status, at }, results);
     return row;
@@ -163,24 +241,41 @@ export async function checkDomain(ctx: Ctx, id: string, resolver: Resolver = che
  * Stores the Ed25519 / next keys' check results (inside the check's transaction). When the next key's
  * record passes, it becomes the current key (the old one retiring) and its outcome is answered.
  */
-function applyKeyChecks(ctx: Ctx, d: DomainRow, keys: DkimKeyRow[], outcomes: CheckOutcome[], currentStatus: DomainStatus, at: number): CheckOutcome | null {
+function applyKeyChecks(
+  ctx: Ctx,
+  d: DomainRow,
+  keys: DkimKeyRow[],
+  outcomes: CheckOutcome[],
+  currentStatus: DomainStatus,
+  at: number,
+): CheckOutcome | null {
   let promoted: CheckOutcome | null = null;
   keys.forEach((k, i) => {
     const o = outcomes[i];
-    const r = o.result === 'pass' ? { status: 'verified' as const, found: o.found, error: null }
-      : o.result === 'fail' ? { status: 'failed' as const, found: o.found, error: o.error }
-      : { status: k.status, found: k.found, error: o.error };
+    const r =
+      o.result === 'pass'
+        ? { status: 'verified' as const, found: o.found, error: null }
+        : o.result === 'fail'
+          ? { status: 'failed' as const, found: o.found, error: o.error }
+          : { status: k.status, found: k.found, error: o.error };
     store.writeKeyCheck(ctx.db, k.id, r);
     if (k.role !== 'next' || o.result !== 'pass') return;
     if (!store.promoteNextKey(ctx.db, d, k.id, currentStatus, at, at + RETIRE_GRACE_MS)) return;
     promoted = o;
-    ctx.log.info({ domain: d.name, id: d.id, team: d.team_id, selector: k.selector, retiring: d.dkim_selector }, `domain ${d.name} now signs with DKIM selector ${k.selector}`);
+    ctx.log.info(
+      { domain: d.name, id: d.id, team: d.team_id, selector: k.selector, retiring: d.dkim_selector },
+      `domain ${d.name} now signs with DKIM selector ${k.selector}`,
+    );
   });
   return promoted;
 }
 
-const rotating = () => new ApiError('validation_error', 'dkim_rotation_in_progress',
-  'A DKIM key rotation is already in progress: publish the next key\'s record and verify the domain first.');
+const rotating = () =>
+  new ApiError(
+    'validation_error',
+    'dkim_rotation_in_progress',
+    "A DKIM key rotation is already in progress: publish the next key's record and verify the domain first.",
+  );
 
 /** POST /domains/{id}/rotate-dkim: a new RSA key (new selector) becomes the domain's next key. */
 export async function rotateDkim(ctx: Ctx, teamId: string, id: string) {
@@ -193,7 +288,15 @@ export async function rotateDkim(ctx: Ctx, teamId: string, id: string) {
     const keys = store.dkimKeys(ctx.db, fresh.id);
     if (keys.some((k) => k.role === 'next')) throw rotating();
     const sel = newSelector(now, [fresh.dkim_selector, ...keys.map((k) => k.selector)]);
-    store.insertDkimKey(ctx.db, { domain_id: fresh.id, role: 'next', selector: sel, algorithm: 'rsa', private_key: privateKey, public_key: publicKey, created_at: now });
+    store.insertDkimKey(ctx.db, {
+      domain_id: fresh.id,
+      role: 'next',
+      selector: sel,
+      algorithm: 'rsa',
+      private_key: privateKey,
+      public_key: publicKey,
+      created_at: now,
+    });
     return sel;
   });
   ctx.log.info({ domain: d.name, id: d.id, team: teamId, selector, current: d.dkim_selector }, 'DKIM rotation started');
@@ -203,7 +306,17 @@ export async function rotateDkim(ctx: Ctx, teamId: string, id: string) {
 function statusChanged(ctx: Ctx, change: DomainStatusChange, results: Record<CheckKey, RecordResult>) {
   const failing = CHECK_KEYS.filter((p) => results[p].status === 'failed');
   const level = change.to === 'failed' ? 'warn' : 'info';
-  ctx.log[level]({ domain: change.domain.name, id: change.domain.id, team: change.domain.team_id, from: change.from, to: change.to, failing }, `domain ${change.domain.name} is now ${change.to}`);
+  ctx.log[level](
+    {
+      domain: change.domain.name,
+      id: change.domain.id,
+      team: change.domain.team_id,
+      from: change.from,
+      to: change.to,
+      failing,
+    },
+    `domain ${change.domain.name} is now ${change.to}`,
+  );
   for (const fn of listeners.get(ctx.db) ?? []) fn(ctx.db, change);
 }
 
@@ -230,13 +343,21 @@ export async function verifyDomainByName(ctx: Ctx, rawName: string) {
 }
 
 /** The scheduled job: re-checks every domain (pending, verified, failed), a few at a time. */
-export async function checkAllDomains(ctx: Ctx, resolver: Resolver = checkResolver(ctx), concurrency = 4): Promise<number> {
+export async function checkAllDomains(
+  ctx: Ctx,
+  resolver: Resolver = checkResolver(ctx),
+  concurrency = 4,
+): Promise<number> {
   const ids = store.allDomainIds(ctx.db);
   let next = 0;
   const worker = async () => {
     while (next < ids.length) {
       const id = ids[next++];
-      try { await checkDomain(ctx, id, resolver); } catch (err) { ctx.log.error({ err, id }, 'domain check failed'); }
+      try {
+        await checkDomain(ctx, id, resolver);
+      } catch (err) {
+        ctx.log.error({ err, id }, 'domain check failed');
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, worker));

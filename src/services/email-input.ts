@@ -4,20 +4,52 @@ import { invalid } from '../core/errors.js';
 import { readMailbox, type Mailbox } from '../core/address.js';
 
 export interface EmailInput {
-  from: string; to: string | string[]; cc?: string[] | null; bcc?: string[] | null; reply_to?: string | null;
-  subject: string; html?: string | null; text?: string | null; tags?: string[] | null;
-  headers?: Record<string, string> | null; scheduled_at?: string | null;
+  from: string;
+  to: string | string[];
+  cc?: string[] | null;
+  bcc?: string[] | null;
+  reply_to?: string | null;
+  subject: string;
+  html?: string | null;
+  text?: string | null;
+  tags?: string[] | null;
+  headers?: Record<string, string> | null;
+  scheduled_at?: string | null;
   tracking?: { opens?: boolean; clicks?: boolean } | null;
 }
-export interface Recipient { address: string; domain: string; kind: 'to' | 'cc' | 'bcc' }
+export interface Recipient {
+  address: string;
+  domain: string;
+  kind: 'to' | 'cc' | 'bcc';
+}
 export interface CheckedEmail {
-  input: EmailInput; from: Mailbox; replyTo: string | null; to: string[]; cc: string[] | null; bcc: string[] | null;
-  recipients: Recipient[]; scheduledAt: number | null; headers: Record<string, string> | null;
+  input: EmailInput;
+  from: Mailbox;
+  replyTo: string | null;
+  to: string[];
+  cc: string[] | null;
+  bcc: string[] | null;
+  recipients: Recipient[];
+  scheduledAt: number | null;
+  headers: Record<string, string> | null;
 }
 
 export const MAX_RECIPIENTS = 50;
 const MAX_SCHEDULE_MS = 30 * 24 * 3600 * 1000;
-const RESERVED_HEADERS = new Set(['from', 'to', 'cc', 'bcc', 'subject', 'date', 'message-id', 'dkim-signature', 'return-path', 'mime-version', 'content-type', 'content-transfer-encoding']);
+const RESERVED_HEADERS = new Set([
+  'from',
+  'to',
+  'cc',
+  'bcc',
+  'subject',
+  'date',
+  'message-id',
+  'dkim-signature',
+  'return-path',
+  'mime-version',
+  'content-type',
+  'content-transfer-encoding',
+]);
 const HEADER_NAME = /^[!-9;-~]+$/; // printable ASCII except ':' (RFC 5322 ftext)
 
 /**
@@ -27,7 +59,11 @@ const HEADER_NAME = /^[!-9;-~]+$/; // printable ASCII except ':' (RFC 5322 ftext
 export function mailboxOf(raw: string, param: string, label = param): Mailbox {
   const r = readMailbox(raw);
   if (r.ok) return r.mailbox;
-  throw invalid(param, `${label} must be one address or "Name <address>": ${r.reason}.`, r.hostile ? 'invalid_address' : 'invalid_parameter');
+  throw invalid(
+    param,
+    `${label} must be one address or "Name <address>": ${r.reason}.`,
+    r.hostile ? 'invalid_address' : 'invalid_parameter',
+  );
 }
 
 function addresses(list: string[], param: string, kind: Recipient['kind'], out: Recipient[]): string[] {
@@ -45,8 +81,13 @@ function checkHeaders(h: Record<string, string> | null | undefined): Record<stri
   if (!h) return null;
   for (const [name, value] of Object.entries(h)) {
     if (ADDRESS_HEADERS.has(name.toLowerCase())) mailboxOf(value, 'headers', `Header ${JSON.stringify(name)}`);
-    if (!HEADER_NAME.test(name) || /[\r\n]/.test(value)) throw invalid('headers', `Header ${JSON.stringify(name)} has a name or value that holds CR, LF or invalid characters.`);
-    if (RESERVED_HEADERS.has(name.toLowerCase())) throw invalid('headers', `Header ${JSON.stringify(name)} is set by the service and cannot be given.`);
+    if (!HEADER_NAME.test(name) || /[\r\n]/.test(value))
+      throw invalid(
+        'headers',
+        `Header ${JSON.stringify(name)} has a name or value that holds CR, LF or invalid characters.`,
+      );
+    if (RESERVED_HEADERS.has(name.toLowerCase()))
+      throw invalid('headers', `Header ${JSON.stringify(name)} is set by the service and cannot be given.`);
   }
   return h;
 }
@@ -54,7 +95,11 @@ function checkHeaders(h: Record<string, string> | null | undefined): Record<stri
 function checkSchedule(s: string | null | undefined, now: number): number | null {
   if (s === undefined || s === null) return null;
   const t = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(s) ? Date.parse(s) : NaN;
-  if (Number.isNaN(t)) throw invalid('scheduled_at', 'scheduled_at must be an ISO 8601 date-time with a time zone, e.g. 2026-01-31T09:00:00Z.');
+  if (Number.isNaN(t))
+    throw invalid(
+      'scheduled_at',
+      'scheduled_at must be an ISO 8601 date-time with a time zone, e.g. 2026-01-31T09:00:00Z.',
+    );
   if (t > now + MAX_SCHEDULE_MS) throw invalid('scheduled_at', 'scheduled_at may be at most 30 days ahead.');
   return t <= now ? null : t;
 }
@@ -63,17 +108,30 @@ export function checkEmail(input: EmailInput, now: number): CheckedEmail {
   const from = mailboxOf(input.from, 'from');
   if (input.reply_to != null) mailboxOf(input.reply_to, 'reply_to');
   const replyHeader = Object.keys(input.headers ?? {}).find((n) => n.toLowerCase() === 'reply-to');
-  if (replyHeader && input.reply_to != null) throw invalid('headers', 'Give the reply address either as reply_to or as a Reply-To header, not both.');
+  if (replyHeader && input.reply_to != null)
+    throw invalid('headers', 'Give the reply address either as reply_to or as a Reply-To header, not both.');
   const recipients: Recipient[] = [];
   const to = addresses(Array.isArray(input.to) ? input.to : [input.to], 'to', 'to', recipients);
   const cc = input.cc ? addresses(input.cc, 'cc', 'cc', recipients) : null;
   const bcc = input.bcc ? addresses(input.bcc, 'bcc', 'bcc', recipients) : null;
-  if (recipients.length > MAX_RECIPIENTS) throw invalid('to', `At most ${MAX_RECIPIENTS} recipients across to, cc and bcc; got ${recipients.length}.`);
+  if (recipients.length > MAX_RECIPIENTS)
+    throw invalid('to', `At most ${MAX_RECIPIENTS} recipients across to, cc and bcc; got ${recipients.length}.`);
   if (!input.html && !input.text) throw invalid('html', 'Give html, text or both.', 'missing_body');
   const checked = checkHeaders(input.headers);
   // A Reply-To header is the reply_to field by another name: one place to keep it.
   const replyTo = replyHeader ? checked![replyHeader] : (input.reply_to ?? null);
-  const headers = checked && replyHeader ? Object.fromEntries(Object.entries(checked).filter(([n]) => n !== replyHeader)) : checked;
+  const headers =
+    checked && replyHeader ? Object.fromEntries(Object.entries(checked).filter(([n]) => n !== replyHeader)) : checked;
   const scheduledAt = checkSchedule(input.scheduled_at, now);
-  return { input, from, replyTo, to, cc, bcc, recipients, scheduledAt, headers: headers && Object.keys(headers).length ? headers : null };
+  return {
+    input,
+    from,
+    replyTo,
+    to,
+    cc,
+    bcc,
+    recipients,
+    scheduledAt,
+    headers: headers && Object.keys(headers).length ? headers : null,
+  };
 }

@@ -22,7 +22,11 @@ import type { Ctx } from './context.js';
 
 export type EmailFilter = emails.EmailFilter;
 
-export interface SubmitResult { status: number; body: Email; replayed: boolean }
+export interface SubmitResult {
+  status: number;
+  body: Email;
+  replayed: boolean;
+}
 
 const requestHash = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');
 
@@ -44,24 +48,49 @@ function insertNew(ctx: Ctx, p: Principal, input: EmailInput): emails.EmailRow {
   const now = ctx.now();
   const c = checkEmail(input, now);
   const { kept, suppressed } = liveRecipients(ctx, p, c.recipients);
-  if (kept.length === 0) throw invalid('to', 'Every recipient is on the suppression list.', 'all_recipients_suppressed');
+  if (kept.length === 0)
+    throw invalid('to', 'Every recipient is on the suppression list.', 'all_recipients_suppressed');
   if (p.mode === 'live' && !verifiedDomainFor(ctx, p.teamId, c.from.domain)) {
     throw invalid('from', `The domain ${c.from.domain} is not a verified domain of this team.`, 'domain_not_verified');
   }
   const credits = p.mode === 'live' ? kept.length : 0;
   const row: emails.NewEmail = {
-    id: newId('em', now), team_id: p.teamId, test_mode: p.mode === 'test' ? 1 : 0, status: 'queued',
-    from_addr: c.input.from.trim(), to_json: JSON.stringify(c.to), cc_json: c.cc && JSON.stringify(c.cc), bcc_json: c.bcc && JSON.stringify(c.bcc),
-    reply_to: c.replyTo, subject: input.subject, html: input.html ?? null, text: input.text ?? null,
-    tags_json: input.tags ? JSON.stringify(input.tags) : null, headers_json: c.headers && JSON.stringify(c.headers),
-    tracking_opens: input.tracking?.opens ? 1 : 0, tracking_clicks: input.tracking?.clicks ? 1 : 0,
-    scheduled_at: c.scheduledAt, credits_charged: credits, sender_domain: c.from.domain, created_at: now, updated_at: now,
+    id: newId('em', now),
+    team_id: p.teamId,
+    test_mode: p.mode === 'test' ? 1 : 0,
+    status: 'queued',
+    from_addr: c.input.from.trim(),
+    to_json: JSON.stringify(c.to),
+    cc_json: c.cc && JSON.stringify(c.cc),
+    bcc_json: c.bcc && JSON.stringify(c.bcc),
+    reply_to: c.replyTo,
+    subject: input.subject,
+    html: input.html ?? null,
+    text: input.text ?? null,
+    tags_json: input.tags ? JSON.stringify(input.tags) : null,
+    headers_json: c.headers && JSON.stringify(c.headers),
+    tracking_opens: input.tracking?.opens ? 1 : 0,
+    tracking_clicks: input.tracking?.clicks ? 1 : 0,
+    scheduled_at: c.scheduledAt,
+    credits_charged: credits,
+    sender_domain: c.from.domain,
+    created_at: now,
+    updated_at: now,
   };
   const due = c.scheduledAt ?? now;
-  const seq = emails.insertEmail(ctx.db, row, input.tags ?? [], kept.map((r) => ({ recipient: r.address, kind: r.kind, domain: r.domain, status: 'queued', next_attempt_at: due })));
+  const seq = emails.insertEmail(
+    ctx.db,
+    row,
+    input.tags ?? [],
+    kept.map((r) => ({ recipient: r.address, kind: r.kind, domain: r.domain, status: 'queued', next_attempt_at: due })),
+  );
   if (credits > 0 && !charge(ctx.db, p.teamId, seq, credits, ctx.config.freeMonthlyCredits, now)) {
     const avail = availableCredits(ctx, p.teamId);
-    throw new ApiError('insufficient_credits', 'insufficient_credits', `This email needs ${credits} credits but only ${avail} are available.`);
+    throw new ApiError(
+      'insufficient_credits',
+      'insufficient_credits',
+      `This email needs ${credits} credits but only ${avail} are available.`,
+    );
   }
   const email = { ...row, seq };
   appendStatusEvent(ctx, email, 'queued', null, suppressed.length ? { suppressed } : {});
@@ -70,16 +99,30 @@ function insertNew(ctx: Ctx, p: Principal, input: EmailInput): emails.EmailRow {
 
 /** POST /emails. Same Idempotency-Key and body → the original answer; other body → 409. */
 export function submitEmail(ctx: Ctx, p: Principal, input: EmailInput, idemKey?: string): Promise<SubmitResult> {
-  if (idemKey !== undefined && (idemKey.length === 0 || idemKey.length > 255)) return Promise.reject(invalid('Idempotency-Key', 'Idempotency-Key must be 1 to 255 characters.'));
+  if (idemKey !== undefined && (idemKey.length === 0 || idemKey.length > 255))
+    return Promise.reject(invalid('Idempotency-Key', 'Idempotency-Key must be 1 to 255 characters.'));
   return groupTx(ctx.db, () => {
     const hash = idemKey === undefined ? '' : requestHash(input);
     if (idemKey !== undefined) {
       const prior = getIdem(ctx.db, p.teamId, idemKey, ctx.now());
-      if (prior && prior.request_hash !== hash) throw new ApiError('idempotency_error', 'idempotency_key_reused', 'This Idempotency-Key was already used with a different request.');
+      if (prior && prior.request_hash !== hash)
+        throw new ApiError(
+          'idempotency_error',
+          'idempotency_key_reused',
+          'This Idempotency-Key was already used with a different request.',
+        );
       if (prior) return { status: prior.status, body: JSON.parse(prior.response_json), replayed: true };
     }
     const body = presentEmail(insertNew(ctx, p, input) as emails.EmailRow);
-    if (idemKey !== undefined) putIdem(ctx.db, { team_id: p.teamId, key: idemKey, request_hash: hash, status: 202, response_json: JSON.stringify(body), created_at: ctx.now() });
+    if (idemKey !== undefined)
+      putIdem(ctx.db, {
+        team_id: p.teamId,
+        key: idemKey,
+        request_hash: hash,
+        status: 202,
+        response_json: JSON.stringify(body),
+        created_at: ctx.now(),
+      });
     return { status: 202, body, replayed: false };
   });
 }
@@ -96,10 +139,24 @@ export function cancelEmail(ctx: Ctx, owner: Owner, id: string): Email {
   const teamId = owner.teamId;
   return tx(ctx.db, () => {
     const e = getEmail(ctx, owner, id);
-    if (e.status !== 'queued') throw new ApiError('validation_error', 'email_not_cancelable', `Only a queued email can be canceled; this one is ${e.status}.`);
-    if (emails.emailInFlight(ctx.db, e.seq, ctx.now())) throw new ApiError('validation_error', 'email_not_cancelable', 'This email is being handed to the receiving servers and can no longer be canceled.');
+    if (e.status !== 'queued')
+      throw new ApiError(
+        'validation_error',
+        'email_not_cancelable',
+        `Only a queued email can be canceled; this one is ${e.status}.`,
+      );
+    if (emails.emailInFlight(ctx.db, e.seq, ctx.now()))
+      throw new ApiError(
+        'validation_error',
+        'email_not_cancelable',
+        'This email is being handed to the receiving servers and can no longer be canceled.',
+      );
     const pending = emails.deliveriesOf(ctx.db, e.seq).filter((d) => d.status === 'queued');
-    const after = applyOutcomes(ctx, e.seq, pending.map((d) => ({ deliveryId: d.id, event: 'canceled' as const, data: {} })));
+    const after = applyOutcomes(
+      ctx,
+      e.seq,
+      pending.map((d) => ({ deliveryId: d.id, event: 'canceled' as const, data: {} })),
+    );
     if (e.test_mode === 0 && e.credits_charged > 0) {
       const n = refund(ctx.db, teamId, e.seq, e.credits_charged, ctx.now());
       emails.setCreditsCharged(ctx.db, e.seq, e.credits_charged - n);
@@ -123,17 +180,35 @@ export function decodeCursor(db: DB, kind: string, cursor: string | undefined): 
   return Number(seq);
 }
 
-export function page<T, R extends { seq: number }>(db: DB, kind: string, rows: R[], limit: number, present: (r: R) => T) {
+export function page<T, R extends { seq: number }>(
+  db: DB,
+  kind: string,
+  rows: R[],
+  limit: number,
+  present: (r: R) => T,
+) {
   const has_more = rows.length > limit;
   const data = rows.slice(0, limit);
-  return { object: 'list' as const, data: data.map(present), has_more, next_cursor: has_more ? encodeCursor(db, kind, data[data.length - 1].seq) : null };
+  return {
+    object: 'list' as const,
+    data: data.map(present),
+    has_more,
+    next_cursor: has_more ? encodeCursor(db, kind, data[data.length - 1].seq) : null,
+  };
 }
 
 /** A test key lists test emails only, whatever its test_mode filter (test_mode=false: an empty list). */
 export function listEmails(ctx: Ctx, owner: Owner, f: emails.EmailFilter, limit: number, cursor?: string) {
   const after = decodeCursor(ctx.db, 'em', cursor);
-  if (owner.mode === 'test' && f.testMode === false) return page(ctx.db, 'em', [] as emails.EmailRow[], limit, presentEmail);
-  const rows = emails.listEmails(ctx.db, owner.teamId, owner.mode === 'test' ? { ...f, testMode: true } : f, after, limit);
+  if (owner.mode === 'test' && f.testMode === false)
+    return page(ctx.db, 'em', [] as emails.EmailRow[], limit, presentEmail);
+  const rows = emails.listEmails(
+    ctx.db,
+    owner.teamId,
+    owner.mode === 'test' ? { ...f, testMode: true } : f,
+    after,
+    limit,
+  );
   return page(ctx.db, 'em', rows, limit, presentEmail);
 }
 
@@ -142,4 +217,3 @@ export function listEvents(ctx: Ctx, owner: Owner, id: string, limit: number, cu
   const rows = eventsOf(ctx.db, e.seq, decodeCursor(ctx.db, 'evt', cursor), limit);
   return page(ctx.db, 'evt', rows, limit, presentEvent);
 }
-

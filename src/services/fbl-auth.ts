@@ -33,9 +33,19 @@ function signingDomains(raw: Buffer): string[] {
   return out;
 }
 
-interface Sig { signingDomain: string; status: { result: string }; canonBodyLengthLimited?: boolean; signingHeaders?: { keys?: string } }
+interface Sig {
+  signingDomain: string;
+  status: { result: string };
+  canonBodyLengthLimited?: boolean;
+  signingHeaders?: { keys?: string };
+}
 
-const signsFrom = (s: Sig) => (s.signingHeaders?.keys ?? '').toLowerCase().split(':').map((k) => k.trim()).includes('from');
+const signsFrom = (s: Sig) =>
+  (s.signingHeaders?.keys ?? '')
+    .toLowerCase()
+    .split(':')
+    .map((k) => k.trim())
+    .includes('from');
 
 /**
  * The listed signer that vouches for `raw`, or null. A signature counts only when it passes, covers
@@ -46,8 +56,13 @@ export async function fblSigner(ctx: Pick<Ctx, 'config' | 'now'>, raw: Buffer): 
   const entries = ctx.config.fblSources;
   const listed = (d: string) => entries.some((e) => allowedSigner([e], d, e.includes('@') ? e.toLowerCase() : null));
   if (!signingDomains(raw).some(listed)) return null;
-  const resolver = createResolver(ctx.config, { timeoutMs: Math.max(1, Math.round(ctx.config.dnsCheckTimeoutSeconds * 1000)) });
-  const res = await dkimVerify(raw, { resolver: (name: string, type: string) => resolver.resolve(name, type) as Promise<never>, curTime: ctx.now() });
+  const resolver = createResolver(ctx.config, {
+    timeoutMs: Math.max(1, Math.round(ctx.config.dnsCheckTimeoutSeconds * 1000)),
+  });
+  const res = await dkimVerify(raw, {
+    resolver: (name: string, type: string) => resolver.resolve(name, type) as Promise<never>,
+    curTime: ctx.now(),
+  });
   const from = res.headerFrom.length === 1 ? res.headerFrom[0].toLowerCase() : null;
   let unavailable = false;
   for (const s of res.results as unknown as Sig[]) {

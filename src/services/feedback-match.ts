@@ -8,9 +8,17 @@ import type { Ctx } from './context.js';
 
 export type MatchedBy = 'rcpt' | 'return_path' | 'message_id';
 /** `deliveryId`: the one delivery a verified VERP token names; null when matched by Message-ID only. */
-export interface EmailMatch { email: EmailRow; by: MatchedBy; deliveryId: number | null }
+export interface EmailMatch {
+  email: EmailRow;
+  by: MatchedBy;
+  deliveryId: number | null;
+}
 /** `exact`: the report names the delivery's address (Final-Recipient or Original-Recipient). */
-export interface RecipientMatch { recipient: ReportRecipient; delivery: DeliveryRow | null; exact: boolean }
+export interface RecipientMatch {
+  recipient: ReportRecipient;
+  delivery: DeliveryRow | null;
+  exact: boolean;
+}
 
 function byToken(ctx: Ctx, address: string | null, key: Buffer, by: MatchedBy): EmailMatch | null {
   const t = address ? readVerp(key, address) : null;
@@ -67,7 +75,9 @@ function byAddress(deliveries: DeliveryRow[], report: Report, none: RecipientMat
   const index = new Map(deliveries.map((d) => [d.recipient.toLowerCase(), d]));
   const taken = new Set<number>();
   return none.map((p) => {
-    const d = names(p.recipient).map((a) => index.get(a)).find((x) => x !== undefined);
+    const d = names(p.recipient)
+      .map((a) => index.get(a))
+      .find((x) => x !== undefined);
     if (!d || taken.has(d.id)) return p;
     taken.add(d.id);
     return { ...p, delivery: d, exact: true };

@@ -22,13 +22,26 @@ export const RAW_CAP = 64 * 1024;
  */
 export const PARSE_CAP = 256 * 1024;
 
-export interface InboundEnvelope { mailFrom: string | null; rcptTo: string[]; remoteIp: string | null }
+export interface InboundEnvelope {
+  mailFrom: string | null;
+  rcptTo: string[];
+  remoteIp: string | null;
+}
 /**
  * How the listener read the message: its parser (a worker pool; default ctx.parseReport) and the size
  * when it kept only the first PARSE_CAP bytes.
  */
-export interface ReadOptions { parse?: ReportParser; size?: number }
-export interface FeedbackResult { id: string; kind: Report['kind']; outcome: ReportOutcome; emailId: string | null; applied: number }
+export interface ReadOptions {
+  parse?: ReportParser;
+  size?: number;
+}
+export interface FeedbackResult {
+  id: string;
+  kind: Report['kind'];
+  outcome: ReportOutcome;
+  emailId: string | null;
+  applied: number;
+}
 
 type Decision = RecipientOutcome | 'duplicate' | null;
 
@@ -46,18 +59,32 @@ function bounceData(r: ReportRecipient, exact: boolean, ours: string): Record<st
   const code = r.replycode && /^[245]\d\d$/.test(r.replycode) ? Number(r.replycode) : null;
   const other = r.address && r.address.toLowerCase() !== ours.toLowerCase() ? r.address : null;
   return compact({
-    reason: r.reason, hard: r.hard === true && (exact || !r.address), enhanced_status: r.status, smtp_code: code,
-    smtp_response: r.diagnostic, source: 'dsn', final_recipient: other,
+    reason: r.reason,
+    hard: r.hard === true && (exact || !r.address),
+    enhanced_status: r.status,
+    smtp_code: code,
+    smtp_response: r.diagnostic,
+    source: 'dsn',
+    final_recipient: other,
   });
 }
 
 type Matched = RecipientMatch & { delivery: DeliveryRow };
 
 /** What one reported recipient does to its delivery (decisions.md); null: nothing. */
-function decide(ctx: Ctx, kind: Report['kind'], { recipient: r, delivery: d, exact }: Matched, email: EmailRow): Decision {
+function decide(
+  ctx: Ctx,
+  kind: Report['kind'],
+  { recipient: r, delivery: d, exact }: Matched,
+  email: EmailRow,
+): Decision {
   if (kind === 'arf') {
     return d.status === 'delivered'
-      ? { deliveryId: d.id, event: 'complaint', data: compact({ reason: 'feedback', feedback_type: r.feedback_type, source: 'arf' }) }
+      ? {
+          deliveryId: d.id,
+          event: 'complaint',
+          data: compact({ reason: 'feedback', feedback_type: r.feedback_type, source: 'arf' }),
+        }
       : null;
   }
   // Only a final failure counts: `delayed` DSNs are warnings (the relay keeps trying), and
@@ -67,16 +94,28 @@ function decide(ctx: Ctx, kind: Report['kind'], { recipient: r, delivery: d, exa
     if (hasAsyncBounce(ctx.db, email.seq, d.recipient, r.reason)) return 'duplicate';
     return { deliveryId: d.id, event: 'async_bounce', data: { ...bounceData(r, exact, d.recipient), async: true } };
   }
-  return FINAL.has(d.status) ? null : { deliveryId: d.id, event: 'rejected', data: { ...bounceData(r, exact, d.recipient), async: false } };
+  return FINAL.has(d.status)
+    ? null
+    : { deliveryId: d.id, event: 'rejected', data: { ...bounceData(r, exact, d.recipient), async: false } };
 }
 
 function reportMessageId(raw: Buffer): string | null {
-  const head = raw.subarray(0, Math.min(raw.length, 64 * 1024)).toString('latin1').split(/\r?\n\r?\n/)[0] ?? '';
+  const head =
+    raw
+      .subarray(0, Math.min(raw.length, 64 * 1024))
+      .toString('latin1')
+      .split(/\r?\n\r?\n/)[0] ?? '';
   return /^message-id:\s*(<[^>\s]+>)/im.exec(head)?.[1] ?? null;
 }
 
 /** `trusted`: a complaint signed by a listed feedback loop (fbl-auth.ts). */
-function effects(ctx: Ctx, m: EmailMatch | null, report: Report, messageId: string | null, trusted: boolean): { outcome: ReportOutcome; applied: number } {
+function effects(
+  ctx: Ctx,
+  m: EmailMatch | null,
+  report: Report,
+  messageId: string | null,
+  trusted: boolean,
+): { outcome: ReportOutcome; applied: number } {
   if (!m) return { outcome: 'unmatched', applied: 0 };
   // Matched by Message-ID alone (anyone can quote one) and not vouched for: kept for the operator only.
   if (m.deliveryId === null && !trusted) return { outcome: 'ignored', applied: 0 };
@@ -91,27 +130,54 @@ function effects(ctx: Ctx, m: EmailMatch | null, report: Report, messageId: stri
 }
 
 /** Reads, matches and acts on one inbound message; always stores it. Throws only on store errors. */
-export async function recordFeedback(ctx: Ctx, raw: Buffer, env: InboundEnvelope, read: ReadOptions = {}): Promise<FeedbackResult> {
+export async function recordFeedback(
+  ctx: Ctx,
+  raw: Buffer,
+  env: InboundEnvelope,
+  read: ReadOptions = {},
+): Promise<FeedbackResult> {
   const parse = read.parse ?? ctx.parseReport;
   if (!parse) throw new Error('recordFeedback: no report parser (ReadOptions.parse or ctx.parseReport)');
   const report = await parse(raw.length > PARSE_CAP ? raw.subarray(0, PARSE_CAP) : raw);
   const messageId = reportMessageId(raw);
   const id = newId('rep', ctx.now());
   // DKIM (DNS) only for a complaint that has nothing better than a Message-ID.
-  const signer = report.kind === 'arf' && findEmail(ctx, report, env.rcptTo)?.by === 'message_id' ? await fblSigner(ctx, raw) : null;
+  const signer =
+    report.kind === 'arf' && findEmail(ctx, report, env.rcptTo)?.by === 'message_id' ? await fblSigner(ctx, raw) : null;
   return tx(ctx.db, () => {
     const m = findEmail(ctx, report, env.rcptTo);
     const { outcome, applied } = effects(ctx, m, report, messageId, signer !== null && report.kind === 'arf');
     const keepRaw = outcome !== 'applied';
     insertInboundReport(ctx.db, {
-      id, kind: report.kind, outcome, team_id: m?.email.team_id ?? null, email_seq: m?.email.seq ?? null,
-      email_id: m?.email.id ?? null, matched_by: m?.by ?? null, report_message_id: messageId,
-      mail_from: env.mailFrom, rcpt_to: env.rcptTo.join(','), remote_ip: env.remoteIp,
-      parsed_json: JSON.stringify(report), raw_size: read.size ?? raw.length,
-      raw: keepRaw ? raw.subarray(0, RAW_CAP) : null, raw_truncated: keepRaw && raw.length > RAW_CAP ? 1 : 0,
+      id,
+      kind: report.kind,
+      outcome,
+      team_id: m?.email.team_id ?? null,
+      email_seq: m?.email.seq ?? null,
+      email_id: m?.email.id ?? null,
+      matched_by: m?.by ?? null,
+      report_message_id: messageId,
+      mail_from: env.mailFrom,
+      rcpt_to: env.rcptTo.join(','),
+      remote_ip: env.remoteIp,
+      parsed_json: JSON.stringify(report),
+      raw_size: read.size ?? raw.length,
+      raw: keepRaw ? raw.subarray(0, RAW_CAP) : null,
+      raw_truncated: keepRaw && raw.length > RAW_CAP ? 1 : 0,
       created_at: ctx.now(),
     });
-    ctx.log.info({ report: id, kind: report.kind, outcome, email: m?.email.id ?? null, matched_by: m?.by ?? null, fbl_signer: signer, applied }, 'inbound report');
+    ctx.log.info(
+      {
+        report: id,
+        kind: report.kind,
+        outcome,
+        email: m?.email.id ?? null,
+        matched_by: m?.by ?? null,
+        fbl_signer: signer,
+        applied,
+      },
+      'inbound report',
+    );
     return { id, kind: report.kind, outcome, emailId: m?.email.id ?? null, applied };
   });
 }

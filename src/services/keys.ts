@@ -8,25 +8,39 @@ import { tx } from '../store/db.js';
 import * as store from '../store/teams.js';
 import type { Ctx } from './context.js';
 
-export const SCOPES = ['emails:send', 'emails:read', 'domains:read', 'domains:write', 'webhooks:write', 'keys:write'] as const;
+export const SCOPES = [
+  'emails:send',
+  'emails:read',
+  'domains:read',
+  'domains:write',
+  'webhooks:write',
+  'keys:write',
+] as const;
 export type Scope = (typeof SCOPES)[number];
 export const DEFAULT_SCOPES: Scope[] = ['emails:send', 'emails:read', 'domains:read'];
 export const MAX_ACTIVE_KEYS = 20;
 
-export interface Principal { keyId: string; teamId: string; mode: 'test' | 'live'; scopes: ReadonlySet<string> }
+export interface Principal {
+  keyId: string;
+  teamId: string;
+  mode: 'test' | 'live';
+  scopes: ReadonlySet<string>;
+}
 /** Who is looking: a team, through a key of a mode. A test owner sees only test-mode objects; a live one sees both. */
 export type Owner = Pick<Principal, 'teamId' | 'mode'>;
 
 /** Refuses a test key an action that changes live state (domains): 403 test_key_not_allowed. */
 export function requireLive(p: Owner, action: string): void {
-  if (p.mode !== 'live') throw new ApiError('permission_error', 'test_key_not_allowed', `A test key cannot ${action}; use a live key.`);
+  if (p.mode !== 'live')
+    throw new ApiError('permission_error', 'test_key_not_allowed', `A test key cannot ${action}; use a live key.`);
 }
 
 export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
 
 export function createTeam(ctx: Ctx, name: string): store.TeamRow {
   if (!name || name.length > 200) throw invalid('name', 'A team name of 1 to 200 characters is required.');
-  if (store.teamByName(ctx.db, name)) throw invalid('name', `A team named ${JSON.stringify(name)} already exists.`, 'team_exists');
+  if (store.teamByName(ctx.db, name))
+    throw invalid('name', `A team named ${JSON.stringify(name)} already exists.`, 'team_exists');
   const team = { id: newId('team', ctx.now()), name, created_at: ctx.now() };
   store.insertTeam(ctx.db, team);
   return team;
@@ -38,20 +52,37 @@ export function teamNamed(ctx: Ctx, name: string): store.TeamRow {
   return t;
 }
 
-export function createKey(ctx: Ctx, teamId: string, opts: { mode?: 'test' | 'live'; scopes?: string[]; name?: string | null }) {
+export function createKey(
+  ctx: Ctx,
+  teamId: string,
+  opts: { mode?: 'test' | 'live'; scopes?: string[]; name?: string | null },
+) {
   const mode = opts.mode ?? 'test';
   if (mode !== 'test' && mode !== 'live') throw invalid('mode', 'mode must be "test" or "live".');
   const scopes = opts.scopes ?? DEFAULT_SCOPES;
   const bad = scopes.find((s) => !(SCOPES as readonly string[]).includes(s));
-  if (bad !== undefined) throw invalid('scopes', `Unknown scope ${JSON.stringify(bad)}; known scopes: ${SCOPES.join(', ')}.`);
+  if (bad !== undefined)
+    throw invalid('scopes', `Unknown scope ${JSON.stringify(bad)}; known scopes: ${SCOPES.join(', ')}.`);
   const key = `ps_${mode}_${randomBytes(24).toString('base64url')}`;
   const row: store.KeyRow = {
-    id: newId('key', ctx.now()), team_id: teamId, name: opts.name ?? null, mode, scopes: [...new Set(scopes)].join(' '),
-    hash: hashKey(key), prefix: key.slice(0, 12), created_at: ctx.now(), last_used_at: null, revoked_at: null,
+    id: newId('key', ctx.now()),
+    team_id: teamId,
+    name: opts.name ?? null,
+    mode,
+    scopes: [...new Set(scopes)].join(' '),
+    hash: hashKey(key),
+    prefix: key.slice(0, 12),
+    created_at: ctx.now(),
+    last_used_at: null,
+    revoked_at: null,
   };
   tx(ctx.db, () => {
     if (store.activeKeyCount(ctx.db, teamId) >= MAX_ACTIVE_KEYS) {
-      throw new ApiError('validation_error', 'key_limit_reached', `A team may hold at most ${MAX_ACTIVE_KEYS} active keys; revoke one first.`);
+      throw new ApiError(
+        'validation_error',
+        'key_limit_reached',
+        `A team may hold at most ${MAX_ACTIVE_KEYS} active keys; revoke one first.`,
+      );
     }
     store.insertKey(ctx.db, row);
   });
@@ -62,12 +93,29 @@ export function createKey(ctx: Ctx, teamId: string, opts: { mode?: 'test' | 'liv
  * Creates a key on behalf of another key (API, dashboard): no escalation. A test key makes only test
  * keys, and a key grants only scopes it holds itself. The operator's CLI uses createKey directly.
  */
-export function createKeyAs(ctx: Ctx, p: Principal, opts: { mode?: 'test' | 'live'; scopes?: string[]; name?: string | null }) {
+export function createKeyAs(
+  ctx: Ctx,
+  p: Principal,
+  opts: { mode?: 'test' | 'live'; scopes?: string[]; name?: string | null },
+) {
   if ((opts.mode ?? 'test') === 'live' && p.mode !== 'live') {
-    throw new ApiError('permission_error', 'missing_scope', 'A test key cannot create live keys; use a live key or `mta key create --mode live`.', 'mode');
+    throw new ApiError(
+      'permission_error',
+      'missing_scope',
+      'A test key cannot create live keys; use a live key or `mta key create --mode live`.',
+      'mode',
+    );
   }
-  const beyond = (opts.scopes ?? DEFAULT_SCOPES).filter((s) => !p.scopes.has(s) && (SCOPES as readonly string[]).includes(s));
-  if (beyond.length) throw new ApiError('permission_error', 'missing_scope', `A key can only grant scopes it holds itself; this one lacks ${beyond.join(', ')}.`, 'scopes');
+  const beyond = (opts.scopes ?? DEFAULT_SCOPES).filter(
+    (s) => !p.scopes.has(s) && (SCOPES as readonly string[]).includes(s),
+  );
+  if (beyond.length)
+    throw new ApiError(
+      'permission_error',
+      'missing_scope',
+      `A key can only grant scopes it holds itself; this one lacks ${beyond.join(', ')}.`,
+      'scopes',
+    );
   return createKey(ctx, p.teamId, opts);
 }
 
@@ -75,31 +123,48 @@ const lastTouch = new Map<string, number>();
 
 /** The principal of a bearer key, or an authentication error. Revoked keys fail at once. */
 export function authenticate(ctx: Ctx, header: string | undefined): Principal {
-  if (!header) throw new ApiError('authentication_error', 'missing_api_key', 'No API key given: send "Authorization: Bearer <API_KEY>".');
+  if (!header)
+    throw new ApiError(
+      'authentication_error',
+      'missing_api_key',
+      'No API key given: send "Authorization: Bearer <API_KEY>".',
+    );
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!m) throw new ApiError('authentication_error', 'missing_api_key', 'Malformed Authorization header: expected "Bearer <API_KEY>".');
+  if (!m)
+    throw new ApiError(
+      'authentication_error',
+      'missing_api_key',
+      'Malformed Authorization header: expected "Bearer <API_KEY>".',
+    );
   const row = store.keyByHash(ctx.db, hashKey(m[1]));
-  if (!row || row.revoked_at !== null) throw new ApiError('authentication_error', 'invalid_api_key', 'The API key is unknown or revoked.');
+  if (!row || row.revoked_at !== null)
+    throw new ApiError('authentication_error', 'invalid_api_key', 'The API key is unknown or revoked.');
   const now = ctx.now();
-  if ((lastTouch.get(row.id) ?? 0) < now - 60_000) { lastTouch.set(row.id, now); store.touchKey(ctx.db, row.id, now); }
+  if ((lastTouch.get(row.id) ?? 0) < now - 60_000) {
+    lastTouch.set(row.id, now);
+    store.touchKey(ctx.db, row.id, now);
+  }
   return { keyId: row.id, teamId: row.team_id, mode: row.mode, scopes: new Set(row.scopes.split(' ')) };
 }
 
 /** The one scope check: 403 missing_scope. The API (http/middleware auth) and the dashboard (a session acts as its key) both call it. */
 export function requireScope(p: Principal, scope: Scope): void {
-  if (!p.scopes.has(scope)) throw new ApiError('permission_error', 'missing_scope', `This key lacks the scope "${scope}".`);
+  if (!p.scopes.has(scope))
+    throw new ApiError('permission_error', 'missing_scope', `This key lacks the scope "${scope}".`);
 }
 
 /** Revokes a key; with an owner (API, dashboard), only a key that owner sees (a test key: test keys of its team). */
 export function revokeKey(ctx: Ctx, keyId: string, owner?: Owner): store.KeyRow {
   const row = store.keyById(ctx.db, keyId);
-  if (!row || (owner !== undefined && (row.team_id !== owner.teamId || (owner.mode === 'test' && row.mode !== 'test')))) throw notFound('api_key');
+  if (!row || (owner !== undefined && (row.team_id !== owner.teamId || (owner.mode === 'test' && row.mode !== 'test'))))
+    throw notFound('api_key');
   store.revokeKey(ctx.db, keyId, ctx.now());
   return store.keyById(ctx.db, keyId)!;
 }
 
 /** The team's keys the owner sees: all of them for a live key, test keys only for a test key. */
-export const listKeys = (ctx: Ctx, owner: Owner) => store.keysOfTeam(ctx.db, owner.teamId).filter((k) => owner.mode === 'live' || k.mode === 'test');
+export const listKeys = (ctx: Ctx, owner: Owner) =>
+  store.keysOfTeam(ctx.db, owner.teamId).filter((k) => owner.mode === 'live' || k.mode === 'test');
 
 /** The principal of an API key by id while it is active (not revoked), else null. Used by dashboard sessions. */
 export function keyPrincipal(ctx: Ctx, keyId: string): Principal | null {

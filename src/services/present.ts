@@ -4,7 +4,8 @@ import type { EventRow } from '../store/events.js';
 import type { SuppressionRow } from '../store/suppressions.js';
 import type { KeyRow } from '../store/teams.js';
 
-export const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+export const iso = (ms: number | null | undefined) =>
+  ms === null || ms === undefined ? null : new Date(ms).toISOString();
 const arr = (json: string | null) => (json === null ? null : (JSON.parse(json) as string[]));
 
 export function presentEmail(e: EmailRow) {
@@ -29,17 +30,37 @@ export function presentEmail(e: EmailRow) {
 export type Email = ReturnType<typeof presentEmail>;
 
 export function presentEvent(ev: EventRow) {
-  return { object: 'event' as const, id: ev.id, type: ev.type, recipient: ev.recipient, created_at: iso(ev.created_at)!, data: JSON.parse(ev.data_json) as Record<string, unknown> };
+  return {
+    object: 'event' as const,
+    id: ev.id,
+    type: ev.type,
+    recipient: ev.recipient,
+    created_at: iso(ev.created_at)!,
+    data: JSON.parse(ev.data_json) as Record<string, unknown>,
+  };
 }
 
 export function presentSuppression(s: SuppressionRow) {
-  return { object: 'suppression' as const, address: s.address, reason: s.reason, email_id: s.email_id, created_at: iso(s.created_at)! };
+  return {
+    object: 'suppression' as const,
+    address: s.address,
+    reason: s.reason,
+    email_id: s.email_id,
+    created_at: iso(s.created_at)!,
+  };
 }
 
 export function presentKey(k: KeyRow, fullKey?: string) {
   return {
-    object: 'api_key' as const, id: k.id, name: k.name, mode: k.mode, scopes: k.scopes.split(' '),
+    object: 'api_key' as const,
+    id: k.id,
+    name: k.name,
+    mode: k.mode,
+    scopes: k.scopes.split(' '),
     ...(fullKey ? { key: fullKey } : {}),
-    prefix: k.prefix, created_at: iso(k.created_at)!, last_used_at: iso(k.last_used_at), revoked_at: iso(k.revoked_at),
+    prefix: k.prefix,
+    created_at: iso(k.created_at)!,
+    last_used_at: iso(k.last_used_at),
+    revoked_at: iso(k.revoked_at),
   };
 }

@@ -26,7 +26,10 @@ export function signingKeyFor(ctx: Pick<Ctx, 'db'>, teamId: string, addressDomai
   if (!d || !d.dkim_private_key) return null;
   const ed = verifiedEd25519Key(ctx.db, d.id);
   return {
-    signingDomain: d.name, selector: d.dkim_selector, privateKey: d.dkim_private_key, returnPath: d.return_path_verified ? d.return_path : null,
+    signingDomain: d.name,
+    selector: d.dkim_selector,
+    privateKey: d.dkim_private_key,
+    returnPath: d.return_path_verified ? d.return_path : null,
     ed25519: ed ? { selector: ed.selector, privateKey: ed.private_key } : null,
   };
 }

@@ -11,7 +11,9 @@ const BUILT_IN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
 const cache = new Map<string, Shaping>();
 
 function readJson(file: string, what: string): unknown {
-  try { return JSON.parse(fs.readFileSync(file, 'utf8')); } catch (err) {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
     throw new ConfigError(`invalid configuration: ${what} ${file}: ${(err as Error).message}`);
   }
 }
@@ -27,7 +29,8 @@ export function shapingFor(config: Pick<Config, 'shapingFile'>): Shaping {
     cache.set(key, s);
     return s;
   } catch (err) {
-    if (err instanceof ShapingError) throw new ConfigError(`invalid configuration: shapingFile (MTA_SHAPING_FILE): ${err.message}`);
+    if (err instanceof ShapingError)
+      throw new ConfigError(`invalid configuration: shapingFile (MTA_SHAPING_FILE): ${err.message}`);
     throw err;
   }
 }

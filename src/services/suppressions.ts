@@ -25,8 +25,15 @@ export function addSuppression(ctx: Ctx, owner: Owner, rawAddress: unknown, reas
   requireLive(owner, 'change the suppression list');
   const teamId = owner.teamId;
   const addr = address(rawAddress);
-  if (!(REASONS as readonly unknown[]).includes(reason)) throw invalid('reason', `reason must be one of ${REASONS.join(', ')}.`);
-  const created = store.addSuppression(ctx.db, { team_id: teamId, address: addr, reason: reason as (typeof REASONS)[number], email_id: null, created_at: ctx.now() });
+  if (!(REASONS as readonly unknown[]).includes(reason))
+    throw invalid('reason', `reason must be one of ${REASONS.join(', ')}.`);
+  const created = store.addSuppression(ctx.db, {
+    team_id: teamId,
+    address: addr,
+    reason: reason as (typeof REASONS)[number],
+    email_id: null,
+    created_at: ctx.now(),
+  });
   return { created, suppression: presentSuppression(store.getSuppression(ctx.db, teamId, addr)!) };
 }
 

@@ -12,7 +12,8 @@ import type { Ctx } from './context.js';
 type Kind = 'o' | 'c';
 
 const signers = new WeakMap<Ctx['db'], TokenSigner>();
-const signerOf = (ctx: Ctx) => signers.get(ctx.db) ?? signers.set(ctx.db, new TokenSigner('tracking', secret(ctx.db, 'tracking'))).get(ctx.db)!;
+const signerOf = (ctx: Ctx) =>
+  signers.get(ctx.db) ?? signers.set(ctx.db, new TokenSigner('tracking', secret(ctx.db, 'tracking'))).get(ctx.db)!;
 /** The MAC input names the kind, so an open token never passes as a click token (or the reverse). */
 const macInput = (kind: Kind, emailId: string, url: string) => `${kind}\n${emailId}\n${url}`;
 
@@ -38,7 +39,8 @@ const isWebUrl = (u: string) => /^https?:\/\/[^\s]+$/i.test(u);
 const MAX_TRACKED_URL_BYTES = 5900;
 const base = (ctx: Ctx) => ctx.config.publicUrl.replace(/\/+$/, '');
 export const openUrl = (ctx: Ctx, emailId: string) => `${base(ctx)}/t/o/${makeToken(ctx, 'o', emailId)}.gif`;
-export const clickUrl = (ctx: Ctx, emailId: string, url: string) => `${base(ctx)}/t/c/${makeToken(ctx, 'c', emailId, url)}`;
+export const clickUrl = (ctx: Ctx, emailId: string, url: string) =>
+  `${base(ctx)}/t/c/${makeToken(ctx, 'c', emailId, url)}`;
 
 /** `"` and `&` escaped for a double-quoted attribute value. */
 const attr = (v: string) => v.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
@@ -51,19 +53,25 @@ function hrefSpans(html: string): { url: string; start: number; end: number }[] 
   const spans: { url: string; start: number; end: number }[] = [];
   let inLink = false;
   let seen = false;
-  const p: Parser = new Parser({
-    onopentagname(name) { inLink = name === 'a' || name === 'area'; seen = false; },
-    onattribute(name, value, quote) {
-      if (!inLink || seen || name !== 'href') return;
-      seen = true;
-      if (quote === undefined) return; // `href` without a value
-      // The attribute spans [startIndex, endIndex): its name, optional spaces, '=', spaces, the value.
-      const eq = html.indexOf('=', p.startIndex);
-      let start = eq + 1;
-      while (/\s/.test(html[start])) start++;
-      spans.push({ url: value.trim(), start, end: p.endIndex });
+  const p: Parser = new Parser(
+    {
+      onopentagname(name) {
+        inLink = name === 'a' || name === 'area';
+        seen = false;
+      },
+      onattribute(name, value, quote) {
+        if (!inLink || seen || name !== 'href') return;
+        seen = true;
+        if (quote === undefined) return; // `href` without a value
+        // The attribute spans [startIndex, endIndex): its name, optional spaces, '=', spaces, the value.
+        const eq = html.indexOf('=', p.startIndex);
+        let start = eq + 1;
+        while (/\s/.test(html[start])) start++;
+        spans.push({ url: value.trim(), start, end: p.endIndex });
+      },
     },
-  }, { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true });
+    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
+  );
   p.end(html);
   return spans;
 }
@@ -116,7 +124,8 @@ export function recordOpen(ctx: Ctx, token: string): boolean {
     const email = emailByPublicId(ctx.db, t.emailId);
     if (!email) return false;
     if (expired(ctx, email)) return true;
-    if (!hasEventOfType(ctx.db, email.seq, 'opened')) appendStatusEvent(ctx, email, 'opened', recipientOf(ctx, email), { source: 'tracking' });
+    if (!hasEventOfType(ctx.db, email.seq, 'opened'))
+      appendStatusEvent(ctx, email, 'opened', recipientOf(ctx, email), { source: 'tracking' });
     return true;
   });
 }
@@ -138,7 +147,8 @@ export function recordClick(ctx: Ctx, token: string, record = true): string | nu
     const email = emailByPublicId(ctx.db, t.emailId);
     if (!email || expired(ctx, email)) return;
     const recipient = recipientOf(ctx, email);
-    if (!clickedRecently(ctx, email, recipient, t.url)) appendStatusEvent(ctx, email, 'clicked', recipient, { url: t.url, source: 'tracking' });
+    if (!clickedRecently(ctx, email, recipient, t.url))
+      appendStatusEvent(ctx, email, 'clicked', recipient, { url: t.url, source: 'tracking' });
   });
   return t.url;
 }

@@ -1,8 +1,22 @@
 // The one writer of delivery and email statuses: applies recipient outcomes through the pure
 // state machine, derives the email status, appends events, refunds failed and suppresses hard bounces.
-import { recipientTransition, aggregate, emailPath, type RecipientEvent, type Status, type EventType } from '../core/status.js';
+import {
+  recipientTransition,
+  aggregate,
+  emailPath,
+  type RecipientEvent,
+  type Status,
+  type EventType,
+} from '../core/status.js';
 import { newId } from '../core/ids.js';
-import { emailBySeq, deliveriesOf, setEmailStatus, writeDelivery, type DeliveryRow, type EmailRow } from '../store/emails.js';
+import {
+  emailBySeq,
+  deliveriesOf,
+  setEmailStatus,
+  writeDelivery,
+  type DeliveryRow,
+  type EmailRow,
+} from '../store/emails.js';
 import { appendEvent } from '../store/events.js';
 import { addSuppression } from '../store/suppressions.js';
 import { suppressionKey } from '../core/address.js';
@@ -20,8 +34,14 @@ export interface RecipientOutcome {
 }
 
 const EVENT_OF: Record<RecipientEvent, EventType> = {
-  accepted: 'delivered', deferred: 'delivery_delayed', rejected: 'bounced', failed: 'failed', canceled: 'canceled',
-  expired: 'bounced', complaint: 'complained', async_bounce: 'bounced',
+  accepted: 'delivered',
+  deferred: 'delivery_delayed',
+  rejected: 'bounced',
+  failed: 'failed',
+  canceled: 'canceled',
+  expired: 'bounced',
+  complaint: 'complained',
+  async_bounce: 'bounced',
 };
 
 function updateDelivery(ctx: Ctx, d: DeliveryRow, to: Status, o: RecipientOutcome, now: number): void {
@@ -37,7 +57,13 @@ function sideEffects(ctx: Ctx, email: EmailRow, d: DeliveryRow, o: RecipientOutc
   if (email.test_mode === 1) return 0;
   const hard = o.data.hard === true && (o.event === 'rejected' || o.event === 'async_bounce');
   if (hard || o.event === 'complaint') {
-    addSuppression(ctx.db, { team_id: email.team_id, address: suppressionKey(d.recipient), reason: hard ? 'hard_bounce' : 'complaint', email_id: email.id, created_at: now });
+    addSuppression(ctx.db, {
+      team_id: email.team_id,
+      address: suppressionKey(d.recipient),
+      reason: hard ? 'hard_bounce' : 'complaint',
+      email_id: email.id,
+      created_at: now,
+    });
   }
   return o.event === 'failed' ? refund(ctx.db, email.team_id, email.seq, 1, now) : 0;
 }
@@ -53,11 +79,18 @@ export function applyOutcomes(ctx: Ctx, emailSeq: number, outcomes: readonly Rec
     const d = deliveries.get(o.deliveryId);
     if (!d) continue;
     const to = recipientTransition(d.status, o.event);
-    if (to === null) { ctx.log.debug({ delivery: d.id, from: d.status, event: o.event }, 'outcome ignored in this state'); continue; }
+    if (to === null) {
+      ctx.log.debug({ delivery: d.id, from: d.status, event: o.event }, 'outcome ignored in this state');
+      continue;
+    }
     updateDelivery(ctx, d, to, o, now);
     refunded += sideEffects(ctx, email, d, o, now);
     deliveries.set(d.id, { ...d, status: to });
-    events.push({ type: EVENT_OF[o.event], recipient: d.recipient, data: o.event === 'async_bounce' ? { ...o.data, async: true } : o.data });
+    events.push({
+      type: EVENT_OF[o.event],
+      recipient: d.recipient,
+      data: o.event === 'async_bounce' ? { ...o.data, async: true } : o.data,
+    });
   }
   const path = emailPath(email.status, aggregate([...deliveries.values()].map((d) => d.status)));
   const status = path.length ? path[path.length - 1] : email.status;
@@ -70,9 +103,20 @@ export function applyOutcomes(ctx: Ctx, emailSeq: number, outcomes: readonly Rec
   return fresh;
 }
 
-export function appendStatusEvent(ctx: Ctx, email: EmailRow, type: EventType, recipient: string | null, data: Record<string, unknown>) {
+export function appendStatusEvent(
+  ctx: Ctx,
+  email: EmailRow,
+  type: EventType,
+  recipient: string | null,
+  data: Record<string, unknown>,
+) {
   return appendEvent(ctx.db, {
-    id: newId('evt', ctx.now()), team_id: email.team_id, email_seq: email.seq, type, recipient,
-    data_json: JSON.stringify(data), created_at: ctx.now(),
+    id: newId('evt', ctx.now()),
+    team_id: email.team_id,
+    email_seq: email.seq,
+    type,
+    recipient,
+    data_json: JSON.stringify(data),
+    created_at: ctx.now(),
   });
 }

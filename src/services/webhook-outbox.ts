@@ -1,6 +1,12 @@
 // The webhook outbox as the dispatcher works it: claim due rows under a lease, load a row to send with
 // its endpoint and signing secrets, record an attempt (retry schedule, endpoint failure counting, disabling), prune.
-import { retryDelayMs, verdictOf, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FAILED_DELIVERIES, type AttemptVerdict } from '../core/webhook-retry.js';
+import {
+  retryDelayMs,
+  verdictOf,
+  DISABLE_AFTER_FAILING_MS,
+  DISABLE_AFTER_FAILED_DELIVERIES,
+  type AttemptVerdict,
+} from '../core/webhook-retry.js';
 import { tx } from '../store/db.js';
 import * as store from '../store/webhooks.js';
 import { signingSecrets } from './webhooks.js';
@@ -9,10 +15,28 @@ import type { Ctx } from './context.js';
 /** Ended rows are kept this long for the delivery log. */
 export const OUTBOX_RETENTION_MS = 30 * 24 * 3600 * 1000;
 
-export interface RowToSend { seq: number; id: string; eventId: string; payload: string; url: string; endpointId: string; secrets: string[] }
+export interface RowToSend {
+  seq: number;
+  id: string;
+  eventId: string;
+  payload: string;
+  url: string;
+  endpointId: string;
+  secrets: string[];
+}
 /** What one POST came to (webhooks/post.ts PostResult, minus the transport details). */
-export interface AttemptOutcome { statusCode: number | null; snippet: string | null; error: string | null; durationMs: number; blocked: boolean }
-export interface AttemptRecord { attempt: number; verdict: AttemptVerdict; disabled: string | null }
+export interface AttemptOutcome {
+  statusCode: number | null;
+  snippet: string | null;
+  error: string | null;
+  durationMs: number;
+  blocked: boolean;
+}
+export interface AttemptRecord {
+  attempt: number;
+  verdict: AttemptVerdict;
+  disabled: string | null;
+}
 
 /** Claims up to `limit` due rows (their next_attempt_at moves to the lease's end); their seqs. */
 export function claimOutbox(ctx: Ctx, limit: number, leaseMs: number): number[] {
@@ -28,11 +52,21 @@ export function outboxRowToSend(ctx: Ctx, seq: number, sentAt: number): RowToSen
   const row = store.outboxRowBySeq(ctx.db, seq);
   const e = row && store.endpointBySeq(ctx.db, row.endpoint_seq);
   if (!row || !e || row.status !== 'pending') return null;
-  return { seq, id: row.id, eventId: row.event_id, payload: row.payload, url: e.url, endpointId: e.id, secrets: signingSecrets(e, sentAt) };
+  return {
+    seq,
+    id: row.id,
+    eventId: row.event_id,
+    payload: row.payload,
+    url: e.url,
+    endpointId: e.id,
+    secrets: signingSecrets(e, sentAt),
+  };
 }
 
 /** The attempt did not happen (the dispatcher is stopping): the row is due again now. */
-export const releaseOutboxRow = (ctx: Ctx, seq: number): void => { store.releaseLease(ctx.db, seq, ctx.now()); };
+export const releaseOutboxRow = (ctx: Ctx, seq: number): void => {
+  store.releaseLease(ctx.db, seq, ctx.now());
+};
 
 /**
  * Records one attempt on a still-pending row in one transaction: 2xx ends it, a retryable answer schedules the
@@ -47,12 +81,25 @@ export function recordOutboxAttempt(ctx: Ctx, seq: number, r: AttemptOutcome): A
     let verdict: AttemptVerdict = r.blocked ? 'failed' : verdictOf(r.statusCode);
     const delay = verdict === 'retry' ? retryDelayMs(attempt, ctx.config.webhookRetryMinSeconds) : null;
     if (verdict === 'retry' && delay === null) verdict = 'failed';
-    const ok = store.recordAttempt(ctx.db, {
-      delivery_seq: seq, attempt, status_code: r.statusCode, response_snippet: r.snippet, error: r.error,
-      duration_ms: r.durationMs, next_retry_at: delay === null ? null : now + delay, created_at: now,
-    }, verdict === 'retry' ? 'pending' : verdict);
+    const ok = store.recordAttempt(
+      ctx.db,
+      {
+        delivery_seq: seq,
+        attempt,
+        status_code: r.statusCode,
+        response_snippet: r.snippet,
+        error: r.error,
+        duration_ms: r.durationMs,
+        next_retry_at: delay === null ? null : now + delay,
+        created_at: now,
+      },
+      verdict === 'retry' ? 'pending' : verdict,
+    );
     if (!ok) return null;
-    if (verdict === 'succeeded') { store.endpointSucceeded(ctx.db, row.endpoint_seq); return { attempt, verdict, disabled: null }; }
+    if (verdict === 'succeeded') {
+      store.endpointSucceeded(ctx.db, row.endpoint_seq);
+      return { attempt, verdict, disabled: null };
+    }
     return { attempt, verdict, disabled: endpointFailed(ctx, row.endpoint_seq, now, verdict === 'failed') };
   });
 }
@@ -74,4 +121,5 @@ function endpointFailed(ctx: Ctx, endpointSeq: number, now: number, ended: boole
 }
 
 /** Drops rows that ended more than OUTBOX_RETENTION_MS ago (at most `limit`). */
-export const pruneOutbox = (ctx: Ctx, limit = 5000): number => store.pruneOutbox(ctx.db, ctx.now() - OUTBOX_RETENTION_MS, limit);
+export const pruneOutbox = (ctx: Ctx, limit = 5000): number =>
+  store.pruneOutbox(ctx.db, ctx.now() - OUTBOX_RETENTION_MS, limit);

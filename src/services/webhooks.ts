@@ -21,32 +21,55 @@ export const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
 
 export function presentEndpoint(e: store.EndpointRow, secret?: string) {
   return {
-    object: 'webhook_endpoint' as const, id: e.id, mode: e.mode, url: e.url, events: e.events.split(' '),
+    object: 'webhook_endpoint' as const,
+    id: e.id,
+    mode: e.mode,
+    url: e.url,
+    events: e.events.split(' '),
     ...(secret ? { secret } : {}),
-    enabled: e.enabled === 1, disabled_reason: e.disabled_reason,
-    created_at: iso(e.created_at)!, updated_at: iso(e.updated_at)!,
+    enabled: e.enabled === 1,
+    disabled_reason: e.disabled_reason,
+    created_at: iso(e.created_at)!,
+    updated_at: iso(e.updated_at)!,
   };
 }
 
 export function presentOutboxRow(d: store.OutboxRow, attempts: store.AttemptRow[]) {
   return {
-    object: 'webhook_delivery' as const, id: d.id, event_id: d.event_id, event_type: d.event_type, status: d.status,
-    attempt_count: d.attempts, next_attempt_at: d.status === 'pending' ? iso(d.next_attempt_at) : null,
-    last_status_code: d.last_status_code, last_error: d.last_error,
-    created_at: iso(d.created_at)!, completed_at: iso(d.completed_at),
+    object: 'webhook_delivery' as const,
+    id: d.id,
+    event_id: d.event_id,
+    event_type: d.event_type,
+    status: d.status,
+    attempt_count: d.attempts,
+    next_attempt_at: d.status === 'pending' ? iso(d.next_attempt_at) : null,
+    last_status_code: d.last_status_code,
+    last_error: d.last_error,
+    created_at: iso(d.created_at)!,
+    completed_at: iso(d.completed_at),
     attempts: attempts.map((a) => ({
-      attempt: a.attempt, status_code: a.status_code, response_snippet: a.response_snippet, error: a.error,
-      duration_ms: a.duration_ms, next_retry_at: iso(a.next_retry_at), created_at: iso(a.created_at)!,
+      attempt: a.attempt,
+      status_code: a.status_code,
+      response_snippet: a.response_snippet,
+      error: a.error,
+      duration_ms: a.duration_ms,
+      next_retry_at: iso(a.next_retry_at),
+      created_at: iso(a.created_at)!,
     })),
   };
 }
 
-export interface EndpointInput { url?: string; events?: string[]; enabled?: boolean }
+export interface EndpointInput {
+  url?: string;
+  events?: string[];
+  enabled?: boolean;
+}
 
 function checkEvents(events: string[]): string {
   if (events.length === 0) throw invalid('events', 'events must list at least one event kind.');
   const bad = events.find((e) => !(EVENT_TYPES as readonly string[]).includes(e));
-  if (bad !== undefined) throw invalid('events', `Unknown event kind ${JSON.stringify(bad)}; known kinds: ${EVENT_TYPES.join(', ')}.`);
+  if (bad !== undefined)
+    throw invalid('events', `Unknown event kind ${JSON.stringify(bad)}; known kinds: ${EVENT_TYPES.join(', ')}.`);
   return [...new Set(events)].join(' ');
 }
 
@@ -56,12 +79,27 @@ async function checkUrl(ctx: Ctx, resolver: Resolver, url: string): Promise<stri
   return url;
 }
 
-export async function createEndpoint(ctx: Ctx, resolver: Resolver, owner: Owner, input: Required<Pick<EndpointInput, 'url' | 'events'>>) {
+export async function createEndpoint(
+  ctx: Ctx,
+  resolver: Resolver,
+  owner: Owner,
+  input: Required<Pick<EndpointInput, 'url' | 'events'>>,
+) {
   const events = checkEvents(input.events);
   const url = await checkUrl(ctx, resolver, input.url);
   const now = ctx.now();
   const secret = newSecret();
-  const row = { id: newId('wh', now), team_id: owner.teamId, mode: owner.mode, url, events, secret, enabled: 1, created_at: now, updated_at: now };
+  const row = {
+    id: newId('wh', now),
+    team_id: owner.teamId,
+    mode: owner.mode,
+    url,
+    events,
+    secret,
+    enabled: 1,
+    created_at: now,
+    updated_at: now,
+  };
   const seq = store.insertEndpoint(ctx.db, row);
   return presentEndpoint(store.endpointBySeq(ctx.db, seq)!, secret);
 }
@@ -73,7 +111,13 @@ export function getEndpoint(ctx: Ctx, owner: Owner, id: string): store.EndpointR
 }
 
 export function listEndpoints(ctx: Ctx, owner: Owner, limit: number, cursor?: string) {
-  const rows = store.endpointsOfTeam(ctx.db, owner.teamId, owner.mode === 'test', decodeCursor(ctx.db, 'wh', cursor), limit);
+  const rows = store.endpointsOfTeam(
+    ctx.db,
+    owner.teamId,
+    owner.mode === 'test',
+    decodeCursor(ctx.db, 'wh', cursor),
+    limit,
+  );
   return page(ctx.db, 'wh', rows, limit, (e) => presentEndpoint(e));
 }
 
@@ -112,7 +156,9 @@ export function rotateEndpointSecret(ctx: Ctx, owner: Owner, id: string) {
 
 /** The secrets that sign an outbox row sent now: the current one, plus the previous one during the overlap. */
 export function signingSecrets(e: store.EndpointRow, now: number): string[] {
-  return e.old_secret && e.old_secret_expires_at !== null && now < e.old_secret_expires_at ? [e.secret, e.old_secret] : [e.secret];
+  return e.old_secret && e.old_secret_expires_at !== null && now < e.old_secret_expires_at
+    ? [e.secret, e.old_secret]
+    : [e.secret];
 }
 
 export function listOutbox(ctx: Ctx, owner: Owner, id: string, limit: number, cursor?: string) {
@@ -127,9 +173,18 @@ export function replayOutboxRow(ctx: Ctx, owner: Owner, id: string, rowId: strin
     const e = getEndpoint(ctx, owner, id);
     const d = store.outboxRowById(ctx.db, e.seq, rowId);
     if (!d) throw notFound('webhook_delivery');
-    if (e.enabled !== 1) throw new ApiError('validation_error', 'webhook_disabled', 'This webhook endpoint is disabled; enable it first.');
+    if (e.enabled !== 1)
+      throw new ApiError('validation_error', 'webhook_disabled', 'This webhook endpoint is disabled; enable it first.');
     const now = ctx.now();
-    const seq = store.insertOutboxRow(ctx.db, { id: newId('whd', now), endpoint_seq: e.seq, event_id: d.event_id, event_type: d.event_type, payload: d.payload, next_attempt_at: now, created_at: now });
+    const seq = store.insertOutboxRow(ctx.db, {
+      id: newId('whd', now),
+      endpoint_seq: e.seq,
+      event_id: d.event_id,
+      event_type: d.event_type,
+      payload: d.payload,
+      next_attempt_at: now,
+      created_at: now,
+    });
     return presentOutboxRow(store.outboxRowBySeq(ctx.db, seq)!, []);
   });
 }
@@ -146,12 +201,23 @@ export function enqueueEvent(ctx: Ctx, db: DB, ev: EventRow): number {
   const targets = subscribed.filter((e) => e.mode === mode); // a test email's events go to test endpoints only
   if (targets.length === 0) return 0;
   const payload = JSON.stringify({
-    id: ev.id, object: 'event', type: ev.type, created_at: iso(ev.created_at),
+    id: ev.id,
+    object: 'event',
+    type: ev.type,
+    created_at: iso(ev.created_at),
     data: { email: email ? presentEmail(email) : null, recipient: ev.recipient, details: JSON.parse(ev.data_json) },
   });
   const now = ctx.now();
   for (const t of targets) {
-    store.insertOutboxRow(db, { id: newId('whd', now), endpoint_seq: t.seq, event_id: ev.id, event_type: ev.type, payload, next_attempt_at: now, created_at: now });
+    store.insertOutboxRow(db, {
+      id: newId('whd', now),
+      endpoint_seq: t.seq,
+      event_id: ev.id,
+      event_type: ev.type,
+      payload,
+      next_attempt_at: now,
+      created_at: now,
+    });
   }
   return targets.length;
 }

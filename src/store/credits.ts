@@ -2,26 +2,64 @@
 import { sql, type DB } from './db.js';
 import { allocate, monthOf, type Allocation, type GrantBalance } from '../core/credits.js';
 
-export interface GrantRow { id: string; team_id: string; amount: number; remaining: number; usd: number | null; created_at: number; expires_at: number }
+export interface GrantRow {
+  id: string;
+  team_id: string;
+  amount: number;
+  remaining: number;
+  usd: number | null;
+  created_at: number;
+  expires_at: number;
+}
 
 export const insertGrant = (db: DB, g: GrantRow) =>
-  sql(db, 'INSERT INTO credit_grants (id, team_id, amount, remaining, usd, created_at, expires_at) VALUES (@id, @team_id, @amount, @remaining, @usd, @created_at, @expires_at)').run(g);
+  sql(
+    db,
+    'INSERT INTO credit_grants (id, team_id, amount, remaining, usd, created_at, expires_at) VALUES (@id, @team_id, @amount, @remaining, @usd, @created_at, @expires_at)',
+  ).run(g);
 export const liveGrants = (db: DB, teamId: string, nowMs: number) =>
-  sql<GrantRow>(db, 'SELECT * FROM credit_grants WHERE team_id = ? AND expires_at > ? AND remaining > 0 ORDER BY created_at, rowid').all(teamId, nowMs);
+  sql<GrantRow>(
+    db,
+    'SELECT * FROM credit_grants WHERE team_id = ? AND expires_at > ? AND remaining > 0 ORDER BY created_at, rowid',
+  ).all(teamId, nowMs);
 export const freeUsed = (db: DB, teamId: string, month: string) =>
-  sql<{ used: number }>(db, 'SELECT used FROM free_usage WHERE team_id = ? AND month = ?').get(teamId, month)?.used ?? 0;
+  sql<{ used: number }>(db, 'SELECT used FROM free_usage WHERE team_id = ? AND month = ?').get(teamId, month)?.used ??
+  0;
 
-const toBalance = (g: GrantRow): GrantBalance => ({ id: g.id, remaining: g.remaining, expiresAt: g.expires_at, createdAt: g.created_at });
+const toBalance = (g: GrantRow): GrantBalance => ({
+  id: g.id,
+  remaining: g.remaining,
+  expiresAt: g.expires_at,
+  createdAt: g.created_at,
+});
 
 /** Charges `n` credits for an email; returns the allocation, or null when not enough. In a transaction. */
-export function charge(db: DB, teamId: string, emailSeq: number, n: number, freeMonthly: number, nowMs: number): Allocation[] | null {
+export function charge(
+  db: DB,
+  teamId: string,
+  emailSeq: number,
+  n: number,
+  freeMonthly: number,
+  nowMs: number,
+): Allocation[] | null {
   const month = monthOf(nowMs);
-  const plan = allocate(n, freeMonthly - freeUsed(db, teamId, month), liveGrants(db, teamId, nowMs).map(toBalance), nowMs);
+  const plan = allocate(
+    n,
+    freeMonthly - freeUsed(db, teamId, month),
+    liveGrants(db, teamId, nowMs).map(toBalance),
+    nowMs,
+  );
   if (!plan) return null;
-  const ledger = sql(db, 'INSERT INTO credit_ledger (team_id, email_seq, grant_id, month, amount, created_at) VALUES (?, ?, ?, ?, ?, ?)');
+  const ledger = sql(
+    db,
+    'INSERT INTO credit_ledger (team_id, email_seq, grant_id, month, amount, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+  );
   for (const a of plan) {
     if (a.grantId === null) {
-      sql(db, 'INSERT INTO free_usage (team_id, month, used) VALUES (?, ?, ?) ON CONFLICT (team_id, month) DO UPDATE SET used = used + excluded.used').run(teamId, month, a.amount);
+      sql(
+        db,
+        'INSERT INTO free_usage (team_id, month, used) VALUES (?, ?, ?) ON CONFLICT (team_id, month) DO UPDATE SET used = used + excluded.used',
+      ).run(teamId, month, a.amount);
     } else {
       sql(db, 'UPDATE credit_grants SET remaining = remaining - ? WHERE id = ?').run(a.amount, a.grantId);
     }
@@ -35,14 +73,24 @@ export function charge(db: DB, teamId: string, emailSeq: number, n: number, free
  * charged first: purchased credits before free ones). Returns how many were refunded.
  */
 export function refund(db: DB, teamId: string, emailSeq: number, n: number, nowMs: number): number {
-  const rows = sql<{ grant_id: string | null; month: string; net: number }>(db,
-    'SELECT grant_id, month, -sum(amount) AS net FROM credit_ledger WHERE email_seq = ? GROUP BY grant_id, month HAVING net > 0 ORDER BY grant_id IS NULL, grant_id DESC').all(emailSeq);
+  const rows = sql<{ grant_id: string | null; month: string; net: number }>(
+    db,
+    'SELECT grant_id, month, -sum(amount) AS net FROM credit_ledger WHERE email_seq = ? GROUP BY grant_id, month HAVING net > 0 ORDER BY grant_id IS NULL, grant_id DESC',
+  ).all(emailSeq);
   let left = n;
-  const ledger = sql(db, 'INSERT INTO credit_ledger (team_id, email_seq, grant_id, month, amount, created_at) VALUES (?, ?, ?, ?, ?, ?)');
+  const ledger = sql(
+    db,
+    'INSERT INTO credit_ledger (team_id, email_seq, grant_id, month, amount, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+  );
   for (const r of rows) {
     if (left === 0) break;
     const back = Math.min(left, r.net);
-    if (r.grant_id === null) sql(db, 'UPDATE free_usage SET used = max(0, used - ?) WHERE team_id = ? AND month = ?').run(back, teamId, r.month);
+    if (r.grant_id === null)
+      sql(db, 'UPDATE free_usage SET used = max(0, used - ?) WHERE team_id = ? AND month = ?').run(
+        back,
+        teamId,
+        r.month,
+      );
     else sql(db, 'UPDATE credit_grants SET remaining = remaining + ? WHERE id = ?').run(back, r.grant_id);
     ledger.run(teamId, emailSeq, r.grant_id, r.month, back, nowMs);
     left -= back;

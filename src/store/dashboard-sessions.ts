@@ -2,11 +2,22 @@
 // SHA-256 of its cookie value. Row access only; services/dashboard-sessions.ts holds the rules.
 import { sql, type DB } from './db.js';
 
-export interface SessionRow { id_hash: string; team_id: string; key_id: string | null; operator: number; csrf: string; created_at: number; expires_at: number }
+export interface SessionRow {
+  id_hash: string;
+  team_id: string;
+  key_id: string | null;
+  operator: number;
+  csrf: string;
+  created_at: number;
+  expires_at: number;
+}
 
 export function insertSession(db: DB, row: SessionRow): void {
-  sql(db, `INSERT INTO dashboard_sessions (id_hash, team_id, key_id, operator, csrf, created_at, expires_at)
-    VALUES (@id_hash, @team_id, @key_id, @operator, @csrf, @created_at, @expires_at)`).run(row);
+  sql(
+    db,
+    `INSERT INTO dashboard_sessions (id_hash, team_id, key_id, operator, csrf, created_at, expires_at)
+    VALUES (@id_hash, @team_id, @key_id, @operator, @csrf, @created_at, @expires_at)`,
+  ).run(row);
 }
 export const sessionByHash = (db: DB, idHash: string) =>
   sql<SessionRow>(db, 'SELECT * FROM dashboard_sessions WHERE id_hash = ?').get(idHash);

@@ -21,23 +21,36 @@ export function openDb(dataDir: string, opts: { synchronous?: 'NORMAL' | 'FULL' 
   db.pragma('temp_store = MEMORY');
   // The store holds DKIM private keys and webhook secrets: owner-only, whatever the umask.
   for (const f of ['mta.sqlite', 'mta.sqlite-wal', 'mta.sqlite-shm']) {
-    try { fs.chmodSync(path.join(dataDir, f), 0o600); } catch { /* not created yet */ }
+    try {
+      fs.chmodSync(path.join(dataDir, f), 0o600);
+    } catch {
+      /* not created yet */
+    }
   }
   migrate(db);
   return db;
 }
 
 export function migrate(db: DB): void {
-  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
+  );
   const done = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
-  const files = fs.readdirSync(MIGRATIONS).filter((f) => /^\d+_.*\.sql$/.test(f)).sort();
+  const files = fs
+    .readdirSync(MIGRATIONS)
+    .filter((f) => /^\d+_.*\.sql$/.test(f))
+    .sort();
   for (const file of files) {
     const version = parseInt(file, 10);
     if (done.has(version)) continue;
     const sql = fs.readFileSync(path.join(MIGRATIONS, file), 'utf8');
     db.transaction(() => {
       db.exec(sql);
-      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(version, file, Date.now());
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        version,
+        file,
+        Date.now(),
+      );
     }).immediate();
   }
 }
@@ -57,7 +70,9 @@ export function sql<R = unknown>(db: DB, text: string): Database.Statement<unkno
   return s as Database.Statement<unknown[], R>;
 }
 
-interface Batch { waiters: { resolve: () => void; reject: (e: unknown) => void }[] }
+interface Batch {
+  waiters: { resolve: () => void; reject: (e: unknown) => void }[];
+}
 const batches = new WeakMap<DB, Batch>();
 
 /**
@@ -89,7 +104,11 @@ function flush(db: DB, b: Batch): void {
   try {
     db.exec('COMMIT');
   } catch (err) {
-    try { if (db.inTransaction) db.exec('ROLLBACK'); } catch { /* already rolled back */ }
+    try {
+      if (db.inTransaction) db.exec('ROLLBACK');
+    } catch {
+      /* already rolled back */
+    }
     for (const w of b.waiters) w.reject(err);
     return;
   }

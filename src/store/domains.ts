@@ -4,17 +4,35 @@ import { sql, type DB } from './db.js';
 import type { DomainStatus } from '../core/domain-records.js';
 
 export interface DomainRow {
-  seq: number; id: string; team_id: string; name: string; status: DomainStatus;
-  created_at: number; last_checked_at: number | null;
-  dkim_selector: string; dkim_algorithm: string; dkim_private_key: string; dkim_public_key: string;
-  return_path: string | null; return_path_verified: number; records_json: string | null; last_error: string | null;
+  seq: number;
+  id: string;
+  team_id: string;
+  name: string;
+  status: DomainStatus;
+  created_at: number;
+  last_checked_at: number | null;
+  dkim_selector: string;
+  dkim_algorithm: string;
+  dkim_private_key: string;
+  dkim_public_key: string;
+  return_path: string | null;
+  return_path_verified: number;
+  records_json: string | null;
+  last_error: string | null;
 }
 
-const COLS = 'rowid AS seq, id, team_id, name, status, created_at, last_checked_at, dkim_selector, dkim_algorithm, dkim_private_key, dkim_public_key, return_path, return_path_verified, records_json, last_error';
+const COLS =
+  'rowid AS seq, id, team_id, name, status, created_at, last_checked_at, dkim_selector, dkim_algorithm, dkim_private_key, dkim_public_key, return_path, return_path_verified, records_json, last_error';
 
-export function insertDomain(db: DB, d: Omit<DomainRow, 'seq' | 'last_checked_at' | 'return_path_verified' | 'last_error' | 'status'>): void {
-  sql(db, `INSERT INTO domains (id, team_id, name, status, created_at, dkim_selector, dkim_algorithm, dkim_private_key, dkim_public_key, return_path, records_json)
-    VALUES (@id, @team_id, @name, 'pending', @created_at, @dkim_selector, @dkim_algorithm, @dkim_private_key, @dkim_public_key, @return_path, @records_json)`).run(d);
+export function insertDomain(
+  db: DB,
+  d: Omit<DomainRow, 'seq' | 'last_checked_at' | 'return_path_verified' | 'last_error' | 'status'>,
+): void {
+  sql(
+    db,
+    `INSERT INTO domains (id, team_id, name, status, created_at, dkim_selector, dkim_algorithm, dkim_private_key, dkim_public_key, return_path, records_json)
+    VALUES (@id, @team_id, @name, 'pending', @created_at, @dkim_selector, @dkim_algorithm, @dkim_private_key, @dkim_public_key, @return_path, @records_json)`,
+  ).run(d);
 }
 
 export function domainById(db: DB, id: string): DomainRow | undefined {
@@ -31,42 +49,82 @@ export function domainsNamed(db: DB, name: string): DomainRow[] {
 
 /** Newest first; `before` is the seq of the last row of the previous page. Fetches limit + 1 rows. */
 export function listDomains(db: DB, teamId: string, before: number | null, limit: number): DomainRow[] {
-  return sql<DomainRow>(db, `SELECT ${COLS} FROM domains WHERE team_id = ? AND rowid < ? ORDER BY rowid DESC LIMIT ?`).all(teamId, before ?? Number.MAX_SAFE_INTEGER, limit + 1);
+  return sql<DomainRow>(
+    db,
+    `SELECT ${COLS} FROM domains WHERE team_id = ? AND rowid < ? ORDER BY rowid DESC LIMIT ?`,
+  ).all(teamId, before ?? Number.MAX_SAFE_INTEGER, limit + 1);
 }
 
 /** Ids of every domain, for the scheduled re-check. */
 export function allDomainIds(db: DB): string[] {
-  return sql<{ id: string }>(db, 'SELECT id FROM domains ORDER BY rowid').all().map((r) => r.id);
+  return sql<{ id: string }>(db, 'SELECT id FROM domains ORDER BY rowid')
+    .all()
+    .map((r) => r.id);
 }
 
-export interface CheckWrite { id: string; status: DomainStatus; records_json: string; return_path_verified: number; last_error: string | null; last_checked_at: number }
+export interface CheckWrite {
+  id: string;
+  status: DomainStatus;
+  records_json: string;
+  return_path_verified: number;
+  last_error: string | null;
+  last_checked_at: number;
+}
 
 export function writeCheck(db: DB, w: CheckWrite): boolean {
-  return sql(db, 'UPDATE domains SET status = @status, records_json = @records_json, return_path_verified = @return_path_verified, last_error = @last_error, last_checked_at = @last_checked_at WHERE id = @id').run(w).changes === 1;
+  return (
+    sql(
+      db,
+      'UPDATE domains SET status = @status, records_json = @records_json, return_path_verified = @return_path_verified, last_error = @last_error, last_checked_at = @last_checked_at WHERE id = @id',
+    ).run(w).changes === 1
+  );
 }
 
 // ---- dkim_keys (migration 007): next (rotation), retiring and ed25519 keys ----
 
 export type KeyRole = 'next' | 'retiring' | 'ed25519';
 export interface DkimKeyRow {
-  id: number; domain_id: string; role: KeyRole; selector: string; algorithm: 'rsa' | 'ed25519';
-  private_key: string; public_key: string; created_at: number;
-  status: DomainStatus; found: string | null; error: string | null; retire_at: number | null;
+  id: number;
+  domain_id: string;
+  role: KeyRole;
+  selector: string;
+  algorithm: 'rsa' | 'ed25519';
+  private_key: string;
+  public_key: string;
+  created_at: number;
+  status: DomainStatus;
+  found: string | null;
+  error: string | null;
+  retire_at: number | null;
 }
-export type NewDkimKey = Pick<DkimKeyRow, 'domain_id' | 'role' | 'selector' | 'algorithm' | 'private_key' | 'public_key' | 'created_at'> & Partial<Pick<DkimKeyRow, 'status' | 'retire_at'>>;
+export type NewDkimKey = Pick<
+  DkimKeyRow,
+  'domain_id' | 'role' | 'selector' | 'algorithm' | 'private_key' | 'public_key' | 'created_at'
+> &
+  Partial<Pick<DkimKeyRow, 'status' | 'retire_at'>>;
 
 /** A domain's extra keys: ed25519 first, then the next key, then retiring keys (newest first). */
 export function dkimKeys(db: DB, domainId: string): DkimKeyRow[] {
-  return sql<DkimKeyRow>(db, `SELECT * FROM dkim_keys WHERE domain_id = ?
-    ORDER BY CASE role WHEN 'ed25519' THEN 0 WHEN 'next' THEN 1 ELSE 2 END, id DESC`).all(domainId);
+  return sql<DkimKeyRow>(
+    db,
+    `SELECT * FROM dkim_keys WHERE domain_id = ?
+    ORDER BY CASE role WHEN 'ed25519' THEN 0 WHEN 'next' THEN 1 ELSE 2 END, id DESC`,
+  ).all(domainId);
 }
 
 export function insertDkimKey(db: DB, k: NewDkimKey): void {
-  sql(db, `INSERT INTO dkim_keys (domain_id, role, selector, algorithm, private_key, public_key, created_at, status, retire_at)
-    VALUES (@domain_id, @role, @selector, @algorithm, @private_key, @public_key, @created_at, @status, @retire_at)`).run({ status: 'pending', retire_at: null, ...k });
+  sql(
+    db,
+    `INSERT INTO dkim_keys (domain_id, role, selector, algorithm, private_key, public_key, created_at, status, retire_at)
+    VALUES (@domain_id, @role, @selector, @algorithm, @private_key, @public_key, @created_at, @status, @retire_at)`,
+  ).run({ status: 'pending', retire_at: null, ...k });
 }
 
-export function writeKeyCheck(db: DB, id: number, r: { status: DomainStatus; found: string | null; error: string | null }): void {
+export function writeKeyCheck(
+  db: DB,
+  id: number,
+  r: { status: DomainStatus; found: string | null; error: string | null },
+): void {
   sql(db, 'UPDATE dkim_keys SET status = @status, found = @found, error = @error WHERE id = @id').run({ id, ...r });
 }
 
@@ -74,24 +132,52 @@ export function writeKeyCheck(db: DB, id: number, r: { status: DomainStatus; fou
  * Makes the `next` key the domain's current key; the old current key becomes `retiring` until
  * retireAt (keeping the status its record had). False when that next key is gone (nothing changes).
  */
-export function promoteNextKey(db: DB, d: DomainRow, nextId: number, oldStatus: DomainStatus, now: number, retireAt: number): boolean {
-  const next = sql<DkimKeyRow>(db, "SELECT * FROM dkim_keys WHERE id = ? AND domain_id = ? AND role = 'next'").get(nextId, d.id);
+export function promoteNextKey(
+  db: DB,
+  d: DomainRow,
+  nextId: number,
+  oldStatus: DomainStatus,
+  now: number,
+  retireAt: number,
+): boolean {
+  const next = sql<DkimKeyRow>(db, "SELECT * FROM dkim_keys WHERE id = ? AND domain_id = ? AND role = 'next'").get(
+    nextId,
+    d.id,
+  );
   if (!next) return false;
   sql(db, 'DELETE FROM dkim_keys WHERE id = ?').run(next.id);
-  insertDkimKey(db, { domain_id: d.id, role: 'retiring', selector: d.dkim_selector, algorithm: d.dkim_algorithm === 'ed25519' ? 'ed25519' : 'rsa', private_key: d.dkim_private_key, public_key: d.dkim_public_key, created_at: now, status: oldStatus, retire_at: retireAt });
-  sql(db, 'UPDATE domains SET dkim_selector = ?, dkim_algorithm = ?, dkim_private_key = ?, dkim_public_key = ? WHERE id = ?')
-    .run(next.selector, next.algorithm, next.private_key, next.public_key, d.id);
+  insertDkimKey(db, {
+    domain_id: d.id,
+    role: 'retiring',
+    selector: d.dkim_selector,
+    algorithm: d.dkim_algorithm === 'ed25519' ? 'ed25519' : 'rsa',
+    private_key: d.dkim_private_key,
+    public_key: d.dkim_public_key,
+    created_at: now,
+    status: oldStatus,
+    retire_at: retireAt,
+  });
+  sql(
+    db,
+    'UPDATE domains SET dkim_selector = ?, dkim_algorithm = ?, dkim_private_key = ?, dkim_public_key = ? WHERE id = ?',
+  ).run(next.selector, next.algorithm, next.private_key, next.public_key, d.id);
   return true;
 }
 
 /** Drops retiring keys whose grace period is over; answers how many. */
 export function dropRetiredKeys(db: DB, domainId: string, now: number): number {
-  return sql(db, "DELETE FROM dkim_keys WHERE domain_id = ? AND role = 'retiring' AND retire_at <= ?").run(domainId, now).changes;
+  return sql(db, "DELETE FROM dkim_keys WHERE domain_id = ? AND role = 'retiring' AND retire_at <= ?").run(
+    domainId,
+    now,
+  ).changes;
 }
 
 /** The domain's Ed25519 signing key, only once its record verified. */
 export function verifiedEd25519Key(db: DB, domainId: string): Pick<DkimKeyRow, 'selector' | 'private_key'> | undefined {
-  return sql<DkimKeyRow>(db, "SELECT selector, private_key FROM dkim_keys WHERE domain_id = ? AND role = 'ed25519' AND status = 'verified'").get(domainId);
+  return sql<DkimKeyRow>(
+    db,
+    "SELECT selector, private_key FROM dkim_keys WHERE domain_id = ? AND role = 'ed25519' AND status = 'verified'",
+  ).get(domainId);
 }
 
 export function deleteDomain(db: DB, id: string): boolean {
@@ -100,11 +186,19 @@ export function deleteDomain(db: DB, id: string): boolean {
 
 /** The columns a sender needs of a verified domain (DKIM key, return path). */
 export interface SendingDomain {
-  id: string; name: string; dkim_selector: string; dkim_algorithm: string; dkim_private_key: string;
-  return_path: string | null; return_path_verified: number;
+  id: string;
+  name: string;
+  dkim_selector: string;
+  dkim_algorithm: string;
+  dkim_private_key: string;
+  return_path: string | null;
+  return_path_verified: number;
 }
 export const verifiedDomainNamed = (db: DB, teamId: string, name: string): SendingDomain | undefined =>
-  sql<SendingDomain>(db, "SELECT id, name, dkim_selector, dkim_algorithm, dkim_private_key, return_path, return_path_verified FROM domains WHERE team_id = ? AND name = ? AND status = 'verified'").get(teamId, name);
+  sql<SendingDomain>(
+    db,
+    "SELECT id, name, dkim_selector, dkim_algorithm, dkim_private_key, return_path, return_path_verified FROM domains WHERE team_id = ? AND name = ? AND status = 'verified'",
+  ).get(teamId, name);
 
 /** Whether some team's domain uses `name` (lower-case) as its return-path (bounce) name. */
 export const isReturnPathName = (db: DB, name: string): boolean =>

@@ -3,28 +3,65 @@ import { sql, type DB } from './db.js';
 import type { Status } from '../core/status.js';
 
 export interface EmailRow {
-  seq: number; id: string; team_id: string; test_mode: number; status: Status; from_addr: string;
-  to_json: string; cc_json: string | null; bcc_json: string | null; reply_to: string | null; subject: string;
-  html: string | null; text: string | null; tags_json: string | null; headers_json: string | null;
-  tracking_opens: number; tracking_clicks: number; scheduled_at: number | null; credits_charged: number;
-  sender_domain: string; created_at: number; updated_at: number;
+  seq: number;
+  id: string;
+  team_id: string;
+  test_mode: number;
+  status: Status;
+  from_addr: string;
+  to_json: string;
+  cc_json: string | null;
+  bcc_json: string | null;
+  reply_to: string | null;
+  subject: string;
+  html: string | null;
+  text: string | null;
+  tags_json: string | null;
+  headers_json: string | null;
+  tracking_opens: number;
+  tracking_clicks: number;
+  scheduled_at: number | null;
+  credits_charged: number;
+  sender_domain: string;
+  created_at: number;
+  updated_at: number;
 }
 export interface DeliveryRow {
-  id: number; email_seq: number; recipient: string; kind: 'to' | 'cc' | 'bcc'; domain: string; status: Status;
-  attempts: number; next_attempt_at: number | null; first_attempt_at: number | null; last_reply: string | null;
-  reason: string | null; updated_at: number;
+  id: number;
+  email_seq: number;
+  recipient: string;
+  kind: 'to' | 'cc' | 'bcc';
+  domain: string;
+  status: Status;
+  attempts: number;
+  next_attempt_at: number | null;
+  first_attempt_at: number | null;
+  last_reply: string | null;
+  reason: string | null;
+  updated_at: number;
 }
 export type NewEmail = Omit<EmailRow, 'seq'>;
 export type NewDelivery = Pick<DeliveryRow, 'recipient' | 'kind' | 'domain' | 'status' | 'next_attempt_at'>;
 
-const EMAIL_COLS = 'id, team_id, test_mode, status, from_addr, to_json, cc_json, bcc_json, reply_to, subject, html, text, tags_json, headers_json, tracking_opens, tracking_clicks, scheduled_at, credits_charged, sender_domain, created_at, updated_at';
+const EMAIL_COLS =
+  'id, team_id, test_mode, status, from_addr, to_json, cc_json, bcc_json, reply_to, subject, html, text, tags_json, headers_json, tracking_opens, tracking_clicks, scheduled_at, credits_charged, sender_domain, created_at, updated_at';
 
 /** Inserts the email, its tags and its deliveries; returns the new seq. Call inside a transaction. */
 export function insertEmail(db: DB, e: NewEmail, tags: readonly string[], deliveries: readonly NewDelivery[]): number {
-  const seq = Number(sql(db, `INSERT INTO emails (${EMAIL_COLS}) VALUES (${EMAIL_COLS.split(', ').map((c) => '@' + c).join(', ')})`).run(e).lastInsertRowid);
+  const seq = Number(
+    sql(
+      db,
+      `INSERT INTO emails (${EMAIL_COLS}) VALUES (${EMAIL_COLS.split(', ')
+        .map((c) => '@' + c)
+        .join(', ')})`,
+    ).run(e).lastInsertRowid,
+  );
   const tag = sql(db, 'INSERT OR IGNORE INTO email_tags (team_id, tag, email_seq) VALUES (?, ?, ?)');
   for (const t of tags) tag.run(e.team_id, t, seq);
-  const d = sql(db, 'INSERT INTO deliveries (email_seq, recipient, kind, domain, status, next_attempt_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const d = sql(
+    db,
+    'INSERT INTO deliveries (email_seq, recipient, kind, domain, status, next_attempt_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
   for (const r of deliveries) d.run(seq, r.recipient, r.kind, r.domain, r.status, r.next_attempt_at, e.created_at);
   return seq;
 }
@@ -49,29 +86,62 @@ export const countPendingDeliveries = (db: DB): number =>
   sql<number>(db, 'SELECT count(*) FROM deliveries WHERE next_attempt_at IS NOT NULL').pluck().get() ?? 0;
 /** Recipients due for an attempt at `now`. */
 export const countDueDeliveries = (db: DB, now: number): number =>
-  sql<number>(db, 'SELECT count(*) FROM deliveries WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?').pluck().get(now) ?? 0;
+  sql<number>(db, 'SELECT count(*) FROM deliveries WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?')
+    .pluck()
+    .get(now) ?? 0;
 
-export interface EmailFilter { status?: Status; testMode?: boolean; tag?: string; q?: string }
+export interface EmailFilter {
+  status?: Status;
+  testMode?: boolean;
+  tag?: string;
+  q?: string;
+}
 
 /** Newest first, `limit + 1` rows so the caller can tell whether another page exists. */
-export function listEmails(db: DB, teamId: string, f: EmailFilter, beforeSeq: number | null, limit: number): EmailRow[] {
+export function listEmails(
+  db: DB,
+  teamId: string,
+  f: EmailFilter,
+  beforeSeq: number | null,
+  limit: number,
+): EmailRow[] {
   const where = ['e.team_id = @teamId'];
   let from = 'emails e';
-  if (f.tag !== undefined) { from = 'email_tags t JOIN emails e ON e.seq = t.email_seq'; where[0] = 't.team_id = @teamId AND t.tag = @tag AND e.team_id = @teamId'; }
+  if (f.tag !== undefined) {
+    from = 'email_tags t JOIN emails e ON e.seq = t.email_seq';
+    where[0] = 't.team_id = @teamId AND t.tag = @tag AND e.team_id = @teamId';
+  }
   if (f.status !== undefined) where.push('e.status = @status');
   if (f.testMode !== undefined) where.push('e.test_mode = @testMode');
-  if (f.q !== undefined) where.push("(e.subject LIKE @q ESCAPE '\\' OR e.to_json LIKE @q ESCAPE '\\' OR e.cc_json LIKE @q ESCAPE '\\' OR e.bcc_json LIKE @q ESCAPE '\\')");
+  if (f.q !== undefined)
+    where.push(
+      "(e.subject LIKE @q ESCAPE '\\' OR e.to_json LIKE @q ESCAPE '\\' OR e.cc_json LIKE @q ESCAPE '\\' OR e.bcc_json LIKE @q ESCAPE '\\')",
+    );
   if (beforeSeq !== null) where.push(f.tag !== undefined ? 't.email_seq < @before' : 'e.seq < @before');
   const order = f.tag !== undefined ? 't.email_seq' : 'e.seq';
   const text = `SELECT e.* FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} DESC LIMIT @limit`;
   return sql<EmailRow>(db, text).all({
-    teamId, status: f.status, testMode: f.testMode === undefined ? undefined : f.testMode ? 1 : 0, tag: f.tag,
-    q: f.q === undefined ? undefined : `%${f.q.replace(/[\\%_]/g, (c) => '\\' + c)}%`, before: beforeSeq ?? undefined, limit: limit + 1,
+    teamId,
+    status: f.status,
+    testMode: f.testMode === undefined ? undefined : f.testMode ? 1 : 0,
+    tag: f.tag,
+    q: f.q === undefined ? undefined : `%${f.q.replace(/[\\%_]/g, (c) => '\\' + c)}%`,
+    before: beforeSeq ?? undefined,
+    limit: limit + 1,
   });
 }
 
-export interface DeliveryWrite { status: Status; attempts: number; next_attempt_at: number | null; last_reply: string | null; reason: string | null }
+export interface DeliveryWrite {
+  status: Status;
+  attempts: number;
+  next_attempt_at: number | null;
+  last_reply: string | null;
+  reason: string | null;
+}
 /** Writes one recipient's new state (first_attempt_at is set once). */
 export const writeDelivery = (db: DB, id: number, w: DeliveryWrite, now: number) =>
-  sql(db, `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_reply = ?, reason = ?,
-    first_attempt_at = coalesce(first_attempt_at, ?), updated_at = ? WHERE id = ?`).run(w.status, w.attempts, w.next_attempt_at, w.last_reply, w.reason, now, now, id);
+  sql(
+    db,
+    `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_reply = ?, reason = ?,
+    first_attempt_at = coalesce(first_attempt_at, ?), updated_at = ? WHERE id = ?`,
+  ).run(w.status, w.attempts, w.next_attempt_at, w.last_reply, w.reason, now, now, id);

@@ -4,8 +4,14 @@ import { sql, type DB } from './db.js';
 import type { EventType } from '../core/status.js';
 
 export interface EventRow {
-  seq: number; id: string; team_id: string; email_seq: number; type: EventType; recipient: string | null;
-  data_json: string; created_at: number;
+  seq: number;
+  id: string;
+  team_id: string;
+  email_seq: number;
+  type: EventType;
+  recipient: string | null;
+  data_json: string;
+  created_at: number;
 }
 export type EventListener = (db: DB, ev: EventRow) => void;
 const listeners = new WeakMap<DB, EventListener[]>();
@@ -18,20 +24,33 @@ export function onEvent(db: DB, fn: EventListener): void {
 }
 
 export function appendEvent(db: DB, ev: Omit<EventRow, 'seq'>): EventRow {
-  const seq = Number(sql(db, 'INSERT INTO events (id, team_id, email_seq, type, recipient, data_json, created_at) VALUES (@id, @team_id, @email_seq, @type, @recipient, @data_json, @created_at)').run(ev).lastInsertRowid);
+  const seq = Number(
+    sql(
+      db,
+      'INSERT INTO events (id, team_id, email_seq, type, recipient, data_json, created_at) VALUES (@id, @team_id, @email_seq, @type, @recipient, @data_json, @created_at)',
+    ).run(ev).lastInsertRowid,
+  );
   const row = { seq, ...ev };
   for (const fn of listeners.get(db) ?? []) fn(db, row);
   return row;
 }
 
 export const eventsOf = (db: DB, emailSeq: number, afterSeq: number | null, limit: number) =>
-  sql<EventRow>(db, 'SELECT * FROM events WHERE email_seq = ? AND seq > ? ORDER BY seq LIMIT ?').all(emailSeq, afterSeq ?? 0, limit + 1);
+  sql<EventRow>(db, 'SELECT * FROM events WHERE email_seq = ? AND seq > ? ORDER BY seq LIMIT ?').all(
+    emailSeq,
+    afterSeq ?? 0,
+    limit + 1,
+  );
 
 /** Whether the email already has an async `bounced` event for this recipient with this reason. */
 export const hasAsyncBounce = (db: DB, emailSeq: number, recipient: string, reason: string): boolean =>
-  sql(db, `SELECT 1 FROM events WHERE email_seq = ? AND recipient = ? AND type = 'bounced'
-    AND json_extract(data_json, '$.async') = 1 AND json_extract(data_json, '$.reason') = ? LIMIT 1`)
-    .pluck().get(emailSeq, recipient, reason) !== undefined;
+  sql(
+    db,
+    `SELECT 1 FROM events WHERE email_seq = ? AND recipient = ? AND type = 'bounced'
+    AND json_extract(data_json, '$.async') = 1 AND json_extract(data_json, '$.reason') = ? LIMIT 1`,
+  )
+    .pluck()
+    .get(emailSeq, recipient, reason) !== undefined;
 
 /** Whether the email has any event of this type. */
 export const hasEventOfType = (db: DB, emailSeq: number, type: EventType): boolean =>
@@ -39,5 +58,8 @@ export const hasEventOfType = (db: DB, emailSeq: number, type: EventType): boole
 
 /** Whether this recipient (null: unknown) clicked this URL of the email after `since`. */
 export const clickedSince = (db: DB, emailSeq: number, recipient: string | null, url: string, since: number): boolean =>
-  sql(db, `SELECT 1 FROM events WHERE email_seq = ? AND type = 'clicked' AND recipient IS ? AND created_at > ?
-    AND json_extract(data_json, '$.url') = ? LIMIT 1`).get(emailSeq, recipient, since, url) !== undefined;
+  sql(
+    db,
+    `SELECT 1 FROM events WHERE email_seq = ? AND type = 'clicked' AND recipient IS ? AND created_at > ?
+    AND json_extract(data_json, '$.url') = ? LIMIT 1`,
+  ).get(emailSeq, recipient, since, url) !== undefined;

@@ -4,27 +4,52 @@ import { sql, type DB } from './db.js';
 
 export type ReportOutcome = 'applied' | 'duplicate' | 'ignored' | 'unmatched';
 export interface InboundReportRow {
-  seq: number; id: string; kind: 'dsn' | 'arf' | 'other'; outcome: ReportOutcome; team_id: string | null;
-  email_seq: number | null; email_id: string | null; matched_by: string | null; report_message_id: string | null;
-  mail_from: string | null; rcpt_to: string; remote_ip: string | null; parsed_json: string; raw_size: number;
-  raw: Buffer | null; raw_truncated: number; created_at: number;
+  seq: number;
+  id: string;
+  kind: 'dsn' | 'arf' | 'other';
+  outcome: ReportOutcome;
+  team_id: string | null;
+  email_seq: number | null;
+  email_id: string | null;
+  matched_by: string | null;
+  report_message_id: string | null;
+  mail_from: string | null;
+  rcpt_to: string;
+  remote_ip: string | null;
+  parsed_json: string;
+  raw_size: number;
+  raw: Buffer | null;
+  raw_truncated: number;
+  created_at: number;
 }
 export type NewInboundReport = Omit<InboundReportRow, 'seq'>;
 
-const COLS = 'id, kind, outcome, team_id, email_seq, email_id, matched_by, report_message_id, mail_from, rcpt_to, remote_ip, parsed_json, raw_size, raw, raw_truncated, created_at';
+const COLS =
+  'id, kind, outcome, team_id, email_seq, email_id, matched_by, report_message_id, mail_from, rcpt_to, remote_ip, parsed_json, raw_size, raw, raw_truncated, created_at';
 
 export function insertInboundReport(db: DB, r: NewInboundReport): number {
-  return Number(sql(db, `INSERT INTO inbound_reports (${COLS}) VALUES (${COLS.split(', ').map((c) => '@' + c).join(', ')})`).run(r).lastInsertRowid);
+  return Number(
+    sql(
+      db,
+      `INSERT INTO inbound_reports (${COLS}) VALUES (${COLS.split(', ')
+        .map((c) => '@' + c)
+        .join(', ')})`,
+    ).run(r).lastInsertRowid,
+  );
 }
 
 /** Whether a report with this Message-ID already changed this email (the same DSN delivered twice). */
 export const reportAlreadyApplied = (db: DB, emailSeq: number, messageId: string) =>
   sql(db, "SELECT 1 FROM inbound_reports WHERE report_message_id = ? AND email_seq = ? AND outcome = 'applied' LIMIT 1")
-    .pluck().get(messageId, emailSeq) !== undefined;
+    .pluck()
+    .get(messageId, emailSeq) !== undefined;
 
 export const inboundReportById = (db: DB, id: string) =>
   sql<InboundReportRow>(db, 'SELECT * FROM inbound_reports WHERE id = ?').get(id);
 
 /** Newest first; for the operator (and tests). */
 export const listInboundReports = (db: DB, outcome: ReportOutcome | null, limit: number) =>
-  sql<InboundReportRow>(db, 'SELECT * FROM inbound_reports WHERE (? IS NULL OR outcome = ?) ORDER BY seq DESC LIMIT ?').all(outcome, outcome, limit);
+  sql<InboundReportRow>(
+    db,
+    'SELECT * FROM inbound_reports WHERE (? IS NULL OR outcome = ?) ORDER BY seq DESC LIMIT ?',
+  ).all(outcome, outcome, limit);

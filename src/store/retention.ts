@@ -14,7 +14,15 @@ function purge(db: DB, text: string, before: number): number {
 }
 
 export const purgeIdempotencyBefore = (db: DB, before: number) =>
-  purge(db, 'DELETE FROM idempotency WHERE (team_id, key) IN (SELECT team_id, key FROM idempotency WHERE created_at <= ? LIMIT ?)', before);
+  purge(
+    db,
+    'DELETE FROM idempotency WHERE (team_id, key) IN (SELECT team_id, key FROM idempotency WHERE created_at <= ? LIMIT ?)',
+    before,
+  );
 
 export const purgeInboundReportsBefore = (db: DB, before: number) =>
-  purge(db, 'DELETE FROM inbound_reports WHERE seq IN (SELECT seq FROM inbound_reports WHERE created_at <= ? LIMIT ?)', before);
+  purge(
+    db,
+    'DELETE FROM inbound_reports WHERE seq IN (SELECT seq FROM inbound_reports WHERE created_at <= ? LIMIT ?)',
+    before,
+  );

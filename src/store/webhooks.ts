@@ -4,78 +4,161 @@ import { sql, type DB } from './db.js';
 
 export type Mode = 'test' | 'live';
 export interface EndpointRow {
-  seq: number; id: string; team_id: string; mode: Mode; url: string; events: string; secret: string;
-  old_secret: string | null; old_secret_expires_at: number | null; enabled: number;
-  disabled_reason: string | null; disabled_at: number | null; failing_since: number | null;
-  consecutive_failed: number; created_at: number; updated_at: number;
+  seq: number;
+  id: string;
+  team_id: string;
+  mode: Mode;
+  url: string;
+  events: string;
+  secret: string;
+  old_secret: string | null;
+  old_secret_expires_at: number | null;
+  enabled: number;
+  disabled_reason: string | null;
+  disabled_at: number | null;
+  failing_since: number | null;
+  consecutive_failed: number;
+  created_at: number;
+  updated_at: number;
 }
 export type OutboxStatus = 'pending' | 'succeeded' | 'failed';
 export interface OutboxRow {
-  seq: number; id: string; endpoint_seq: number; event_id: string; event_type: string; payload: string;
-  status: OutboxStatus; attempts: number; next_attempt_at: number | null; last_status_code: number | null;
-  last_error: string | null; created_at: number; updated_at: number; completed_at: number | null;
+  seq: number;
+  id: string;
+  endpoint_seq: number;
+  event_id: string;
+  event_type: string;
+  payload: string;
+  status: OutboxStatus;
+  attempts: number;
+  next_attempt_at: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+  completed_at: number | null;
 }
 /** `delivery_seq`: the outbox row (column name kept from the schema). */
 export interface AttemptRow {
-  seq: number; delivery_seq: number; attempt: number; status_code: number | null; response_snippet: string | null;
-  error: string | null; duration_ms: number; next_retry_at: number | null; created_at: number;
+  seq: number;
+  delivery_seq: number;
+  attempt: number;
+  status_code: number | null;
+  response_snippet: string | null;
+  error: string | null;
+  duration_ms: number;
+  next_retry_at: number | null;
+  created_at: number;
 }
 
 const EP_COLS = 'id, team_id, mode, url, events, secret, enabled, created_at, updated_at';
-export const insertEndpoint = (db: DB, e: Pick<EndpointRow, 'id' | 'team_id' | 'mode' | 'url' | 'events' | 'secret' | 'enabled' | 'created_at' | 'updated_at'>) =>
-  Number(sql(db, `INSERT INTO webhook_endpoints (${EP_COLS}) VALUES (@id, @team_id, @mode, @url, @events, @secret, @enabled, @created_at, @updated_at)`).run(e).lastInsertRowid);
+export const insertEndpoint = (
+  db: DB,
+  e: Pick<
+    EndpointRow,
+    'id' | 'team_id' | 'mode' | 'url' | 'events' | 'secret' | 'enabled' | 'created_at' | 'updated_at'
+  >,
+) =>
+  Number(
+    sql(
+      db,
+      `INSERT INTO webhook_endpoints (${EP_COLS}) VALUES (@id, @team_id, @mode, @url, @events, @secret, @enabled, @created_at, @updated_at)`,
+    ).run(e).lastInsertRowid,
+  );
 /** `onlyTest`: a test key's view, where live endpoints do not exist. */
 export const endpointById = (db: DB, teamId: string, id: string, onlyTest: boolean) =>
-  sql<EndpointRow>(db, "SELECT * FROM webhook_endpoints WHERE id = ? AND team_id = ? AND (? = 0 OR mode = 'test')").get(id, teamId, onlyTest ? 1 : 0);
-export const endpointBySeq = (db: DB, seq: number) => sql<EndpointRow>(db, 'SELECT * FROM webhook_endpoints WHERE seq = ?').get(seq);
+  sql<EndpointRow>(db, "SELECT * FROM webhook_endpoints WHERE id = ? AND team_id = ? AND (? = 0 OR mode = 'test')").get(
+    id,
+    teamId,
+    onlyTest ? 1 : 0,
+  );
+export const endpointBySeq = (db: DB, seq: number) =>
+  sql<EndpointRow>(db, 'SELECT * FROM webhook_endpoints WHERE seq = ?').get(seq);
 export const endpointsOfTeam = (db: DB, teamId: string, onlyTest: boolean, afterSeq: number | null, limit: number) =>
-  sql<EndpointRow>(db, "SELECT * FROM webhook_endpoints WHERE team_id = ? AND (? = 0 OR mode = 'test') AND seq > ? ORDER BY seq LIMIT ?").all(teamId, onlyTest ? 1 : 0, afterSeq ?? 0, limit + 1);
+  sql<EndpointRow>(
+    db,
+    "SELECT * FROM webhook_endpoints WHERE team_id = ? AND (? = 0 OR mode = 'test') AND seq > ? ORDER BY seq LIMIT ?",
+  ).all(teamId, onlyTest ? 1 : 0, afterSeq ?? 0, limit + 1);
 export const enabledEndpointsOfTeam = (db: DB, teamId: string) =>
-  sql<Pick<EndpointRow, 'seq' | 'events' | 'mode'>>(db, 'SELECT seq, events, mode FROM webhook_endpoints WHERE team_id = ? AND enabled = 1').all(teamId);
+  sql<Pick<EndpointRow, 'seq' | 'events' | 'mode'>>(
+    db,
+    'SELECT seq, events, mode FROM webhook_endpoints WHERE team_id = ? AND enabled = 1',
+  ).all(teamId);
 export const deleteEndpoint = (db: DB, seq: number) => sql(db, 'DELETE FROM webhook_endpoints WHERE seq = ?').run(seq);
 
 export function updateEndpoint(db: DB, seq: number, f: { url: string; events: string; enabled: number; at: number }) {
-  sql(db, `UPDATE webhook_endpoints SET url = @url, events = @events, enabled = @enabled, updated_at = @at,
+  sql(
+    db,
+    `UPDATE webhook_endpoints SET url = @url, events = @events, enabled = @enabled, updated_at = @at,
     disabled_reason = CASE WHEN @enabled = 1 THEN NULL ELSE disabled_reason END,
     disabled_at = CASE WHEN @enabled = 1 THEN NULL WHEN enabled = 1 THEN @at ELSE disabled_at END,
     failing_since = CASE WHEN @enabled = 1 AND enabled = 0 THEN NULL ELSE failing_since END,
     consecutive_failed = CASE WHEN @enabled = 1 AND enabled = 0 THEN 0 ELSE consecutive_failed END
-    WHERE seq = @seq`).run({ seq, ...f });
+    WHERE seq = @seq`,
+  ).run({ seq, ...f });
 }
 export const rotateSecret = (db: DB, seq: number, secret: string, oldUntil: number, at: number) =>
-  sql(db, 'UPDATE webhook_endpoints SET old_secret = secret, old_secret_expires_at = ?, secret = ?, updated_at = ? WHERE seq = ?').run(oldUntil, secret, at, seq);
+  sql(
+    db,
+    'UPDATE webhook_endpoints SET old_secret = secret, old_secret_expires_at = ?, secret = ?, updated_at = ? WHERE seq = ?',
+  ).run(oldUntil, secret, at, seq);
 export const disableEndpoint = (db: DB, seq: number, reason: string, at: number) =>
-  sql(db, 'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, disabled_at = ?, updated_at = ? WHERE seq = ? AND enabled = 1').run(reason, at, at, seq);
+  sql(
+    db,
+    'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, disabled_at = ?, updated_at = ? WHERE seq = ? AND enabled = 1',
+  ).run(reason, at, at, seq);
 export const endpointSucceeded = (db: DB, seq: number) =>
   sql(db, 'UPDATE webhook_endpoints SET failing_since = NULL, consecutive_failed = 0 WHERE seq = ?').run(seq);
 export const endpointFailed = (db: DB, seq: number, at: number, ended: boolean) =>
-  sql(db, 'UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?), consecutive_failed = consecutive_failed + ? WHERE seq = ?').run(at, ended ? 1 : 0, seq);
+  sql(
+    db,
+    'UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?), consecutive_failed = consecutive_failed + ? WHERE seq = ?',
+  ).run(at, ended ? 1 : 0, seq);
 
-export function insertOutboxRow(db: DB, d: Pick<OutboxRow, 'id' | 'endpoint_seq' | 'event_id' | 'event_type' | 'payload' | 'next_attempt_at' | 'created_at'>): number {
-  return Number(sql(db, `INSERT INTO webhook_deliveries (id, endpoint_seq, event_id, event_type, payload, status, next_attempt_at, created_at, updated_at)
-    VALUES (@id, @endpoint_seq, @event_id, @event_type, @payload, 'pending', @next_attempt_at, @created_at, @created_at)`).run(d).lastInsertRowid);
+export function insertOutboxRow(
+  db: DB,
+  d: Pick<OutboxRow, 'id' | 'endpoint_seq' | 'event_id' | 'event_type' | 'payload' | 'next_attempt_at' | 'created_at'>,
+): number {
+  return Number(
+    sql(
+      db,
+      `INSERT INTO webhook_deliveries (id, endpoint_seq, event_id, event_type, payload, status, next_attempt_at, created_at, updated_at)
+    VALUES (@id, @endpoint_seq, @event_id, @event_type, @payload, 'pending', @next_attempt_at, @created_at, @created_at)`,
+    ).run(d).lastInsertRowid,
+  );
 }
-export const outboxRowBySeq = (db: DB, seq: number) => sql<OutboxRow>(db, 'SELECT * FROM webhook_deliveries WHERE seq = ?').get(seq);
+export const outboxRowBySeq = (db: DB, seq: number) =>
+  sql<OutboxRow>(db, 'SELECT * FROM webhook_deliveries WHERE seq = ?').get(seq);
 export const outboxRowById = (db: DB, endpointSeq: number, id: string) =>
   sql<OutboxRow>(db, 'SELECT * FROM webhook_deliveries WHERE id = ? AND endpoint_seq = ?').get(id, endpointSeq);
 /** Newest first, `limit + 1` rows. */
 export const outboxOfEndpoint = (db: DB, endpointSeq: number, beforeSeq: number | null, limit: number) =>
-  sql<OutboxRow>(db, 'SELECT * FROM webhook_deliveries WHERE endpoint_seq = ? AND seq < ? ORDER BY seq DESC LIMIT ?')
-    .all(endpointSeq, beforeSeq ?? Number.MAX_SAFE_INTEGER, limit + 1);
+  sql<OutboxRow>(
+    db,
+    'SELECT * FROM webhook_deliveries WHERE endpoint_seq = ? AND seq < ? ORDER BY seq DESC LIMIT ?',
+  ).all(endpointSeq, beforeSeq ?? Number.MAX_SAFE_INTEGER, limit + 1);
 export const attemptsOf = (db: DB, outboxSeq: number) =>
   sql<AttemptRow>(db, 'SELECT * FROM webhook_attempts WHERE delivery_seq = ? ORDER BY seq').all(outboxSeq);
 
 /** Claims up to `limit` due outbox rows of enabled endpoints: moves next_attempt_at to the lease's end. */
 export function claimDue(db: DB, now: number, leaseUntil: number, limit: number): number[] {
-  const seqs = sql<{ seq: number }>(db, `SELECT d.seq FROM webhook_deliveries d JOIN webhook_endpoints e ON e.seq = d.endpoint_seq
-    WHERE d.next_attempt_at IS NOT NULL AND d.next_attempt_at <= ? AND e.enabled = 1 ORDER BY d.next_attempt_at LIMIT ?`).all(now, limit).map((r) => r.seq);
+  const seqs = sql<{ seq: number }>(
+    db,
+    `SELECT d.seq FROM webhook_deliveries d JOIN webhook_endpoints e ON e.seq = d.endpoint_seq
+    WHERE d.next_attempt_at IS NOT NULL AND d.next_attempt_at <= ? AND e.enabled = 1 ORDER BY d.next_attempt_at LIMIT ?`,
+  )
+    .all(now, limit)
+    .map((r) => r.seq);
   const lease = sql(db, 'UPDATE webhook_deliveries SET next_attempt_at = ? WHERE seq = ?');
   for (const s of seqs) lease.run(leaseUntil, s);
   return seqs;
 }
 export const nextDueAt = (db: DB) =>
-  sql<{ t: number | null }>(db, `SELECT min(d.next_attempt_at) AS t FROM webhook_deliveries d JOIN webhook_endpoints e ON e.seq = d.endpoint_seq
-    WHERE d.next_attempt_at IS NOT NULL AND e.enabled = 1`).get()!.t;
+  sql<{ t: number | null }>(
+    db,
+    `SELECT min(d.next_attempt_at) AS t FROM webhook_deliveries d JOIN webhook_endpoints e ON e.seq = d.endpoint_seq
+    WHERE d.next_attempt_at IS NOT NULL AND e.enabled = 1`,
+  ).get()!.t;
 /** Outbox rows not yet ended. */
 export const countPendingOutbox = (db: DB): number =>
   sql<number>(db, "SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'").pluck().get() ?? 0;
@@ -85,18 +168,29 @@ export const releaseLease = (db: DB, seq: number, at: number) =>
 /** Records one attempt's result on a still-pending outbox row; false if it is gone or already ended. */
 export function recordAttempt(db: DB, a: Omit<AttemptRow, 'seq'>, status: OutboxStatus): boolean {
   const done = status === 'pending' ? null : a.created_at;
-  const changed = sql(db, `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_status_code = ?, last_error = ?,
-    updated_at = ?, completed_at = ? WHERE seq = ? AND status = 'pending'`)
-    .run(status, a.attempt, a.next_retry_at, a.status_code, a.error, a.created_at, done, a.delivery_seq).changes;
+  const changed = sql(
+    db,
+    `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_status_code = ?, last_error = ?,
+    updated_at = ?, completed_at = ? WHERE seq = ? AND status = 'pending'`,
+  ).run(status, a.attempt, a.next_retry_at, a.status_code, a.error, a.created_at, done, a.delivery_seq).changes;
   if (!changed) return false;
-  sql(db, `INSERT INTO webhook_attempts (delivery_seq, attempt, status_code, response_snippet, error, duration_ms, next_retry_at, created_at)
-    VALUES (@delivery_seq, @attempt, @status_code, @response_snippet, @error, @duration_ms, @next_retry_at, @created_at)`).run(a);
+  sql(
+    db,
+    `INSERT INTO webhook_attempts (delivery_seq, attempt, status_code, response_snippet, error, duration_ms, next_retry_at, created_at)
+    VALUES (@delivery_seq, @attempt, @status_code, @response_snippet, @error, @duration_ms, @next_retry_at, @created_at)`,
+  ).run(a);
   return true;
 }
 /** Ends every pending outbox row of an endpoint as failed (it was disabled). */
 export const failPending = (db: DB, endpointSeq: number, reason: string, at: number) =>
-  sql(db, `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = ?, updated_at = ?, completed_at = ?
-    WHERE endpoint_seq = ? AND status = 'pending'`).run(reason, at, at, endpointSeq);
+  sql(
+    db,
+    `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = ?, updated_at = ?, completed_at = ?
+    WHERE endpoint_seq = ? AND status = 'pending'`,
+  ).run(reason, at, at, endpointSeq);
 /** Drops ended outbox rows (and their attempts) completed before `before`. */
 export const pruneOutbox = (db: DB, before: number, limit: number) =>
-  sql(db, 'DELETE FROM webhook_deliveries WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE completed_at IS NOT NULL AND completed_at < ? LIMIT ?)').run(before, limit).changes;
+  sql(
+    db,
+    'DELETE FROM webhook_deliveries WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE completed_at IS NOT NULL AND completed_at < ? LIMIT ?)',
+  ).run(before, limit).changes;

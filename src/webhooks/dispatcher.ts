@@ -3,13 +3,25 @@
 import type { Resolver } from 'node:dns/promises';
 import type { Logger } from 'pino';
 import { signedHeaders } from '../core/webhook-signing.js';
-import { claimOutbox, nextOutboxDueAt, outboxRowToSend, pruneOutbox, recordOutboxAttempt, releaseOutboxRow } from '../services/webhook-outbox.js';
+import {
+  claimOutbox,
+  nextOutboxDueAt,
+  outboxRowToSend,
+  pruneOutbox,
+  recordOutboxAttempt,
+  releaseOutboxRow,
+} from '../services/webhook-outbox.js';
 import type { Ctx } from '../services/context.js';
 import type { Component } from '../types/component.js';
 import { Agents, postWebhook } from './post.js';
 import { guardedLookup } from './ssrf.js';
 
-export interface DispatcherOptions { concurrency?: number; timeoutMs?: number; leaseMs?: number; pollMs?: number }
+export interface DispatcherOptions {
+  concurrency?: number;
+  timeoutMs?: number;
+  leaseMs?: number;
+  pollMs?: number;
+}
 
 export class Dispatcher implements Component {
   readonly name = 'webhooks';
@@ -23,10 +35,19 @@ export class Dispatcher implements Component {
   private readonly log: Logger;
   private readonly o: Required<DispatcherOptions>;
 
-  constructor(private ctx: Ctx, private resolver: Resolver, opts: DispatcherOptions = {}) {
+  constructor(
+    private ctx: Ctx,
+    private resolver: Resolver,
+    opts: DispatcherOptions = {},
+  ) {
     this.log = ctx.log.child({ component: 'webhooks' });
     const timeoutMs = opts.timeoutMs ?? 10_000;
-    this.o = { concurrency: opts.concurrency ?? 16, timeoutMs, leaseMs: opts.leaseMs ?? timeoutMs + 30_000, pollMs: opts.pollMs ?? 1000 };
+    this.o = {
+      concurrency: opts.concurrency ?? 16,
+      timeoutMs,
+      leaseMs: opts.leaseMs ?? timeoutMs + 30_000,
+      pollMs: opts.pollMs ?? 1000,
+    };
   }
 
   /** New outbox rows were written: look now (deferred, so the writing transaction has committed). */
@@ -52,7 +73,10 @@ export class Dispatcher implements Component {
   private async run(): Promise<void> {
     while (this.running) {
       // A group-commit batch is open on this connection: its rows are not durable yet, wait for COMMIT.
-      if (this.ctx.db.inTransaction) { await new Promise((r) => setImmediate(r)); continue; }
+      if (this.ctx.db.inTransaction) {
+        await new Promise((r) => setImmediate(r));
+        continue;
+      }
       try {
         this.prune();
         const free = this.o.concurrency - this.inflight.size;
@@ -71,7 +95,12 @@ export class Dispatcher implements Component {
   }
 
   private track(p: Promise<void>) {
-    const t = p.catch((err) => this.log.error({ err }, 'webhook delivery error')).finally(() => { this.inflight.delete(t); this.wake?.(); });
+    const t = p
+      .catch((err) => this.log.error({ err }, 'webhook delivery error'))
+      .finally(() => {
+        this.inflight.delete(t);
+        this.wake?.();
+      });
     this.inflight.add(t);
   }
 
@@ -81,8 +110,14 @@ export class Dispatcher implements Component {
     const ms = next === null ? this.o.pollMs : Math.max(0, Math.min(this.o.pollMs, next - this.ctx.now()));
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
-      function done() { clearTimeout(timer); resolve(); }
-      this.wake = () => { this.wake = null; done(); };
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = () => {
+        this.wake = null;
+        done();
+      };
     });
   }
 
@@ -94,11 +129,31 @@ export class Dispatcher implements Component {
     const headers = signedHeaders(row.secrets, row.eventId, sentAt, row.payload);
     const allowPrivate = this.ctx.config.allowPrivateWebhooks;
     const lookup = guardedLookup(this.resolver, allowPrivate);
-    const r = await postWebhook(row.url, headers, row.payload, { timeoutMs: this.o.timeoutMs, lookup, allowPrivate, signal: this.stopping.signal, userAgent: 'mta-webhooks/1', agents: this.agents });
-    if (r.aborted) { releaseOutboxRow(this.ctx, seq); return; }
+    const r = await postWebhook(row.url, headers, row.payload, {
+      timeoutMs: this.o.timeoutMs,
+      lookup,
+      allowPrivate,
+      signal: this.stopping.signal,
+      userAgent: 'mta-webhooks/1',
+      agents: this.agents,
+    });
+    if (r.aborted) {
+      releaseOutboxRow(this.ctx, seq);
+      return;
+    }
     const rec = recordOutboxAttempt(this.ctx, seq, r);
     if (!rec) return;
-    this.log.debug({ delivery: row.id, endpoint: row.endpointId, attempt: rec.attempt, status: r.statusCode, error: r.error, verdict: rec.verdict }, 'webhook attempt');
+    this.log.debug(
+      {
+        delivery: row.id,
+        endpoint: row.endpointId,
+        attempt: rec.attempt,
+        status: r.statusCode,
+        error: r.error,
+        verdict: rec.verdict,
+      },
+      'webhook attempt',
+    );
     if (rec.disabled) this.log.warn({ endpoint: row.endpointId, reason: rec.disabled }, 'webhook endpoint disabled');
   }
 

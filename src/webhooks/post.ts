@@ -18,9 +18,13 @@ export interface PostResult {
 }
 
 export interface PostOptions {
-  timeoutMs: number; signal: AbortSignal; userAgent: string; agents?: Agents;
+  timeoutMs: number;
+  signal: AbortSignal;
+  userAgent: string;
+  agents?: Agents;
   /** The guarded lookup (null: no guard, tests only); `allowPrivate` must match the one it was made with. */
-  lookup: LookupFunction | null; allowPrivate?: boolean;
+  lookup: LookupFunction | null;
+  allowPrivate?: boolean;
 }
 
 /**
@@ -38,7 +42,10 @@ export class Agents {
     }
     return a;
   }
-  destroy(): void { for (const a of this.byOrigin.values()) a.destroy(); this.byOrigin.clear(); }
+  destroy(): void {
+    for (const a of this.byOrigin.values()) a.destroy();
+    this.byOrigin.clear();
+  }
 }
 
 /** How much of an answer the delivery log keeps: enough to recognise an error page, not to read a document. */
@@ -52,43 +59,81 @@ const READ_BYTES = 1024;
 export function excerpt(text: string): string | null {
   const chars = [...text];
   const cut = chars.length > SNIPPET_CHARS;
-  const escaped = chars.slice(0, SNIPPET_CHARS).join('').replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => {
-    const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-    const code = c.charCodeAt(0);
-    return named[c] ?? (code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`);
-  });
+  const escaped = chars
+    .slice(0, SNIPPET_CHARS)
+    .join('')
+    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+      const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+      const code = c.charCodeAt(0);
+      return (
+        named[c] ??
+        (code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`)
+      );
+    });
   return escaped ? escaped + (cut ? '…' : '') : null;
 }
 
-export function postWebhook(rawUrl: string, headers: Record<string, string>, body: string, o: PostOptions): Promise<PostResult> {
+export function postWebhook(
+  rawUrl: string,
+  headers: Record<string, string>,
+  body: string,
+  o: PostOptions,
+): Promise<PostResult> {
   const start = process.hrtime.bigint();
   const ms = () => Math.round(Number(process.hrtime.bigint() - start) / 1e6);
-  const result = (r: Partial<PostResult>): PostResult =>
-    ({ statusCode: null, snippet: null, error: null, blocked: false, aborted: false, durationMs: ms(), ...r });
+  const result = (r: Partial<PostResult>): PostResult => ({
+    statusCode: null,
+    snippet: null,
+    error: null,
+    blocked: false,
+    aborted: false,
+    durationMs: ms(),
+    ...r,
+  });
   const url = new URL(rawUrl);
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (o.lookup && net.isIP(host) && isBlockedIp(host, o.allowPrivate === true)) return Promise.resolve(result({ error: 'destination address refused', blocked: true }));
-  if (o.lookup && METADATA_NAMES.test(host)) return Promise.resolve(result({ error: `${host} is a cloud metadata service: refused`, blocked: true }));
+  if (o.lookup && net.isIP(host) && isBlockedIp(host, o.allowPrivate === true))
+    return Promise.resolve(result({ error: 'destination address refused', blocked: true }));
+  if (o.lookup && METADATA_NAMES.test(host))
+    return Promise.resolve(result({ error: `${host} is a cloud metadata service: refused`, blocked: true }));
   return new Promise<PostResult>((resolve) => {
     const timeout = AbortSignal.timeout(o.timeoutMs);
     const signal = AbortSignal.any([timeout, o.signal]);
     const mod = url.protocol === 'https:' ? https : http;
-    const req = mod.request(url, {
-      method: 'POST', signal, agent: o.agents ? o.agents.for(url) : false, ...(o.lookup ? { lookup: o.lookup } : {}),
-      headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': o.userAgent },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        if (size < READ_BYTES) chunks.push(c);
-        size += c.length;
-        if (size > 64 * 1024) res.destroy(); // enough: we only keep a snippet
-      });
-      const done = () => resolve(result({ statusCode: res.statusCode ?? null, snippet: excerpt(Buffer.concat(chunks).subarray(0, READ_BYTES).toString('utf8')) }));
-      res.on('end', done);
-      res.on('close', done);
-      res.on('error', done);
-    });
+    const req = mod.request(
+      url,
+      {
+        method: 'POST',
+        signal,
+        agent: o.agents ? o.agents.for(url) : false,
+        ...(o.lookup ? { lookup: o.lookup } : {}),
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'user-agent': o.userAgent,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          if (size < READ_BYTES) chunks.push(c);
+          size += c.length;
+          if (size > 64 * 1024) res.destroy(); // enough: we only keep a snippet
+        });
+        const done = () =>
+          resolve(
+            result({
+              statusCode: res.statusCode ?? null,
+              snippet: excerpt(Buffer.concat(chunks).subarray(0, READ_BYTES).toString('utf8')),
+            }),
+          );
+        res.on('end', done);
+        res.on('close', done);
+        res.on('error', done);
+      },
+    );
     req.on('error', (err: Error & { code?: string }) => {
       if (o.signal.aborted) return resolve(result({ error: 'dispatcher stopping', aborted: true }));
       if (timeout.aborted) return resolve(result({ error: `timed out after ${o.timeoutMs} ms` }));

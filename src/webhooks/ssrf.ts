@@ -10,8 +10,14 @@ export { isBlockedIp };
 
 /** The A and AAAA addresses of a name; a lookup failure other than "no such name / no such record" is thrown (it may pass). */
 async function resolveOrThrow(resolver: Resolver, host: string): Promise<string[]> {
-  const absent = (err: { code?: string }) => { if (err.code === 'ENOTFOUND' || err.code === 'ENODATA') return [] as string[]; throw err; };
-  const [a, aaaa] = await Promise.allSettled([resolver.resolve4(host).catch(absent), resolver.resolve6(host).catch(absent)]);
+  const absent = (err: { code?: string }) => {
+    if (err.code === 'ENOTFOUND' || err.code === 'ENODATA') return [] as string[];
+    throw err;
+  };
+  const [a, aaaa] = await Promise.allSettled([
+    resolver.resolve4(host).catch(absent),
+    resolver.resolve6(host).catch(absent),
+  ]);
   const got = [a, aaaa].flatMap((r) => (r.status === 'fulfilled' ? r.value : []));
   const failed = [a, aaaa].find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (got.length === 0 && failed) throw failed.reason;
@@ -20,7 +26,9 @@ async function resolveOrThrow(resolver: Resolver, host: string): Promise<string[
 
 /** The system resolver (hosts file, search domains), as private deployments expect for their own names. */
 function systemLookup(host: string): Promise<string[]> {
-  return new Promise((resolve, reject) => dns.lookup(host, { all: true }, (err, addrs) => (err ? reject(err) : resolve(addrs.map((a) => a.address)))));
+  return new Promise((resolve, reject) =>
+    dns.lookup(host, { all: true }, (err, addrs) => (err ? reject(err) : resolve(addrs.map((a) => a.address)))),
+  );
 }
 
 /**
@@ -30,15 +38,27 @@ function systemLookup(host: string): Promise<string[]> {
  */
 export function guardedLookup(resolver: Resolver, allowPrivate = false): LookupFunction {
   return (hostname, options, callback) => {
-    const cb = callback as (err: Error | null, address: string | { address: string; family: number }[], family?: number) => void;
+    const cb = callback as (
+      err: Error | null,
+      address: string | { address: string; family: number }[],
+      family?: number,
+    ) => void;
     const host = hostname.replace(/^\[|\]$/g, '');
     const fail = (msg: string, code: string) => cb(Object.assign(new Error(msg), { code }), '', 0);
     const done = (addrs: string[]) => {
       const ok = addrs.filter((a) => !isBlockedIp(a, allowPrivate));
       // Not resolving (now) is a connection error that may pass: retried. Only a blocked address is final.
       if (addrs.length === 0) return fail(`${host} does not resolve`, 'ENOTFOUND');
-      if (ok.length !== addrs.length) return fail(`${host} resolves to a ${allowPrivate ? 'link-local, metadata or reserved' : 'private or reserved'} address`, 'EBLOCKED');
-      if (options.all) return cb(null, ok.map((a) => ({ address: a, family: net.isIP(a) })));
+      if (ok.length !== addrs.length)
+        return fail(
+          `${host} resolves to a ${allowPrivate ? 'link-local, metadata or reserved' : 'private or reserved'} address`,
+          'EBLOCKED',
+        );
+      if (options.all)
+        return cb(
+          null,
+          ok.map((a) => ({ address: a, family: net.isIP(a) })),
+        );
       cb(null, ok[0], net.isIP(ok[0]));
     };
     if (METADATA_NAMES.test(host)) return fail(`${host} is a cloud metadata service`, 'EBLOCKED');

@@ -6,7 +6,15 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 const AXE = path.resolve('node_modules/axe-core/axe.min.js');
 export const SHOTS = path.resolve('docs/screenshots');
 
@@ -23,18 +31,32 @@ export async function signIn(page: Page, base: string, key: string): Promise<voi
   await page.waitForURL(/\/dashboard\/emails/);
 }
 
-export interface AxeViolation { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: unknown[] }[];
+}
 
 /** Runs axe-core with the WCAG 2.1 A/AA rules (and best practices) and returns serious or critical violations. */
 export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   await page.addScriptTag({ path: AXE });
   const result = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: AxeViolation[] }> } }).axe;
-    return axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
+    const axe = (
+      globalThis as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: AxeViolation[] }> } }
+    ).axe;
+    return axe.run(document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
+    });
   });
   return result.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target })) }));
+    .map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target })),
+    }));
 }
 
 /**

@@ -20,17 +20,39 @@ const ALL = ['emails:send', 'emails:read', 'domains:read', 'domains:write', 'web
 
 describe('dashboard in a browser', function () {
   this.timeout(15_000);
-  let s: TestService; let dns: TestDns; let receiver: http.Server; let browser: Browser; let context: BrowserContext; let page: Page;
-  let admin: string; let testKey: string; let liveId: string; let testId: string;
+  let s: TestService;
+  let dns: TestDns;
+  let receiver: http.Server;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let admin: string;
+  let testKey: string;
+  let liveId: string;
+  let testId: string;
 
   const seqOf = (teamId: string, id: string) => emailById(s.db, teamId, id)!.seq;
 
   before(async () => {
     dns = await new TestDns().start();
-    receiver = http.createServer((req, res) => { req.resume(); req.on('end', () => { res.statusCode = req.url === '/gone' ? 410 : 200; res.end('ok'); }); });
+    receiver = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.statusCode = req.url === '/gone' ? 410 : 200;
+        res.end('ok');
+      });
+    });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
     const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-    s = await startTestService({ features: [webhooks, dashboard], env: { MTA_RATE_LIMIT: '0', MTA_DNS_SERVERS: dns.server, MTA_DNS_CHECK_TIMEOUT_SECONDS: '0.5', MTA_SENDING_IPS: '192.0.2.10' } });
+    s = await startTestService({
+      features: [webhooks, dashboard],
+      env: {
+        MTA_RATE_LIMIT: '0',
+        MTA_DNS_SERVERS: dns.server,
+        MTA_DNS_CHECK_TIMEOUT_SECONDS: '0.5',
+        MTA_SENDING_IPS: '192.0.2.10',
+      },
+    });
     const team = s.team('Acme Shop');
     admin = s.key(team.id, 'live', [...ALL]);
     testKey = s.key(team.id, 'test');
@@ -39,17 +61,74 @@ describe('dashboard in a browser', function () {
     s.credits(team.id, 100);
     const d = await addDomain(s.ctx, team.id, 'news.shop.test');
     publish(dns, d, ['spf', 'dkim']);
-    expect((await s.api('POST', '/v1/webhooks', { key: admin, body: { url: `${hook}/ok`, events: ['queued', 'sent', 'delivered', 'bounced'] } })).status).to.equal(201);
-    expect((await s.api('POST', '/v1/webhooks', { key: admin, body: { url: `${hook}/gone`, events: ['bounced'] } })).status).to.equal(201);
-    const live = await s.api('POST', '/v1/emails', { key: admin, body: { from: 'Acme <orders@shop.test>', to: ['ann@rcpt.test', 'nobody@rcpt.test'], subject: 'Your receipt #1042', text: 'Thanks', tags: ['receipt'] } });
-    const test = await s.api('POST', '/v1/emails', { key: testKey, body: { from: 'auth@example.test', to: 'delivered@example.test', subject: 'Your sign-in code', text: '123456', tags: ['auth'] } });
+    expect(
+      (
+        await s.api('POST', '/v1/webhooks', {
+          key: admin,
+          body: { url: `${hook}/ok`, events: ['queued', 'sent', 'delivered', 'bounced'] },
+        })
+      ).status,
+    ).to.equal(201);
+    expect(
+      (await s.api('POST', '/v1/webhooks', { key: admin, body: { url: `${hook}/gone`, events: ['bounced'] } })).status,
+    ).to.equal(201);
+    const live = await s.api('POST', '/v1/emails', {
+      key: admin,
+      body: {
+        from: 'Acme <orders@shop.test>',
+        to: ['ann@rcpt.test', 'nobody@rcpt.test'],
+        subject: 'Your receipt #1042',
+        text: 'Thanks',
+        tags: ['receipt'],
+      },
+    });
+    const test = await s.api('POST', '/v1/emails', {
+      key: testKey,
+      body: {
+        from: 'auth@example.test',
+        to: 'delivered@example.test',
+        subject: 'Your sign-in code',
+        text: '123456',
+        tags: ['auth'],
+      },
+    });
     expect([live.status, test.status]).to.deep.equal([202, 202]);
-    liveId = live.body.id; testId = test.body.id;
+    liveId = live.body.id;
+    testId = test.body.id;
     const [ann, nobody] = deliveriesOf(s.db, seqOf(team.id, liveId));
-    tx(s.db, () => applyOutcomes(s.ctx, seqOf(team.id, liveId), [
-      { deliveryId: ann.id, event: 'accepted', data: { attempt: 1, mx_host: 'mx1.rcpt.test', remote_ip: '127.0.0.1', smtp_code: 250, enhanced_status: '2.0.0', smtp_response: '250 2.0.0 OK queued as 7F3A', tls_version: 'TLSv1.3', duration_ms: 41, source: 'smtp' } },
-      { deliveryId: nobody.id, event: 'rejected', data: { attempt: 1, mx_host: 'mx1.rcpt.test', smtp_code: 550, enhanced_status: '5.1.1', smtp_response: '550 5.1.1 <nobody@rcpt.test>: user unknown', reason: 'userunknown', hard: true, source: 'smtp' } },
-    ]));
+    tx(s.db, () =>
+      applyOutcomes(s.ctx, seqOf(team.id, liveId), [
+        {
+          deliveryId: ann.id,
+          event: 'accepted',
+          data: {
+            attempt: 1,
+            mx_host: 'mx1.rcpt.test',
+            remote_ip: '127.0.0.1',
+            smtp_code: 250,
+            enhanced_status: '2.0.0',
+            smtp_response: '250 2.0.0 OK queued as 7F3A',
+            tls_version: 'TLSv1.3',
+            duration_ms: 41,
+            source: 'smtp',
+          },
+        },
+        {
+          deliveryId: nobody.id,
+          event: 'rejected',
+          data: {
+            attempt: 1,
+            mx_host: 'mx1.rcpt.test',
+            smtp_code: 550,
+            enhanced_status: '5.1.1',
+            smtp_response: '550 5.1.1 <nobody@rcpt.test>: user unknown',
+            reason: 'userunknown',
+            hard: true,
+            source: 'smtp',
+          },
+        },
+      ]),
+    );
     browser = await launch();
     context = await newContext(browser);
     page = await context.newPage();
@@ -78,7 +157,10 @@ describe('dashboard in a browser', function () {
     expect(await rows.nth(0).getAttribute('data-email-id')).to.equal(testId);
     expect(await rows.nth(0).locator('.tag-test').textContent()).to.equal('test');
     expect(await rows.nth(1).locator('.tag-test').count()).to.equal(0);
-    expect(await rows.nth(1).textContent()).to.contain('Your receipt #1042').and.contain('bounced').and.contain('nobody@rcpt.test');
+    expect(await rows.nth(1).textContent())
+      .to.contain('Your receipt #1042')
+      .and.contain('bounced')
+      .and.contain('nobody@rcpt.test');
     expect(await seriousViolations(page)).to.deep.equal([]);
     await screenshot(page, 'emails');
   });
@@ -94,14 +176,21 @@ describe('dashboard in a browser', function () {
     expect(await page.locator('tbody tr').getAttribute('data-email-id')).to.equal(testId);
   });
 
-  it('opens an email and shows each recipient\'s delivery events', async () => {
+  it("opens an email and shows each recipient's delivery events", async () => {
     await page.goto(`${s.url}/dashboard/emails`);
     await page.getByRole('link', { name: 'Your receipt #1042' }).click();
     await page.waitForURL(new RegExp(`/dashboard/emails/${liveId}$`));
     const ann = page.locator('section.card', { has: page.getByRole('heading', { name: /ann@rcpt\.test/ }) });
-    expect(await ann.textContent()).to.contain('250 2.0.0 OK queued as 7F3A').and.contain('mx1.rcpt.test').and.contain('TLSv1.3').and.contain('delivered');
+    expect(await ann.textContent())
+      .to.contain('250 2.0.0 OK queued as 7F3A')
+      .and.contain('mx1.rcpt.test')
+      .and.contain('TLSv1.3')
+      .and.contain('delivered');
     const nobody = page.locator('section.card', { has: page.getByRole('heading', { name: /nobody@rcpt\.test/ }) });
-    expect(await nobody.textContent()).to.contain('550 5.1.1').and.contain('userunknown (hard: address suppressed)').and.contain('bounced');
+    expect(await nobody.textContent())
+      .to.contain('550 5.1.1')
+      .and.contain('userunknown (hard: address suppressed)')
+      .and.contain('bounced');
     expect(await seriousViolations(page)).to.deep.equal([]);
     await screenshot(page, 'email-detail');
   });
@@ -110,19 +199,26 @@ describe('dashboard in a browser', function () {
     await page.goto(`${s.url}/dashboard/emails`);
     const badge = page.locator(`tr[data-email-id="${testId}"] .badge`);
     expect(await badge.textContent()).to.equal('queued');
-    const email = emailById(s.db, s.db.prepare('SELECT team_id FROM emails WHERE id = ?').pluck().get(testId) as string, testId)!;
+    const email = emailById(
+      s.db,
+      s.db.prepare('SELECT team_id FROM emails WHERE id = ?').pluck().get(testId) as string,
+      testId,
+    )!;
     const [d] = deliveriesOf(s.db, email.seq);
-    tx(s.db, () => applyOutcomes(s.ctx, email.seq, [{ deliveryId: d.id, event: 'accepted', data: { source: 'simulated' } }]));
+    tx(s.db, () =>
+      applyOutcomes(s.ctx, email.seq, [{ deliveryId: d.id, event: 'accepted', data: { source: 'simulated' } }]),
+    );
     await page.locator(`tr[data-email-id="${testId}"] .badge[data-status="delivered"]`).waitFor({ timeout: 8000 });
   });
 
-  it('shows a domain\'s records with each check result after a re-check', async () => {
+  it("shows a domain's records with each check result after a re-check", async () => {
     await page.goto(`${s.url}/dashboard/domains`);
     expect(await seriousViolations(page)).to.deep.equal([]);
     await page.getByRole('link', { name: 'news.shop.test' }).click();
     await page.getByRole('button', { name: 'Check records now' }).click();
     await page.waitForURL(/notice=domain_checked/);
-    const row = (purpose: string) => page.locator('tbody tr', { has: page.locator('td', { hasText: new RegExp(`^${purpose}$`) }) });
+    const row = (purpose: string) =>
+      page.locator('tbody tr', { has: page.locator('td', { hasText: new RegExp(`^${purpose}$`) }) });
     expect(await row('dkim').locator('.badge').textContent()).to.equal('verified');
     expect(await row('spf').locator('.badge').textContent()).to.equal('verified');
     expect(await row('dmarc').locator('.badge').textContent()).to.not.equal('verified');
@@ -132,13 +228,21 @@ describe('dashboard in a browser', function () {
 
   it('shows webhook endpoints with their recent deliveries', async () => {
     const until = Date.now() + 8000;
-    while (Date.now() < until && (s.db.prepare("SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'").pluck().get() as number) > 0) await new Promise((r) => setTimeout(r, 50));
+    while (
+      Date.now() < until &&
+      (s.db.prepare("SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'").pluck().get() as number) > 0
+    )
+      await new Promise((r) => setTimeout(r, 50));
     await page.goto(`${s.url}/dashboard/webhooks`);
     const ok = page.locator('section', { has: page.getByRole('heading', { name: /\/ok$/ }) });
     expect(await ok.locator('tbody tr').count()).to.be.greaterThan(2);
-    expect(await ok.textContent()).to.contain('HTTP 200').and.contain('succeeded');
+    expect(await ok.textContent())
+      .to.contain('HTTP 200')
+      .and.contain('succeeded');
     const gone = page.locator('section', { has: page.getByRole('heading', { name: /\/gone$/ }) });
-    expect(await gone.textContent()).to.contain('HTTP 410').and.contain('failed');
+    expect(await gone.textContent())
+      .to.contain('HTTP 410')
+      .and.contain('failed');
     expect(await seriousViolations(page)).to.deep.equal([]);
     await screenshot(page, 'webhooks');
   });

@@ -18,15 +18,24 @@ export async function mta(args: string[], env: Record<string, string>) {
 
 /** Runs `mta serve` as a child process; resolves with its HTTP base URL once its listening line is logged. */
 export function serveChild(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve'], {
+    env: { PATH: process.env.PATH!, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   return new Promise((resolve, reject) => {
     let buf = '';
     const t = setTimeout(() => reject(new Error(`service did not start: ${buf.slice(-2000)}`)), 45_000);
     child.stderr!.on('data', (c) => {
       buf += c;
       const m = /http=([0-9.]+:\d+)/.exec(buf);
-      if (m) { clearTimeout(t); resolve({ child, url: `http://${m[1]}` }); }
+      if (m) {
+        clearTimeout(t);
+        resolve({ child, url: `http://${m[1]}` });
+      }
     });
-    child.once('exit', (code) => { clearTimeout(t); reject(new Error(`service exited ${code}: ${buf.slice(-2000)}`)); });
+    child.once('exit', (code) => {
+      clearTimeout(t);
+      reject(new Error(`service exited ${code}: ${buf.slice(-2000)}`));
+    });
   });
 }

@@ -4,9 +4,16 @@ import dns2 from 'dns2';
 
 const { Packet } = dns2 as unknown as { Packet: any };
 
-export interface MxRecord { exchange: string; priority: number }
+export interface MxRecord {
+  exchange: string;
+  priority: number;
+}
 export interface Records {
-  MX?: MxRecord[]; A?: string[]; AAAA?: string[]; TXT?: (string | string[])[]; CNAME?: string;
+  MX?: MxRecord[];
+  A?: string[];
+  AAAA?: string[];
+  TXT?: (string | string[])[];
+  CNAME?: string;
   /** Never answer queries for this name (the client times out). */
   stall?: boolean;
   /** Answer SERVFAIL. */
@@ -20,12 +27,22 @@ export class TestDns {
   private udp: any;
   private tcp: any;
 
-  set(name: string, records: Records): this { this.zone.set(name.toLowerCase().replace(/\.$/, ''), records); return this; }
-  patch(name: string, records: Partial<Records>): this { return this.set(name, { ...(this.zone.get(name.toLowerCase()) ?? {}), ...records }); }
-  delete(name: string): this { this.zone.delete(name.toLowerCase()); return this; }
+  set(name: string, records: Records): this {
+    this.zone.set(name.toLowerCase().replace(/\.$/, ''), records);
+    return this;
+  }
+  patch(name: string, records: Partial<Records>): this {
+    return this.set(name, { ...(this.zone.get(name.toLowerCase()) ?? {}), ...records });
+  }
+  delete(name: string): this {
+    this.zone.delete(name.toLowerCase());
+    return this;
+  }
 
   /** `ip:port` for MTA_DNS_SERVERS. */
-  get server(): string { return `127.0.0.1:${this.port}`; }
+  get server(): string {
+    return `127.0.0.1:${this.port}`;
+  }
 
   async start(): Promise<this> {
     const handle = (req: any, send: (r: any) => void) => this.answer(req, send);
@@ -34,8 +51,13 @@ export class TestDns {
     this.port = this.udp.address().port;
     try {
       this.tcp = (dns2 as any).createTCPServer(handle);
-      await new Promise<void>((resolve, reject) => { this.tcp.once('error', reject); this.tcp.listen(this.port, '127.0.0.1', () => resolve()); });
-    } catch { this.tcp = null; }
+      await new Promise<void>((resolve, reject) => {
+        this.tcp.once('error', reject);
+        this.tcp.listen(this.port, '127.0.0.1', () => resolve());
+      });
+    } catch {
+      this.tcp = null;
+    }
     return this;
   }
 
@@ -52,16 +74,26 @@ export class TestDns {
     this.queries.push({ name, type });
     let rec = this.zone.get(name);
     if (rec?.stall) return;
-    if (rec?.servfail) { res.header.rcode = Packet.RCODE.SERVFAIL; send(res); return; }
-    if (!rec) { res.header.rcode = Packet.RCODE.NXDOMAIN; send(res); return; }
+    if (rec?.servfail) {
+      res.header.rcode = Packet.RCODE.SERVFAIL;
+      send(res);
+      return;
+    }
+    if (!rec) {
+      res.header.rcode = Packet.RCODE.NXDOMAIN;
+      send(res);
+      return;
+    }
     let owner = name;
     for (let hops = 0; rec?.CNAME && type !== 'CNAME' && hops < 8; hops++) {
       res.answers.push({ name: owner, type: Packet.TYPE.CNAME, class: Packet.CLASS.IN, ttl: 60, domain: rec.CNAME });
       owner = rec.CNAME.toLowerCase();
       rec = this.zone.get(owner);
     }
-    const add = (t: string, data: Record<string, unknown>) => res.answers.push({ name: owner, type: Packet.TYPE[t], class: Packet.CLASS.IN, ttl: 60, ...data });
-    if (rec && type === 'MX') for (const mx of rec.MX ?? []) add('MX', { exchange: mx.exchange, priority: mx.priority });
+    const add = (t: string, data: Record<string, unknown>) =>
+      res.answers.push({ name: owner, type: Packet.TYPE[t], class: Packet.CLASS.IN, ttl: 60, ...data });
+    if (rec && type === 'MX')
+      for (const mx of rec.MX ?? []) add('MX', { exchange: mx.exchange, priority: mx.priority });
     if (rec && type === 'A') for (const a of rec.A ?? []) add('A', { address: a });
     if (rec && type === 'AAAA') for (const a of rec.AAAA ?? []) add('AAAA', { address: a });
     if (rec && type === 'TXT') for (const t of rec.TXT ?? []) add('TXT', { data: Array.isArray(t) ? t : splitTxt(t) });

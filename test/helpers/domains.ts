@@ -3,7 +3,12 @@
 import type { TestDns } from './dns.js';
 import type { TestService } from './service.js';
 
-interface DomainRecord { purpose: string; type: string; name: string; value: string }
+interface DomainRecord {
+  purpose: string;
+  type: string;
+  name: string;
+  value: string;
+}
 
 /** Publishes one record of a Domain API object: a TXT value (added once) or the return-path MX. */
 export function publishRecord(dns: TestDns, r: DomainRecord): void {
@@ -35,5 +40,8 @@ export async function waitFor(s: TestService, key: string, id: string, status: s
 }
 
 export function liveSend(s: TestService, key: string, from: string) {
-  return s.api('POST', '/v1/emails', { key, body: { from, to: 'someone@receiver.test', subject: 'hi', text: 'hello' } });
+  return s.api('POST', '/v1/emails', {
+    key,
+    body: { from, to: 'someone@receiver.test', subject: 'hi', text: 'hello' },
+  });
 }

@@ -10,8 +10,10 @@ export function insertVerifiedDomain(db: DB, teamId: string, name: string, selec
   const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   const pub = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
   const id = newId('dom', Date.now());
-  db.prepare(`INSERT INTO domains (id, team_id, name, status, created_at, dkim_selector, dkim_algorithm, dkim_private_key, dkim_public_key)
-    VALUES (?, ?, ?, 'verified', ?, ?, 'rsa', ?, ?)`).run(id, teamId, name, Date.now(), selector, pem, pub);
+  db.prepare(
+    `INSERT INTO domains (id, team_id, name, status, created_at, dkim_selector, dkim_algorithm, dkim_private_key, dkim_public_key)
+    VALUES (?, ?, ?, 'verified', ?, ?, 'rsa', ?, ?)`,
+  ).run(id, teamId, name, Date.now(), selector, pem, pub);
   return { id, selector, publicKey: pub, privateKey: pem };
 }
 

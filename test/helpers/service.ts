@@ -10,48 +10,109 @@ import { startService, type Running, type FeatureFactory } from '../../src/servi
 import { createTeam, createKey, type Scope } from '../../src/services/keys.js';
 import { addCredits } from '../../src/services/credits.js';
 
-export interface TestClock { now: () => number; advance(ms: number): void; set(ms: number): void }
+export interface TestClock {
+  now: () => number;
+  advance(ms: number): void;
+  set(ms: number): void;
+}
 export function testClock(start = Date.now()): TestClock {
   let offset = start - Date.now();
-  return { now: () => Date.now() + offset, advance: (ms) => { offset += ms; }, set: (ms) => { offset = ms - Date.now(); } };
+  return {
+    now: () => Date.now() + offset,
+    advance: (ms) => {
+      offset += ms;
+    },
+    set: (ms) => {
+      offset = ms - Date.now();
+    },
+  };
 }
 
 export function tempDir(prefix = 'mta-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-export interface ApiResponse<T = any> { status: number; body: T; headers: Headers }
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
 
 export class TestService {
-  constructor(readonly svc: Running, readonly config: Config) {}
-  get url() { return this.svc.url; }
-  get ctx() { return this.svc.ctx; }
-  get db() { return this.svc.db; }
+  constructor(
+    readonly svc: Running,
+    readonly config: Config,
+  ) {}
+  get url() {
+    return this.svc.url;
+  }
+  get ctx() {
+    return this.svc.ctx;
+  }
+  get db() {
+    return this.svc.db;
+  }
 
-  async api<T = any>(method: string, p: string, opts: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<ApiResponse<T>> {
+  async api<T = any>(
+    method: string,
+    p: string,
+    opts: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+  ): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
     if (opts.key) headers.authorization = `Bearer ${opts.key}`;
     let body: string | undefined = opts.raw;
-    if (opts.body !== undefined) { body = JSON.stringify(opts.body); headers['content-type'] ??= 'application/json'; }
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    }
     const res = await fetch(this.url + p, { method, headers, body });
     const text = await res.text();
     let parsed: unknown = text;
-    try { parsed = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      /* not JSON */
+    }
     return { status: res.status, body: parsed as T, headers: res.headers };
   }
 
-  team(name = `team-${Math.random().toString(36).slice(2, 8)}`) { return createTeam(this.ctx, name); }
-  key(teamId: string, mode: 'test' | 'live' = 'test', scopes?: Scope[]) { return createKey(this.ctx, teamId, { mode, scopes }).key; }
-  credits(teamId: string, amount: number) { return addCredits(this.ctx, teamId, amount, null); }
-  close() { return this.svc.close(); }
+  team(name = `team-${Math.random().toString(36).slice(2, 8)}`) {
+    return createTeam(this.ctx, name);
+  }
+  key(teamId: string, mode: 'test' | 'live' = 'test', scopes?: Scope[]) {
+    return createKey(this.ctx, teamId, { mode, scopes }).key;
+  }
+  credits(teamId: string, amount: number) {
+    return addCredits(this.ctx, teamId, amount, null);
+  }
+  close() {
+    return this.svc.close();
+  }
 }
 
-export async function startTestService(opts: { env?: Record<string, string>; overrides?: Partial<Config>; now?: () => number; features?: FeatureFactory[]; logLevel?: string; dataDir?: string } = {}): Promise<TestService> {
+export async function startTestService(
+  opts: {
+    env?: Record<string, string>;
+    overrides?: Partial<Config>;
+    now?: () => number;
+    features?: FeatureFactory[];
+    logLevel?: string;
+    dataDir?: string;
+  } = {},
+): Promise<TestService> {
   const dataDir = opts.dataDir ?? tempDir();
   const config = loadConfig({
-    env: { MTA_DATA_DIR: dataDir, MTA_HTTP_PORT: '0', MTA_SMTP_PORT: '0', MTA_SMTP_HOST: '127.0.0.1', MTA_HOSTNAME: 'mta.test', MTA_ALLOW_PRIVATE_WEBHOOKS: '1',
+    env: {
+      MTA_DATA_DIR: dataDir,
+      MTA_HTTP_PORT: '0',
+      MTA_SMTP_PORT: '0',
+      MTA_SMTP_HOST: '127.0.0.1',
+      MTA_HOSTNAME: 'mta.test',
+      MTA_ALLOW_PRIVATE_WEBHOOKS: '1',
       // DNS never leaves loopback in tests: a dead local resolver unless the test brings TestDns.
-      MTA_DNS_SERVERS: '127.0.0.1:9', ...(opts.env ?? {}) },
+      MTA_DNS_SERVERS: '127.0.0.1:9',
+      ...(opts.env ?? {}),
+    },
     overrides: opts.overrides,
   });
   const log = pino({ level: opts.logLevel ?? process.env.TEST_LOG_LEVEL ?? 'silent' });

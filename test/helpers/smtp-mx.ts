@@ -5,7 +5,13 @@ import net from 'node:net';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 
 /** What the server does at one step: accept (undefined), reply with a code, wait, stall or hang up. */
-export type Step = undefined | { code: number; message: string } | { delayMs: number; then?: Step } | { until: Promise<unknown>; then?: Step } | { stall: true } | { drop: true };
+export type Step =
+  | undefined
+  | { code: number; message: string }
+  | { delayMs: number; then?: Step }
+  | { until: Promise<unknown>; then?: Step }
+  | { stall: true }
+  | { drop: true };
 
 export interface MxScript {
   connect?: (session: SMTPServerSession) => Step;
@@ -15,9 +21,21 @@ export interface MxScript {
   data?: (rcpts: string[], session: SMTPServerSession) => Step | { dropMidData: true };
 }
 
-export interface Received { from: string; to: string[]; raw: Buffer; secure: boolean; sessionId: string; at: number }
+export interface Received {
+  from: string;
+  to: string[];
+  raw: Buffer;
+  secure: boolean;
+  sessionId: string;
+  at: number;
+}
 
-export interface MxOptions { host?: string; port?: number; tls?: boolean; script?: MxScript }
+export interface MxOptions {
+  host?: string;
+  port?: number;
+  tls?: boolean;
+  script?: MxScript;
+}
 
 const reply = (code: number, message: string) => Object.assign(new Error(message), { responseCode: code });
 
@@ -30,23 +48,43 @@ export class TestMx {
   private server!: SMTPServer;
   private sessions = new Set<string>();
 
-  constructor(private opts: MxOptions = {}) { this.script = opts.script ?? {}; }
+  constructor(private opts: MxOptions = {}) {
+    this.script = opts.script ?? {};
+  }
 
-  get host(): string { return this.opts.host ?? '127.0.0.1'; }
+  get host(): string {
+    return this.opts.host ?? '127.0.0.1';
+  }
   /** Concurrent SMTP sessions open right now. */
-  get open(): number { return this.sessions.size; }
+  get open(): number {
+    return this.sessions.size;
+  }
 
   async start(): Promise<this> {
     this.server = new SMTPServer({
-      authOptional: true, disabledCommands: this.opts.tls === false ? ['AUTH', 'STARTTLS'] : ['AUTH'], logger: false,
-      closeTimeout: 200, size: 10 * 1024 * 1024,
-      onConnect: (session, cb) => { this.connections++; this.sessions.add(session.id); this.run(this.script.connect?.(session), session, cb); },
-      onClose: (session) => { this.sessions.delete(session.id); },
+      authOptional: true,
+      disabledCommands: this.opts.tls === false ? ['AUTH', 'STARTTLS'] : ['AUTH'],
+      logger: false,
+      closeTimeout: 200,
+      size: 10 * 1024 * 1024,
+      onConnect: (session, cb) => {
+        this.connections++;
+        this.sessions.add(session.id);
+        this.run(this.script.connect?.(session), session, cb);
+      },
+      onClose: (session) => {
+        this.sessions.delete(session.id);
+      },
       onMailFrom: (addr, session, cb) => this.run(this.script.mail?.(addr.address, session), session, cb),
-      onRcptTo: (addr, session, cb) => { this.rcptCommands.push(addr.address); this.run(this.script.rcpt?.(addr.address, session), session, cb); },
+      onRcptTo: (addr, session, cb) => {
+        this.rcptCommands.push(addr.address);
+        this.run(this.script.rcpt?.(addr.address, session), session, cb);
+      },
       onData: (stream, session, cb) => this.onData(stream, session, cb),
     });
-    this.server.on('error', () => { /* a dropped client is not a test failure */ });
+    this.server.on('error', () => {
+      /* a dropped client is not a test failure */
+    });
     await new Promise<void>((resolve, reject) => {
       this.server.server.once('error', reject);
       this.server.listen(this.opts.port ?? 0, this.host, () => resolve());
@@ -60,7 +98,9 @@ export class TestMx {
   }
 
   /** Messages whose envelope names this recipient. */
-  to(addr: string): Received[] { return this.messages.filter((m) => m.to.includes(addr)); }
+  to(addr: string): Received[] {
+    return this.messages.filter((m) => m.to.includes(addr));
+  }
 
   private onData(stream: NodeJS.ReadableStream, session: SMTPServerSession, cb: (err?: Error | null) => void) {
     const chunks: Buffer[] = [];
@@ -73,11 +113,19 @@ export class TestMx {
     }
     stream.on('data', (c: Buffer) => chunks.push(c));
     stream.on('end', () => {
-      const record = () => this.messages.push({
-        from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: rcpts, raw: Buffer.concat(chunks),
-        secure: session.secure, sessionId: session.id, at: Date.now(),
+      const record = () =>
+        this.messages.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          to: rcpts,
+          raw: Buffer.concat(chunks),
+          secure: session.secure,
+          sessionId: session.id,
+          at: Date.now(),
+        });
+      this.run(step, session, (err) => {
+        if (!err) record();
+        cb(err);
       });
-      this.run(step, session, (err) => { if (!err) record(); cb(err); });
     });
   }
 
@@ -85,8 +133,14 @@ export class TestMx {
     if (step === undefined) return cb();
     if ('stall' in step) return;
     if ('drop' in step) return this.drop(session);
-    if ('delayMs' in step) { setTimeout(() => this.run(step.then, session, cb), step.delayMs); return; }
-    if ('until' in step) { void step.until.then(() => this.run(step.then, session, cb)); return; }
+    if ('delayMs' in step) {
+      setTimeout(() => this.run(step.then, session, cb), step.delayMs);
+      return;
+    }
+    if ('until' in step) {
+      void step.until.then(() => this.run(step.then, session, cb));
+      return;
+    }
     cb(reply(step.code, step.message));
   }
 
@@ -96,7 +150,11 @@ export class TestMx {
 }
 
 /** A TCP server speaking whatever `onSocket` writes: garbage greetings, half replies, silence. */
-export async function startRawMx(host: string, port: number, onSocket: (s: net.Socket) => void): Promise<{ port: number; connections: number; stop(): Promise<void> }> {
+export async function startRawMx(
+  host: string,
+  port: number,
+  onSocket: (s: net.Socket) => void,
+): Promise<{ port: number; connections: number; stop(): Promise<void> }> {
   const sockets = new Set<net.Socket>();
   const state = { port: 0, connections: 0, stop: async () => {} };
   const server = net.createServer((s) => {
@@ -106,8 +164,15 @@ export async function startRawMx(host: string, port: number, onSocket: (s: net.S
     s.on('error', () => {});
     onSocket(s);
   });
-  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(port, host, () => resolve()); });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
   state.port = (server.address() as net.AddressInfo).port;
-  state.stop = () => new Promise<void>((r) => { for (const s of sockets) s.destroy(); server.close(() => r()); });
+  state.stop = () =>
+    new Promise<void>((r) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => r());
+    });
   return state;
 }

@@ -4,11 +4,19 @@ import { expect } from 'chai';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { insertVerifiedDomain, count } from '../helpers/factories.js';
 
-const mail = (over: Record<string, unknown> = {}) => ({ from: 'a@acme.test', to: 'user@example.org', subject: 's', text: 't', ...over });
+const mail = (over: Record<string, unknown> = {}) => ({
+  from: 'a@acme.test',
+  to: 'user@example.org',
+  subject: 's',
+  text: 't',
+  ...over,
+});
 
 describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
   let s: TestService;
-  before(async () => { s = await startTestService({ features: [], env: { MTA_RATE_LIMIT: '0' } }); });
+  before(async () => {
+    s = await startTestService({ features: [], env: { MTA_RATE_LIMIT: '0' } });
+  });
   after(() => s.close());
 
   function liveTeam(credits = 0) {
@@ -22,14 +30,21 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
     it('missing, malformed, unknown and revoked keys are 401', async () => {
       const t = s.team();
       const key = s.key(t.id);
-      expect((await s.api('GET', '/v1/emails')).body.error).to.include({ type: 'authentication_error', code: 'missing_api_key' });
-      expect((await s.api('GET', '/v1/emails', { headers: { authorization: 'Basic abc' } })).body.error.code).to.equal('missing_api_key');
+      expect((await s.api('GET', '/v1/emails')).body.error).to.include({
+        type: 'authentication_error',
+        code: 'missing_api_key',
+      });
+      expect((await s.api('GET', '/v1/emails', { headers: { authorization: 'Basic abc' } })).body.error.code).to.equal(
+        'missing_api_key',
+      );
       const unknown = await s.api('GET', '/v1/emails', { key: 'ps_test_nope' });
       expect(unknown.status).to.equal(401);
       expect(unknown.body.error.code).to.equal('invalid_api_key');
       expect((await s.api('GET', '/v1/emails', { key })).status).to.equal(200);
       const admin = s.key(t.id, 'test', ['keys:write']);
-      const id = (await s.api('GET', '/v1/api-keys', { key: admin })).body.data.find((k: any) => key.startsWith(k.prefix)).id;
+      const id = (await s.api('GET', '/v1/api-keys', { key: admin })).body.data.find((k: any) =>
+        key.startsWith(k.prefix),
+      ).id;
       expect((await s.api('DELETE', `/v1/api-keys/${id}`, { key: admin })).body.revoked_at).to.be.a('string');
       expect((await s.api('GET', '/v1/emails', { key })).body.error.code).to.equal('invalid_api_key');
     });
@@ -48,7 +63,10 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
     it('POST /api-keys shows the full key once, stores only its hash, and caps active keys at 20', async () => {
       const t = s.team();
       const admin = s.key(t.id, 'live', ['keys:write', 'emails:send', 'emails:read', 'domains:read']);
-      const c = await s.api('POST', '/v1/api-keys', { key: admin, body: { name: 'ci', mode: 'live', scopes: ['emails:send'] } });
+      const c = await s.api('POST', '/v1/api-keys', {
+        key: admin,
+        body: { name: 'ci', mode: 'live', scopes: ['emails:send'] },
+      });
       expect(c.status).to.equal(201);
       expect(c.body).to.include({ object: 'api_key', name: 'ci', mode: 'live', revoked_at: null });
       expect(c.body.key).to.match(/^ps_live_/);
@@ -58,24 +76,35 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
       expect(JSON.stringify(row)).not.to.contain(c.body.key);
       const list = await s.api('GET', '/v1/api-keys', { key: admin });
       expect(JSON.stringify(list.body)).not.to.contain(c.body.key);
-      for (let i = 2; i < 20; i++) expect((await s.api('POST', '/v1/api-keys', { key: admin, body: {} })).status).to.equal(201);
+      for (let i = 2; i < 20; i++)
+        expect((await s.api('POST', '/v1/api-keys', { key: admin, body: {} })).status).to.equal(201);
       const over = await s.api('POST', '/v1/api-keys', { key: admin, body: {} });
       expect(over.status).to.equal(422);
       expect(over.body.error.code).to.equal('key_limit_reached');
-      expect((await s.api('POST', '/v1/api-keys', { key: admin, body: { scopes: ['everything'] } })).body.error.param).to.equal('scopes');
+      expect(
+        (await s.api('POST', '/v1/api-keys', { key: admin, body: { scopes: ['everything'] } })).body.error.param,
+      ).to.equal('scopes');
     });
 
     it('a key cannot escalate: test keys make only test keys, and only with scopes the creator holds', async () => {
       const t = s.team();
       const testAdmin = s.key(t.id, 'test', ['keys:write', 'emails:read']);
-      const live = await s.api('POST', '/v1/api-keys', { key: testAdmin, body: { mode: 'live', scopes: ['emails:read'] } });
+      const live = await s.api('POST', '/v1/api-keys', {
+        key: testAdmin,
+        body: { mode: 'live', scopes: ['emails:read'] },
+      });
       expect(live.status).to.equal(403);
       expect(live.body.error).to.include({ type: 'permission_error', code: 'missing_scope', param: 'mode' });
-      const wider = await s.api('POST', '/v1/api-keys', { key: testAdmin, body: { scopes: ['emails:read', 'domains:write'] } });
+      const wider = await s.api('POST', '/v1/api-keys', {
+        key: testAdmin,
+        body: { scopes: ['emails:read', 'domains:write'] },
+      });
       expect(wider.status).to.equal(403);
       expect(wider.body.error.param).to.equal('scopes');
       expect(wider.body.error.message).to.contain('domains:write');
-      expect((await s.api('POST', '/v1/api-keys', { key: testAdmin, body: { scopes: ['emails:read'] } })).status).to.equal(201);
+      expect(
+        (await s.api('POST', '/v1/api-keys', { key: testAdmin, body: { scopes: ['emails:read'] } })).status,
+      ).to.equal(201);
       const liveAdmin = s.key(t.id, 'live', ['keys:write', 'emails:send', 'emails:read', 'domains:read']);
       expect((await s.api('POST', '/v1/api-keys', { key: liveAdmin, body: { mode: 'live' } })).status).to.equal(201);
       expect(count(s.db, 'api_keys', `team_id = '${t.id}'`)).to.equal(4);
@@ -100,13 +129,21 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
       const rb = await s.api('POST', '/v1/emails', { key: b.live, body: mail(), headers: h });
       expect(rb.status).to.equal(202);
       expect(rb.body.id).not.to.equal(r1.body.id);
-      const long = await s.api('POST', '/v1/emails', { key: a.live, body: mail(), headers: { 'idempotency-key': 'k'.repeat(256) } });
+      const long = await s.api('POST', '/v1/emails', {
+        key: a.live,
+        body: mail(),
+        headers: { 'idempotency-key': 'k'.repeat(256) },
+      });
       expect(long.status).to.equal(422);
     });
 
     it('concurrent requests with one key create one email', async () => {
       const a = liveTeam();
-      const rs = await Promise.all(Array.from({ length: 20 }, () => s.api('POST', '/v1/emails', { key: a.test, body: mail(), headers: { 'idempotency-key': 'same' } })));
+      const rs = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          s.api('POST', '/v1/emails', { key: a.test, body: mail(), headers: { 'idempotency-key': 'same' } }),
+        ),
+      );
       expect(new Set(rs.map((r) => r.body.id)).size).to.equal(1);
       expect(rs.every((r) => r.status === 202)).to.equal(true);
       expect(count(s.db, 'emails', `team_id = '${a.id}'`)).to.equal(1);
@@ -114,9 +151,17 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
 
     it('expires after 24 hours', async () => {
       const a = liveTeam();
-      const r1 = await s.api('POST', '/v1/emails', { key: a.test, body: mail(), headers: { 'idempotency-key': 'old' } });
+      const r1 = await s.api('POST', '/v1/emails', {
+        key: a.test,
+        body: mail(),
+        headers: { 'idempotency-key': 'old' },
+      });
       s.db.prepare('UPDATE idempotency SET created_at = created_at - 86400001 WHERE team_id = ?').run(a.id);
-      const r2 = await s.api('POST', '/v1/emails', { key: a.test, body: mail(), headers: { 'idempotency-key': 'old' } });
+      const r2 = await s.api('POST', '/v1/emails', {
+        key: a.test,
+        body: mail(),
+        headers: { 'idempotency-key': 'old' },
+      });
       expect(r2.body.id).not.to.equal(r1.body.id);
     });
   });
@@ -124,12 +169,20 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
   describe('credits', () => {
     it('test mode never charges; live charges one per unique recipient, free allowance first, then grants oldest first', async () => {
       const a = liveTeam();
-      const t = await s.api('POST', '/v1/emails', { key: a.test, body: mail({ to: ['x@example.org', 'y@example.org'] }) });
+      const t = await s.api('POST', '/v1/emails', {
+        key: a.test,
+        body: mail({ to: ['x@example.org', 'y@example.org'] }),
+      });
       expect(t.body.credits_charged).to.equal(0);
-      s.db.prepare("INSERT INTO free_usage (team_id, month, used) VALUES (?, strftime('%Y-%m', 'now'), 2999)").run(a.id);
+      s.db
+        .prepare("INSERT INTO free_usage (team_id, month, used) VALUES (?, strftime('%Y-%m', 'now'), 2999)")
+        .run(a.id);
       s.credits(a.id, 2);
       s.credits(a.id, 5);
-      const r = await s.api('POST', '/v1/emails', { key: a.live, body: mail({ to: ['x@example.org', 'X@EXAMPLE.ORG'], cc: ['y@example.org'], bcc: ['z@example.org'] }) });
+      const r = await s.api('POST', '/v1/emails', {
+        key: a.live,
+        body: mail({ to: ['x@example.org', 'X@EXAMPLE.ORG'], cc: ['y@example.org'], bcc: ['z@example.org'] }),
+      });
       expect(r.status).to.equal(202);
       expect(r.body.credits_charged).to.equal(3);
       const bal = (await s.api('GET', '/v1/credits', { key: a.test })).body;
@@ -140,8 +193,13 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
 
     it('402 insufficient_credits states needed and available, and stores nothing', async () => {
       const a = liveTeam();
-      s.db.prepare("INSERT INTO free_usage (team_id, month, used) VALUES (?, strftime('%Y-%m', 'now'), 2999)").run(a.id);
-      const r = await s.api('POST', '/v1/emails', { key: a.live, body: mail({ to: ['a@example.org', 'b@example.org'] }) });
+      s.db
+        .prepare("INSERT INTO free_usage (team_id, month, used) VALUES (?, strftime('%Y-%m', 'now'), 2999)")
+        .run(a.id);
+      const r = await s.api('POST', '/v1/emails', {
+        key: a.live,
+        body: mail({ to: ['a@example.org', 'b@example.org'] }),
+      });
       expect(r.status).to.equal(402);
       expect(r.body.error).to.include({ type: 'insufficient_credits', code: 'insufficient_credits' });
       expect(r.body.error.message).to.match(/2\b.*\b1\b/);
@@ -151,10 +209,15 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
 
     it('cancel refunds to the grant the credits came from', async () => {
       const a = liveTeam();
-      s.db.prepare("INSERT INTO free_usage (team_id, month, used) VALUES (?, strftime('%Y-%m', 'now'), 3000)").run(a.id);
+      s.db
+        .prepare("INSERT INTO free_usage (team_id, month, used) VALUES (?, strftime('%Y-%m', 'now'), 3000)")
+        .run(a.id);
       s.credits(a.id, 3);
       const at = new Date(Date.now() + 3600e3).toISOString();
-      const r = await s.api('POST', '/v1/emails', { key: a.live, body: mail({ to: ['a@example.org', 'b@example.org'], scheduled_at: at }) });
+      const r = await s.api('POST', '/v1/emails', {
+        key: a.live,
+        body: mail({ to: ['a@example.org', 'b@example.org'], scheduled_at: at }),
+      });
       expect(r.body.credits_charged).to.equal(2);
       expect((await s.api('GET', '/v1/credits', { key: a.live })).body.purchased_remaining).to.equal(1);
       const c = await s.api('POST', `/v1/emails/${r.body.id}/cancel`, { key: a.live });
@@ -174,20 +237,36 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
       const a = liveTeam(10);
       const add = await s.api('POST', '/v1/suppressions', { key: a.live, body: { address: 'Gone@Example.org' } });
       expect(add.status).to.equal(201);
-      expect(add.body).to.include({ object: 'suppression', address: 'gone@example.org', reason: 'manual', email_id: null });
-      const r = await s.api('POST', '/v1/emails', { key: a.live, body: mail({ to: ['gone@example.org', 'here@example.org'] }) });
+      expect(add.body).to.include({
+        object: 'suppression',
+        address: 'gone@example.org',
+        reason: 'manual',
+        email_id: null,
+      });
+      const r = await s.api('POST', '/v1/emails', {
+        key: a.live,
+        body: mail({ to: ['gone@example.org', 'here@example.org'] }),
+      });
       expect(r.status).to.equal(202);
       expect(r.body.credits_charged).to.equal(1);
       const all = await s.api('POST', '/v1/emails', { key: a.live, body: mail({ to: ['GONE@example.org'] }) });
       expect(all.status).to.equal(422);
       expect(all.body.error).to.include({ code: 'all_recipients_suppressed', param: 'to' });
-      expect((await s.api('POST', '/v1/emails', { key: a.test, body: mail({ to: ['gone@example.org'] }) })).status).to.equal(202);
+      expect(
+        (await s.api('POST', '/v1/emails', { key: a.test, body: mail({ to: ['gone@example.org'] }) })).status,
+      ).to.equal(202);
       const list = await s.api('GET', '/v1/suppressions', { key: a.live });
       expect(list.body.data.map((x: any) => x.address)).to.deep.equal(['gone@example.org']);
       expect((await s.api('DELETE', '/v1/suppressions/gone@example.org', { key: a.live })).status).to.equal(204);
-      expect((await s.api('DELETE', '/v1/suppressions/gone@example.org', { key: a.live })).body.error.code).to.equal('suppression_not_found');
-      expect((await s.api('POST', '/v1/emails', { key: a.live, body: mail({ to: ['gone@example.org'] }) })).status).to.equal(202);
-      expect((await s.api('POST', '/v1/suppressions', { key: a.live, body: { address: 'bad' } })).body.error.param).to.equal('address');
+      expect((await s.api('DELETE', '/v1/suppressions/gone@example.org', { key: a.live })).body.error.code).to.equal(
+        'suppression_not_found',
+      );
+      expect(
+        (await s.api('POST', '/v1/emails', { key: a.live, body: mail({ to: ['gone@example.org'] }) })).status,
+      ).to.equal(202);
+      expect(
+        (await s.api('POST', '/v1/suppressions', { key: a.live, body: { address: 'bad' } })).body.error.param,
+      ).to.equal('address');
     });
   });
 
@@ -195,7 +274,15 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
     it('pages newest first with stable cursors while new emails arrive; filters by status, test_mode and tag', async () => {
       const a = liveTeam(100);
       const ids: string[] = [];
-      for (let i = 0; i < 7; i++) ids.push((await s.api('POST', '/v1/emails', { key: i % 2 ? a.live : a.test, body: mail({ tags: i % 3 === 0 ? ['x'] : ['y'] }) })).body.id);
+      for (let i = 0; i < 7; i++)
+        ids.push(
+          (
+            await s.api('POST', '/v1/emails', {
+              key: i % 2 ? a.live : a.test,
+              body: mail({ tags: i % 3 === 0 ? ['x'] : ['y'] }),
+            })
+          ).body.id,
+        );
       const p1 = (await s.api('GET', '/v1/emails?limit=3', { key: a.live })).body;
       expect(p1.data.map((e: any) => e.id)).to.deep.equal(ids.slice(4).reverse());
       expect(p1.has_more).to.equal(true);
@@ -209,7 +296,11 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
       expect(live.map((e: any) => e.id)).to.deep.equal([ids[5], ids[3], ids[1]]);
       const tagged = (await s.api('GET', '/v1/emails?tag=x&limit=2', { key: a.live })).body;
       expect(tagged.data.map((e: any) => e.id)).to.deep.equal([ids[6], ids[3]]);
-      expect((await s.api('GET', `/v1/emails?tag=x&cursor=${tagged.next_cursor}`, { key: a.live })).body.data.map((e: any) => e.id)).to.deep.equal([ids[0]]);
+      expect(
+        (await s.api('GET', `/v1/emails?tag=x&cursor=${tagged.next_cursor}`, { key: a.live })).body.data.map(
+          (e: any) => e.id,
+        ),
+      ).to.deep.equal([ids[0]]);
       expect((await s.api('GET', '/v1/emails?status=delivered', { key: a.live })).body.data).to.deep.equal([]);
       expect((await s.api('GET', '/v1/emails', { key: a.live })).body.data).to.have.length(8);
     });
@@ -230,7 +321,7 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
       expect((await s.api('GET', '/v1/emails?status=lost', { key: a.test })).body.error.param).to.equal('status');
     });
 
-    it('a team never sees another team\'s emails', async () => {
+    it("a team never sees another team's emails", async () => {
       const a = liveTeam();
       const b = liveTeam();
       const e = (await s.api('POST', '/v1/emails', { key: a.test, body: mail() })).body;
@@ -244,7 +335,9 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
 
 describe('API: rate limits', () => {
   let s: TestService;
-  before(async () => { s = await startTestService({ features: [], env: { MTA_RATE_LIMIT: '1', MTA_RATE_BURST: '3' } }); });
+  before(async () => {
+    s = await startTestService({ features: [], env: { MTA_RATE_LIMIT: '1', MTA_RATE_BURST: '3' } });
+  });
   after(() => s.close());
 
   it('sends RateLimit-* headers and 429 rate_limited with Retry-After past the burst, per key', async () => {
@@ -265,7 +358,8 @@ describe('API: rate limits', () => {
 
   it('counts requests without a valid key (and unknown routes) against the client address, with the same headers', async () => {
     const rs = [];
-    for (let i = 0; i < 4; i++) rs.push(await s.api('GET', i % 2 ? '/v1/nope' : '/v1/emails', { key: i % 2 ? undefined : 'ps_test_guess' }));
+    for (let i = 0; i < 4; i++)
+      rs.push(await s.api('GET', i % 2 ? '/v1/nope' : '/v1/emails', { key: i % 2 ? undefined : 'ps_test_guess' }));
     expect(rs.slice(0, 3).map((r) => r.status)).to.deep.equal([401, 404, 401]);
     for (const r of rs) expect(r.headers.get('ratelimit-limit')).to.equal('3');
     expect(rs[0].headers.get('ratelimit-remaining')).to.equal('2');

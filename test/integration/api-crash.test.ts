@@ -5,24 +5,34 @@ import type { ChildProcess } from 'node:child_process';
 import { tempDir } from '../helpers/service.js';
 import { mta, serveChild } from '../helpers/cli.js';
 
-
 describe('POST /v1/emails: kill -9 loses no accepted email', function () {
   this.timeout(90_000);
   let child: ChildProcess | undefined;
-  after(() => { child?.kill('SIGKILL'); });
+  after(() => {
+    child?.kill('SIGKILL');
+  });
 
   it('every 202 survives the kill, and idempotent retries after the restart do not duplicate', async () => {
-    const env = { MTA_DATA_DIR: tempDir('mta-api-crash-'), MTA_HTTP_PORT: '0', MTA_SMTP_PORT: '0', MTA_SMTP_HOST: '127.0.0.1', MTA_RATE_LIMIT: '0', MTA_DNS_SERVERS: '127.0.0.1:9' };
+    const env = {
+      MTA_DATA_DIR: tempDir('mta-api-crash-'),
+      MTA_HTTP_PORT: '0',
+      MTA_SMTP_PORT: '0',
+      MTA_SMTP_HOST: '127.0.0.1',
+      MTA_RATE_LIMIT: '0',
+      MTA_DNS_SERVERS: '127.0.0.1:9',
+    };
     expect((await mta(['team', 'create', 'crash'], env)).code).to.equal(0);
     const key = (await mta(['key', 'create', '--team', 'crash'], env)).stdout.trim();
     let svc = await serveChild(env);
     child = svc.child;
     const accepted = new Map<string, string>(); // idempotency key → email id
     let stop = false;
-    const post = (url: string, i: number) => fetch(`${url}/v1/emails`, {
-      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': `n${i}` },
-      body: JSON.stringify({ from: 'app@sender.test', to: `u${i}@rcpt.test`, subject: `n${i}`, text: 'x' }),
-    });
+    const post = (url: string, i: number) =>
+      fetch(`${url}/v1/emails`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': `n${i}` },
+        body: JSON.stringify({ from: 'app@sender.test', to: `u${i}@rcpt.test`, subject: `n${i}`, text: 'x' }),
+      });
     let next = 0;
     const worker = async () => {
       while (!stop) {
@@ -30,7 +40,9 @@ describe('POST /v1/emails: kill -9 loses no accepted email', function () {
         try {
           const r = await post(svc.url, i);
           if (r.status === 202) accepted.set(`n${i}`, ((await r.json()) as { id: string }).id);
-        } catch { return; } // the connection died with the process
+        } catch {
+          return;
+        } // the connection died with the process
       }
     };
     const workers = Array.from({ length: 16 }, worker);
@@ -55,7 +67,9 @@ describe('POST /v1/emails: kill -9 loses no accepted email', function () {
     let total = 0;
     let cursor: string | null = null;
     do {
-      const page = (await (await fetch(`${svc.url}/v1/emails?limit=100${cursor ? `&cursor=${cursor}` : ''}`, { headers: auth })).json()) as { data: unknown[]; next_cursor: string | null };
+      const page = (await (
+        await fetch(`${svc.url}/v1/emails?limit=100${cursor ? `&cursor=${cursor}` : ''}`, { headers: auth })
+      ).json()) as { data: unknown[]; next_cursor: string | null };
       total += page.data.length;
       cursor = page.next_cursor;
     } while (cursor);

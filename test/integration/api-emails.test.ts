@@ -21,17 +21,48 @@ describe('POST /v1/emails', () => {
   after(() => s.close());
 
   it('queues a test email: 202 with the full Email object, stored and listed', async () => {
-    const r = await s.api('POST', '/v1/emails', { key: testKey, body: { ...base, cc: ['c@example.org'], bcc: ['b@example.org'], tags: ['signin'], reply_to: 'r@acme.test', html: '<b>1</b>' } });
+    const r = await s.api('POST', '/v1/emails', {
+      key: testKey,
+      body: {
+        ...base,
+        cc: ['c@example.org'],
+        bcc: ['b@example.org'],
+        tags: ['signin'],
+        reply_to: 'r@acme.test',
+        html: '<b>1</b>',
+      },
+    });
     expect(r.status).to.equal(202);
     const e = r.body;
-    expect(e).to.include({ object: 'email', from: base.from, subject: 'Your code', status: 'queued', test_mode: true, credits_charged: 0 });
+    expect(e).to.include({
+      object: 'email',
+      from: base.from,
+      subject: 'Your code',
+      status: 'queued',
+      test_mode: true,
+      credits_charged: 0,
+    });
     expect(e.id).to.match(/^em_[0-9a-z]{26}$/);
     expect(e.to).to.deep.equal(['user@example.org']);
     expect(e.cc).to.deep.equal(['c@example.org']);
     expect(e.bcc).to.deep.equal(['b@example.org']);
     expect(e.tags).to.deep.equal(['signin']);
     expect(new Date(e.created_at).toISOString()).to.equal(e.created_at);
-    for (const f of ['object', 'id', 'from', 'to', 'cc', 'bcc', 'subject', 'status', 'test_mode', 'tags', 'credits_charged', 'created_at']) expect(e).to.have.property(f);
+    for (const f of [
+      'object',
+      'id',
+      'from',
+      'to',
+      'cc',
+      'bcc',
+      'subject',
+      'status',
+      'test_mode',
+      'tags',
+      'credits_charged',
+      'created_at',
+    ])
+      expect(e).to.have.property(f);
     expect((await s.api('GET', `/v1/emails/${e.id}`, { key: testKey })).body).to.deep.equal(e);
     const ev = await s.api('GET', `/v1/emails/${e.id}/events`, { key: testKey });
     expect(ev.body.object).to.equal('list');
@@ -41,7 +72,10 @@ describe('POST /v1/emails', () => {
   });
 
   it('accepts nulls for optional fields and a single-string to', async () => {
-    const r = await s.api('POST', '/v1/emails', { key: testKey, body: { ...base, cc: null, bcc: null, html: null, reply_to: null, tags: null, headers: null } });
+    const r = await s.api('POST', '/v1/emails', {
+      key: testKey,
+      body: { ...base, cc: null, bcc: null, html: null, reply_to: null, tags: null, headers: null },
+    });
     expect(r.status).to.equal(202);
     expect(r.body.cc).to.equal(null);
     expect(r.body.tags).to.equal(null);
@@ -68,7 +102,14 @@ describe('POST /v1/emails', () => {
     ['Reply-To header and reply_to both', { headers: { 'Reply-To': 'a@x.test' }, reply_to: 'b@x.test' }, 'headers'],
     ['header value with CRLF', { headers: { 'X-A': 'v\r\nBcc: evil@example.org' } }, 'headers'],
     ['header name with colon', { headers: { 'X:A': 'v' } }, 'headers'],
-    ['51 recipients', { to: Array.from({ length: 30 }, (_, i) => `u${i}@example.org`), cc: Array.from({ length: 21 }, (_, i) => `c${i}@example.org`) }, 'to'],
+    [
+      '51 recipients',
+      {
+        to: Array.from({ length: 30 }, (_, i) => `u${i}@example.org`),
+        cc: Array.from({ length: 21 }, (_, i) => `c${i}@example.org`),
+      },
+      'to',
+    ],
     ['no body', { text: undefined }, 'html', 'missing_body'],
     ['empty bodies', { text: '', html: null }, 'html', 'missing_body'],
     ['wrong type', { tags: 'signin' }, 'tags'],
@@ -76,7 +117,11 @@ describe('POST /v1/emails', () => {
     ['tracking not boolean', { tracking: { opens: 'yes' } }, 'tracking'],
     ['scheduled_at not a date', { scheduled_at: 'tomorrow' }, 'scheduled_at'],
     ['scheduled_at without a time zone', { scheduled_at: '2030-01-01T10:00:00' }, 'scheduled_at'],
-    ['scheduled_at beyond 30 days', { scheduled_at: new Date(Date.now() + 31 * 86400e3).toISOString() }, 'scheduled_at'],
+    [
+      'scheduled_at beyond 30 days',
+      { scheduled_at: new Date(Date.now() + 31 * 86400e3).toISOString() },
+      'scheduled_at',
+    ],
   ];
   for (const [name, patch, param, code] of bad) {
     it(`refuses ${name} with 422 ${code ?? 'invalid_parameter'} naming ${param}, storing nothing`, async () => {
@@ -85,14 +130,19 @@ describe('POST /v1/emails', () => {
       const r = await s.api('POST', '/v1/emails', { key: testKey, body: JSON.parse(JSON.stringify(body)) });
       expect(r.status, JSON.stringify(r.body)).to.equal(422);
       expect(r.body.error).to.include({ type: 'validation_error', code: code ?? 'invalid_parameter', param });
-      expect(r.body.error.message).to.be.a('string').and.not.empty;
+      expect(r.body.error.message).to.be.a('string').with.length.above(0);
       expect(r.body.error.doc_url).to.match(new RegExp(`/errors#${code ?? 'invalid_parameter'}$`));
       expect(count(s.db, 'emails')).to.equal(before);
     });
   }
 
   it('refuses bad JSON, non-object bodies and non-JSON content types with invalid_json', async () => {
-    for (const [raw, type] of [['{"from":', 'application/json'], ['[1,2]', 'application/json'], ['"x"', 'application/json'], ['from=a', 'application/x-www-form-urlencoded']]) {
+    for (const [raw, type] of [
+      ['{"from":', 'application/json'],
+      ['[1,2]', 'application/json'],
+      ['"x"', 'application/json'],
+      ['from=a', 'application/x-www-form-urlencoded'],
+    ]) {
       const r = await s.api('POST', '/v1/emails', { key: testKey, raw, headers: { 'content-type': type } });
       expect(r.status, raw).to.equal(422);
       expect(r.body.error).to.include({ type: 'validation_error', code: 'invalid_json' });
@@ -101,7 +151,11 @@ describe('POST /v1/emails', () => {
 
   it('refuses a body whose Content-Encoding does not decode with invalid_json, not a 500', async () => {
     for (const enc of ['gzip', 'deflate', 'br']) {
-      const r = await s.api('POST', '/v1/emails', { key: testKey, raw: '{"not":"compressed"}', headers: { 'content-type': 'application/json', 'content-encoding': enc } });
+      const r = await s.api('POST', '/v1/emails', {
+        key: testKey,
+        raw: '{"not":"compressed"}',
+        headers: { 'content-type': 'application/json', 'content-encoding': enc },
+      });
       expect(r.status, enc).to.equal(422);
       expect(r.body.error, enc).to.include({ type: 'validation_error', code: 'invalid_json' });
     }
@@ -113,13 +167,22 @@ describe('POST /v1/emails', () => {
   });
 
   it('refuses a body over the maximum with 413 request_too_large', async () => {
-    const r = await s.api('POST', '/v1/emails', { key: testKey, body: { ...base, text: 'x'.repeat(2 * 1024 * 1024 + 10) } });
+    const r = await s.api('POST', '/v1/emails', {
+      key: testKey,
+      body: { ...base, text: 'x'.repeat(2 * 1024 * 1024 + 10) },
+    });
     expect(r.status).to.equal(413);
     expect(r.body.error).to.include({ type: 'validation_error', code: 'request_too_large' });
   });
 
   it('takes a Reply-To header as reply_to, and passes other custom headers through', async () => {
-    const r = await s.api('POST', '/v1/emails', { key: testKey, body: { ...base, headers: { 'reply-to': 'Help <help@acme.test>', Sender: 'ops@acme.test', 'X-Entity-Ref-ID': 'abc' } } });
+    const r = await s.api('POST', '/v1/emails', {
+      key: testKey,
+      body: {
+        ...base,
+        headers: { 'reply-to': 'Help <help@acme.test>', Sender: 'ops@acme.test', 'X-Entity-Ref-ID': 'abc' },
+      },
+    });
     expect(r.status, JSON.stringify(r.body)).to.equal(202);
     expect(r.body.reply_to).to.equal('Help <help@acme.test>');
     const row = s.db.prepare('SELECT headers_json FROM emails WHERE id = ?').get(r.body.id) as { headers_json: string };
@@ -148,21 +211,35 @@ describe('errors outside POST /emails', () => {
   let key: string;
   before(async () => {
     s = await startTestService({
-      features: [() => ({ routes: [(r) => { r.get('/boom', () => { throw new Error('secret internals'); }); }] })],
+      features: [
+        () => ({
+          routes: [
+            (r) => {
+              r.get('/boom', () => {
+                throw new Error('secret internals');
+              });
+            },
+          ],
+        }),
+      ],
     });
     key = s.key(s.team().id);
   });
   after(() => s.close());
 
   it('unknown routes and methods are 404 route_not_found in the envelope', async () => {
-    for (const [m, p] of [['GET', '/v1/nope'], ['DELETE', '/v1/emails'], ['GET', '/elsewhere']]) {
+    for (const [m, p] of [
+      ['GET', '/v1/nope'],
+      ['DELETE', '/v1/emails'],
+      ['GET', '/elsewhere'],
+    ]) {
       const r = await s.api(m, p, { key });
       expect(r.status, p).to.equal(404);
       expect(r.body.error).to.include({ type: 'not_found', code: 'route_not_found' });
     }
   });
 
-  it('every doc_url points at an entry of the service\'s own /docs/errors page', async () => {
+  it("every doc_url points at an entry of the service's own /docs/errors page", async () => {
     const r = await s.api('GET', '/v1/nope', { key });
     const url = new URL(r.body.error.doc_url);
     expect(url.pathname).to.equal('/docs/errors');
@@ -170,7 +247,14 @@ describe('errors outside POST /emails', () => {
     const page = await fetch(s.url + url.pathname);
     expect(page.status).to.equal(200);
     const html = await page.text();
-    for (const code of ['route_not_found', 'missing_body', 'domain_not_verified', 'insufficient_credits', 'internal_error']) expect(html).to.contain(`id="${code}"`);
+    for (const code of [
+      'route_not_found',
+      'missing_body',
+      'domain_not_verified',
+      'insufficient_credits',
+      'internal_error',
+    ])
+      expect(html).to.contain(`id="${code}"`);
   });
 
   it('unexpected faults are 500 api_error internal_error and leak nothing', async () => {

@@ -8,7 +8,6 @@ import { loadConfig } from '../../src/config/load.js';
 import { tempDir } from '../helpers/service.js';
 import { mta, BIN } from '../helpers/cli.js';
 
-
 describe('mta command line', function () {
   this.timeout(60_000);
   const dir = tempDir();
@@ -18,13 +17,21 @@ describe('mta command line', function () {
     const team = await mta(['team', 'create', 'acme'], env);
     expect(team.code).to.equal(0);
     expect(team.stdout.trim()).to.match(/^team_[0-9a-z]{26}$/);
-    const key = await mta(['key', 'create', '--team', 'acme', '--mode', 'live', '--scopes', 'emails:send,keys:write', '--name', 'ci'], env);
+    const key = await mta(
+      ['key', 'create', '--team', 'acme', '--mode', 'live', '--scopes', 'emails:send,keys:write', '--name', 'ci'],
+      env,
+    );
     expect(key.stdout.trim()).to.match(/^ps_live_[\w-]+$/);
     const test = await mta(['key', 'create', '--team', 'acme'], env);
     expect(test.stdout.trim()).to.match(/^ps_test_/);
     const credits = await mta(['credits', 'add', '--team', 'acme', '--amount', '5000', '--usd', '2'], env);
     const bal = JSON.parse(credits.stdout);
-    expect(bal).to.include({ object: 'credit_balance', purchased_remaining: 5000, free_remaining: 3000, available: 8000 });
+    expect(bal).to.include({
+      object: 'credit_balance',
+      purchased_remaining: 5000,
+      free_remaining: 3000,
+      available: 8000,
+    });
   });
 
   it('fails with a clear message and a non-zero exit', async () => {
@@ -49,14 +56,18 @@ describe('mta command line', function () {
     db.close();
     expect((await mta(['key', 'revoke', id], env)).code).to.equal(0);
     const db2 = openDb(dir);
-    expect((db2.prepare('SELECT revoked_at FROM api_keys WHERE id = ?').get(id) as { revoked_at: number | null }).revoked_at).to.be.a('number');
+    expect(
+      (db2.prepare('SELECT revoked_at FROM api_keys WHERE id = ?').get(id) as { revoked_at: number | null }).revoked_at,
+    ).to.be.a('number');
     db2.close();
   });
 
   it('lists inbound reports kept for the operator and prints a kept raw message', async () => {
     const { openDb } = await import('../../src/store/db.js');
     const db = openDb(dir);
-    db.prepare("INSERT INTO inbound_reports (id, kind, outcome, rcpt_to, parsed_json, raw_size, raw, created_at) VALUES ('rep_1', 'other', 'unmatched', 'fbl@b.test', '{\"kind\":\"other\"}', 5, ?, ?)").run(Buffer.from('hello'), Date.now());
+    db.prepare(
+      "INSERT INTO inbound_reports (id, kind, outcome, rcpt_to, parsed_json, raw_size, raw, created_at) VALUES ('rep_1', 'other', 'unmatched', 'fbl@b.test', '{\"kind\":\"other\"}', 5, ?, ?)",
+    ).run(Buffer.from('hello'), Date.now());
     db.close();
     const list = await mta(['reports', 'list', '--outcome', 'unmatched'], env);
     expect(list.code).to.equal(0);
@@ -75,18 +86,31 @@ describe('mta command line', function () {
   });
 
   it('serve logs one line naming every listener with its real port, and stops on SIGTERM', async () => {
-    const child = spawn(process.execPath, [BIN, 'serve'], { env: { PATH: process.env.PATH!, ...env, MTA_HTTP_PORT: '0', MTA_SMTP_PORT: '0', MTA_SMTP_HOST: '127.0.0.1' } });
+    const child = spawn(process.execPath, [BIN, 'serve'], {
+      env: { PATH: process.env.PATH!, ...env, MTA_HTTP_PORT: '0', MTA_SMTP_PORT: '0', MTA_SMTP_HOST: '127.0.0.1' },
+    });
     let err = '';
-    child.stderr.on('data', (d) => { err += d; });
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
     const line = await new Promise<string>((resolve, reject) => {
       const t = setTimeout(() => reject(new Error(`no listening line: ${err}`)), 30_000);
-      child.stderr.on('data', () => { const m = /.*"msg":"listening: [^"]*".*/.exec(err); if (m) { clearTimeout(t); resolve(m[0]); } });
+      child.stderr.on('data', () => {
+        const m = /.*"msg":"listening: [^"]*".*/.exec(err);
+        if (m) {
+          clearTimeout(t);
+          resolve(m[0]);
+        }
+      });
     });
     const http = /http=([\d.]+):(\d+)/.exec(line)!;
     expect(Number(http[2])).to.be.greaterThan(0);
     const res = await fetch(`http://${http[1]}:${http[2]}/healthz`);
     expect(res.status).to.equal(200);
-    const code = await new Promise<number | null>((resolve) => { child.on('exit', (c) => resolve(c)); child.kill('SIGTERM'); });
+    const code = await new Promise<number | null>((resolve) => {
+      child.on('exit', (c) => resolve(c));
+      child.kill('SIGTERM');
+    });
     expect(code).to.equal(0);
   });
 });
@@ -96,7 +120,14 @@ describe('configuration', () => {
     const file = path.join(tempDir(), 'c.json');
     fs.writeFileSync(file, JSON.stringify({ httpPort: 4000, rateLimit: 7, hostname: 'file.test' }));
     const c = loadConfig({ file, env: { MTA_RATE_LIMIT: '9', MTA_DNS_SERVERS: '127.0.0.1:5353, 127.0.0.2' } });
-    expect(c).to.include({ httpPort: 4000, rateLimit: 9, hostname: 'file.test', bounceDomain: 'bounces.file.test', httpHost: '127.0.0.1', outboundPort: 25 });
+    expect(c).to.include({
+      httpPort: 4000,
+      rateLimit: 9,
+      hostname: 'file.test',
+      bounceDomain: 'bounces.file.test',
+      httpHost: '127.0.0.1',
+      outboundPort: 25,
+    });
     expect(c.dnsServers).to.deep.equal(['127.0.0.1:5353', '127.0.0.2']);
   });
   it('refuses invalid values and unknown settings with a message naming them', () => {
@@ -106,6 +137,8 @@ describe('configuration', () => {
     const file = path.join(tempDir(), 'c.json');
     fs.writeFileSync(file, JSON.stringify({ nope: 1 }));
     expect(() => loadConfig({ file, env: {} })).to.throw(/nope/);
-    expect(() => loadConfig({ env: { MTA_RETRY_MIN_SECONDS: '100', MTA_RETRY_MAX_SECONDS: '10' } })).to.throw(/MTA_RETRY_MAX_SECONDS/);
+    expect(() => loadConfig({ env: { MTA_RETRY_MIN_SECONDS: '100', MTA_RETRY_MAX_SECONDS: '10' } })).to.throw(
+      /MTA_RETRY_MAX_SECONDS/,
+    );
   });
 });

@@ -20,30 +20,58 @@ describe('sending domains: API rules and record checks', function () {
   before(async () => {
     dns = await new TestDns().start();
     // The cron job stays out of the way (yearly); checks here run through POST /verify.
-    s = await startTestService({ features: [domains], env: { MTA_DNS_SERVERS: dns.server, MTA_SENDING_IPS: '192.0.2.10,2001:db8::10', MTA_DNS_CHECK_CRON: '0 0 1 1 *', MTA_DNS_CHECK_TIMEOUT_SECONDS: '0.3' } });
+    s = await startTestService({
+      features: [domains],
+      env: {
+        MTA_DNS_SERVERS: dns.server,
+        MTA_SENDING_IPS: '192.0.2.10,2001:db8::10',
+        MTA_DNS_CHECK_CRON: '0 0 1 1 *',
+        MTA_DNS_CHECK_TIMEOUT_SECONDS: '0.3',
+      },
+    });
     team = s.team();
     key = s.key(team.id, 'live', ['domains:read', 'domains:write']);
   });
-  after(async () => { await s.close(); await dns.stop(); });
+  after(async () => {
+    await s.close();
+    await dns.stop();
+  });
 
-  it('refuses bad names, duplicates, missing scopes and other teams\' domains', async () => {
-    for (const name of ['localhost', 'a..b.test', '-x.test', 'x.123', '192.0.2.1', 'a@b.test', 'x'.repeat(64) + '.test']) {
+  it("refuses bad names, duplicates, missing scopes and other teams' domains", async () => {
+    for (const name of [
+      'localhost',
+      'a..b.test',
+      '-x.test',
+      'x.123',
+      '192.0.2.1',
+      'a@b.test',
+      'x'.repeat(64) + '.test',
+    ]) {
       const r = await s.api('POST', '/v1/domains', { key, body: { name } });
       expect(r.status, name).to.equal(422);
       expect(r.body.error, name).to.include({ code: 'invalid_parameter', param: 'name' });
     }
-    expect((await s.api('POST', '/v1/domains', { key, body: {} })).body.error).to.include({ code: 'invalid_parameter', param: 'name' });
+    expect((await s.api('POST', '/v1/domains', { key, body: {} })).body.error).to.include({
+      code: 'invalid_parameter',
+      param: 'name',
+    });
     const d = await add('dup.test');
     const dup = await s.api('POST', '/v1/domains', { key, body: { name: 'DUP.test' } });
     expect(dup.status).to.equal(422);
     expect(dup.body.error).to.include({ type: 'validation_error', code: 'domain_exists', param: 'name' });
     const readOnly = s.key(team.id, 'live');
-    expect((await s.api('POST', '/v1/domains', { key: readOnly, body: { name: 'x.test' } })).body.error.code).to.equal('missing_scope');
+    expect((await s.api('POST', '/v1/domains', { key: readOnly, body: { name: 'x.test' } })).body.error.code).to.equal(
+      'missing_scope',
+    );
     expect((await s.api('POST', `/v1/domains/${d.id}/verify`, { key: readOnly })).status).to.equal(403);
     expect((await s.api('GET', `/v1/domains/${d.id}`, { key: readOnly })).status).to.equal(200);
     const other = s.team();
     const otherKey = s.key(other.id, 'live', ['domains:read', 'domains:write']);
-    for (const [m, p] of [['GET', ''], ['POST', '/verify'], ['DELETE', '']]) {
+    for (const [m, p] of [
+      ['GET', ''],
+      ['POST', '/verify'],
+      ['DELETE', ''],
+    ]) {
       const r = await s.api(m, `/v1/domains/${d.id}${p}`, { key: otherKey });
       expect(r.status).to.equal(404);
       expect(r.body.error).to.include({ type: 'not_found', code: 'domain_not_found' });
@@ -54,7 +82,8 @@ describe('sending domains: API rules and record checks', function () {
   it('lists domains newest first with a cursor', async () => {
     const t = s.team();
     const k = s.key(t.id, 'live', ['domains:read', 'domains:write']);
-    for (const n of ['one.test', 'two.test', 'three.test']) expect((await s.api('POST', '/v1/domains', { key: k, body: { name: n } })).status).to.equal(201);
+    for (const n of ['one.test', 'two.test', 'three.test'])
+      expect((await s.api('POST', '/v1/domains', { key: k, body: { name: n } })).status).to.equal(201);
     const p1 = (await s.api('GET', '/v1/domains?limit=2', { key: k })).body;
     expect(p1).to.include({ object: 'list', has_more: true });
     expect(p1.data.map((d: any) => d.name)).to.deep.equal(['three.test', 'two.test']);
@@ -111,11 +140,19 @@ describe('sending domains: API rules and record checks', function () {
     dns.set(dkim.name, { CNAME: 'keys.provider.test' });
     dns.set('keys.provider.test', { TXT: [dkim.value.replace(/(.{60})/g, '$1 ')] }); // whitespace inside p= is ignored
     dns.set('bounces.cname.test', { CNAME: 'bounces.mta.test' });
-    dns.set('bounces.mta.test', { MX: [{ priority: 5, exchange: 'mta.test' }], TXT: ['v=spf1 ip4:192.0.2.10 ip6:2001:db8::10 -all'] });
+    dns.set('bounces.mta.test', {
+      MX: [{ priority: 5, exchange: 'mta.test' }],
+      TXT: ['v=spf1 ip4:192.0.2.10 ip6:2001:db8::10 -all'],
+    });
     dns.set('_dmarc.cname.test', { TXT: ['v=DMARC1; p=reject', 'v=DMARC1; p=none'] });
     const two = await verify(d.id);
     expect(byPurpose(two, 'dkim').status).to.equal('verified');
-    expect(two.records.filter((r: any) => r.purpose === 'return_path').map((r: any) => [r.type, r.status])).to.deep.equal([['MX', 'verified'], ['TXT', 'verified']]);
+    expect(
+      two.records.filter((r: any) => r.purpose === 'return_path').map((r: any) => [r.type, r.status]),
+    ).to.deep.equal([
+      ['MX', 'verified'],
+      ['TXT', 'verified'],
+    ]);
     expect(byPurpose(two, 'dmarc').error).to.match(/More than one/);
     expect(two.status).to.equal('pending');
     dns.set('_dmarc.cname.test', { TXT: ['v=DMARC1; rua=mailto:x@cname.test'] });

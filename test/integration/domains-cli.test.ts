@@ -6,14 +6,18 @@ import { mta } from '../helpers/cli.js';
 import { TestDns } from '../helpers/dns.js';
 import { publish } from '../helpers/domains.js';
 
-
 describe('mta domain add / verify', function () {
   this.timeout(60_000);
   let dns: TestDns;
   let env: Record<string, string>;
   before(async () => {
     dns = await new TestDns().start();
-    env = { MTA_DATA_DIR: tempDir(), MTA_HOSTNAME: 'mta.test', MTA_DNS_SERVERS: dns.server, MTA_DNS_CHECK_TIMEOUT_SECONDS: '0.5' };
+    env = {
+      MTA_DATA_DIR: tempDir(),
+      MTA_HOSTNAME: 'mta.test',
+      MTA_DNS_SERVERS: dns.server,
+      MTA_DNS_CHECK_TIMEOUT_SECONDS: '0.5',
+    };
   });
   after(() => dns.stop());
 

@@ -14,7 +14,15 @@ describe('domain re-check job', function () {
   let s: TestService;
   before(async () => {
     dns = await new TestDns().start();
-    s = await startTestService({ features: [domains], env: { MTA_DNS_SERVERS: dns.server, MTA_SENDING_IPS: '192.0.2.10', MTA_DNS_CHECK_CRON: '*/1 * * * * *', MTA_DNS_CHECK_TIMEOUT_SECONDS: '0.8' } });
+    s = await startTestService({
+      features: [domains],
+      env: {
+        MTA_DNS_SERVERS: dns.server,
+        MTA_SENDING_IPS: '192.0.2.10',
+        MTA_DNS_CHECK_CRON: '*/1 * * * * *',
+        MTA_DNS_CHECK_TIMEOUT_SECONDS: '0.8',
+      },
+    });
   });
   after(() => dns.stop());
 

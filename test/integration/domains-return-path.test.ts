@@ -26,8 +26,14 @@ describe('sending domains: the return path needs its MX and its SPF record', fun
     s = await startTestService({
       features: [domains, outbound],
       env: {
-        MTA_DNS_SERVERS: dns.server, MTA_SENDING_IPS: '127.0.0.1', MTA_DNS_CHECK_CRON: '0 0 1 1 *', MTA_DNS_CHECK_TIMEOUT_SECONDS: '0.3',
-        MTA_BOUNCE_DOMAIN: 'bounces.operator.test', MTA_OUTBOUND_PORT: String(mx.port), MTA_OUTBOUND_TIMEOUT_SECONDS: '1', MTA_RATE_LIMIT: '0',
+        MTA_DNS_SERVERS: dns.server,
+        MTA_SENDING_IPS: '127.0.0.1',
+        MTA_DNS_CHECK_CRON: '0 0 1 1 *',
+        MTA_DNS_CHECK_TIMEOUT_SECONDS: '0.3',
+        MTA_BOUNCE_DOMAIN: 'bounces.operator.test',
+        MTA_OUTBOUND_PORT: String(mx.port),
+        MTA_OUTBOUND_TIMEOUT_SECONDS: '1',
+        MTA_RATE_LIMIT: '0',
       },
     });
     route(dns, 'rcpt.test');
@@ -35,7 +41,11 @@ describe('sending domains: the return path needs its MX and its SPF record', fun
     key = s.key(team.id, 'live', ['domains:read', 'domains:write', 'emails:send']);
     s.credits(team.id, 100);
   });
-  after(async () => { await s.close(); await mx.stop(); await dns.stop(); });
+  after(async () => {
+    await s.close();
+    await mx.stop();
+    await dns.stop();
+  });
 
   const verify = async (id: string) => (await s.api('POST', `/v1/domains/${id}/verify`, { key })).body;
   const returnPath = (d: any) => d.records.filter((r: any) => r.purpose === 'return_path');
@@ -43,7 +53,10 @@ describe('sending domains: the return path needs its MX and its SPF record', fun
   /** Sends a live email and answers the envelope sender the MX received. */
   async function envelopeSender(from: string): Promise<string> {
     const seen = mx.messages.length;
-    const r = await s.api('POST', '/v1/emails', { key, body: { from, to: 'alice@rcpt.test', subject: 'Hi', text: 'Hello' } });
+    const r = await s.api('POST', '/v1/emails', {
+      key,
+      body: { from, to: 'alice@rcpt.test', subject: 'Hi', text: 'Hello' },
+    });
     expect(r.status, JSON.stringify(r.body)).to.equal(202);
     const until = Date.now() + 8000;
     while (mx.messages.length === seen && Date.now() < until) await new Promise((res) => setTimeout(res, 20));
@@ -53,14 +66,27 @@ describe('sending domains: the return path needs its MX and its SPF record', fun
 
   async function spfFor(sender: string) {
     const r = createResolver({ dnsServers: [dns.server] });
-    return (await spf({ sender, ip: '127.0.0.1', helo: 'mta.test', mta: 'mx.rcpt.test', resolver: (n: string, t: string) => r.resolve(n, t as 'TXT') as any })).status.result;
+    return (
+      await spf({
+        sender,
+        ip: '127.0.0.1',
+        helo: 'mta.test',
+        mta: 'mx.rcpt.test',
+        resolver: (n: string, t: string) => r.resolve(n, t as 'TXT') as any,
+      })
+    ).status.result;
   }
 
   it('MX without SPF → MTA_BOUNCE_DOMAIN; a wrong SPF fails; the expected SPF → bounces.<domain>, SPF pass', async () => {
     const d = (await s.api('POST', '/v1/domains', { key, body: { name: 'rp.test' } })).body;
     const [rpMx, rpTxt] = returnPath(d);
     expect(rpMx).to.include({ type: 'MX', name: 'bounces.rp.test', value: '10 mta.test' });
-    expect(rpTxt).to.include({ type: 'TXT', name: 'bounces.rp.test', value: 'v=spf1 ip4:127.0.0.1 ~all', status: 'pending' });
+    expect(rpTxt).to.include({
+      type: 'TXT',
+      name: 'bounces.rp.test',
+      value: 'v=spf1 ip4:127.0.0.1 ~all',
+      status: 'pending',
+    });
     expect(d.records.indexOf(rpTxt)).to.equal(4);
 
     publish(dns, { records: d.records.slice(0, 4) }); // DKIM, SPF, DMARC and the return-path MX, not its TXT
@@ -82,7 +108,10 @@ describe('sending domains: the return path needs its MX and its SPF record', fun
     dns.patch('bounces.rp.test', { TXT: [] });
     publishRecord(dns, rpTxt);
     const v3 = await verify(d.id);
-    expect(returnPath(v3).map((r: any) => [r.type, r.status])).to.deep.equal([['MX', 'verified'], ['TXT', 'verified']]);
+    expect(returnPath(v3).map((r: any) => [r.type, r.status])).to.deep.equal([
+      ['MX', 'verified'],
+      ['TXT', 'verified'],
+    ]);
     expect(returnPath(v3)[1]).not.to.have.property('error');
     expect(signingKeyFor(s.ctx, team.id, 'rp.test')!.returnPath).to.equal('bounces.rp.test');
     const sender = await envelopeSender('app@rp.test');

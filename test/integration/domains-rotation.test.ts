@@ -30,10 +30,17 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
     mx = await new TestMx().start();
     clock = testClock();
     s = await startTestService({
-      features: [domains, outbound], now: clock.now,
+      features: [domains, outbound],
+      now: clock.now,
       env: {
-        MTA_DNS_SERVERS: dns.server, MTA_SENDING_IPS: '192.0.2.10', MTA_DNS_CHECK_CRON: '*/1 * * * * *', MTA_DNS_CHECK_TIMEOUT_SECONDS: '0.3',
-        MTA_OUTBOUND_PORT: String(mx.port), MTA_OUTBOUND_TIMEOUT_SECONDS: '1', MTA_RETRY_MIN_SECONDS: '0.2', MTA_RATE_LIMIT: '0',
+        MTA_DNS_SERVERS: dns.server,
+        MTA_SENDING_IPS: '192.0.2.10',
+        MTA_DNS_CHECK_CRON: '*/1 * * * * *',
+        MTA_DNS_CHECK_TIMEOUT_SECONDS: '0.3',
+        MTA_OUTBOUND_PORT: String(mx.port),
+        MTA_OUTBOUND_TIMEOUT_SECONDS: '1',
+        MTA_RETRY_MIN_SECONDS: '0.2',
+        MTA_RATE_LIMIT: '0',
       },
     });
     onDomainStatusChange(s.db, (_db, c) => changes.push(c));
@@ -42,12 +49,19 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
     key = s.key(team.id, 'live', ['domains:read', 'domains:write', 'emails:send', 'emails:read']);
     s.credits(team.id, 100);
   });
-  after(async () => { await s.close(); await mx.stop(); await dns.stop(); });
+  after(async () => {
+    await s.close();
+    await mx.stop();
+    await dns.stop();
+  });
 
   /** Sends a live email from the domain and answers the message the MX received. */
   async function deliver(from: string): Promise<Buffer> {
     const seen = mx.messages.length;
-    const r = await s.api('POST', '/v1/emails', { key, body: { from, to: 'alice@rcpt.test', subject: 'Hello', text: 'Hi there' } });
+    const r = await s.api('POST', '/v1/emails', {
+      key,
+      body: { from, to: 'alice@rcpt.test', subject: 'Hello', text: 'Hi there' },
+    });
     expect(r.status, JSON.stringify(r.body)).to.equal(202);
     const until = Date.now() + 8000;
     while (mx.messages.length === seen && Date.now() < until) await new Promise((res) => setTimeout(res, 20));
@@ -57,10 +71,12 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
 
   async function verifyDkim(raw: Buffer) {
     const r = createResolver({ dnsServers: [dns.server] });
-    return (await dkimVerify(raw, { resolver: (name: string, type: string) => r.resolve(name, type as 'TXT') as any })).results;
+    return (await dkimVerify(raw, { resolver: (name: string, type: string) => r.resolve(name, type as 'TXT') as any }))
+      .results;
   }
 
-  const selectors = (raw: Buffer) => [...raw.toString().matchAll(/^DKIM-Signature:[^]*?\bs=([^;\s]+)/gim)].map((m) => m[1]);
+  const selectors = (raw: Buffer) =>
+    [...raw.toString().matchAll(/^DKIM-Signature:[^]*?\bs=([^;\s]+)/gim)].map((m) => m[1]);
 
   async function addVerified(name: string, body: Record<string, unknown> = {}) {
     const add = await s.api('POST', '/v1/domains', { key, body: { name, ...body } });
@@ -80,11 +96,20 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
     const rot = await s.api('POST', `/v1/domains/${d.id}/rotate-dkim`, { key });
     expect(rot.status, JSON.stringify(rot.body)).to.equal(200);
     expect(rot.body.status).to.equal('verified');
-    expect(rot.body.records.map((r: any) => r.purpose)).to.deep.equal(['dkim', 'spf', 'dmarc', 'return_path', 'return_path', 'dkim']);
+    expect(rot.body.records.map((r: any) => r.purpose)).to.deep.equal([
+      'dkim',
+      'spf',
+      'dmarc',
+      'return_path',
+      'return_path',
+      'dkim',
+    ]);
     const next = rot.body.records[5];
     expect(next).to.include({ type: 'TXT', state: 'next', algorithm: 'rsa', signing: false, status: 'pending' });
     const newSel = next.name.split('.')[0];
-    expect(newSel).to.match(/^mta\d{8}[0-9a-f]{4}$/).and.not.equal(oldSel);
+    expect(newSel)
+      .to.match(/^mta\d{8}[0-9a-f]{4}$/)
+      .and.not.equal(oldSel);
     expect(next.value).to.match(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]{300,}$/);
     expect(rot.body.records[0]).to.include({ name: d.records[0].name, state: 'current', signing: true });
     expect(JSON.stringify(rot.body)).not.to.match(/PRIVATE/);
@@ -104,7 +129,13 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
     publishRecord(dns, next);
     const v2 = await s.api('POST', `/v1/domains/${d.id}/verify`, { key });
     expect(v2.body.status).to.equal('verified');
-    expect(v2.body.records[0]).to.include({ name: next.name, value: next.value, state: 'current', status: 'verified', signing: true });
+    expect(v2.body.records[0]).to.include({
+      name: next.name,
+      value: next.value,
+      state: 'current',
+      status: 'verified',
+      signing: true,
+    });
     const retiring = v2.body.records[5];
     expect(retiring).to.include({ name: d.records[0].name, state: 'retiring', signing: false, status: 'verified' });
     expect(Date.parse(retiring.retire_at) - clock.now()).to.be.within(7 * DAY - 60_000, 7 * DAY);
@@ -112,7 +143,10 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
 
     const newSigned = await deliver('app@rot.test');
     expect(selectors(newSigned)).to.deep.equal([newSel]);
-    for (const [raw, sel] of [[newSigned, newSel], [oldSigned, oldSel]] as const) {
+    for (const [raw, sel] of [
+      [newSigned, newSel],
+      [oldSigned, oldSel],
+    ] as const) {
       const [res] = await verifyDkim(raw);
       expect(res.status.result, JSON.stringify(res.status)).to.equal('pass');
       expect(res.selector).to.equal(sel);
@@ -120,8 +154,16 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
 
     clock.advance(7 * DAY + 1000);
     const v3 = await s.api('POST', `/v1/domains/${d.id}/verify`, { key });
-    expect(v3.body.records.map((r: any) => r.state ?? r.purpose)).to.deep.equal(['current', 'spf', 'dmarc', 'return_path', 'return_path']);
-    expect(changes.filter((c) => c.domain.id === d.id).map((c) => `${c.from}>${c.to}`)).to.deep.equal(['pending>verified']);
+    expect(v3.body.records.map((r: any) => r.state ?? r.purpose)).to.deep.equal([
+      'current',
+      'spf',
+      'dmarc',
+      'return_path',
+      'return_path',
+    ]);
+    expect(changes.filter((c) => c.domain.id === d.id).map((c) => `${c.from}>${c.to}`)).to.deep.equal([
+      'pending>verified',
+    ]);
   });
 
   it('the scheduled re-check switches keys too; the old record can go once the new key signs', async () => {
@@ -136,7 +178,9 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
       got = (await s.api('GET', `/v1/domains/${d.id}`, { key })).body;
     } while (got.records[0].name !== next.name && Date.now() < until);
     expect(got.records[0]).to.include({ name: next.name, state: 'current', status: 'verified' });
-    expect(got.records.filter((r: any) => r.state === 'retiring').map((r: any) => r.name)).to.deep.equal([d.records[0].name]);
+    expect(got.records.filter((r: any) => r.state === 'retiring').map((r: any) => r.name)).to.deep.equal([
+      d.records[0].name,
+    ]);
     dns.delete(d.records[0].name);
     const v = await s.api('POST', `/v1/domains/${d.id}/verify`, { key });
     expect(v.body.status).to.equal('verified');
@@ -144,7 +188,7 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
     expect(res.status.result).to.equal('pass');
   });
 
-  it('rotation needs domains:write and a domain of the caller\'s team', async () => {
+  it("rotation needs domains:write and a domain of the caller's team", async () => {
     const d = (await s.api('GET', '/v1/domains', { key })).body.data.find((x: any) => x.name === 'rot.test');
     const before = (await s.api('GET', `/v1/domains/${d.id}`, { key })).body;
     const reader = s.key(team.id, 'live', ['domains:read']);
@@ -163,7 +207,14 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
     const bad = await s.api('POST', '/v1/domains', { key, body: { name: 'ed.test', dkim: { ed25519: 'yes' } } });
     expect(bad.status).to.equal(422);
     const d = await addVerified('ed.test', { dkim: { ed25519: true } });
-    expect(d.records.map((r: any) => r.purpose)).to.deep.equal(['dkim', 'spf', 'dmarc', 'return_path', 'return_path', 'dkim']);
+    expect(d.records.map((r: any) => r.purpose)).to.deep.equal([
+      'dkim',
+      'spf',
+      'dmarc',
+      'return_path',
+      'return_path',
+      'dkim',
+    ]);
     const ed = d.records[5];
     expect(ed).to.include({ state: 'current', algorithm: 'ed25519', signing: false, status: 'failed' });
     expect(ed.value).to.match(/^v=DKIM1; k=ed25519; p=[A-Za-z0-9+/]{43}=$/);
@@ -178,6 +229,9 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
     expect(raw.toString()).to.match(/^DKIM-Signature: v=1; a=rsa-sha256;/);
     expect(selectors(raw)).to.deep.equal([d.records[0].name.split('.')[0], ed.name.split('.')[0]]);
     const results = await verifyDkim(raw);
-    expect(results.map((r: any) => [r.status.result, r.algo])).to.deep.equal([['pass', 'rsa-sha256'], ['pass', 'ed25519-sha256']]);
+    expect(results.map((r: any) => [r.status.result, r.algo])).to.deep.equal([
+      ['pass', 'rsa-sha256'],
+      ['pass', 'ed25519-sha256'],
+    ]);
   });
 });

@@ -21,14 +21,22 @@ describe('sending domains', function () {
     dns = await new TestDns().start();
     s = await startTestService({
       features: [domains],
-      env: { MTA_DNS_SERVERS: dns.server, MTA_SENDING_IPS: '192.0.2.10', MTA_DNS_CHECK_CRON: '*/1 * * * * *', MTA_DNS_CHECK_TIMEOUT_SECONDS: '0.3' },
+      env: {
+        MTA_DNS_SERVERS: dns.server,
+        MTA_SENDING_IPS: '192.0.2.10',
+        MTA_DNS_CHECK_CRON: '*/1 * * * * *',
+        MTA_DNS_CHECK_TIMEOUT_SECONDS: '0.3',
+      },
     });
     onDomainStatusChange(s.db, (_db, c) => changes.push(c));
     team = s.team();
     key = s.key(team.id, 'live', ['domains:read', 'domains:write', 'emails:send']);
     s.credits(team.id, 100);
   });
-  after(async () => { await s.close(); await dns.stop(); });
+  after(async () => {
+    await s.close();
+    await dns.stop();
+  });
 
   it('add → records; publish → verify → verified; live sends accepted, also from a sub-domain', async () => {
     expect((await liveSend(s, key, 'hello@example.test')).body.error.code).to.equal('domain_not_verified');
@@ -45,14 +53,25 @@ describe('sending domains', function () {
     expect(spf).to.include({ type: 'TXT', name: 'example.test', value: 'v=spf1 ip4:192.0.2.10 ~all' });
     expect(dmarc).to.include({ type: 'TXT', name: '_dmarc.example.test' });
     expect(rp).to.include({ type: 'MX', name: 'bounces.example.test', value: '10 mta.test' });
-    expect(rpSpf).to.include({ type: 'TXT', name: 'bounces.example.test', value: 'v=spf1 ip4:192.0.2.10 ~all', status: 'pending' });
+    expect(rpSpf).to.include({
+      type: 'TXT',
+      name: 'bounces.example.test',
+      value: 'v=spf1 ip4:192.0.2.10 ~all',
+      status: 'pending',
+    });
     expect(JSON.stringify(d)).not.to.match(/PRIVATE/);
 
     publish(dns, d);
     const v = await s.api('POST', `/v1/domains/${d.id}/verify`, { key });
     expect(v.status, JSON.stringify(v.body)).to.equal(200);
     expect(v.body.status).to.equal('verified');
-    expect(v.body.records.map((r: any) => r.status)).to.deep.equal(['verified', 'verified', 'verified', 'verified', 'verified']);
+    expect(v.body.records.map((r: any) => r.status)).to.deep.equal([
+      'verified',
+      'verified',
+      'verified',
+      'verified',
+      'verified',
+    ]);
     expect(v.body.records[0]).not.to.have.property('error');
     expect(v.body.last_checked_at).to.be.a('string');
     expect(changes.map((c) => [c.domain.name, c.from, c.to])).to.deep.include(['example.test', 'pending', 'verified']);
@@ -65,7 +84,9 @@ describe('sending domains', function () {
     const k = signingKeyFor(s.ctx, team.id, 'mail.example.test')!;
     expect(k).to.include({ signingDomain: 'example.test', returnPath: 'bounces.example.test' });
     expect(k.privateKey).to.match(/^-----BEGIN PRIVATE KEY-----/);
-    const pub = createPublicKey(createPrivateKey(k.privateKey)).export({ type: 'spki', format: 'der' }).toString('base64');
+    const pub = createPublicKey(createPrivateKey(k.privateKey))
+      .export({ type: 'spki', format: 'der' })
+      .toString('base64');
     const txt = dns.zone.get(`${k.selector}._domainkey.example.test`)!.TXT![0] as string;
     expect(txt).to.equal(`v=DKIM1; k=rsa; p=${pub}`);
   });
@@ -108,7 +129,9 @@ describe('sending domains', function () {
       expect(r.body.records[0]).to.include({ status: 'verified' });
       expect(r.body.records[0].error).to.match(/timed out/);
       expect((await liveSend(s, key, 'hello@example.test')).status).to.equal(202);
-    } finally { dns.set(dkimName, saved); }
+    } finally {
+      dns.set(dkimName, saved);
+    }
     const ok = await s.api('POST', `/v1/domains/${id}/verify`, { key });
     expect(ok.body.records[0]).not.to.have.property('error');
   });

@@ -20,9 +20,12 @@ function raisedCodes(): [string, string, string][] {
     const text = fs.readFileSync(file, 'utf8');
     const at = (i: number) => `${file}:${text.slice(0, i).split('\n').length}`;
     for (const m of text.matchAll(/new ApiError\(\s*'(\w+)',\s*'(\w+)'/g)) found.push([m[2], m[1], at(m.index!)]);
-    for (const m of text.matchAll(/\bnotFound\('(\w+)'\)/g)) found.push([`${m[1]}_not_found`, 'not_found', at(m.index!)]);
+    for (const m of text.matchAll(/\bnotFound\('(\w+)'\)/g))
+      found.push([`${m[1]}_not_found`, 'not_found', at(m.index!)]);
     // The code is the last argument of invalid(…)/badJson(…): a literal, or a choice between two.
-    for (const m of text.matchAll(/\b(?:invalid|badJson)\((?:[^()]|\([^()]*\))*?,\s*(?:[\w.]+\s*\?\s*)?'([a-z]+(?:_[a-z]+)+)'(?:\s*:\s*'([a-z]+(?:_[a-z]+)+)')?\s*\)/g)) {
+    for (const m of text.matchAll(
+      /\b(?:invalid|badJson)\((?:[^()]|\([^()]*\))*?,\s*(?:[\w.]+\s*\?\s*)?'([a-z]+(?:_[a-z]+)+)'(?:\s*:\s*'([a-z]+(?:_[a-z]+)+)')?\s*,?\s*\)/g,
+    )) {
       for (const code of [m[1], m[2]]) if (code) found.push([code, 'validation_error', at(m.index!)]);
     }
   }
@@ -31,14 +34,26 @@ function raisedCodes(): [string, string, string][] {
 
 describe('error-code registry', () => {
   let s: TestService;
-  before(async () => { s = await startTestService(); });
+  before(async () => {
+    s = await startTestService();
+  });
   after(() => s.close());
 
   it('has an entry, of the same type, for every code the source raises', () => {
     const raised = raisedCodes();
     expect(raised.length, 'the scan finds the raise sites').to.be.above(30);
-    for (const code of ['missing_scope', 'tracking_link_not_found', 'json_too_deep', 'invalid_address', 'domain_exists', 'csrf_failed']) {
-      expect(raised.map((r) => r[0]), code).to.include(code);
+    for (const code of [
+      'missing_scope',
+      'tracking_link_not_found',
+      'json_too_deep',
+      'invalid_address',
+      'domain_exists',
+      'csrf_failed',
+    ]) {
+      expect(
+        raised.map((r) => r[0]),
+        code,
+      ).to.include(code);
     }
     const registry = ERROR_CODES as Record<string, { type: string; status: number; doc: string }>;
     for (const [code, type, where] of raised) {
@@ -62,7 +77,9 @@ describe('error-code registry', () => {
     const anchors = [...html.matchAll(/<section id="([a-z_]+)">/g)].map((m) => m[1]);
     expect(anchors).to.have.members(Object.keys(ERROR_CODES));
     for (const [code, { type, status }] of Object.entries(ERROR_CODES)) {
-      expect(html, code).to.contain(`<section id="${code}"><h2><code>${code}</code></h2><p>HTTP ${status}, type <code>${type}</code>.</p>`);
+      expect(html, code).to.contain(
+        `<section id="${code}"><h2><code>${code}</code></h2><p>HTTP ${status}, type <code>${type}</code>.</p>`,
+      );
     }
   });
 

@@ -7,8 +7,20 @@ import { matchRecipients } from '../../src/services/feedback-match.js';
 import { emailByPublicId, deliveriesOf, type EmailRow, type DeliveryRow } from '../../src/store/emails.js';
 import type { Report, ReportRecipient } from '../../src/inbound/parse.js';
 
-const rcpt = (address: string | null, original?: string): ReportRecipient => ({ address, status: '5.1.1', action: 'failed', reason: 'userunknown', hard: true, diagnostic: null, ...(original ? { original_recipient: original } : {}) });
-const report = (recipients: ReportRecipient[]): Report => ({ kind: 'dsn', recipients, original: { message_id: null, email_id: null, return_path: null } });
+const rcpt = (address: string | null, original?: string): ReportRecipient => ({
+  address,
+  status: '5.1.1',
+  action: 'failed',
+  reason: 'userunknown',
+  hard: true,
+  diagnostic: null,
+  ...(original ? { original_recipient: original } : {}),
+});
+const report = (recipients: ReportRecipient[]): Report => ({
+  kind: 'dsn',
+  recipients,
+  original: { message_id: null, email_id: null, return_path: null },
+});
 
 describe('matching report recipients to deliveries', () => {
   let s: TestService;
@@ -17,23 +29,49 @@ describe('matching report recipients to deliveries', () => {
   before(async () => {
     s = await startTestService({ features: [] });
     const key = s.key(s.team().id);
-    const sent = await s.api('POST', '/v1/emails', { key, body: { from: 'a@x.test', to: ['Bob@Example.test', 'carol@example.test'], subject: 's', text: 't' } });
+    const sent = await s.api('POST', '/v1/emails', {
+      key,
+      body: { from: 'a@x.test', to: ['Bob@Example.test', 'carol@example.test'], subject: 's', text: 't' },
+    });
     email = emailByPublicId(s.db, sent.body.id)!;
     ds = deliveriesOf(s.db, email.seq);
   });
   after(() => s.close());
-  const pairs = (m: ReturnType<typeof matchRecipients>) => m.map((x) => [x.recipient.address, x.delivery?.recipient ?? null, x.exact]);
+  const pairs = (m: ReturnType<typeof matchRecipients>) =>
+    m.map((x) => [x.recipient.address, x.delivery?.recipient ?? null, x.exact]);
 
   it('a verified token: its own delivery, exact match first, whatever the order; another recipient is never touched', () => {
     const bob = { email, by: 'rcpt' as const, deliveryId: ds[0].id };
-    expect(pairs(matchRecipients(s.ctx, bob, report([rcpt('forward@elsewhere.test'), rcpt('carol@example.test'), rcpt('bob@example.test'), rcpt('BOB@example.test')])))).to.deep.equal([
-      ['forward@elsewhere.test', null, false], ['carol@example.test', null, false], ['bob@example.test', 'Bob@example.test', true], ['BOB@example.test', null, false],
+    expect(
+      pairs(
+        matchRecipients(
+          s.ctx,
+          bob,
+          report([
+            rcpt('forward@elsewhere.test'),
+            rcpt('carol@example.test'),
+            rcpt('bob@example.test'),
+            rcpt('BOB@example.test'),
+          ]),
+        ),
+      ),
+    ).to.deep.equal([
+      ['forward@elsewhere.test', null, false],
+      ['carol@example.test', null, false],
+      ['bob@example.test', 'Bob@example.test', true],
+      ['BOB@example.test', null, false],
     ]);
-    expect(pairs(matchRecipients(s.ctx, bob, report([rcpt('carol@example.test')])))).to.deep.equal([['carol@example.test', null, false]]);
-    expect(pairs(matchRecipients(s.ctx, bob, report([rcpt('forward@elsewhere.test')])))).to.deep.equal([['forward@elsewhere.test', 'Bob@example.test', false]]);
+    expect(pairs(matchRecipients(s.ctx, bob, report([rcpt('carol@example.test')])))).to.deep.equal([
+      ['carol@example.test', null, false],
+    ]);
+    expect(pairs(matchRecipients(s.ctx, bob, report([rcpt('forward@elsewhere.test')])))).to.deep.equal([
+      ['forward@elsewhere.test', 'Bob@example.test', false],
+    ]);
     expect(pairs(matchRecipients(s.ctx, bob, report([rcpt(null)])))).to.deep.equal([[null, 'Bob@example.test', false]]);
     // Postfix alias: Final-Recipient is the forward target, Original-Recipient ours.
-    expect(pairs(matchRecipients(s.ctx, bob, report([rcpt('dead@elsewhere.test', 'bob@example.test')])))).to.deep.equal([['dead@elsewhere.test', 'Bob@example.test', true]]);
+    expect(pairs(matchRecipients(s.ctx, bob, report([rcpt('dead@elsewhere.test', 'bob@example.test')])))).to.deep.equal(
+      [['dead@elsewhere.test', 'Bob@example.test', true]],
+    );
   });
 
   it('Message-ID only: nothing unless trusted; trusted takes exact names only, each delivery once', () => {
@@ -41,7 +79,10 @@ describe('matching report recipients to deliveries', () => {
     const r = report([rcpt('carol@example.test'), rcpt(null), rcpt('CAROL@example.test'), rcpt('x@elsewhere.test')]);
     expect(matchRecipients(s.ctx, m, r).every((x) => x.delivery === null)).to.equal(true);
     expect(pairs(matchRecipients(s.ctx, m, r, true))).to.deep.equal([
-      ['carol@example.test', 'carol@example.test', true], [null, null, false], ['CAROL@example.test', null, false], ['x@elsewhere.test', null, false],
+      ['carol@example.test', 'carol@example.test', true],
+      [null, null, false],
+      ['CAROL@example.test', null, false],
+      ['x@elsewhere.test', null, false],
     ]);
   });
 });

@@ -34,13 +34,21 @@ function pollHealth(url: string): { stop(): Promise<number[]> } {
       await sleep(20);
     }
   })();
-  return { stop: async () => { running = false; await loop; return times; } };
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return times;
+    },
+  };
 }
 
 describe('inbound listener: pathological reports keep the service responsive', function () {
   this.timeout(90_000);
   let s: TestService;
-  before(async () => { s = await startTestService({ features: [inbound] }); });
+  before(async () => {
+    s = await startTestService({ features: [inbound] });
+  });
   after(() => s.close());
 
   it('answers /healthz within 200 ms while it reads each pathological report, and stores each one', async () => {
@@ -64,7 +72,9 @@ describe('inbound listener: pathological reports keep the service responsive', f
 
   it('buffers only the start of a large message but records its full size', async () => {
     const to = `fbl@${s.config.bounceDomain}`;
-    const raw = Buffer.from(`From: someone@remote.test\r\nSubject: big\r\n\r\n${'y'.repeat(76).concat('\r\n').repeat(26_000)}`);
+    const raw = Buffer.from(
+      `From: someone@remote.test\r\nSubject: big\r\n\r\n${'y'.repeat(76).concat('\r\n').repeat(26_000)}`,
+    );
     const r = await smtpSend(smtpPort(s), { from: '', to: [to] }, raw);
     expect(r.code, r.response).to.equal(250);
     const row = listInboundReports(s.db, null, 1)[0];
@@ -77,18 +87,28 @@ describe('inbound listener: pathological reports keep the service responsive', f
 describe('inbound listener: a report over the parse budget', function () {
   this.timeout(30_000);
   let s: TestService;
-  before(async () => { s = await startTestService({ features: [inbound], env: { MTA_INBOUND_PARSE_TIMEOUT_MS: '10' } }); });
+  before(async () => {
+    s = await startTestService({ features: [inbound], env: { MTA_INBOUND_PARSE_TIMEOUT_MS: '10' } });
+  });
   after(() => s.close());
 
   it('is stored unread for the operator and changes nothing, and the listener keeps serving', async () => {
     const team = s.team();
-    s.db.prepare(`INSERT INTO domains (id, team_id, name, status, created_at) VALUES (?, ?, 'example.com', 'verified', ?)`)
+    s.db
+      .prepare(
+        `INSERT INTO domains (id, team_id, name, status, created_at) VALUES (?, ?, 'example.com', 'verified', ?)`,
+      )
       .run(newId('dom', Date.now()), team.id, Date.now());
-    const sent = await s.api('POST', '/v1/emails', { key: s.key(team.id, 'live'), body: { from: 'news@example.com', to: 'u1@dest.test', subject: 'hi', text: 'x' } });
+    const sent = await s.api('POST', '/v1/emails', {
+      key: s.key(team.id, 'live'),
+      body: { from: 'news@example.com', to: 'u1@dest.test', subject: 'hi', text: 'x' },
+    });
     expect(sent.status, JSON.stringify(sent.body)).to.equal(202);
     const email = emailByPublicId(s.db, sent.body.id)!;
     const [d] = deliveriesOf(s.db, email.seq);
-    tx(s.db, () => applyOutcomes(s.ctx, email.seq, [{ deliveryId: d!.id, event: 'accepted', data: { source: 'smtp' } }]));
+    tx(s.db, () =>
+      applyOutcomes(s.ctx, email.seq, [{ deliveryId: d!.id, event: 'accepted', data: { source: 'smtp' } }]),
+    );
     const verp = verpAddress(secret(s.db, 'verp'), email.id, d!.id, s.config.bounceDomain);
     // a hard bounce for our recipient, followed by 5,000 recipient lines: far more than 10 ms of reading
     const padding = Array.from({ length: 5000 }, (_, i) => `<p${i}@dest.test>: 550 no such user`).join('\r\n');
@@ -103,9 +123,13 @@ describe('inbound listener: a report over the parse budget', function () {
     expect(row.outcome).to.not.equal('applied');
     expect(row.raw?.toString('latin1')).to.include('550 5.1.1 user unknown');
     expect(emailByPublicId(s.db, email.id)!.status).to.equal('delivered');
-    expect(s.db.prepare("SELECT count(*) AS n FROM events WHERE email_seq = ? AND type = 'bounced'").get(email.seq)).to.deep.equal({ n: 0 });
+    expect(
+      s.db.prepare("SELECT count(*) AS n FROM events WHERE email_seq = ? AND type = 'bounced'").get(email.seq),
+    ).to.deep.equal({ n: 0 });
     // the worker was replaced: a tiny message is still received and stored
-    expect((await smtpSend(smtpPort(s), { from: '', to: [`fbl@${s.config.bounceDomain}`] }, 'Subject: x\r\n\r\nx\r\n')).code).to.equal(250);
+    expect(
+      (await smtpSend(smtpPort(s), { from: '', to: [`fbl@${s.config.bounceDomain}`] }, 'Subject: x\r\n\r\nx\r\n')).code,
+    ).to.equal(250);
   });
 });
 
@@ -114,11 +138,17 @@ function connect(port: number): Promise<{ sock: net.Socket; first: string }> {
   return new Promise((resolve, reject) => {
     const sock = net.connect(port, '127.0.0.1');
     let buf = '';
-    sock.setTimeout(5000, () => { sock.destroy(); reject(new Error('no greeting')); });
+    sock.setTimeout(5000, () => {
+      sock.destroy();
+      reject(new Error('no greeting'));
+    });
     sock.on('error', reject);
     sock.on('data', (c) => {
       buf += c.toString();
-      if (buf.includes('\r\n')) { sock.setTimeout(0); resolve({ sock, first: buf.split('\r\n')[0] as string }); }
+      if (buf.includes('\r\n')) {
+        sock.setTimeout(0);
+        resolve({ sock, first: buf.split('\r\n')[0] as string });
+      }
     });
   });
 }
@@ -126,7 +156,9 @@ function connect(port: number): Promise<{ sock: net.Socket; first: string }> {
 describe('inbound listener: connections per client address', function () {
   this.timeout(20_000);
   let s: TestService;
-  before(async () => { s = await startTestService({ features: [inbound] }); });
+  before(async () => {
+    s = await startTestService({ features: [inbound] });
+  });
   after(() => s.close());
 
   it('greets 5 connections from one address, refuses the 6th with 421 4.7.0, and takes a new one after one closes', async () => {
@@ -135,8 +167,14 @@ describe('inbound listener: connections per client address', function () {
     expect(five.map((c) => c.first.slice(0, 4))).to.deep.equal(Array(5).fill('220 '));
     const sixth = await connect(port);
     expect(sixth.first).to.equal('421 4.7.0 Too many connections from your address');
-    await new Promise<void>((resolve) => { if (sixth.sock.destroyed) resolve(); else sixth.sock.on('close', () => resolve()); });
-    await new Promise<void>((resolve) => { five[0]!.sock.on('close', () => resolve()); five[0]!.sock.end('QUIT\r\n'); });
+    await new Promise<void>((resolve) => {
+      if (sixth.sock.destroyed) resolve();
+      else sixth.sock.on('close', () => resolve());
+    });
+    await new Promise<void>((resolve) => {
+      five[0]!.sock.on('close', () => resolve());
+      five[0]!.sock.end('QUIT\r\n');
+    });
     const again = await connect(port);
     expect(again.first).to.match(/^220 /);
     for (const c of [...five, again]) c.sock.destroy();

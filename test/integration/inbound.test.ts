@@ -31,8 +31,12 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     port = smtpPort(s);
     teamId = s.team().id;
     liveKey = s.key(teamId, 'live');
-    s.db.prepare(`INSERT INTO domains (id, team_id, name, status, created_at, return_path, return_path_verified)
-      VALUES (?, ?, 'example.com', 'verified', ?, 'rp.example.com', 1)`).run(newId('dom', Date.now()), teamId, Date.now());
+    s.db
+      .prepare(
+        `INSERT INTO domains (id, team_id, name, status, created_at, return_path, return_path_verified)
+      VALUES (?, ?, 'example.com', 'verified', ?, 'rp.example.com', 1)`,
+      )
+      .run(newId('dom', Date.now()), teamId, Date.now());
     onEvent(s.db, (_db, ev) => fired.push(ev));
   });
   after(() => s.close());
@@ -40,33 +44,57 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
   const rnd = () => Math.random().toString(36).slice(2, 10);
   async function email(n = 1, key = liveKey): Promise<{ email: EmailRow; ds: DeliveryRow[] }> {
     const to = Array.from({ length: n }, (_, i) => `user${i}.${rnd()}@dest.test`);
-    const r = await s.api('POST', '/v1/emails', { key, body: { from: 'news@example.com', to, subject: 'hi', text: 'x' } });
+    const r = await s.api('POST', '/v1/emails', {
+      key,
+      body: { from: 'news@example.com', to, subject: 'hi', text: 'x' },
+    });
     expect(r.status, JSON.stringify(r.body)).to.equal(202);
     const e = emailByPublicId(s.db, r.body.id)!;
     return { email: e, ds: deliveriesOf(s.db, e.seq) };
   }
   function deliver(e: EmailRow, ds: DeliveryRow[]) {
-    tx(s.db, () => applyOutcomes(s.ctx, e.seq, ds.map((d) => ({ deliveryId: d.id, event: 'accepted' as const, data: { source: 'smtp' } }))));
+    tx(s.db, () =>
+      applyOutcomes(
+        s.ctx,
+        e.seq,
+        ds.map((d) => ({ deliveryId: d.id, event: 'accepted' as const, data: { source: 'smtp' } })),
+      ),
+    );
   }
   const verp = (e: EmailRow, d: DeliveryRow, domain = BOUNCE) => verpAddress(secret(s.db, 'verp'), e.id, d.id, domain);
-  const events = (e: EmailRow) => s.db.prepare('SELECT * FROM events WHERE email_seq = ? ORDER BY seq').all(e.seq) as EventRow[];
+  const events = (e: EmailRow) =>
+    s.db.prepare('SELECT * FROM events WHERE email_seq = ? ORDER BY seq').all(e.seq) as EventRow[];
   const status = (e: EmailRow) => emailByPublicId(s.db, e.id)!.status;
   const reportCount = () => (s.db.prepare('SELECT count(*) AS n FROM inbound_reports').get() as { n: number }).n;
 
   it('greets with the hostname, advertises SIZE and STARTTLS, never AUTH', async () => {
     const { banner, lines } = await ehlo(port);
     expect(banner).to.match(/^220 mta\.test ESMTP/);
-    expect(lines.some((l) => /^250[- ]SIZE 16384$/.test(l)), lines.join('|')).to.equal(true);
+    expect(
+      lines.some((l) => /^250[- ]SIZE 16384$/.test(l)),
+      lines.join('|'),
+    ).to.equal(true);
     expect(lines.some((l) => /STARTTLS/.test(l))).to.equal(true);
-    expect(lines.some((l) => /AUTH/.test(l)), lines.join('|')).to.equal(false);
+    expect(
+      lines.some((l) => /AUTH/.test(l)),
+      lines.join('|'),
+    ).to.equal(false);
   });
 
   it('refuses to relay (550) and changes nothing', async () => {
     const before = reportCount();
-    const r = await smtpSend(port, { from: 'spammer@evil.test', to: ['someone@gmail.com'] }, 'Subject: hi\r\n\r\nrelay me\r\n');
+    const r = await smtpSend(
+      port,
+      { from: 'spammer@evil.test', to: ['someone@gmail.com'] },
+      'Subject: hi\r\n\r\nrelay me\r\n',
+    );
     expect(r.ok).to.equal(false);
     expect(r.code).to.equal(550);
-    const r2 = await smtpSend(port, { from: '', to: [`postmaster@${BOUNCE}`, `bounces+nothing@${BOUNCE}`] }, 'Subject: x\r\n\r\nx\r\n');
+    const r2 = await smtpSend(
+      port,
+      { from: '', to: [`postmaster@${BOUNCE}`, `bounces+nothing@${BOUNCE}`] },
+      'Subject: x\r\n\r\nx\r\n',
+    );
     expect(r2.code).to.equal(550);
     expect(reportCount()).to.equal(before);
   });
@@ -76,20 +104,35 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     deliver(e, ds);
     fired.length = 0;
     // Each recipient had its own transaction and token: the second one's DSN names it (case aside).
-    const raw = buildDsn({ to: verp(e, ds[1]), recipient: ds[1].recipient.toUpperCase(), status: '5.1.1', diagnostic: '550 5.1.1 <x>: Recipient address rejected: User unknown' });
+    const raw = buildDsn({
+      to: verp(e, ds[1]),
+      recipient: ds[1].recipient.toUpperCase(),
+      status: '5.1.1',
+      diagnostic: '550 5.1.1 <x>: Recipient address rejected: User unknown',
+    });
     const r = await smtpSend(port, { from: '', to: [verp(e, ds[1])] }, raw);
     expect(r.ok, r.response).to.equal(true);
     const bounced = events(e).filter((ev) => ev.type === 'bounced');
     expect(bounced).to.have.length(1);
     expect(bounced[0].recipient).to.equal(ds[1].recipient);
-    expect(JSON.parse(bounced[0].data_json)).to.include({ async: true, reason: 'userunknown', hard: true, enhanced_status: '5.1.1', source: 'dsn' });
+    expect(JSON.parse(bounced[0].data_json)).to.include({
+      async: true,
+      reason: 'userunknown',
+      hard: true,
+      enhanced_status: '5.1.1',
+      source: 'dsn',
+    });
     expect(status(e)).to.equal('delivered');
     expect(getSuppression(s.db, teamId, ds[1].recipient.toLowerCase())?.reason).to.equal('hard_bounce');
     expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())).to.equal(undefined);
     expect(fired.map((f) => f.type)).to.deep.equal(['bounced']); // webhooks hang off onEvent
     // The same report again, and the same bounce under a new report Message-ID: no second event.
     await smtpSend(port, { from: '', to: [verp(e, ds[1])] }, raw);
-    await smtpSend(port, { from: '', to: [verp(e, ds[1])] }, raw.replace(/^Message-ID: .*$/m, 'Message-ID: <other@mx.remote.test>'));
+    await smtpSend(
+      port,
+      { from: '', to: [verp(e, ds[1])] },
+      raw.replace(/^Message-ID: .*$/m, 'Message-ID: <other@mx.remote.test>'),
+    );
     expect(events(e).filter((ev) => ev.type === 'bounced')).to.have.length(1);
     expect(listInboundReports(s.db, 'duplicate', 10).filter((x) => x.email_id === e.id)).to.have.length(2);
   });
@@ -97,9 +140,16 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
   it('a soft DSN adds an async bounced event without suppressing', async () => {
     const { email: e, ds } = await email(1);
     deliver(e, ds);
-    const raw = buildDsn({ to: verp(e, ds[0]), recipient: ds[0].recipient, status: '5.2.2', diagnostic: '552 5.2.2 Mailbox full' });
+    const raw = buildDsn({
+      to: verp(e, ds[0]),
+      recipient: ds[0].recipient,
+      status: '5.2.2',
+      diagnostic: '552 5.2.2 Mailbox full',
+    });
     expect((await smtpSend(port, { from: '', to: [verp(e, ds[0])] }, raw)).ok).to.equal(true);
-    const b = events(e).filter((ev) => ev.type === 'bounced').map((ev) => JSON.parse(ev.data_json));
+    const b = events(e)
+      .filter((ev) => ev.type === 'bounced')
+      .map((ev) => JSON.parse(ev.data_json));
     expect(b).to.have.length(1);
     expect(b[0]).to.include({ async: true, reason: 'mailboxfull', hard: false });
     expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())).to.equal(undefined);
@@ -109,7 +159,12 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
   it('a complaint (ARF) to fbl@ whose returned message carries the VERP Return-Path moves the email to complained and suppresses', async () => {
     const { email: e, ds } = await email(1);
     deliver(e, ds);
-    const raw = buildArf({ to: `fbl@${BOUNCE}`, recipient: ds[0].recipient, originalMessageId: `<${e.id}@mta.test>`, originalReturnPath: verp(e, ds[0]) });
+    const raw = buildArf({
+      to: `fbl@${BOUNCE}`,
+      recipient: ds[0].recipient,
+      originalMessageId: `<${e.id}@mta.test>`,
+      originalReturnPath: verp(e, ds[0]),
+    });
     const r = await smtpSend(port, { from: 'fbl@provider.test', to: [`fbl@${BOUNCE}`] }, raw);
     expect(r.ok, r.response).to.equal(true);
     expect(status(e)).to.equal('complained');
@@ -117,14 +172,22 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     expect(c).to.have.length(1);
     expect(JSON.parse(c[0].data_json)).to.include({ source: 'arf', reason: 'feedback', feedback_type: 'abuse' });
     expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())?.reason).to.equal('complaint');
-    expect(listInboundReports(s.db, null, 1)[0]).to.include({ kind: 'arf', outcome: 'applied', matched_by: 'return_path', email_id: e.id });
+    expect(listInboundReports(s.db, null, 1)[0]).to.include({
+      kind: 'arf',
+      outcome: 'applied',
+      matched_by: 'return_path',
+      email_id: e.id,
+    });
   });
 
   it('refuses a forged VERP token at RCPT and changes nothing', async () => {
     const { email: e, ds } = await email(1);
     deliver(e, ds);
     const good = verp(e, ds[0]);
-    const forged = good.replace(/-([0-9a-f]+)@/, (_m, mac: string) => `-${mac.slice(0, -1)}${mac.endsWith('0') ? '1' : '0'}@`);
+    const forged = good.replace(
+      /-([0-9a-f]+)@/,
+      (_m, mac: string) => `-${mac.slice(0, -1)}${mac.endsWith('0') ? '1' : '0'}@`,
+    );
     const before = reportCount();
     const raw = buildDsn({ to: forged, recipient: ds[0].recipient });
     const r = await smtpSend(port, { from: '', to: [forged] }, raw);
@@ -136,11 +199,15 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())).to.equal(undefined);
   });
 
-  it('accepts VERP addresses on a team domain\'s return-path name', async () => {
+  it("accepts VERP addresses on a team domain's return-path name", async () => {
     const { email: e, ds } = await email(1);
     deliver(e, ds);
     const to = verp(e, ds[0], 'rp.example.com');
-    const r = await smtpSend(port, { from: '', to: [to] }, buildDsn({ to, recipient: ds[0].recipient, status: '5.1.1' }));
+    const r = await smtpSend(
+      port,
+      { from: '', to: [to] },
+      buildDsn({ to, recipient: ds[0].recipient, status: '5.1.1' }),
+    );
     expect(r.ok, r.response).to.equal(true);
     expect(events(e).filter((ev) => ev.type === 'bounced')).to.have.length(1);
   });
@@ -149,7 +216,8 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     const { email: e, ds } = await email(1);
     deliver(e, ds);
     const before = reportCount();
-    const big = buildDsn({ to: verp(e, ds[0]), recipient: ds[0].recipient }) + 'X'.repeat(76).concat('\r\n').repeat(400);
+    const big =
+      buildDsn({ to: verp(e, ds[0]), recipient: ds[0].recipient }) + 'X'.repeat(76).concat('\r\n').repeat(400);
     // nodemailer itself refuses to announce more than the advertised SIZE, so speak SMTP directly.
     const bySize = await dialogue(port, ['EHLO mx.remote.test', `MAIL FROM:<> SIZE=${big.length}`, 'QUIT']);
     expect(bySize[1]).to.match(/^552 /);
@@ -167,7 +235,13 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     const r = await smtpSend(port, { from: 'x@y.test', to: [verp(e, ds[0])] }, garbage);
     expect(r.ok, r.response).to.equal(true);
     const stored = listInboundReports(s.db, null, 1)[0];
-    expect(stored).to.include({ kind: 'other', outcome: 'unmatched', email_id: e.id, matched_by: 'rcpt', mail_from: 'x@y.test' });
+    expect(stored).to.include({
+      kind: 'other',
+      outcome: 'unmatched',
+      email_id: e.id,
+      matched_by: 'rcpt',
+      mail_from: 'x@y.test',
+    });
     expect(stored.raw?.toString('latin1')).to.include('not a report at all');
     expect(events(e)).to.have.length(n);
     expect(status(e)).to.equal('delivered');
@@ -188,7 +262,10 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     const raw = buildDsn({ to: verp(e, ds[0]), recipient: ds[0].recipient, status: '5.1.1' });
     expect((await smtpSend(port, { from: '', to: [verp(e, ds[0])] }, raw)).ok).to.equal(true);
     expect(status(e)).to.equal('bounced');
-    expect(JSON.parse(events(e).find((ev) => ev.type === 'bounced' && ev.recipient)!.data_json)).to.include({ async: false, hard: true });
+    expect(JSON.parse(events(e).find((ev) => ev.type === 'bounced' && ev.recipient)!.data_json)).to.include({
+      async: false,
+      hard: true,
+    });
     expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())?.reason).to.equal('hard_bounce');
   });
 
@@ -196,7 +273,13 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     const { email: e, ds } = await email(2);
     deliver(e, ds);
     const n = events(e).length;
-    const delayed = buildDsn({ to: verp(e, ds[0]), recipient: ds[0].recipient, action: 'delayed', status: '4.4.7', diagnostic: '451 4.4.7 still trying' });
+    const delayed = buildDsn({
+      to: verp(e, ds[0]),
+      recipient: ds[0].recipient,
+      action: 'delayed',
+      status: '4.4.7',
+      diagnostic: '451 4.4.7 still trying',
+    });
     expect((await smtpSend(port, { from: '', to: [verp(e, ds[0])] }, delayed)).ok).to.equal(true);
     expect(listInboundReports(s.db, null, 1)[0].outcome).to.equal('ignored');
     expect(events(e)).to.have.length(n);
@@ -214,7 +297,9 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     deliver(e, ds);
     const corpus = fs.readFileSync(new URL('../fixtures/corpus/rfc3464-03.eml', import.meta.url));
     expect((await smtpSend(port, { from: '', to: [verp(e, ds[0])] }, corpus)).ok).to.equal(true);
-    const b = events(e).filter((ev) => ev.type === 'bounced').map((ev) => JSON.parse(ev.data_json));
+    const b = events(e)
+      .filter((ev) => ev.type === 'bounced')
+      .map((ev) => JSON.parse(ev.data_json));
     expect(b).to.have.length(1);
     expect(b[0]).to.include({ async: true, hard: false, final_recipient: 'kijitora@example.com', source: 'dsn' });
     expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())).to.equal(undefined);
@@ -225,7 +310,15 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     const { email: e, ds } = await email(1);
     deliver(e, ds);
     const body = 'Lorem ipsum dolor sit amet user@example.com 550 5.1.1\r\n'.repeat(60_000);
-    const raw = Buffer.from(buildDsn({ to: `fbl@${BOUNCE}`, recipient: ds[0].recipient, originalMailFrom: verp(e, ds[0]), originalMessageId: `<${e.id}@mta.test>`, body }));
+    const raw = Buffer.from(
+      buildDsn({
+        to: `fbl@${BOUNCE}`,
+        recipient: ds[0].recipient,
+        originalMailFrom: verp(e, ds[0]),
+        originalMessageId: `<${e.id}@mta.test>`,
+        body,
+      }),
+    );
     expect(raw.length).to.be.greaterThan(3 * PARSE_CAP);
     const t = Date.now();
     const r = await recordFeedback(s.ctx, raw, { mailFrom: null, rcptTo: [`fbl@${BOUNCE}`], remoteIp: '127.0.0.1' });

@@ -20,18 +20,35 @@ describe('journey: domain → webhook → live delivery → bounce and complaint
     hooks = await new Receiver().start();
     s = await startTestService({
       env: {
-        MTA_DNS_SERVERS: dns.server, MTA_OUTBOUND_PORT: String(mx.port), MTA_SENDING_IPS: '127.0.0.1',
-        MTA_DNS_CHECK_CRON: '*/1 * * * * *', MTA_DNS_CHECK_TIMEOUT_SECONDS: '0.5', MTA_RATE_LIMIT: '0',
+        MTA_DNS_SERVERS: dns.server,
+        MTA_OUTBOUND_PORT: String(mx.port),
+        MTA_SENDING_IPS: '127.0.0.1',
+        MTA_DNS_CHECK_CRON: '*/1 * * * * *',
+        MTA_DNS_CHECK_TIMEOUT_SECONDS: '0.5',
+        MTA_RATE_LIMIT: '0',
       },
     });
-    dns.set('rcpt.test', { MX: [{ exchange: 'mx.rcpt.test', priority: 10 }] }).set('mx.rcpt.test', { A: ['127.0.0.1'] });
+    dns
+      .set('rcpt.test', { MX: [{ exchange: 'mx.rcpt.test', priority: 10 }] })
+      .set('mx.rcpt.test', { A: ['127.0.0.1'] });
     dns.set('mta.test', { A: ['127.0.0.1'] });
   });
-  after(async () => { await s.close(); await hooks.stop(); await mx.stop(); await dns.stop(); });
+  after(async () => {
+    await s.close();
+    await hooks.stop();
+    await mx.stop();
+    await dns.stop();
+  });
 
   it('walks an email through every server and tells the team each step', async () => {
     const team = s.team();
-    const key = s.key(team.id, 'live', ['emails:send', 'emails:read', 'domains:read', 'domains:write', 'webhooks:write']);
+    const key = s.key(team.id, 'live', [
+      'emails:send',
+      'emails:read',
+      'domains:read',
+      'domains:write',
+      'webhooks:write',
+    ]);
     s.credits(team.id, 10);
 
     const dom = (await s.api('POST', '/v1/domains', { key, body: { name: 'acme.test' } })).body;
@@ -39,15 +56,28 @@ describe('journey: domain → webhook → live delivery → bounce and complaint
     expect((await s.api('POST', `/v1/domains/${dom.id}/verify`, { key })).body.status).to.equal('verified');
     await waitFor(s, key, dom.id, 'verified');
 
-    const hook = await s.api('POST', '/v1/webhooks', { key, body: { url: hooks.url, events: ['queued', 'sent', 'delivered', 'bounced', 'complained'] } });
+    const hook = await s.api('POST', '/v1/webhooks', {
+      key,
+      body: { url: hooks.url, events: ['queued', 'sent', 'delivered', 'bounced', 'complained'] },
+    });
     expect(hook.status).to.equal(201);
 
-    const sent = await s.api('POST', '/v1/emails', { key, body: { from: 'Acme <orders@acme.test>', to: ['ann@rcpt.test', 'bob@rcpt.test'], subject: 'Receipt', text: 'Thanks', html: '<p>Thanks</p>' } });
+    const sent = await s.api('POST', '/v1/emails', {
+      key,
+      body: {
+        from: 'Acme <orders@acme.test>',
+        to: ['ann@rcpt.test', 'bob@rcpt.test'],
+        subject: 'Receipt',
+        text: 'Thanks',
+        html: '<p>Thanks</p>',
+      },
+    });
     expect(sent.status).to.equal(202);
     expect(sent.body.credits_charged).to.equal(2);
     const id = sent.body.id;
     const until = Date.now() + 10_000;
-    while (Date.now() < until && (await s.api('GET', `/v1/emails/${id}`, { key })).body.status !== 'delivered') await new Promise((r) => setTimeout(r, 50));
+    while (Date.now() < until && (await s.api('GET', `/v1/emails/${id}`, { key })).body.status !== 'delivered')
+      await new Promise((r) => setTimeout(r, 50));
     expect((await s.api('GET', `/v1/emails/${id}`, { key })).body.status).to.equal('delivered');
 
     // What the MX got: one transaction per recipient, each with its own VERP envelope sender on the verified return-path, DKIM that verifies.
@@ -58,7 +88,13 @@ describe('journey: domain → webhook → live delivery → bounce and complaint
     expect(got.from).to.match(/^bounces\+[0-9a-z-]+@bounces\.acme\.test$/);
     expect(gotBob.from).to.match(/^bounces\+[0-9a-z-]+@bounces\.acme\.test$/);
     expect(gotBob.from).not.to.equal(got.from);
-    const auth = await mailauth(got.raw, { ip: '127.0.0.1', helo: 'mta.test', mta: 'mx.rcpt.test', sender: got.from, resolver: dnsResolver(dns) });
+    const auth = await mailauth(got.raw, {
+      ip: '127.0.0.1',
+      helo: 'mta.test',
+      mta: 'mx.rcpt.test',
+      sender: got.from,
+      resolver: dnsResolver(dns),
+    });
     expect(auth.dmarc && auth.dmarc.status.result).to.equal('pass'); // aligned through DKIM (d=acme.test)
     // SPF is evaluated on the envelope sender's domain, bounces.acme.test: its own TXT record authorises us.
     expect(auth.spf && auth.spf.domain).to.equal('bounces.acme.test');
@@ -69,18 +105,49 @@ describe('journey: domain → webhook → live delivery → bounce and complaint
     // A DSN for bob arrives at bob's VERP address; a complaint for ann arrives at fbl@, quoting ann's Return-Path.
     const port = smtpPort(s);
     const messageId = `<${id}@mta.test>`;
-    expect((await smtpSend(port, { from: '', to: [gotBob.from] }, buildDsn({ to: gotBob.from, recipient: 'bob@rcpt.test', originalMessageId: messageId }))).ok).to.equal(true);
-    expect((await smtpSend(port, { from: 'fbl@provider.test', to: [`fbl@${s.config.bounceDomain}`] }, buildArf({ to: `fbl@${s.config.bounceDomain}`, recipient: 'ann@rcpt.test', originalMessageId: messageId, originalReturnPath: got.from }))).ok).to.equal(true);
+    expect(
+      (
+        await smtpSend(
+          port,
+          { from: '', to: [gotBob.from] },
+          buildDsn({ to: gotBob.from, recipient: 'bob@rcpt.test', originalMessageId: messageId }),
+        )
+      ).ok,
+    ).to.equal(true);
+    expect(
+      (
+        await smtpSend(
+          port,
+          { from: 'fbl@provider.test', to: [`fbl@${s.config.bounceDomain}`] },
+          buildArf({
+            to: `fbl@${s.config.bounceDomain}`,
+            recipient: 'ann@rcpt.test',
+            originalMessageId: messageId,
+            originalReturnPath: got.from,
+          }),
+        )
+      ).ok,
+    ).to.equal(true);
 
     const done = (await s.api('GET', `/v1/emails/${id}`, { key })).body;
     expect(done.status).to.equal('complained');
     const sups = (await s.api('GET', '/v1/suppressions', { key })).body.data.map((x: any) => [x.address, x.reason]);
-    expect(sups).to.have.deep.members([['bob@rcpt.test', 'hard_bounce'], ['ann@rcpt.test', 'complaint']]);
+    expect(sups).to.have.deep.members([
+      ['bob@rcpt.test', 'hard_bounce'],
+      ['ann@rcpt.test', 'complaint'],
+    ]);
 
     const got2 = await hooks.waitFor(6);
     const payloads = got2.map((r) => verify(hook.body.secret, r));
     const seen = payloads.map((p) => `${p.type}:${p.data.recipient ?? '-'}`);
-    expect(seen).to.have.members(['queued:-', 'sent:-', 'delivered:ann@rcpt.test', 'delivered:bob@rcpt.test', 'bounced:bob@rcpt.test', 'complained:ann@rcpt.test']);
+    expect(seen).to.have.members([
+      'queued:-',
+      'sent:-',
+      'delivered:ann@rcpt.test',
+      'delivered:bob@rcpt.test',
+      'bounced:bob@rcpt.test',
+      'complained:ann@rcpt.test',
+    ]);
     const bounced = payloads.find((p) => p.type === 'bounced');
     expect(bounced.data.details).to.include({ async: true, reason: 'userunknown', hard: true, source: 'dsn' });
     expect(payloads.find((p) => p.type === 'complained').data.email.status).to.equal('complained');

@@ -13,7 +13,10 @@ describe('private fields of nodemailer and smtp-server (src/lib/internals.ts)', 
   let port: number;
   before(async () => {
     server = new SMTPServer({
-      authOptional: true, disabledCommands: ['AUTH', 'STARTTLS'], logger: false, disableReverseLookup: true,
+      authOptional: true,
+      disabledCommands: ['AUTH', 'STARTTLS'],
+      logger: false,
+      disableReverseLookup: true,
       onRcptTo: (a, _s, cb) => cb(a.address.startsWith('bad') ? smtpError(550, '5.1.1 No such user') : undefined),
       onData: (stream, session, cb) => {
         stream.resume();
@@ -27,14 +30,21 @@ describe('private fields of nodemailer and smtp-server (src/lib/internals.ts)', 
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   async function connect(): Promise<SMTPConnection> {
-    const conn = new SMTPConnection({ host: '127.0.0.1', port, ignoreTLS: true, logger: false, connectionTimeout: 5000 });
+    const conn = new SMTPConnection({
+      host: '127.0.0.1',
+      port,
+      ignoreTLS: true,
+      logger: false,
+      connectionTimeout: 5000,
+    });
     conn.on('error', () => {});
     await new Promise<void>((resolve, reject) => conn.connect((err) => (err ? reject(err) : resolve())));
     return conn;
   }
-  const send = (conn: SMTPConnection, to: string[]) => new Promise<{ err: (Error & { command?: string; rejectedErrors?: unknown[] }) | null }>((resolve) => {
-    conn.send({ from: 'a@example.test', to }, 'Subject: x\r\n\r\nhello\r\n', (err) => resolve({ err: err as never }));
-  });
+  const send = (conn: SMTPConnection, to: string[]) =>
+    new Promise<{ err: (Error & { command?: string; rejectedErrors?: unknown[] }) | null }>((resolve) => {
+      conn.send({ from: 'a@example.test', to }, 'Subject: x\r\n\r\nhello\r\n', (err) => resolve({ err: err as never }));
+    });
 
   it('SMTPServer.connections: a Set of connections with remoteAddress, send and close; left on close', async () => {
     const conn = await connect();

@@ -8,12 +8,22 @@ import { feature as operations } from '../../src/features/operations.js';
 describe('operations: metrics and retention', () => {
   let s: TestService;
   const clock = testClock();
-  before(async () => { s = await startTestService({ features: [operations], now: clock.now, env: { MTA_RATE_LIMIT: '0' } }); });
+  before(async () => {
+    s = await startTestService({ features: [operations], now: clock.now, env: { MTA_RATE_LIMIT: '0' } });
+  });
   after(() => s.close());
 
   it('serves Prometheus metrics: events by type, queue depth, HTTP durations by route', async () => {
     const key = s.key(s.team().id);
-    for (let i = 0; i < 3; i++) expect((await s.api('POST', '/v1/emails', { key, body: { from: 'a@x.test', to: ['b@y.test', 'c@y.test'], subject: 's', text: 't' } })).status).to.equal(202);
+    for (let i = 0; i < 3; i++)
+      expect(
+        (
+          await s.api('POST', '/v1/emails', {
+            key,
+            body: { from: 'a@x.test', to: ['b@y.test', 'c@y.test'], subject: 's', text: 't' },
+          })
+        ).status,
+      ).to.equal(202);
     const res = await fetch(`${s.url}/metrics`);
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-type')).to.match(/text\/plain/);
@@ -21,15 +31,23 @@ describe('operations: metrics and retention', () => {
     expect(text).to.match(/^mta_events_total\{type="queued"\} 3$/m);
     expect(text).to.match(/^mta_deliveries_pending 6$/m);
     expect(text).to.match(/^mta_deliveries_due 6$/m);
-    expect(text).to.match(/mta_http_request_duration_seconds_count\{method="POST",route="\/v1\/emails",status="202"\} 3/);
+    expect(text).to.match(
+      /mta_http_request_duration_seconds_count\{method="POST",route="\/v1\/emails",status="202"\} 3/,
+    );
     expect(text).to.contain('process_cpu_user_seconds_total');
     expect(text).not.to.contain(key);
   });
 
   it('drops idempotency records after 24 hours and inbound reports after 30 days, nothing younger', async () => {
     const key = s.key(s.team().id);
-    await s.api('POST', '/v1/emails', { key, body: { from: 'a@x.test', to: 'b@y.test', subject: 's', text: 't' }, headers: { 'idempotency-key': 'k1' } });
-    const insert = s.db.prepare("INSERT INTO inbound_reports (id, kind, outcome, rcpt_to, parsed_json, raw_size, created_at) VALUES (?, 'other', 'unmatched', 'fbl@x', '{}', 0, ?)");
+    await s.api('POST', '/v1/emails', {
+      key,
+      body: { from: 'a@x.test', to: 'b@y.test', subject: 's', text: 't' },
+      headers: { 'idempotency-key': 'k1' },
+    });
+    const insert = s.db.prepare(
+      "INSERT INTO inbound_reports (id, kind, outcome, rcpt_to, parsed_json, raw_size, created_at) VALUES (?, 'other', 'unmatched', 'fbl@x', '{}', 0, ?)",
+    );
     insert.run('rep_old', clock.now() - 31 * 86400e3);
     insert.run('rep_new', clock.now() - 29 * 86400e3);
     expect(runRetention(s.ctx)).to.deep.equal({ idempotency: 0, inbound_reports: 1 });

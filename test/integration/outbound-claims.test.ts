@@ -12,17 +12,24 @@ import { createOutbound, type OutboundLoop } from '../../src/outbound/index.js';
 describe('outbound delivery: claim bookkeeping', function () {
   this.timeout(20000);
   let e: OutboundEnv | undefined;
-  beforeEach(() => { e = undefined; });
+  beforeEach(() => {
+    e = undefined;
+  });
   afterEach(() => e?.close());
   const loop = () => (e!.s.svc as any).components.find((c: any) => c.name === 'outbound') as OutboundLoop;
   async function until(cond: () => boolean, ms = 5000) {
     const end = Date.now() + ms;
-    while (!cond()) { if (Date.now() > end) throw new Error('condition not met in time'); await sleep(5); }
+    while (!cond()) {
+      if (Date.now() > end) throw new Error('condition not met in time');
+      await sleep(5);
+    }
   }
 
   it('a claim dropped at confirmation (bounced by a DSN while its job waited) leaves the held set, even when another job starts with it', async () => {
     let release!: () => void;
-    const gate = new Promise<void>((r) => { release = r; });
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
     let holding = 0;
     e = await outboundEnv({
       env: { MTA_RETRY_MAX_SECONDS: '30' },
@@ -40,7 +47,11 @@ describe('outbound delivery: claim bookkeeping', function () {
     const je = emailByPublicId(e.s.db, j.id)!;
     const jd = deliveriesOf(e.s.db, je.seq)[0];
     const verp = verpAddress(secret(e.s.db, 'verp'), je.id, jd.id, e.s.config.bounceDomain);
-    const r = await recordFeedback(e.s.ctx, Buffer.from(buildDsn({ to: verp, recipient: 'j@other.test' })), { mailFrom: '', rcptTo: [verp], remoteIp: '127.0.0.1' });
+    const r = await recordFeedback(e.s.ctx, Buffer.from(buildDsn({ to: verp, recipient: 'j@other.test' })), {
+      mailFrom: '',
+      rcptTo: [verp],
+      remoteIp: '127.0.0.1',
+    });
     expect(r.outcome).to.equal('applied');
     // Both slots free in the same turn: J (dropped) and K start in one pump.
     release();
@@ -84,7 +95,9 @@ describe('outbound delivery: a slow domain does not starve the others', function
 
   it('a backlog behind a stalling receiver stays in the store; a healthy domain is still delivered at once', async () => {
     let release!: () => void;
-    const gate = new Promise<void>((r) => { release = r; });
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
     e = await outboundEnv({
       env: { MTA_RETRY_MAX_SECONDS: '30', MTA_OUTBOUND_TIMEOUT_SECONDS: '10' },
       overrides: { outboundPerDomainConcurrency: 2 },

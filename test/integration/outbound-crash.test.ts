@@ -11,12 +11,15 @@ import { loadConfig } from '../../src/config/load.js';
 import { createTeam, createKey } from '../../src/services/keys.js';
 import { route, sleep } from './outbound-env.js';
 
-
 describe('outbound delivery: kill -9 in the middle of a batch loses nothing', function () {
   this.timeout(60000);
   const N = 80;
   let dns: TestDns, mx: TestMx, child: ChildProcess | undefined;
-  after(async () => { child?.kill('SIGKILL'); await mx?.stop(); await dns?.stop(); });
+  after(async () => {
+    child?.kill('SIGKILL');
+    await mx?.stop();
+    await dns?.stop();
+  });
 
   it('every queued recipient is delivered (at least once) after a restart', async () => {
     dns = await new TestDns().start();
@@ -24,10 +27,20 @@ describe('outbound delivery: kill -9 in the middle of a batch loses nothing', fu
     route(dns, 'rcpt.test');
     const dataDir = tempDir('mta-crash-');
     const env: Record<string, string> = {
-      MTA_DATA_DIR: dataDir, MTA_HTTP_PORT: '0', MTA_SMTP_PORT: '0', MTA_SMTP_HOST: '127.0.0.1', MTA_HOSTNAME: 'mta.test',
-      MTA_DNS_SERVERS: dns.server, MTA_OUTBOUND_PORT: String(mx.port), MTA_OUTBOUND_TIMEOUT_SECONDS: '2',
-      MTA_OUTBOUND_PER_DOMAIN_CONCURRENCY: '4', MTA_RETRY_MIN_SECONDS: '0.2', MTA_RETRY_MAX_SECONDS: '1', MTA_RATE_LIMIT: '0',
-      MTA_LOG_LEVEL: 'info', MTA_ALLOW_PRIVATE_WEBHOOKS: '1',
+      MTA_DATA_DIR: dataDir,
+      MTA_HTTP_PORT: '0',
+      MTA_SMTP_PORT: '0',
+      MTA_SMTP_HOST: '127.0.0.1',
+      MTA_HOSTNAME: 'mta.test',
+      MTA_DNS_SERVERS: dns.server,
+      MTA_OUTBOUND_PORT: String(mx.port),
+      MTA_OUTBOUND_TIMEOUT_SECONDS: '2',
+      MTA_OUTBOUND_PER_DOMAIN_CONCURRENCY: '4',
+      MTA_RETRY_MIN_SECONDS: '0.2',
+      MTA_RETRY_MAX_SECONDS: '1',
+      MTA_RATE_LIMIT: '0',
+      MTA_LOG_LEVEL: 'info',
+      MTA_ALLOW_PRIVATE_WEBHOOKS: '1',
     };
     const db = openDb(dataDir);
     const ctx = { db, config: loadConfig({ env }), now: Date.now, log: pino({ level: 'silent' }) };
@@ -40,11 +53,17 @@ describe('outbound delivery: kill -9 in the middle of a batch loses nothing', fu
     child = svc.child;
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const ids: string[] = [];
-    await Promise.all(Array.from({ length: N }, async (_, i) => {
-      const r = await fetch(`${svc.url}/v1/emails`, { method: 'POST', headers, body: JSON.stringify({ from: 'app@sender.test', to: `u${i}@rcpt.test`, subject: `n${i}`, text: 'x' }) });
-      expect(r.status).to.equal(202);
-      ids.push(((await r.json()) as { id: string }).id);
-    }));
+    await Promise.all(
+      Array.from({ length: N }, async (_, i) => {
+        const r = await fetch(`${svc.url}/v1/emails`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ from: 'app@sender.test', to: `u${i}@rcpt.test`, subject: `n${i}`, text: 'x' }),
+        });
+        expect(r.status).to.equal(202);
+        ids.push(((await r.json()) as { id: string }).id);
+      }),
+    );
     while (mx.messages.length < 10) await sleep(5);
     child.kill('SIGKILL');
     await new Promise((r) => child!.once('exit', r));
@@ -56,7 +75,12 @@ describe('outbound delivery: kill -9 in the middle of a batch loses nothing', fu
     const until = Date.now() + 30000;
     let statuses: string[] = [];
     while (Date.now() < until) {
-      statuses = await Promise.all(ids.map(async (id) => ((await (await fetch(`${svc.url}/v1/emails/${id}`, { headers })).json()) as { status: string }).status));
+      statuses = await Promise.all(
+        ids.map(
+          async (id) =>
+            ((await (await fetch(`${svc.url}/v1/emails/${id}`, { headers })).json()) as { status: string }).status,
+        ),
+      );
       if (statuses.every((s) => s === 'delivered')) break;
       await sleep(100);
     }

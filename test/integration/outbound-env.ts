@@ -13,7 +13,13 @@ import type { FeatureFactory } from '../../src/service.js';
 import type { Config } from '../../src/config/schema.js';
 
 export interface OutboundEnv {
-  dns: TestDns; mx: TestMx; s: TestService; live: string; test: string; teamId: string; selector: string;
+  dns: TestDns;
+  mx: TestMx;
+  s: TestService;
+  live: string;
+  test: string;
+  teamId: string;
+  selector: string;
   send(body: Record<string, unknown>, key?: string): Promise<any>;
   waitStatus(id: string, statuses: string[], ms?: number, key?: string): Promise<any>;
   events(id: string, key?: string): Promise<any[]>;
@@ -35,7 +41,16 @@ export function shapingFile(rules: Record<string, unknown>): string {
   return file;
 }
 
-export async function outboundEnv(opts: { env?: Record<string, string>; overrides?: Partial<Config>; script?: MxScript; mxTls?: boolean; features?: FeatureFactory[]; shaping?: Record<string, unknown> } = {}): Promise<OutboundEnv> {
+export async function outboundEnv(
+  opts: {
+    env?: Record<string, string>;
+    overrides?: Partial<Config>;
+    script?: MxScript;
+    mxTls?: boolean;
+    features?: FeatureFactory[];
+    shaping?: Record<string, unknown>;
+  } = {},
+): Promise<OutboundEnv> {
   const dns = await new TestDns().start();
   const overrides = opts.shaping ? { ...opts.overrides, shapingFile: shapingFile(opts.shaping) } : opts.overrides;
   const mx = await new TestMx({ script: opts.script, tls: opts.mxTls }).start();
@@ -43,8 +58,13 @@ export async function outboundEnv(opts: { env?: Record<string, string>; override
     features: opts.features ?? [outbound],
     overrides,
     env: {
-      MTA_DNS_SERVERS: dns.server, MTA_OUTBOUND_PORT: String(mx.port), MTA_OUTBOUND_TIMEOUT_SECONDS: '1',
-      MTA_RETRY_MIN_SECONDS: '0.2', MTA_RETRY_MAX_SECONDS: '2', MTA_QUEUE_LIFETIME_SECONDS: '60', MTA_RATE_LIMIT: '0',
+      MTA_DNS_SERVERS: dns.server,
+      MTA_OUTBOUND_PORT: String(mx.port),
+      MTA_OUTBOUND_TIMEOUT_SECONDS: '1',
+      MTA_RETRY_MIN_SECONDS: '0.2',
+      MTA_RETRY_MAX_SECONDS: '2',
+      MTA_QUEUE_LIFETIME_SECONDS: '60',
+      MTA_RATE_LIMIT: '0',
       ...(opts.env ?? {}),
     },
   });
@@ -55,9 +75,18 @@ export async function outboundEnv(opts: { env?: Record<string, string>; override
   dns.set(`${dom.selector}._domainkey.${SENDER}`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });
   for (const d of ['rcpt.test', 'other.test']) route(dns, d);
   const env: OutboundEnv = {
-    dns, mx, s, live, test, teamId: team.id, selector: dom.selector,
+    dns,
+    mx,
+    s,
+    live,
+    test,
+    teamId: team.id,
+    selector: dom.selector,
     async send(body, key = live) {
-      const r = await s.api('POST', '/v1/emails', { key, body: { from: `Sender <app@${SENDER}>`, subject: 'Hello', text: 'Hi there', ...body } });
+      const r = await s.api('POST', '/v1/emails', {
+        key,
+        body: { from: `Sender <app@${SENDER}>`, subject: 'Hello', text: 'Hi there', ...body },
+      });
       expect(r.status, JSON.stringify(r.body)).to.equal(202);
       return r.body;
     },
@@ -69,12 +98,18 @@ export async function outboundEnv(opts: { env?: Record<string, string>; override
         if (statuses.includes(last.status)) return last;
         await new Promise((r) => setTimeout(r, 20));
       }
-      throw new Error(`email ${id} did not reach ${statuses.join('|')}: ${JSON.stringify(last)} events=${JSON.stringify(await env.events(id, key))}`);
+      throw new Error(
+        `email ${id} did not reach ${statuses.join('|')}: ${JSON.stringify(last)} events=${JSON.stringify(await env.events(id, key))}`,
+      );
     },
     async events(id, key = live) {
       return (await s.api('GET', `/v1/emails/${id}/events?limit=100`, { key })).body.data;
     },
-    async close() { await s.close(); await mx.stop(); await dns.stop(); },
+    async close() {
+      await s.close();
+      await mx.stop();
+      await dns.stop();
+    },
   };
   return env;
 }

@@ -8,8 +8,13 @@ describe('outbound delivery: hostile or broken receivers', function () {
   this.timeout(30000);
   let e: OutboundEnv | undefined;
   const extra: { stop(): Promise<void> }[] = [];
-  beforeEach(() => { e = undefined; });
-  afterEach(async () => { for (const x of extra.splice(0)) await x.stop(); await e?.close(); });
+  beforeEach(() => {
+    e = undefined;
+  });
+  afterEach(async () => {
+    for (const x of extra.splice(0)) await x.stop();
+    await e?.close();
+  });
 
   async function hostile(ip: string, domain: string, script: MxScript) {
     const mx = await new TestMx({ host: ip, port: e!.mx.port, script }).start();
@@ -24,10 +29,14 @@ describe('outbound delivery: hostile or broken receivers', function () {
     await hostile('127.0.0.2', 'dropper.test', { data: () => ({ dropMidData: true }) });
     await hostile('127.0.0.3', 'staller.test', { connect: () => ({ stall: true }) });
     await hostile('127.0.0.4', 'slowrcpt.test', { rcpt: () => ({ stall: true }) });
-    const raw = await startRawMx('127.0.0.5', e.mx.port, (s) => s.write('HTTP/1.1 400 Bad Request\r\n\r\n<html>garbage</html>\r\n'));
+    const raw = await startRawMx('127.0.0.5', e.mx.port, (s) =>
+      s.write('HTTP/1.1 400 Bad Request\r\n\r\n<html>garbage</html>\r\n'),
+    );
     extra.push(raw);
     route(e.dns, 'garbage.test', '127.0.0.5');
-    const bad = await Promise.all(['dropper', 'staller', 'slowrcpt', 'garbage'].map((d) => e!.send({ to: `x@${d}.test` })));
+    const bad = await Promise.all(
+      ['dropper', 'staller', 'slowrcpt', 'garbage'].map((d) => e!.send({ to: `x@${d}.test` })),
+    );
     const t0 = Date.now();
     const good = await Promise.all(Array.from({ length: 20 }, (_, i) => e!.send({ to: `u${i}@rcpt.test` })));
     for (const g of good) await e.waitStatus(g.id, ['delivered']);
@@ -45,8 +54,12 @@ describe('outbound delivery: hostile or broken receivers', function () {
 
   it('a server answering 421 or a 5xx greeting: deferred / bounced, and nothing leaks', async () => {
     e = await outboundEnv();
-    await hostile('127.0.0.6', 'busy.test', { connect: () => ({ code: 421, message: '4.7.0 Too many connections, try later' }) });
-    await hostile('127.0.0.7', 'closed.test', { connect: () => ({ code: 554, message: '5.7.1 No SMTP service here' }) });
+    await hostile('127.0.0.6', 'busy.test', {
+      connect: () => ({ code: 421, message: '4.7.0 Too many connections, try later' }),
+    });
+    await hostile('127.0.0.7', 'closed.test', {
+      connect: () => ({ code: 554, message: '5.7.1 No SMTP service here' }),
+    });
     const a = await e.send({ to: 'x@busy.test' });
     const b = await e.send({ to: 'x@closed.test' });
     await e.waitStatus(a.id, ['delivery_delayed']);

@@ -21,7 +21,10 @@ describe('outbound: per-team source IP pools', function () {
   beforeEach(async () => {
     peers.clear();
     e = await outboundEnv({ env: { MTA_SENDING_IPS: '127.0.0.3', MTA_IP_POOLS: 'acme=127.0.0.2' } });
-    e.mx.script.connect = (session: SMTPServerSession) => { peers.set(session.id, session.remoteAddress); return undefined; };
+    e.mx.script.connect = (session: SMTPServerSession) => {
+      peers.set(session.id, session.remoteAddress);
+      return undefined;
+    };
     const acme = e.s.team('acme');
     insertVerifiedDomain(e.s.db, acme.id, 'acme.test');
     acmeKey = e.s.key(acme.id, 'live', ['emails:send', 'emails:read']);
@@ -30,7 +33,7 @@ describe('outbound: per-team source IP pools', function () {
 
   const sendAcme = (to: string) => e.send({ from: 'App <app@acme.test>', to: [to] }, acmeKey);
 
-  it('binds each team\'s pool, never reuses a session across pools, and records source_ip', async () => {
+  it("binds each team's pool, never reuses a session across pools, and records source_ip", async () => {
     const a1 = await sendAcme('a1@rcpt.test');
     await e.waitStatus(a1.id, ['delivered'], 8000, acmeKey);
     const b1 = await e.send({ to: ['b1@rcpt.test'] });
@@ -49,14 +52,22 @@ describe('outbound: per-team source IP pools', function () {
     // …but never across pools.
     expect(session('a1@rcpt.test')).not.to.equal(session('b1@rcpt.test'));
 
-    const delivered = async (id: string, key?: string) => (await e.events(id, key)).find((x) => x.type === 'delivered').data;
+    const delivered = async (id: string, key?: string) =>
+      (await e.events(id, key)).find((x) => x.type === 'delivered').data;
     expect(await delivered(a1.id, acmeKey)).to.include({ source_ip: '127.0.0.2', remote_ip: '127.0.0.1' });
     expect(await delivered(b2.id)).to.include({ source_ip: '127.0.0.3', remote_ip: '127.0.0.1' });
   });
 
-  it('never sends a pool team\'s mail from another address family: the MX address is skipped and the mail deferred', async () => {
+  it("never sends a pool team's mail from another address family: the MX address is skipped and the mail deferred", async () => {
     await e.close();
-    e = await outboundEnv({ env: { MTA_SENDING_IPS: '127.0.0.3', MTA_IP_POOLS: 'v6only=::1', MTA_RETRY_MIN_SECONDS: '30', MTA_RETRY_MAX_SECONDS: '60' } });
+    e = await outboundEnv({
+      env: {
+        MTA_SENDING_IPS: '127.0.0.3',
+        MTA_IP_POOLS: 'v6only=::1',
+        MTA_RETRY_MIN_SECONDS: '30',
+        MTA_RETRY_MAX_SECONDS: '60',
+      },
+    });
     const team = e.s.team('v6only');
     insertVerifiedDomain(e.s.db, team.id, 'six.test');
     const key = e.s.key(team.id, 'live', ['emails:send', 'emails:read']);
@@ -74,23 +85,43 @@ describe('sending domains: SPF of a team with its own IP pool', function () {
   let s: TestService;
   before(async () => {
     dns = await new TestDns().start();
-    s = await startTestService({ features: [domains], env: { MTA_DNS_SERVERS: dns.server, MTA_SENDING_IPS: '127.0.0.3', MTA_IP_POOLS: 'acme=127.0.0.2|::1', MTA_DNS_CHECK_CRON: '0 0 1 1 *', MTA_DNS_CHECK_TIMEOUT_SECONDS: '0.3' } });
+    s = await startTestService({
+      features: [domains],
+      env: {
+        MTA_DNS_SERVERS: dns.server,
+        MTA_SENDING_IPS: '127.0.0.3',
+        MTA_IP_POOLS: 'acme=127.0.0.2|::1',
+        MTA_DNS_CHECK_CRON: '0 0 1 1 *',
+        MTA_DNS_CHECK_TIMEOUT_SECONDS: '0.3',
+      },
+    });
   });
-  after(async () => { await s.close(); await dns.stop(); });
+  after(async () => {
+    await s.close();
+    await dns.stop();
+  });
 
   const addDomain = async (teamName: string, name: string) => {
     const key = s.key(s.team(teamName).id, 'live', ['domains:read', 'domains:write']);
     const d = (await s.api('POST', '/v1/domains', { key, body: { name } })).body;
-    return { key, d, spf: (r: any[]) => r.filter((x: any) => x.type === 'TXT' && x.purpose !== 'dkim' && x.purpose !== 'dmarc') };
+    return {
+      key,
+      d,
+      spf: (r: any[]) => r.filter((x: any) => x.type === 'TXT' && x.purpose !== 'dkim' && x.purpose !== 'dmarc'),
+    };
   };
 
   it('publishes and checks the pool for the apex and the return path; other teams keep the default IPs', async () => {
     const acme = await addDomain('acme', 'acme.test');
     expect(acme.spf(acme.d.records).map((r: any) => [r.name, r.value])).to.deep.equal([
-      ['acme.test', 'v=spf1 ip4:127.0.0.2 ip6:::1 ~all'], ['bounces.acme.test', 'v=spf1 ip4:127.0.0.2 ip6:::1 ~all'],
+      ['acme.test', 'v=spf1 ip4:127.0.0.2 ip6:::1 ~all'],
+      ['bounces.acme.test', 'v=spf1 ip4:127.0.0.2 ip6:::1 ~all'],
     ]);
     const other = await addDomain('other', 'other.test');
-    expect(other.spf(other.d.records).map((r: any) => r.value)).to.deep.equal(['v=spf1 ip4:127.0.0.3 ~all', 'v=spf1 ip4:127.0.0.3 ~all']);
+    expect(other.spf(other.d.records).map((r: any) => r.value)).to.deep.equal([
+      'v=spf1 ip4:127.0.0.3 ~all',
+      'v=spf1 ip4:127.0.0.3 ~all',
+    ]);
 
     // The default record does not authorise acme's pool: the check fails on it…
     dns.set('acme.test', { TXT: ['v=spf1 ip4:127.0.0.3 ~all'] });

@@ -5,7 +5,9 @@ import { count } from '../helpers/factories.js';
 describe('outbound delivery: test mode, scheduling, cancel, sessions', function () {
   this.timeout(20000);
   let e: OutboundEnv | undefined;
-  beforeEach(() => { e = undefined; });
+  beforeEach(() => {
+    e = undefined;
+  });
   afterEach(() => e?.close());
 
   it('test keys walk the live statuses by simulation, never opening a connection or touching suppressions', async () => {
@@ -15,7 +17,13 @@ describe('outbound delivery: test mode, scheduling, cancel, sessions', function 
     for (const local of ['delivered', 'bounced', 'complained', 'delayed', 'someone']) {
       ids[local] = (await e.send({ to: `${local}@rcpt.test` }, e.test)).id;
     }
-    const want: Record<string, string> = { delivered: 'delivered', bounced: 'bounced', complained: 'complained', delayed: 'delivered', someone: 'delivered' };
+    const want: Record<string, string> = {
+      delivered: 'delivered',
+      bounced: 'bounced',
+      complained: 'complained',
+      delayed: 'delivered',
+      someone: 'delivered',
+    };
     for (const [local, status] of Object.entries(want)) await e.waitStatus(ids[local], [status], 4000, e.test);
     expect(Date.now() - t0).to.be.lessThan(3000);
     const types = async (local: string) => (await e!.events(ids[local], e!.test)).map((x: any) => x.type);
@@ -23,7 +31,12 @@ describe('outbound delivery: test mode, scheduling, cancel, sessions', function 
     expect(await types('complained')).to.deep.equal(['queued', 'sent', 'delivered', 'complained']);
     expect(await types('delayed')).to.deep.equal(['queued', 'sent', 'delivery_delayed', 'delivered']);
     const bounced = (await e.events(ids.bounced, e.test)).find((x: any) => x.type === 'bounced');
-    expect(bounced.data).to.include({ source: 'simulated', reason: 'userunknown', hard: true, enhanced_status: '5.1.1' });
+    expect(bounced.data).to.include({
+      source: 'simulated',
+      reason: 'userunknown',
+      hard: true,
+      enhanced_status: '5.1.1',
+    });
     expect(e.mx.connections).to.equal(0);
     expect(count(e.s.db, 'suppressions')).to.equal(0);
     expect(count(e.s.db, 'credit_ledger')).to.equal(0);
@@ -61,7 +74,8 @@ describe('outbound delivery: test mode, scheduling, cancel, sessions', function 
   it('reuses a session for several messages (up to outboundMessagesPerConnection), RSET after a failed one', async () => {
     let n = 0;
     e = await outboundEnv({
-      overrides: { outboundMessagesPerConnection: 4 }, shaping: { default: { connections: 1 } },
+      overrides: { outboundMessagesPerConnection: 4 },
+      shaping: { default: { connections: 1 } },
       script: { mail: () => (n++ === 1 ? { code: 451, message: '4.3.0 Temporary failure' } : undefined) },
     });
     const sent = await Promise.all(Array.from({ length: 8 }, (_, i) => e!.send({ to: `u${i}@rcpt.test` })));
@@ -73,7 +87,10 @@ describe('outbound delivery: test mode, scheduling, cancel, sessions', function 
 
   it('a sender domain that lost verification makes the email failed and refunds its credits', async () => {
     e = await outboundEnv();
-    const sent = await e.send({ to: ['a@rcpt.test', 'b@other.test'], scheduled_at: new Date(Date.now() + 400).toISOString() });
+    const sent = await e.send({
+      to: ['a@rcpt.test', 'b@other.test'],
+      scheduled_at: new Date(Date.now() + 400).toISOString(),
+    });
     expect(sent.credits_charged).to.equal(2);
     e.s.db.prepare("UPDATE domains SET status = 'failed'").run();
     const done = await e.waitStatus(sent.id, ['failed'], 5000);
@@ -89,7 +106,10 @@ describe('outbound delivery: stop (SIGTERM)', function () {
   this.timeout(20000);
   it('finishes the transaction in flight and releases claims not yet started', async () => {
     const { openDb } = await import('../../src/store/db.js');
-    const e = await outboundEnv({ shaping: { default: { connections: 1 } }, script: { data: () => ({ delayMs: 400 }) } });
+    const e = await outboundEnv({
+      shaping: { default: { connections: 1 } },
+      script: { data: () => ({ delayMs: 400 }) },
+    });
     const sent = await Promise.all([0, 1, 2].map((i) => e.send({ to: `u${i}@rcpt.test` })));
     const until = Date.now() + 3000;
     while (e.mx.open === 0 && Date.now() < until) await sleep(5);

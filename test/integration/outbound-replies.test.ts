@@ -7,18 +7,23 @@ const bounce = (code: number, message: string) => ({ code, message });
 describe('outbound delivery: SMTP replies per recipient', function () {
   this.timeout(20000);
   let e: OutboundEnv | undefined;
-  beforeEach(() => { e = undefined; });
+  beforeEach(() => {
+    e = undefined;
+  });
   afterEach(() => e?.close());
 
   it('mixed recipients in one transaction: accepted, hard-bounced (suppressed), deferred then delivered', async () => {
     let tries = 0;
-    e = await outboundEnv({ script: {
-      rcpt: (to) => {
-        if (to.startsWith('gone@')) return bounce(550, '5.1.1 <gone@rcpt.test>: Recipient address rejected: User unknown');
-        if (to.startsWith('later@') && tries++ === 0) return bounce(451, '4.7.1 Greylisted, try again later');
-        return undefined;
+    e = await outboundEnv({
+      script: {
+        rcpt: (to) => {
+          if (to.startsWith('gone@'))
+            return bounce(550, '5.1.1 <gone@rcpt.test>: Recipient address rejected: User unknown');
+          if (to.startsWith('later@') && tries++ === 0) return bounce(451, '4.7.1 Greylisted, try again later');
+          return undefined;
+        },
       },
-    } });
+    });
     const sent = await e.send({ to: ['ok@rcpt.test', 'gone@rcpt.test', 'later@rcpt.test'] });
     const done = await e.waitStatus(sent.id, ['bounced']);
     expect(done.status).to.equal('bounced');
@@ -31,7 +36,13 @@ describe('outbound delivery: SMTP replies per recipient', function () {
     expect(of('gone@rcpt.test')).to.deep.equal(['bounced']);
     expect(of('later@rcpt.test')).to.deep.equal(['delivery_delayed', 'delivered']);
     const gone = ev.find((x) => x.recipient === 'gone@rcpt.test').data;
-    expect(gone).to.include({ smtp_code: 550, enhanced_status: '5.1.1', reason: 'userunknown', hard: true, mx_host: 'mx.rcpt.test' });
+    expect(gone).to.include({
+      smtp_code: 550,
+      enhanced_status: '5.1.1',
+      reason: 'userunknown',
+      hard: true,
+      mx_host: 'mx.rcpt.test',
+    });
     const delayed = ev.find((x) => x.type === 'delivery_delayed').data;
     expect(delayed).to.include({ smtp_code: 451, enhanced_status: '4.7.1', attempt: 1, hard: false });
     expect(ev.filter((x) => x.recipient === 'later@rcpt.test')[1].data.attempt).to.equal(2);
@@ -40,7 +51,9 @@ describe('outbound delivery: SMTP replies per recipient', function () {
   });
 
   it('a 5xx after DATA bounces every recipient, soft (not suppressed), classified from the reply', async () => {
-    e = await outboundEnv({ script: { data: () => bounce(554, '5.7.1 Message rejected as spam by Content Filtering') } });
+    e = await outboundEnv({
+      script: { data: () => bounce(554, '5.7.1 Message rejected as spam by Content Filtering') },
+    });
     const sent = await e.send({ to: ['a@rcpt.test', 'b@rcpt.test'] });
     await e.waitStatus(sent.id, ['bounced']);
     const ev = (await e.events(sent.id)).filter((x) => x.type === 'bounced');
@@ -50,14 +63,20 @@ describe('outbound delivery: SMTP replies per recipient', function () {
   });
 
   it('a recipient refused at RCPT keeps its own reply when DATA then fails for the others', async () => {
-    e = await outboundEnv({ script: {
-      rcpt: (to) => (to.startsWith('gone@') ? bounce(550, '5.1.1 <gone@rcpt.test>: Recipient address rejected: User unknown') : undefined),
-      data: () => bounce(451, '4.3.0 Temporary failure, try later'),
-    } });
+    e = await outboundEnv({
+      script: {
+        rcpt: (to) =>
+          to.startsWith('gone@')
+            ? bounce(550, '5.1.1 <gone@rcpt.test>: Recipient address rejected: User unknown')
+            : undefined,
+        data: () => bounce(451, '4.3.0 Temporary failure, try later'),
+      },
+    });
     const sent = await e.send({ to: ['gone@rcpt.test', 'ok@rcpt.test'] });
     const deadline = Date.now() + 5000;
     let ev: any[] = [];
-    while (Date.now() < deadline && !(ev = await e.events(sent.id)).some((x) => x.type === 'delivery_delayed')) await new Promise((r) => setTimeout(r, 50));
+    while (Date.now() < deadline && !(ev = await e.events(sent.id)).some((x) => x.type === 'delivery_delayed'))
+      await new Promise((r) => setTimeout(r, 50));
     const gone = ev.find((x) => x.recipient === 'gone@rcpt.test');
     expect(gone.type).to.equal('bounced');
     expect(gone.data).to.include({ smtp_code: 550, enhanced_status: '5.1.1', reason: 'userunknown', hard: true });
@@ -74,7 +93,12 @@ describe('outbound delivery: SMTP replies per recipient', function () {
 
   it('a 4xx to MAIL FROM defers the rest of the job without a MAIL FROM per recipient; all delivered on retry', async () => {
     const mails: string[] = [];
-    e = await outboundEnv({ shaping: { default: { connections: 1 } }, script: { mail: (from) => (mails.push(from), mails.length === 1 ? bounce(421, '4.7.0 Try again later') : undefined) } });
+    e = await outboundEnv({
+      shaping: { default: { connections: 1 } },
+      script: {
+        mail: (from) => (mails.push(from), mails.length === 1 ? bounce(421, '4.7.0 Try again later') : undefined),
+      },
+    });
     const sent = await e.send({ to: ['a@rcpt.test', 'b@rcpt.test', 'c@rcpt.test'] });
     await e.waitStatus(sent.id, ['delivery_delayed']);
     expect(mails).to.have.length(1);
@@ -84,7 +108,10 @@ describe('outbound delivery: SMTP replies per recipient', function () {
   });
 
   it('keeps deferring a 4xx until the queue lifetime ends: bounced with reason expired, not suppressed', async () => {
-    e = await outboundEnv({ env: { MTA_QUEUE_LIFETIME_SECONDS: '1' }, script: { rcpt: () => bounce(450, '4.2.0 Mailbox busy') } });
+    e = await outboundEnv({
+      env: { MTA_QUEUE_LIFETIME_SECONDS: '1' },
+      script: { rcpt: () => bounce(450, '4.2.0 Mailbox busy') },
+    });
     const sent = await e.send({ to: 'busy@rcpt.test' });
     await e.waitStatus(sent.id, ['bounced'], 10000);
     const ev = await e.events(sent.id);
@@ -133,7 +160,12 @@ describe('outbound delivery: SMTP replies per recipient', function () {
 
   it('tries the next MX when the preferred one refuses connections', async () => {
     e = await outboundEnv();
-    e.dns.set('backup.test', { MX: [{ exchange: 'dead.backup.test', priority: 5 }, { exchange: 'mx.backup.test', priority: 20 }] });
+    e.dns.set('backup.test', {
+      MX: [
+        { exchange: 'dead.backup.test', priority: 5 },
+        { exchange: 'mx.backup.test', priority: 20 },
+      ],
+    });
     e.dns.set('dead.backup.test', { A: ['127.0.0.9'] });
     e.dns.set('mx.backup.test', { A: ['127.0.0.1'] });
     const sent = await e.send({ to: 'x@backup.test' });

@@ -5,7 +5,18 @@ import { expect } from 'chai';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { preparedTexts } from '../../src/store/db.js';
 
-const GROWING = ['emails', 'deliveries', 'events', 'email_tags', 'suppressions', 'idempotency', 'credit_ledger', 'webhook_deliveries', 'webhook_attempts', 'inbound_reports'];
+const GROWING = [
+  'emails',
+  'deliveries',
+  'events',
+  'email_tags',
+  'suppressions',
+  'idempotency',
+  'credit_ledger',
+  'webhook_deliveries',
+  'webhook_attempts',
+  'inbound_reports',
+];
 
 /** The table a name in a plan stands for: itself, or the table it aliases in the statement. */
 function tableOf(text: string, name: string): string {
@@ -17,31 +28,54 @@ function plan(s: TestService, text: string): string[] {
   const named = [...new Set([...text.matchAll(/@(\w+)/g)].map((m) => m[1]))];
   const positional = (text.match(/\?/g) ?? []).length;
   const stmt = s.db.prepare(`EXPLAIN QUERY PLAN ${text}`);
-  const rows = (named.length ? stmt.all(Object.fromEntries(named.map((n) => [n, null]))) : stmt.all(...new Array(positional).fill(null))) as { detail: string }[];
+  const rows = (
+    named.length
+      ? stmt.all(Object.fromEntries(named.map((n) => [n, null])))
+      : stmt.all(...new Array(positional).fill(null))
+  ) as { detail: string }[];
   return rows.map((r) => r.detail);
 }
 
 describe('query plans of hot statements', function () {
   this.timeout(30_000);
   let s: TestService;
-  before(async () => { s = await startTestService({ env: { MTA_RATE_LIMIT: '0' } }); });
+  before(async () => {
+    s = await startTestService({ env: { MTA_RATE_LIMIT: '0' } });
+  });
   after(() => s.close());
 
   it('use an index for every table that grows', async () => {
     const t = s.team();
-    const key = s.key(t.id, 'test', ['emails:send', 'emails:read', 'domains:read', 'domains:write', 'webhooks:write', 'keys:write']);
+    const key = s.key(t.id, 'test', [
+      'emails:send',
+      'emails:read',
+      'domains:read',
+      'domains:write',
+      'webhooks:write',
+      'keys:write',
+    ]);
     await s.api('POST', '/v1/webhooks', { key, body: { url: 'http://127.0.0.1:9/hook', events: ['delivered'] } });
     for (let i = 0; i < 5; i++) {
-      await s.api('POST', '/v1/emails', { key, body: { from: 'a@x.test', to: ['delivered@y.test', 'bounced@y.test'], subject: 's', text: 't', tags: ['a'] }, headers: { 'idempotency-key': `k${i}` } });
+      await s.api('POST', '/v1/emails', {
+        key,
+        body: { from: 'a@x.test', to: ['delivered@y.test', 'bounced@y.test'], subject: 's', text: 't', tags: ['a'] },
+        headers: { 'idempotency-key': `k${i}` },
+      });
     }
     const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && (s.db.prepare("SELECT count(*) FROM emails WHERE status = 'queued' OR status = 'sent'").pluck().get() as number) > 0) await new Promise((r) => setTimeout(r, 100));
+    while (
+      Date.now() < deadline &&
+      (s.db.prepare("SELECT count(*) FROM emails WHERE status = 'queued' OR status = 'sent'").pluck().get() as number) >
+        0
+    )
+      await new Promise((r) => setTimeout(r, 100));
     const l = await s.api('GET', '/v1/emails?limit=2&status=bounced', { key });
     expect(l.body.data).to.have.length(2);
     await s.api('GET', '/v1/emails?tag=a&test_mode=true', { key });
     await s.api('GET', `/v1/emails?cursor=${l.body.next_cursor}`, { key });
     await s.api('GET', `/v1/emails/${l.body.data[0].id}/events`, { key });
-    for (const p of ['/v1/suppressions', '/v1/credits', '/v1/domains', '/v1/webhooks', '/v1/api-keys']) await s.api('GET', p, { key });
+    for (const p of ['/v1/suppressions', '/v1/credits', '/v1/domains', '/v1/webhooks', '/v1/api-keys'])
+      await s.api('GET', p, { key });
     const texts = preparedTexts(s.db).filter((x) => /^\s*(SELECT|UPDATE|DELETE|INSERT|WITH)/i.test(x));
     expect(texts.length).to.be.greaterThan(20);
     const bad: string[] = [];

@@ -8,16 +8,22 @@ import { emailByPublicId } from '../../src/store/emails.js';
 import { prepareEmail } from '../../src/outbound/compose.js';
 import { count } from '../helpers/factories.js';
 
-const mailboxes = (a: AddressObject | AddressObject[] | undefined) => (Array.isArray(a) ? a : a ? [a] : []).flatMap((x) => x.value).map((v) => ({ name: v.name, address: v.address }));
+const mailboxes = (a: AddressObject | AddressObject[] | undefined) =>
+  (Array.isArray(a) ? a : a ? [a] : []).flatMap((x) => x.value).map((v) => ({ name: v.name, address: v.address }));
 
 describe('security: one validated mailbox per address field, exactly as it leaves', function () {
   this.timeout(20_000);
   let e: OutboundEnv;
-  before(async () => { e = await outboundEnv(); });
+  before(async () => {
+    e = await outboundEnv();
+  });
   after(() => e.close());
 
   const post = (body: Record<string, unknown>) =>
-    e.s.api('POST', '/v1/emails', { key: e.live, body: { from: `app@${SENDER}`, to: 'r4@rcpt.test', subject: 'Hi', text: 'x', ...body } });
+    e.s.api('POST', '/v1/emails', {
+      key: e.live,
+      body: { from: `app@${SENDER}`, to: 'r4@rcpt.test', subject: 'Hi', text: 'x', ...body },
+    });
 
   const HOSTILE: [string, Record<string, unknown>][] = [
     ['from', { from: `Boss <ceo@paypal.com> <app@${SENDER}>` }],
@@ -41,7 +47,11 @@ describe('security: one validated mailbox per address field, exactly as it leave
     for (const [param, body] of HOSTILE) {
       const r = await post(body);
       expect(r.status, JSON.stringify(body)).to.equal(422);
-      expect(r.body.error, JSON.stringify(body)).to.include({ type: 'validation_error', code: 'invalid_address', param });
+      expect(r.body.error, JSON.stringify(body)).to.include({
+        type: 'validation_error',
+        code: 'invalid_address',
+        param,
+      });
     }
     expect(count(e.s.db, 'emails')).to.equal(before);
     expect(e.mx.messages).to.have.length(0);
@@ -63,8 +73,14 @@ describe('security: one validated mailbox per address field, exactly as it leave
     for (const m of e.mx.messages) {
       const p = await simpleParser(m.raw);
       expect(mailboxes(p.from)).to.deep.equal([{ name: 'Boss <ceo@paypal.com>, Inc.', address: `App@${SENDER}` }]);
-      expect(mailboxes(p.to)).to.deep.equal([{ name: 'Nm r4@rcpt.test', address: 'r4@rcpt.test' }, { name: 'Ann Lee', address: 'ann@rcpt.test' }]);
-      expect(mailboxes(p.cc)).to.deep.equal([{ name: 'Doe; J: (x)', address: 'cc@other.test' }, { name: '', address: 'plain@other.test' }]);
+      expect(mailboxes(p.to)).to.deep.equal([
+        { name: 'Nm r4@rcpt.test', address: 'r4@rcpt.test' },
+        { name: 'Ann Lee', address: 'ann@rcpt.test' },
+      ]);
+      expect(mailboxes(p.cc)).to.deep.equal([
+        { name: 'Doe; J: (x)', address: 'cc@other.test' },
+        { name: '', address: 'plain@other.test' },
+      ]);
       expect(mailboxes(p.replyTo)).to.deep.equal([{ name: 'Help: desk', address: 'help@sender.test' }]);
       expect(p.headers.get('sender')).to.deep.include({ value: [{ name: 'Zoë Ops', address: 'ops@sender.test' }] });
       expect(p.bcc).to.equal(undefined);
@@ -72,11 +88,20 @@ describe('security: one validated mailbox per address field, exactly as it leave
       expect(head.match(/^From:/gim)).to.have.length(1);
       expect(head).to.match(new RegExp(`^DKIM-Signature:[^]*?\\bd=${SENDER.replace('.', '\\.')};`, 'm'));
     }
-    expect(e.mx.messages.flatMap((m) => m.to).sort()).to.deep.equal(['ann@rcpt.test', 'cc@other.test', 'hid@rcpt.test', 'plain@other.test', 'r4@rcpt.test']);
+    expect(e.mx.messages.flatMap((m) => m.to).sort()).to.deep.equal([
+      'ann@rcpt.test',
+      'cc@other.test',
+      'hid@rcpt.test',
+      'plain@other.test',
+      'r4@rcpt.test',
+    ]);
   });
 
   it('still presents an email stored before this check, and refuses to compose it if it is hostile', async () => {
-    const r = await e.s.api('POST', '/v1/emails', { key: e.test, body: { from: `app@${SENDER}`, to: 'x@rcpt.test', subject: 's', text: 't' } });
+    const r = await e.s.api('POST', '/v1/emails', {
+      key: e.test,
+      body: { from: `app@${SENDER}`, to: 'x@rcpt.test', subject: 's', text: 't' },
+    });
     const legacy = `Boss <ceo@paypal.com> <app@${SENDER}>`;
     e.s.db.prepare('UPDATE emails SET from_addr = ? WHERE id = ?').run(legacy, r.body.id);
     const got = await e.s.api('GET', `/v1/emails/${r.body.id}`, { key: e.test });

@@ -6,7 +6,11 @@ import { jsonTooDeep } from '../../src/http/validate.js';
 
 const DEEP = '['.repeat(1_000_000) + ']'.repeat(1_000_000); // 2 MB, no key inside
 const post = (s: TestService, raw: string, key?: string) =>
-  fetch(`${s.url}/v1/emails`, { method: 'POST', body: raw, headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) } });
+  fetch(`${s.url}/v1/emails`, {
+    method: 'POST',
+    body: raw,
+    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+  });
 
 describe('security: bodies are parsed after authentication, nesting is bounded', function () {
   this.timeout(30_000);
@@ -37,9 +41,26 @@ describe('security: bodies are parsed after authentication, nesting is bounded',
     const r = await post(s, DEEP, key);
     expect(r.status).to.equal(422);
     expect((await r.json()).error).to.include({ type: 'validation_error', code: 'json_too_deep' });
-    const ok = await post(s, JSON.stringify({ from: 'a@example.com', to: 'b@example.org', subject: 's', text: 't', headers: null, tags: null }), key);
+    const ok = await post(
+      s,
+      JSON.stringify({
+        from: 'a@example.com',
+        to: 'b@example.org',
+        subject: 's',
+        text: 't',
+        headers: null,
+        tags: null,
+      }),
+      key,
+    );
     expect(ok.status).to.equal(202);
-    const inner = JSON.stringify({ from: 'a@example.com', to: 'b@example.org', subject: 's', text: 't', x: JSON.parse('['.repeat(62) + ']'.repeat(62)) });
+    const inner = JSON.stringify({
+      from: 'a@example.com',
+      to: 'b@example.org',
+      subject: 's',
+      text: 't',
+      x: JSON.parse('['.repeat(62) + ']'.repeat(62)),
+    });
     const r64 = await post(s, inner, key); // 64 levels: parsed, then refused by the schema (unknown field)
     expect(r64.status).to.equal(422);
     expect((await r64.json()).error).to.include({ code: 'invalid_parameter', param: 'x' });
@@ -60,7 +81,15 @@ describe('security: bodies are parsed after authentication, nesting is bounded',
     // A body announced as 2 MB of which nothing is sent: the 401 comes without waiting for it.
     const http = await import('node:http');
     const status = await new Promise<number>((resolve, reject) => {
-      const req = http.request(`${s.url}/v1/emails`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(2 * 1024 * 1024) } }, (res) => { resolve(res.statusCode!); res.resume(); req.destroy(); });
+      const req = http.request(
+        `${s.url}/v1/emails`,
+        { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(2 * 1024 * 1024) } },
+        (res) => {
+          resolve(res.statusCode!);
+          res.resume();
+          req.destroy();
+        },
+      );
       req.on('error', reject);
       req.write('{"from":');
       setTimeout(() => reject(new Error('no answer before the body was sent')), 2000);

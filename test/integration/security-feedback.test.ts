@@ -34,24 +34,46 @@ describe('security: forged bounces and complaints (audit finding 3)', function (
     const p = keys.publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
     dns.set(`s1._domainkey.${PROVIDER}`, { TXT: [`v=DKIM1; k=rsa; p=${p}`] });
     dns.set('s1._domainkey.mail.provider.test', { TXT: [`v=DKIM1; k=rsa; p=${p}`] });
-    s = await startTestService({ features: [inboundFeature, webhooksFeature], env: { MTA_DNS_SERVERS: dns.server, MTA_FBL_SOURCES: `${PROVIDER},staff@mail.provider.test` } });
+    s = await startTestService({
+      features: [inboundFeature, webhooksFeature],
+      env: { MTA_DNS_SERVERS: dns.server, MTA_FBL_SOURCES: `${PROVIDER},staff@mail.provider.test` },
+    });
     port = smtpPort(s);
     teamId = s.team().id;
     live = s.key(teamId, 'live');
-    s.db.prepare(`INSERT INTO domains (id, team_id, name, status, created_at) VALUES (?, ?, 'example.com', 'verified', ?)`).run(newId('dom', Date.now()), teamId, Date.now());
-    const hook = await s.api('POST', '/v1/webhooks', { key: s.key(teamId, 'live', ['webhooks:write']), body: { url: 'http://127.0.0.1:9/hook', events: ['bounced', 'complained', 'delivered'] } });
+    s.db
+      .prepare(
+        `INSERT INTO domains (id, team_id, name, status, created_at) VALUES (?, ?, 'example.com', 'verified', ?)`,
+      )
+      .run(newId('dom', Date.now()), teamId, Date.now());
+    const hook = await s.api('POST', '/v1/webhooks', {
+      key: s.key(teamId, 'live', ['webhooks:write']),
+      body: { url: 'http://127.0.0.1:9/hook', events: ['bounced', 'complained', 'delivered'] },
+    });
     expect(hook.status, JSON.stringify(hook.body)).to.equal(201);
   });
-  after(async () => { await s.close(); await dns.stop(); });
+  after(async () => {
+    await s.close();
+    await dns.stop();
+  });
 
   const rnd = () => Math.random().toString(36).slice(2, 10);
   async function email(n: number): Promise<{ e: EmailRow; ds: DeliveryRow[] }> {
     const to = Array.from({ length: n }, (_, i) => `r${i}.${rnd()}@dest.test`);
-    const r = await s.api('POST', '/v1/emails', { key: live, body: { from: 'news@example.com', to, subject: 'hi', text: 'x' } });
+    const r = await s.api('POST', '/v1/emails', {
+      key: live,
+      body: { from: 'news@example.com', to, subject: 'hi', text: 'x' },
+    });
     expect(r.status, JSON.stringify(r.body)).to.equal(202);
     const e = emailByPublicId(s.db, r.body.id)!;
     const ds = deliveriesOf(s.db, e.seq);
-    tx(s.db, () => applyOutcomes(s.ctx, e.seq, ds.map((d) => ({ deliveryId: d.id, event: 'accepted' as const, data: { source: 'smtp' } }))));
+    tx(s.db, () =>
+      applyOutcomes(
+        s.ctx,
+        e.seq,
+        ds.map((d) => ({ deliveryId: d.id, event: 'accepted' as const, data: { source: 'smtp' } })),
+      ),
+    );
     return { e, ds };
   }
   const verp = (e: EmailRow, d: DeliveryRow) => verpAddress(secret(s.db, 'verp'), e.id, d.id, BOUNCE);
@@ -63,7 +85,11 @@ describe('security: forged bounces and complaints (audit finding 3)', function (
     suppressions: s.db.prepare('SELECT address, reason FROM suppressions ORDER BY address').all(),
     webhooks: (s.db.prepare('SELECT count(*) AS n FROM webhook_deliveries').get() as { n: number }).n,
   });
-  const suppressed = () => (s.db.prepare('SELECT address, reason FROM suppressions ORDER BY address').all() as { address: string; reason: string }[]);
+  const suppressed = () =>
+    s.db.prepare('SELECT address, reason FROM suppressions ORDER BY address').all() as {
+      address: string;
+      reason: string;
+    }[];
   const lastReport = () => listInboundReports(s.db, null, 1)[0];
   async function send(to: string, raw: string | Buffer, from = '') {
     const r = await smtpSend(port, { from, to: [to] }, raw);
@@ -71,7 +97,9 @@ describe('security: forged bounces and complaints (audit finding 3)', function (
   }
   async function signed(raw: string, domain = PROVIDER): Promise<string> {
     const privateKey = keys.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
-    const { signatures } = await dkimSign(raw, { signatureData: [{ signingDomain: domain, selector: 's1', privateKey }] });
+    const { signatures } = await dkimSign(raw, {
+      signatureData: [{ signingDomain: domain, selector: 's1', privateKey }],
+    });
     return signatures + raw;
   }
 
@@ -82,8 +110,24 @@ describe('security: forged bounces and complaints (audit finding 3)', function (
       const before = state();
       await send(verp(e, r5), buildDsn({ to: verp(e, r5), recipient: r6.recipient, status: '5.1.1' }));
       // …also through the VERP address carried as Original-Mail-From / Return-Path, to fbl@.
-      await send(`fbl@${BOUNCE}`, buildDsn({ to: `fbl@${BOUNCE}`, recipient: r6.recipient, originalMailFrom: verp(e, r5), messageId: `<a.${rnd()}@x>` }));
-      await send(`fbl@${BOUNCE}`, buildArf({ to: `fbl@${BOUNCE}`, recipient: r6.recipient, originalMessageId: `<${e.id}@mta.test>`, originalReturnPath: verp(e, r5) }));
+      await send(
+        `fbl@${BOUNCE}`,
+        buildDsn({
+          to: `fbl@${BOUNCE}`,
+          recipient: r6.recipient,
+          originalMailFrom: verp(e, r5),
+          messageId: `<a.${rnd()}@x>`,
+        }),
+      );
+      await send(
+        `fbl@${BOUNCE}`,
+        buildArf({
+          to: `fbl@${BOUNCE}`,
+          recipient: r6.recipient,
+          originalMessageId: `<${e.id}@mta.test>`,
+          originalReturnPath: verp(e, r5),
+        }),
+      );
       expect(state()).to.deep.equal(before);
       expect(lastReport()).to.include({ email_id: e.id, outcome: 'unmatched' });
     });
@@ -91,7 +135,11 @@ describe('security: forged bounces and complaints (audit finding 3)', function (
     it('a stranger sends an ARF to fbl@ with only the Message-ID, naming r4', async () => {
       const { e, ds } = await email(3);
       const before = state();
-      await send(`fbl@${BOUNCE}`, buildArf({ to: `fbl@${BOUNCE}`, recipient: ds[1].recipient, originalMessageId: `<${e.id}@mta.test>` }), 'x@stranger.test');
+      await send(
+        `fbl@${BOUNCE}`,
+        buildArf({ to: `fbl@${BOUNCE}`, recipient: ds[1].recipient, originalMessageId: `<${e.id}@mta.test>` }),
+        'x@stranger.test',
+      );
       expect(state()).to.deep.equal(before);
       expect(emailByPublicId(s.db, e.id)!.status).to.equal('delivered');
       expect(lastReport()).to.include({ kind: 'arf', email_id: e.id, matched_by: 'message_id', outcome: 'ignored' });
@@ -101,7 +149,15 @@ describe('security: forged bounces and complaints (audit finding 3)', function (
     it('a DSN with only the Message-ID naming r7, sole recipient of another email', async () => {
       const { e, ds } = await email(1);
       const before = state();
-      await send(`fbl@${BOUNCE}`, buildDsn({ to: `fbl@${BOUNCE}`, recipient: ds[0].recipient, originalMessageId: `<${e.id}@mta.test>`, status: '5.1.1' }));
+      await send(
+        `fbl@${BOUNCE}`,
+        buildDsn({
+          to: `fbl@${BOUNCE}`,
+          recipient: ds[0].recipient,
+          originalMessageId: `<${e.id}@mta.test>`,
+          status: '5.1.1',
+        }),
+      );
       expect(state()).to.deep.equal(before);
       expect(lastReport()).to.include({ kind: 'dsn', matched_by: 'message_id', outcome: 'ignored' });
     });
@@ -109,7 +165,8 @@ describe('security: forged bounces and complaints (audit finding 3)', function (
     it('an ARF signed by an unlisted domain, an altered signed one, or a listed domain signing for the wrong From', async () => {
       const { e, ds } = await email(1);
       dns.set('s1._domainkey.other.test', dns.zone.get(`s1._domainkey.${PROVIDER}`)!);
-      const arf = (from?: string) => buildArf({ to: `fbl@${BOUNCE}`, recipient: ds[0].recipient, originalMessageId: `<${e.id}@mta.test>`, from });
+      const arf = (from?: string) =>
+        buildArf({ to: `fbl@${BOUNCE}`, recipient: ds[0].recipient, originalMessageId: `<${e.id}@mta.test>`, from });
       const before = state();
       await send(`fbl@${BOUNCE}`, await signed(arf(), 'other.test'));
       await send(`fbl@${BOUNCE}`, (await signed(arf())).replace('Feedback-Type: abuse', 'Feedback-Type: fraud'));
@@ -122,14 +179,23 @@ describe('security: forged bounces and complaints (audit finding 3)', function (
     it('a verified token acts on its own delivery only', async () => {
       const { e, ds } = await email(2);
       await send(verp(e, ds[1]), buildDsn({ to: verp(e, ds[1]), recipient: ds[1].recipient, status: '5.1.1' }));
-      expect(suppressed().filter((x) => x.address.startsWith(ds[1].recipient.split('@')[0]) || x.address === ds[0].recipient)).to.deep.equal([{ address: ds[1].recipient, reason: 'hard_bounce' }]);
+      expect(
+        suppressed().filter(
+          (x) => x.address.startsWith(ds[1].recipient.split('@')[0]) || x.address === ds[0].recipient,
+        ),
+      ).to.deep.equal([{ address: ds[1].recipient, reason: 'hard_bounce' }]);
       expect(lastReport()).to.include({ outcome: 'applied', matched_by: 'rcpt' });
     });
 
     it('an ARF DKIM-signed by a listed feedback loop acts on the recipient it names', async () => {
       const { e, ds } = await email(3);
       const webhooks = state().webhooks;
-      await send(`fbl@${BOUNCE}`, await signed(buildArf({ to: `fbl@${BOUNCE}`, recipient: ds[2].recipient, originalMessageId: `<${e.id}@mta.test>` })));
+      await send(
+        `fbl@${BOUNCE}`,
+        await signed(
+          buildArf({ to: `fbl@${BOUNCE}`, recipient: ds[2].recipient, originalMessageId: `<${e.id}@mta.test>` }),
+        ),
+      );
       expect(lastReport()).to.include({ kind: 'arf', matched_by: 'message_id', outcome: 'applied' });
       expect(emailByPublicId(s.db, e.id)!.status).to.equal('complained');
       const mine = suppressed().filter((x) => ds.some((d) => d.recipient === x.address));
@@ -138,24 +204,56 @@ describe('security: forged bounces and complaints (audit finding 3)', function (
       // The same provider's report naming an address the email does not have changes nothing.
       const other = await email(1);
       const before = state();
-      await send(`fbl@${BOUNCE}`, await signed(buildArf({ to: `fbl@${BOUNCE}`, recipient: 'nobody@dest.test', originalMessageId: `<${other.e.id}@mta.test>` })));
+      await send(
+        `fbl@${BOUNCE}`,
+        await signed(
+          buildArf({
+            to: `fbl@${BOUNCE}`,
+            recipient: 'nobody@dest.test',
+            originalMessageId: `<${other.e.id}@mta.test>`,
+          }),
+        ),
+      );
       expect(state()).to.deep.equal(before);
     });
 
     it('an address entry (staff@…) counts only for that From', async () => {
       const { e, ds } = await email(1);
-      await send(`fbl@${BOUNCE}`, await signed(buildArf({ to: `fbl@${BOUNCE}`, recipient: ds[0].recipient, originalMessageId: `<${e.id}@mta.test>`, from: 'staff@mail.provider.test' }), 'mail.provider.test'));
+      await send(
+        `fbl@${BOUNCE}`,
+        await signed(
+          buildArf({
+            to: `fbl@${BOUNCE}`,
+            recipient: ds[0].recipient,
+            originalMessageId: `<${e.id}@mta.test>`,
+            from: 'staff@mail.provider.test',
+          }),
+          'mail.provider.test',
+        ),
+      );
       expect(lastReport()).to.include({ outcome: 'applied' });
       expect(emailByPublicId(s.db, e.id)!.status).to.equal('complained');
     });
 
     it('Postfix alias: Original-Recipient ours, Final-Recipient the dead forward target, 5.1.1 → ours suppressed', async () => {
       const { e, ds } = await email(2);
-      await send(verp(e, ds[0]), buildDsn({ to: verp(e, ds[0]), recipient: 'dead@forward.test', originalRecipient: ds[0].recipient, status: '5.1.1' }));
-      const ev = s.db.prepare("SELECT recipient, data_json FROM events WHERE email_seq = ? AND type = 'bounced'").all(e.seq) as { recipient: string; data_json: string }[];
+      await send(
+        verp(e, ds[0]),
+        buildDsn({
+          to: verp(e, ds[0]),
+          recipient: 'dead@forward.test',
+          originalRecipient: ds[0].recipient,
+          status: '5.1.1',
+        }),
+      );
+      const ev = s.db
+        .prepare("SELECT recipient, data_json FROM events WHERE email_seq = ? AND type = 'bounced'")
+        .all(e.seq) as { recipient: string; data_json: string }[];
       expect(ev.map((x) => x.recipient)).to.deep.equal([ds[0].recipient]);
       expect(JSON.parse(ev[0].data_json)).to.include({ hard: true, final_recipient: 'dead@forward.test', async: true });
-      expect(suppressed().filter((x) => ds.some((d) => d.recipient === x.address))).to.deep.equal([{ address: ds[0].recipient, reason: 'hard_bounce' }]);
+      expect(suppressed().filter((x) => ds.some((d) => d.recipient === x.address))).to.deep.equal([
+        { address: ds[0].recipient, reason: 'hard_bounce' },
+      ]);
     });
   });
 });

@@ -13,14 +13,22 @@ describe('security: /metrics access', function () {
 
   describe('with MTA_METRICS_TOKEN set', () => {
     let s: TestService;
-    before(async () => { s = await startTestService({ features: [operations], env: { MTA_METRICS_TOKEN: TOKEN } }); });
+    before(async () => {
+      s = await startTestService({ features: [operations], env: { MTA_METRICS_TOKEN: TOKEN } });
+    });
     after(() => s.close());
 
     it('answers the right bearer token only, even to a loopback client', async () => {
       const ok = await fetch(`${s.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
       expect(ok.status).to.equal(200);
       expect(await ok.text()).to.contain('mta_events_total');
-      for (const authorization of [undefined, `Bearer ${TOKEN}x`, `Bearer ${TOKEN.slice(0, -1)}`, `Basic ${TOKEN}`, TOKEN]) {
+      for (const authorization of [
+        undefined,
+        `Bearer ${TOKEN}x`,
+        `Bearer ${TOKEN.slice(0, -1)}`,
+        `Basic ${TOKEN}`,
+        TOKEN,
+      ]) {
         const r = await fetch(`${s.url}/metrics`, { headers: authorization ? { authorization } : {} });
         expect(r.status, String(authorization)).to.equal(404);
         const body = await r.json();
@@ -32,7 +40,9 @@ describe('security: /metrics access', function () {
 
   describe('without a token', () => {
     let s: TestService;
-    before(async () => { s = await startTestService({ features: [operations] }); });
+    before(async () => {
+      s = await startTestService({ features: [operations] });
+    });
     after(() => s.close());
 
     it('answers a loopback client, whatever a forwarding header claims', async () => {
@@ -42,7 +52,16 @@ describe('security: /metrics access', function () {
 
     it('refuses any client address outside loopback', () => {
       for (const ip of ['127.0.0.1', '127.3.2.1', '::1', '::ffff:127.0.0.1']) expect(isLoopback(ip), ip).to.equal(true);
-      for (const ip of ['10.0.0.1', '192.168.1.2', '::ffff:10.0.0.1', '::', '0.0.0.0', '2001:db8::1', '128.0.0.1', '']) {
+      for (const ip of [
+        '10.0.0.1',
+        '192.168.1.2',
+        '::ffff:10.0.0.1',
+        '::',
+        '0.0.0.0',
+        '2001:db8::1',
+        '128.0.0.1',
+        '',
+      ]) {
         expect(isLoopback(ip), ip).to.equal(false);
         expect(metricsAllowed(undefined, '', ip), ip).to.equal(false);
       }

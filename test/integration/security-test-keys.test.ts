@@ -17,14 +17,22 @@ class Browserish {
   async req(method: string, path: string, form?: Record<string, string>) {
     const headers: Record<string, string> = { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
     if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const res = await fetch(this.base + path, { method, headers, body: form && new URLSearchParams(form), redirect: 'manual' });
+    const res = await fetch(this.base + path, {
+      method,
+      headers,
+      body: form && new URLSearchParams(form),
+      redirect: 'manual',
+    });
     for (const c of res.headers.getSetCookie()) {
       const [k, v] = c.split(';')[0].split('=');
-      if (v) this.cookies.set(k, v); else this.cookies.delete(k);
+      if (v) this.cookies.set(k, v);
+      else this.cookies.delete(k);
     }
     return { status: res.status, location: res.headers.get('location'), text: await res.text() };
   }
-  csrf(page: string) { return /name="_csrf" value="([^"]+)"/.exec(page)?.[1] ?? ''; }
+  csrf(page: string) {
+    return /name="_csrf" value="([^"]+)"/.exec(page)?.[1] ?? '';
+  }
   async signIn(key: string) {
     const page = await this.req('GET', '/dashboard/sign-in');
     return this.req('POST', '/dashboard/sign-in', { _csrf: this.csrf(page.text), key });
@@ -53,16 +61,35 @@ describe('security: test keys are not a privilege boundary (finding 4)', functio
     liveKeyId = s.db.prepare('SELECT id FROM api_keys WHERE prefix = ?').pluck().get(live.slice(0, 12)) as string;
     insertVerifiedDomain(s.db, team.id, 'shop.test');
     s.credits(team.id, 10);
-    liveHook = (await s.api('POST', '/v1/webhooks', { key: live, body: { url: rxLive.url, events: ['queued', 'canceled'] } })).body;
-    const testHook = await s.api('POST', '/v1/webhooks', { key: test, body: { url: rxTest.url, events: ['queued', 'canceled'] } });
+    liveHook = (
+      await s.api('POST', '/v1/webhooks', { key: live, body: { url: rxLive.url, events: ['queued', 'canceled'] } })
+    ).body;
+    const testHook = await s.api('POST', '/v1/webhooks', {
+      key: test,
+      body: { url: rxTest.url, events: ['queued', 'canceled'] },
+    });
     expect(testHook.status).to.equal(201);
     expect(liveHook.mode).to.equal('live');
     expect(testHook.body.mode).to.equal('test');
-    liveEmail = (await s.api('POST', '/v1/emails', { key: live, body: { from: 'a@shop.test', to: 'ann@rcpt.test', subject: 'live one', text: 't' } })).body;
-    testEmail = (await s.api('POST', '/v1/emails', { key: test, body: { from: 'a@shop.test', to: 'delivered@rcpt.test', subject: 'test one', text: 't' } })).body;
+    liveEmail = (
+      await s.api('POST', '/v1/emails', {
+        key: live,
+        body: { from: 'a@shop.test', to: 'ann@rcpt.test', subject: 'live one', text: 't' },
+      })
+    ).body;
+    testEmail = (
+      await s.api('POST', '/v1/emails', {
+        key: test,
+        body: { from: 'a@shop.test', to: 'delivered@rcpt.test', subject: 'test one', text: 't' },
+      })
+    ).body;
     expect([liveEmail.status, testEmail.test_mode]).to.deep.equal(['queued', true]);
   });
-  after(async () => { await s.close(); await rxLive.stop(); await rxTest.stop(); });
+  after(async () => {
+    await s.close();
+    await rxLive.stop();
+    await rxTest.stop();
+  });
 
   it('lists only test emails, whatever the test_mode filter', async () => {
     for (const q of ['', '?test_mode=false', '?test_mode=true', '?q=live']) {
@@ -75,7 +102,11 @@ describe('security: test keys are not a privilege boundary (finding 4)', functio
   });
 
   it('answers 404 email_not_found for a live email: fetch, events, cancel; the email stays queued', async () => {
-    for (const [m, p] of [['GET', ''], ['GET', '/events'], ['POST', '/cancel']]) {
+    for (const [m, p] of [
+      ['GET', ''],
+      ['GET', '/events'],
+      ['POST', '/cancel'],
+    ]) {
       const r = await s.api(m, `/v1/emails/${liveEmail.id}${p}`, { key: test });
       expect(r.status, `${m} ${p}`).to.equal(404);
       expect(r.body.error.code).to.equal('email_not_found');
@@ -91,26 +122,35 @@ describe('security: test keys are not a privilege boundary (finding 4)', functio
     expect(r.status).to.equal(404);
     expect(r.body.error.code).to.equal('api_key_not_found');
     expect((await s.api('GET', '/v1/credits', { key: live })).status).to.equal(200);
-    expect((await s.api('GET', '/v1/api-keys', { key: live })).body.data.map((k: any) => k.mode)).to.have.members(['live', 'test']);
+    expect((await s.api('GET', '/v1/api-keys', { key: live })).body.data.map((k: any) => k.mode)).to.have.members([
+      'live',
+      'test',
+    ]);
   });
 
   it('cannot see, re-point, rotate, replay or delete a live endpoint (404); it is unchanged', async () => {
     const list = (await s.api('GET', '/v1/webhooks', { key: test })).body.data;
     expect(list.map((e: any) => e.mode)).to.deep.equal(['test']);
     const calls: [string, string, unknown?][] = [
-      ['GET', ''], ['PATCH', '', { url: 'http://127.0.0.1:9/evil' }], ['POST', '/rotate-secret'], ['GET', '/deliveries'],
-      ['POST', '/deliveries/whd_x/retry'], ['DELETE', ''],
+      ['GET', ''],
+      ['PATCH', '', { url: 'http://127.0.0.1:9/evil' }],
+      ['POST', '/rotate-secret'],
+      ['GET', '/deliveries'],
+      ['POST', '/deliveries/whd_x/retry'],
+      ['DELETE', ''],
     ];
     for (const [m, p, body] of calls) {
       const r = await s.api(m, `/v1/webhooks/${liveHook.id}${p}`, { key: test, body });
       expect(r.status, `${m} ${p}`).to.equal(404);
       expect(r.body.error.code, `${m} ${p}`).to.equal('webhook_not_found');
     }
-    const row = s.db.prepare('SELECT url, secret, old_secret FROM webhook_endpoints WHERE id = ?').get(liveHook.id) as any;
+    const row = s.db
+      .prepare('SELECT url, secret, old_secret FROM webhook_endpoints WHERE id = ?')
+      .get(liveHook.id) as any;
     expect(row).to.deep.equal({ url: rxLive.url, secret: liveHook.secret, old_secret: null });
   });
 
-  it('sends each email\'s events only to endpoints of its mode', async () => {
+  it("sends each email's events only to endpoints of its mode", async () => {
     await rxLive.waitFor(1);
     await rxTest.waitFor(1);
     await sleep(200);
@@ -122,9 +162,15 @@ describe('security: test keys are not a privilege boundary (finding 4)', functio
     const d = (await s.api('POST', '/v1/domains', { key: live, body: { name: 'news.shop.test' } })).body;
     expect((await s.api('GET', '/v1/domains', { key: test })).body.data.map((x: any) => x.id)).to.include(d.id);
     expect((await s.api('GET', `/v1/domains/${d.id}`, { key: test })).status).to.equal(200);
-    for (const p of ['/v1/credits', '/v1/suppressions']) expect((await s.api('GET', p, { key: test })).status, p).to.equal(200);
+    for (const p of ['/v1/credits', '/v1/suppressions'])
+      expect((await s.api('GET', p, { key: test })).status, p).to.equal(200);
     const before = s.db.prepare('SELECT * FROM domains WHERE id = ?').get(d.id);
-    for (const [m, p, body] of [['POST', '/v1/domains', { name: 'evil.test' }], ['POST', `/v1/domains/${d.id}/verify`], ['POST', `/v1/domains/${d.id}/rotate-dkim`], ['DELETE', `/v1/domains/${d.id}`]] as const) {
+    for (const [m, p, body] of [
+      ['POST', '/v1/domains', { name: 'evil.test' }],
+      ['POST', `/v1/domains/${d.id}/verify`],
+      ['POST', `/v1/domains/${d.id}/rotate-dkim`],
+      ['DELETE', `/v1/domains/${d.id}`],
+    ] as const) {
       const r = await s.api(m, p, { key: test, body });
       expect(r.status, `${m} ${p}`).to.equal(403);
       expect(r.body.error.code).to.equal('test_key_not_allowed');
@@ -137,13 +183,17 @@ describe('security: test keys are not a privilege boundary (finding 4)', functio
   });
 
   it('reads the suppression list but cannot add or remove an entry (403 test_key_not_allowed); the list is unchanged', async () => {
-    expect((await s.api('POST', '/v1/suppressions', { key: live, body: { address: 'kept@rcpt.test' } })).status).to.equal(201);
+    expect(
+      (await s.api('POST', '/v1/suppressions', { key: live, body: { address: 'kept@rcpt.test' } })).status,
+    ).to.equal(201);
     const add = await s.api('POST', '/v1/suppressions', { key: test, body: { address: 'blocked@rcpt.test' } });
     expect(add.status).to.equal(403);
     expect(add.body.error.code).to.equal('test_key_not_allowed');
     const del = await s.api('DELETE', '/v1/suppressions/kept@rcpt.test', { key: test });
     expect(del.status).to.equal(403);
-    const list = (await s.api('GET', '/v1/suppressions', { key: test })).body.data.map((x: { address: string }) => x.address);
+    const list = (await s.api('GET', '/v1/suppressions', { key: test })).body.data.map(
+      (x: { address: string }) => x.address,
+    );
     expect(list).to.include('kept@rcpt.test').and.not.include('blocked@rcpt.test');
   });
 
@@ -152,18 +202,26 @@ describe('security: test keys are not a privilege boundary (finding 4)', functio
     expect((await b.signIn(test)).status).to.equal(303);
     const emails = await b.req('GET', '/dashboard/emails?test_mode=false');
     expect(emails.text).to.not.contain('live one');
-    expect((await b.req('GET', '/dashboard/emails')).text).to.contain('test one').and.not.contain('live one');
+    expect((await b.req('GET', '/dashboard/emails')).text)
+      .to.contain('test one')
+      .and.not.contain('live one');
     expect((await b.req('GET', `/dashboard/emails/${liveEmail.id}`)).status).to.equal(404);
     expect((await b.req('GET', `/dashboard/emails/${liveEmail.id}/timeline`)).status).to.equal(404);
-    expect(JSON.parse((await b.req('GET', `/dashboard/emails/statuses?ids=${liveEmail.id},${testEmail.id}`)).text)).to.have.keys([testEmail.id]);
+    expect(
+      JSON.parse((await b.req('GET', `/dashboard/emails/statuses?ids=${liveEmail.id},${testEmail.id}`)).text),
+    ).to.have.keys([testEmail.id]);
     const keysPage = await b.req('GET', '/dashboard/keys');
     expect(keysPage.text).to.contain(test.slice(0, 12)).and.not.contain(live.slice(0, 12));
     expect(keysPage.text).to.not.contain('value="live"');
     const csrf = b.csrf(keysPage.text);
     expect((await b.req('POST', `/dashboard/emails/${liveEmail.id}/cancel`, { _csrf: csrf })).status).to.equal(404);
     expect((await b.req('POST', `/dashboard/keys/${liveKeyId}/revoke`, { _csrf: csrf })).status).to.equal(404);
-    expect((await b.req('POST', '/dashboard/keys', { _csrf: csrf, mode: 'live', scopes: 'emails:read' })).status).to.equal(403);
-    expect((await b.req('GET', '/dashboard/webhooks')).text).to.contain(rxTest.url).and.not.contain(rxLive.url);
+    expect(
+      (await b.req('POST', '/dashboard/keys', { _csrf: csrf, mode: 'live', scopes: 'emails:read' })).status,
+    ).to.equal(403);
+    expect((await b.req('GET', '/dashboard/webhooks')).text)
+      .to.contain(rxTest.url)
+      .and.not.contain(rxLive.url);
     const d = (await s.api('GET', '/v1/domains', { key: live })).body.data[0];
     const domainPage = await b.req('GET', `/dashboard/domains/${d.id}`);
     expect(domainPage.status).to.equal(200);

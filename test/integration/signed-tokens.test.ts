@@ -27,7 +27,9 @@ describe('signed tokens: one helper, same bytes as before', () => {
     s = await startTestService({ features: [webhooks] });
     // A known key for each purpose, set before anything signs with it.
     for (const name of ['tracking', 'cursor', 'verp']) {
-      s.db.prepare('INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)').run(`secret:${name}`, KEY.toString('base64'));
+      s.db
+        .prepare('INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)')
+        .run(`secret:${name}`, KEY.toString('base64'));
     }
   });
   after(() => s.close());
@@ -53,7 +55,9 @@ describe('signed tokens: one helper, same bytes as before', () => {
     const ok = await fetch(`${s.url}/t/c/${OLD.click}`, { method: 'HEAD', redirect: 'manual' });
     expect(ok.status).to.equal(302);
     expect(ok.headers.get('location')).to.equal(encodeURI(URL_));
-    expect((await fetch(`${s.url}/t/c/${tamper(OLD.click)}`, { method: 'HEAD', redirect: 'manual' })).status).to.equal(404);
+    expect((await fetch(`${s.url}/t/c/${tamper(OLD.click)}`, { method: 'HEAD', redirect: 'manual' })).status).to.equal(
+      404,
+    );
   });
 
   it('cursors: an old cursor decodes to its position; another list or a changed MAC is invalid_parameter', async () => {

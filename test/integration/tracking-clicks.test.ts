@@ -19,19 +19,27 @@ describe('tracking: link rewrite by parser, click de-duplication and expiry', fu
   after(() => s.close());
 
   async function tracked(html: string) {
-    const r = await s.api('POST', '/v1/emails', { key, body: { from: 'a@example.com', to: 'reader@example.org', subject: 's', html, tracking: { clicks: true } } });
+    const r = await s.api('POST', '/v1/emails', {
+      key,
+      body: { from: 'a@example.com', to: 'reader@example.org', subject: 's', html, tracking: { clicks: true } },
+    });
     expect(r.status, JSON.stringify(r.body)).to.equal(202);
     const ctx = { ...s.ctx, config: { ...s.ctx.config, publicUrl: s.url } };
     return { id: r.body.id as string, out: applyTracking(ctx, emailByPublicId(s.db, r.body.id)!, html) };
   }
-  const clicks = async (id: string) => (await s.api('GET', `/v1/emails/${id}/events?limit=100`, { key })).body.data.filter((e: any) => e.type === 'clicked');
+  const clicks = async (id: string) =>
+    (await s.api('GET', `/v1/emails/${id}/events?limit=100`, { key })).body.data.filter(
+      (e: any) => e.type === 'clicked',
+    );
   const trackLink = (out: string) => new RegExp(`${s.url}/t/c/[A-Za-z0-9_.-]+`).exec(out)![0];
 
   it('rewrites the href of a link whose title holds "href=", and keeps every other byte', async () => {
     const html = `<p>Hi</p><a title='see href="https://evil.example/"' data-x="1" HREF = "https://shop.example/x?a=1&amp;b=2">Shop</a>\n<a href="#top">top</a>`;
     const { out } = await tracked(html);
     const link = trackLink(out);
-    expect(out).to.equal(`<p>Hi</p><a title='see href="https://evil.example/"' data-x="1" HREF = "${link}">Shop</a>\n<a href="#top">top</a>`);
+    expect(out).to.equal(
+      `<p>Hi</p><a title='see href="https://evil.example/"' data-x="1" HREF = "${link}">Shop</a>\n<a href="#top">top</a>`,
+    );
     const r = await fetch(link, { redirect: 'manual' });
     expect(r.status).to.equal(302);
     expect(r.headers.get('location')).to.equal('https://shop.example/x?a=1&b=2');

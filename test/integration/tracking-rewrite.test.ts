@@ -7,7 +7,9 @@ import { outboundEnv, type OutboundEnv } from './outbound-env.js';
 describe('tracking: link rewrite of a hostile html through the API', function () {
   this.timeout(30_000);
   let e: OutboundEnv;
-  before(async () => { e = await outboundEnv(); });
+  before(async () => {
+    e = await outboundEnv();
+  });
   after(() => e.close());
 
   it('delivers 100,000 `<a ` with click tracking in under 2 s while /healthz answers', async () => {

@@ -22,12 +22,19 @@ describe('tracking: opens and clicks', function () {
     s = await startTestService({ features: [webhooks] });
     key = s.key(s.team().id, 'test', ['emails:send', 'emails:read', 'webhooks:write']);
     rx = await new Receiver().start();
-    secret = (await s.api('POST', '/v1/webhooks', { key, body: { url: rx.url, events: ['opened', 'clicked'] } })).body.secret;
+    secret = (await s.api('POST', '/v1/webhooks', { key, body: { url: rx.url, events: ['opened', 'clicked'] } })).body
+      .secret;
   });
-  after(async () => { await s.close(); await rx.stop(); });
+  after(async () => {
+    await s.close();
+    await rx.stop();
+  });
 
   async function trackedHtml(tracking: { opens: boolean; clicks: boolean }) {
-    const r = await s.api('POST', '/v1/emails', { key, body: { from: 'a@example.com', to: 'reader@example.org', subject: 's', html: HTML, tracking } });
+    const r = await s.api('POST', '/v1/emails', {
+      key,
+      body: { from: 'a@example.com', to: 'reader@example.org', subject: 's', html: HTML, tracking },
+    });
     expect(r.status, JSON.stringify(r.body)).to.equal(202);
     const row = emailByPublicId(s.db, r.body.id)!;
     // The service listens on port 0: point the public URL at it.
@@ -52,7 +59,11 @@ describe('tracking: opens and clicks', function () {
       const r = await fetch(pixel);
       expect(r.status).to.equal(200);
       expect(r.headers.get('content-type')).to.equal('image/gif');
-      expect(Buffer.from(await r.arrayBuffer()).subarray(0, 6).toString()).to.equal('GIF89a');
+      expect(
+        Buffer.from(await r.arrayBuffer())
+          .subarray(0, 6)
+          .toString(),
+      ).to.equal('GIF89a');
     }
     const opened = (await events(id)).filter((e) => e.type === 'opened');
     expect(opened).to.have.length(1);
@@ -72,7 +83,11 @@ describe('tracking: opens and clicks', function () {
     expect(ls[3]).to.equal('#top');
     expect(ls[0]).to.match(new RegExp(`^${s.url}/t/c/`));
     expect(html).to.include(`class="x" href="${ls[1]}"`);
-    for (const [link, target] of [[ls[0], 'https://shop.example.com/item?id=1&ref=mail'], [ls[0], 'https://shop.example.com/item?id=1&ref=mail'], [ls[1], 'http://example.org/a']]) {
+    for (const [link, target] of [
+      [ls[0], 'https://shop.example.com/item?id=1&ref=mail'],
+      [ls[0], 'https://shop.example.com/item?id=1&ref=mail'],
+      [ls[1], 'http://example.org/a'],
+    ]) {
       const r = await fetch(link, { redirect: 'manual' });
       expect(r.status).to.equal(302);
       expect(r.headers.get('location')).to.equal(target);
@@ -80,7 +95,10 @@ describe('tracking: opens and clicks', function () {
     const head = await fetch(ls[0], { method: 'HEAD', redirect: 'manual' });
     expect(head.status).to.equal(302);
     const clicked = (await events(id)).filter((e) => e.type === 'clicked');
-    expect(clicked.map((e) => e.data.url)).to.deep.equal(['https://shop.example.com/item?id=1&ref=mail', 'http://example.org/a']);
+    expect(clicked.map((e) => e.data.url)).to.deep.equal([
+      'https://shop.example.com/item?id=1&ref=mail',
+      'http://example.org/a',
+    ]);
     expect(clicked[0].data.source).to.equal('tracking');
     await sleep(200);
     const hooks = rx.got.map((r) => verify(secret, r)).filter((p) => p.type === 'clicked' && p.data.email.id === id);
@@ -91,10 +109,17 @@ describe('tracking: opens and clicks', function () {
     const { html } = await trackedHtml({ opens: true, clicks: true });
     const link = links(html)[0];
     const [, body, mac] = /\/t\/c\/([^.]+)\.(.+)$/.exec(link)!;
-    const evil = Buffer.from(Buffer.from(body, 'base64url').toString().replace(/\n.*/, '\nhttps://evil.example/')).toString('base64url');
+    const evil = Buffer.from(
+      Buffer.from(body, 'base64url').toString().replace(/\n.*/, '\nhttps://evil.example/'),
+    ).toString('base64url');
     const flipped = mac.slice(0, -1) + (mac.endsWith('A') ? 'B' : 'A');
-    for (const bad of [`${s.url}/t/c/${evil}.${mac}`, `${s.url}/t/c/${body}.${flipped}`, `${s.url}/t/c/${body}`, `${s.url}/t/c/x.y`,
-      `${s.url}/t/o/${body}.${mac}.gif`]) {
+    for (const bad of [
+      `${s.url}/t/c/${evil}.${mac}`,
+      `${s.url}/t/c/${body}.${flipped}`,
+      `${s.url}/t/c/${body}`,
+      `${s.url}/t/c/x.y`,
+      `${s.url}/t/o/${body}.${mac}.gif`,
+    ]) {
       const r = await fetch(bad, { redirect: 'manual' });
       expect(r.status, bad).to.equal(404);
       expect(r.headers.get('location')).to.equal(null);
@@ -103,9 +128,22 @@ describe('tracking: opens and clicks', function () {
 
   it('leaves a link too long for a tracking token untouched instead of breaking it', async () => {
     const long = `https://shop.example.com/p?q=${'x'.repeat(7000)}`;
-    const r = await s.api('POST', '/v1/emails', { key, body: { from: 'a@example.com', to: 'reader@example.org', subject: 's', html: `<a href="${long}">x</a><a href="https://e.example/">y</a>`, tracking: { opens: false, clicks: true } } });
+    const r = await s.api('POST', '/v1/emails', {
+      key,
+      body: {
+        from: 'a@example.com',
+        to: 'reader@example.org',
+        subject: 's',
+        html: `<a href="${long}">x</a><a href="https://e.example/">y</a>`,
+        tracking: { opens: false, clicks: true },
+      },
+    });
     const ctx = { ...s.ctx, config: { ...s.ctx.config, publicUrl: s.url } };
-    const out = applyTracking(ctx, emailByPublicId(s.db, r.body.id)!, `<a href="${long}">x</a><a href="https://e.example/">y</a>`);
+    const out = applyTracking(
+      ctx,
+      emailByPublicId(s.db, r.body.id)!,
+      `<a href="${long}">x</a><a href="https://e.example/">y</a>`,
+    );
     const [first, second] = links(out);
     expect(second).to.match(/\/t\/c\//);
     expect(first).to.equal(long); // (never fetched: not a loopback address)

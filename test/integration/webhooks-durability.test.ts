@@ -10,14 +10,20 @@ const SCOPES = ['emails:send', 'emails:read', 'webhooks:write'] as const;
 /** Checks one v1 signature by hand (the library would refuse a timestamp from a moved clock). */
 function signedBy(secret: string, r: Received): boolean {
   const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
-  const want = 'v1,' + createHmac('sha256', key).update(`${r.headers['webhook-id']}.${r.headers['webhook-timestamp']}.${r.body}`).digest('base64');
+  const want =
+    'v1,' +
+    createHmac('sha256', key)
+      .update(`${r.headers['webhook-id']}.${r.headers['webhook-timestamp']}.${r.body}`)
+      .digest('base64');
   return r.headers['webhook-signature'].split(' ').includes(want);
 }
 
 describe('webhooks: durability, rotation and disabling', function () {
   this.timeout(20_000);
   let rx: Receiver;
-  beforeEach(async () => { rx = await new Receiver().start(); });
+  beforeEach(async () => {
+    rx = await new Receiver().start();
+  });
   afterEach(() => rx.stop());
 
   it('loses nothing when the service restarts mid-retry', async () => {
@@ -42,7 +48,9 @@ describe('webhooks: durability, rotation and disabling', function () {
       expect(d).to.have.length(1);
       expect(d[0]).to.include({ status: 'succeeded', attempt_count: 2 });
       expect(d[0].attempts.map((a: any) => a.status_code)).to.deep.equal([503, 200]);
-    } finally { await s.close(); }
+    } finally {
+      await s.close();
+    }
   });
 
   it('sends again a delivery that was in flight at shutdown', async () => {
@@ -51,7 +59,12 @@ describe('webhooks: durability, rotation and disabling', function () {
     const key = s.key(s.team().id, 'test', [...SCOPES]);
     const ep = (await s.api('POST', '/v1/webhooks', { key, body: { url: rx.url, events: ['queued'] } })).body;
     let release!: (n: number) => void;
-    rx.respond = (n) => (n === 0 ? new Promise<number>((r) => { release = r; }) : 200);
+    rx.respond = (n) =>
+      n === 0
+        ? new Promise<number>((r) => {
+            release = r;
+          })
+        : 200;
     await s.api('POST', '/v1/emails', { key, body: SEND });
     await rx.waitFor(1);
     await s.close(); // aborts the hanging request and hands its lease back
@@ -63,7 +76,9 @@ describe('webhooks: durability, rotation and disabling', function () {
       await sleep(100);
       const d = (await s.api('GET', `/v1/webhooks/${ep.id}/deliveries`, { key })).body.data[0];
       expect(d).to.include({ status: 'succeeded', attempt_count: 1 });
-    } finally { await s.close(); }
+    } finally {
+      await s.close();
+    }
   });
 
   it('signs with both secrets for 24 h after a rotation, then with the new one only', async () => {
@@ -74,7 +89,9 @@ describe('webhooks: durability, rotation and disabling', function () {
       const ep = (await s.api('POST', '/v1/webhooks', { key, body: { url: rx.url, events: ['queued'] } })).body;
       const rot = await s.api('POST', `/v1/webhooks/${ep.id}/rotate-secret`, { key });
       expect(rot.status).to.equal(200);
-      expect(rot.body.secret).to.match(/^whsec_/).and.not.equal(ep.secret);
+      expect(rot.body.secret)
+        .to.match(/^whsec_/)
+        .and.not.equal(ep.secret);
       expect((await s.api('GET', `/v1/webhooks/${ep.id}`, { key })).body).to.not.have.property('secret');
       await s.api('POST', '/v1/emails', { key, body: SEND });
       const [r1] = await rx.waitFor(1);
@@ -87,12 +104,18 @@ describe('webhooks: durability, rotation and disabling', function () {
       expect(r2.headers['webhook-signature'].split(' ')).to.have.length(1);
       expect(signedBy(rot.body.secret, r2)).to.equal(true);
       expect(signedBy(ep.secret, r2)).to.equal(false);
-    } finally { await s.close(); }
+    } finally {
+      await s.close();
+    }
   });
 
   it('disables an endpoint whose deliveries fail for over 3 days, recording why', async () => {
     const clock = testClock();
-    const s = await startTestService({ features: [webhooks], now: clock.now, env: { MTA_WEBHOOK_RETRY_MIN_SECONDS: '0.01' } });
+    const s = await startTestService({
+      features: [webhooks],
+      now: clock.now,
+      env: { MTA_WEBHOOK_RETRY_MIN_SECONDS: '0.01' },
+    });
     try {
       const key = s.key(s.team().id, 'test', [...SCOPES]);
       const ep = (await s.api('POST', '/v1/webhooks', { key, body: { url: rx.url, events: ['queued'] } })).body;
@@ -114,6 +137,8 @@ describe('webhooks: durability, rotation and disabling', function () {
       expect(rx.got).to.have.length(n); // a disabled endpoint gets nothing
       const en = await s.api('PATCH', `/v1/webhooks/${ep.id}`, { key, body: { enabled: true } });
       expect(en.body).to.include({ enabled: true, disabled_reason: null });
-    } finally { await s.close(); }
+    } finally {
+      await s.close();
+    }
   });
 });

@@ -8,13 +8,29 @@ describe('webhooks: end to end with every feature', function () {
   this.timeout(20_000);
   let s: TestService;
   let rx: Receiver;
-  before(async () => { s = await startTestService(); rx = await new Receiver().start(); });
-  after(async () => { await s.close(); await rx.stop(); });
+  before(async () => {
+    s = await startTestService();
+    rx = await new Receiver().start();
+  });
+  after(async () => {
+    await s.close();
+    await rx.stop();
+  });
 
   it('delivers queued, sent and delivered for a test email, each verified and matching the events', async () => {
     const key = s.key(s.team().id, 'test', ['emails:send', 'emails:read', 'webhooks:write']);
-    const ep = (await s.api('POST', '/v1/webhooks', { key, body: { url: rx.url, events: ['queued', 'sent', 'delivered', 'bounced'] } })).body;
-    const email = (await s.api('POST', '/v1/emails', { key, body: { from: 'a@example.com', to: 'delivered@example.org', subject: 's', text: 't' } })).body;
+    const ep = (
+      await s.api('POST', '/v1/webhooks', {
+        key,
+        body: { url: rx.url, events: ['queued', 'sent', 'delivered', 'bounced'] },
+      })
+    ).body;
+    const email = (
+      await s.api('POST', '/v1/emails', {
+        key,
+        body: { from: 'a@example.com', to: 'delivered@example.org', subject: 's', text: 't' },
+      })
+    ).body;
     const got = await rx.waitFor(3, 8000);
     const payloads = got.map((r) => verify(ep.secret, r));
     const events = (await s.api('GET', `/v1/emails/${email.id}/events`, { key })).body.data;
@@ -34,7 +50,10 @@ describe('webhooks: end to end with every feature', function () {
     try {
       await s.api('POST', '/v1/webhooks', { key, body: { url: rx2.url, events: ['queued', 'sent', 'delivered'] } });
       for (let i = 0; i < 4; i++) {
-        await s.api('POST', '/v1/emails', { key, body: { from: 'a@example.com', to: 'delivered@example.org', subject: `s${i}`, text: 't' } });
+        await s.api('POST', '/v1/emails', {
+          key,
+          body: { from: 'a@example.com', to: 'delivered@example.org', subject: `s${i}`, text: 't' },
+        });
         await rx2.waitFor(3 * (i + 1), 8000);
       }
       expect(rx2.got).to.have.length(12);

@@ -4,7 +4,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 
-export interface Received { headers: Record<string, string>; body: string; json: any; at: number }
+export interface Received {
+  headers: Record<string, string>;
+  body: string;
+  json: any;
+  at: number;
+}
 
 export class Receiver {
   readonly got: Received[] = [];
@@ -15,7 +20,12 @@ export class Receiver {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const r: Received = { headers: req.headers as Record<string, string>, body, json: safeJson(body), at: Date.now() };
+      const r: Received = {
+        headers: req.headers as Record<string, string>,
+        body,
+        json: safeJson(body),
+        at: Date.now(),
+      };
       const answer = this.respond(this.got.length, r);
       this.got.push(r);
       this.waiters = this.waiters.filter((w) => !w());
@@ -28,25 +38,49 @@ export class Receiver {
   connections = 0;
 
   async start(): Promise<this> {
-    this.server.on('connection', () => { this.connections++; });
+    this.server.on('connection', () => {
+      this.connections++;
+    });
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
     return this;
   }
-  get port() { return (this.server.address() as AddressInfo).port; }
-  get url() { return `http://127.0.0.1:${this.port}/hook`; }
-  stop() { return new Promise<void>((r) => { this.server.close(() => r()); this.server.closeAllConnections(); }); }
+  get port() {
+    return (this.server.address() as AddressInfo).port;
+  }
+  get url() {
+    return `http://127.0.0.1:${this.port}/hook`;
+  }
+  stop() {
+    return new Promise<void>((r) => {
+      this.server.close(() => r());
+      this.server.closeAllConnections();
+    });
+  }
 
   /** Resolves when at least n requests arrived; rejects after timeoutMs. */
   waitFor(n: number, timeoutMs = 5000): Promise<Received[]> {
     return new Promise((resolve, reject) => {
-      const check = () => { if (this.got.length >= n) { clearTimeout(t); resolve(this.got.slice()); return true; } return false; };
+      const check = () => {
+        if (this.got.length >= n) {
+          clearTimeout(t);
+          resolve(this.got.slice());
+          return true;
+        }
+        return false;
+      };
       const t = setTimeout(() => reject(new Error(`receiver got ${this.got.length} of ${n} requests`)), timeoutMs);
       if (!check()) this.waiters.push(check);
     });
   }
 }
 
-function safeJson(s: string) { try { return JSON.parse(s); } catch { return null; } }
+function safeJson(s: string) {
+  try {
+    return JSON.parse(s);
+  } catch {
+    return null;
+  }
+}
 
 /** Verifies a delivery with the Standard Webhooks library; returns the parsed payload or throws. */
 export const verify = (secret: string, r: Received) => new Webhook(secret).verify(r.body, r.headers) as any;

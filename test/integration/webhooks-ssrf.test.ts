@@ -16,14 +16,39 @@ describe('webhooks: SSRF guard', function () {
   let key: string;
   before(async () => {
     dns = await new TestDns().start();
-    s = await startTestService({ features: [webhooks], env: { MTA_ALLOW_PRIVATE_WEBHOOKS: '0', MTA_DNS_SERVERS: dns.server } });
+    s = await startTestService({
+      features: [webhooks],
+      env: { MTA_ALLOW_PRIVATE_WEBHOOKS: '0', MTA_DNS_SERVERS: dns.server },
+    });
     key = s.key(s.team().id, 'test', ['emails:send', 'emails:read', 'webhooks:write']);
   });
-  after(async () => { await s.close(); await dns.stop(); });
+  after(async () => {
+    await s.close();
+    await dns.stop();
+  });
 
   it('classifies addresses', () => {
-    for (const ip of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '100.64.0.1', '169.254.169.254', '0.0.0.0', '224.0.0.1',
-      '::1', '::', 'fe80::1', 'fc00::1', 'fd00:ec2::254', 'ff02::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::7f00:1', '::a9fe:a9fe', 'not-an-ip']) {
+    for (const ip of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '100.64.0.1',
+      '169.254.169.254',
+      '0.0.0.0',
+      '224.0.0.1',
+      '::1',
+      '::',
+      'fe80::1',
+      'fc00::1',
+      'fd00:ec2::254',
+      'ff02::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '::7f00:1',
+      '::a9fe:a9fe',
+      'not-an-ip',
+    ]) {
       expect(isBlockedIp(ip), ip).to.equal(true);
     }
     for (const ip of ['93.184.216.34', '8.8.8.8', '2606:4700::1111']) expect(isBlockedIp(ip), ip).to.equal(false);
@@ -33,15 +58,30 @@ describe('webhooks: SSRF guard', function () {
     dns.set('internal.test', { A: ['10.0.0.5'] });
     dns.set('v6local.test', { AAAA: ['::1'] });
     dns.set('mixed.test', { A: ['93.184.216.34', '192.168.0.10'] });
-    for (const url of ['https://127.0.0.1/hook', 'https://10.1.2.3/', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/',
-      'https://[fd00:ec2::254]/', 'https://[::ffff:127.0.0.1]/', 'https://[::127.0.0.1]/', 'https://localhost/', 'http://example.com/hook',
-      'https://internal.test/', 'https://v6local.test/', 'https://mixed.test/', 'https://nxdomain.test/']) {
+    for (const url of [
+      'https://127.0.0.1/hook',
+      'https://10.1.2.3/',
+      'https://169.254.169.254/latest/meta-data',
+      'https://[::1]/',
+      'https://[fd00:ec2::254]/',
+      'https://[::ffff:127.0.0.1]/',
+      'https://[::127.0.0.1]/',
+      'https://localhost/',
+      'http://example.com/hook',
+      'https://internal.test/',
+      'https://v6local.test/',
+      'https://mixed.test/',
+      'https://nxdomain.test/',
+    ]) {
       const r = await s.api('POST', '/v1/webhooks', { key, body: { url, events: ['delivered'] } });
       expect(r.status, url).to.equal(422);
       expect(r.body.error, url).to.include({ code: 'invalid_parameter', param: 'url' });
     }
     dns.set('public.test', { A: ['93.184.216.34'] });
-    const ok = await s.api('POST', '/v1/webhooks', { key, body: { url: 'https://public.test/hook', events: ['delivered'] } });
+    const ok = await s.api('POST', '/v1/webhooks', {
+      key,
+      body: { url: 'https://public.test/hook', events: ['delivered'] },
+    });
     expect(ok.status, JSON.stringify(ok.body)).to.equal(201);
     const p = await s.api('PATCH', `/v1/webhooks/${ok.body.id}`, { key, body: { url: 'https://10.0.0.1/' } });
     expect(p.status).to.equal(422);
@@ -55,16 +95,24 @@ describe('webhooks: SSRF guard', function () {
     try {
       // Created while the name points at a public address; it then rebinds to loopback before any event.
       dns.set('rebind.test', { A: ['93.184.216.34'] });
-      const ep = await s.api('POST', '/v1/webhooks', { key, body: { url: `https://rebind.test:${rx.port}/hook`, events: ['queued'] } });
+      const ep = await s.api('POST', '/v1/webhooks', {
+        key,
+        body: { url: `https://rebind.test:${rx.port}/hook`, events: ['queued'] },
+      });
       expect(ep.status, JSON.stringify(ep.body)).to.equal(201);
       dns.set('rebind.test', { A: ['127.0.0.1'] });
-      await s.api('POST', '/v1/emails', { key, body: { from: 'a@example.com', to: 'b@example.org', subject: 's', text: 't' } });
+      await s.api('POST', '/v1/emails', {
+        key,
+        body: { from: 'a@example.com', to: 'b@example.org', subject: 's', text: 't' },
+      });
       await sleep(500);
       expect(rx.got).to.have.length(0);
       const d = (await s.api('GET', `/v1/webhooks/${ep.body.id}/deliveries`, { key })).body.data[0];
       expect(d.status).to.equal('failed');
       expect(d.attempts[0].error).to.match(/private or reserved/);
-    } finally { await rx.stop(); }
+    } finally {
+      await rx.stop();
+    }
   });
 });
 
@@ -72,14 +120,23 @@ describe('webhooks: DNS failure at delivery time', function () {
   this.timeout(15_000);
   it('retries a delivery whose host does not resolve for now (SERVFAIL) instead of ending it failed', async () => {
     const dns = await new TestDns().start();
-    const s = await startTestService({ features: [webhooks], env: { MTA_ALLOW_PRIVATE_WEBHOOKS: '0', MTA_DNS_SERVERS: dns.server, MTA_WEBHOOK_RETRY_MIN_SECONDS: '60' } });
+    const s = await startTestService({
+      features: [webhooks],
+      env: { MTA_ALLOW_PRIVATE_WEBHOOKS: '0', MTA_DNS_SERVERS: dns.server, MTA_WEBHOOK_RETRY_MIN_SECONDS: '60' },
+    });
     try {
       const key = s.key(s.team().id, 'test', ['emails:send', 'emails:read', 'webhooks:write']);
       dns.set('flaky.test', { A: ['93.184.216.34'] });
-      const ep = await s.api('POST', '/v1/webhooks', { key, body: { url: 'https://flaky.test/hook', events: ['queued'] } });
+      const ep = await s.api('POST', '/v1/webhooks', {
+        key,
+        body: { url: 'https://flaky.test/hook', events: ['queued'] },
+      });
       expect(ep.status, JSON.stringify(ep.body)).to.equal(201);
       dns.set('flaky.test', { servfail: true });
-      await s.api('POST', '/v1/emails', { key, body: { from: 'a@example.com', to: 'b@example.org', subject: 's', text: 't' } });
+      await s.api('POST', '/v1/emails', {
+        key,
+        body: { from: 'a@example.com', to: 'b@example.org', subject: 's', text: 't' },
+      });
       let d: any;
       for (let i = 0; i < 50 && !(d?.attempt_count > 0); i++) {
         await sleep(100);
@@ -89,21 +146,34 @@ describe('webhooks: DNS failure at delivery time', function () {
       expect(d.status, JSON.stringify(d)).to.equal('pending');
       expect(d.attempts[0].next_retry_at).to.be.a('string');
       await s.api('DELETE', `/v1/webhooks/${ep.body.id}`, { key });
-    } finally { await s.close(); await dns.stop(); }
+    } finally {
+      await s.close();
+      await dns.stop();
+    }
   });
 });
 
 describe('webhooks: POST time-out', () => {
   it('gives up on a receiver that never answers', async () => {
-    const server = http.createServer(() => { /* never answers */ });
+    const server = http.createServer(() => {
+      /* never answers */
+    });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-      const r = await postWebhook(url, {}, '{}', { timeoutMs: 200, lookup: null, signal: new AbortController().signal, userAgent: 't' });
+      const r = await postWebhook(url, {}, '{}', {
+        timeoutMs: 200,
+        lookup: null,
+        signal: new AbortController().signal,
+        userAgent: 't',
+      });
       expect(r.statusCode).to.equal(null);
       expect(r.error).to.match(/timed out after 200 ms/);
       expect(r.durationMs).to.be.within(150, 2000);
-    } finally { server.closeAllConnections(); server.close(); }
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
 
@@ -117,24 +187,57 @@ describe('webhooks: MTA_ALLOW_PRIVATE_WEBHOOKS=1 still refuses link-local and me
   });
   after(() => s.close());
 
-  const never = ['169.254.169.254', '169.254.1.1', '100.100.100.200', '0.0.0.0', '0.1.2.3', '224.0.0.1', '239.255.255.250', '255.255.255.255',
-    '::', 'fe80::1', 'fd00:ec2::254', 'ff02::1', '::ffff:169.254.169.254', '::ffff:a9fe:a9fe', '::a9fe:a9fe', '64:ff9b::a9fe:a9fe'];
+  const never = [
+    '169.254.169.254',
+    '169.254.1.1',
+    '100.100.100.200',
+    '0.0.0.0',
+    '0.1.2.3',
+    '224.0.0.1',
+    '239.255.255.250',
+    '255.255.255.255',
+    '::',
+    'fe80::1',
+    'fd00:ec2::254',
+    'ff02::1',
+    '::ffff:169.254.169.254',
+    '::ffff:a9fe:a9fe',
+    '::a9fe:a9fe',
+    '64:ff9b::a9fe:a9fe',
+  ];
 
   it('classifies: private and loopback pass, link-local, metadata, 0/8 and multicast do not', () => {
     for (const ip of never) expect(isBlockedIp(ip, true), ip).to.equal(true);
-    for (const ip of ['127.0.0.1', '10.1.2.3', '192.168.1.1', '172.16.0.1', '::1', 'fd12::1', '::ffff:127.0.0.1', '93.184.216.34']) expect(isBlockedIp(ip, true), ip).to.equal(false);
+    for (const ip of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '192.168.1.1',
+      '172.16.0.1',
+      '::1',
+      'fd12::1',
+      '::ffff:127.0.0.1',
+      '93.184.216.34',
+    ])
+      expect(isBlockedIp(ip, true), ip).to.equal(false);
   });
 
   it('refuses them at create and update (422 url), by address and by metadata host name', async () => {
-    const urls = [...never.map((ip) => (ip.includes(':') ? `http://[${ip}]/latest/meta-data/` : `http://${ip}/latest/meta-data/`)),
-      'http://metadata.google.internal/computeMetadata/v1/', 'http://METADATA.google.internal./', 'http://metadata/'];
+    const urls = [
+      ...never.map((ip) => (ip.includes(':') ? `http://[${ip}]/latest/meta-data/` : `http://${ip}/latest/meta-data/`)),
+      'http://metadata.google.internal/computeMetadata/v1/',
+      'http://METADATA.google.internal./',
+      'http://metadata/',
+    ];
     for (const url of urls) {
       const r = await s.api('POST', '/v1/webhooks', { key, body: { url, events: ['delivered'] } });
       expect(r.status, url).to.equal(422);
       expect(r.body.error, url).to.include({ code: 'invalid_parameter', param: 'url' });
       expect(r.body.error.message, url).to.match(/link-local, cloud-metadata/);
     }
-    const ok = await s.api('POST', '/v1/webhooks', { key, body: { url: 'http://127.0.0.1:9/hook', events: ['delivered'] } });
+    const ok = await s.api('POST', '/v1/webhooks', {
+      key,
+      body: { url: 'http://127.0.0.1:9/hook', events: ['delivered'] },
+    });
     expect(ok.status).to.equal(201);
     const p = await s.api('PATCH', `/v1/webhooks/${ok.body.id}`, { key, body: { url: 'http://169.254.169.254/' } });
     expect(p.status).to.equal(422);
@@ -146,22 +249,41 @@ describe('webhooks: MTA_ALLOW_PRIVATE_WEBHOOKS=1 still refuses link-local and me
     class Recording extends Agents {
       for(url: URL) {
         const a = new http.Agent();
-        a.createConnection = () => { opened.push(url.href); throw new Error('the guard let a connection through'); };
+        a.createConnection = () => {
+          opened.push(url.href);
+          throw new Error('the guard let a connection through');
+        };
         return a;
       }
     }
     const lookup = guardedLookup(createResolver(s.config), true);
     for (const ip of never) {
       const url = ip.includes(':') ? `http://[${ip}]/` : `http://${ip}/`;
-      const r = await postWebhook(url, {}, '{}', { timeoutMs: 500, lookup, allowPrivate: true, signal: new AbortController().signal, userAgent: 't', agents: new Recording() });
+      const r = await postWebhook(url, {}, '{}', {
+        timeoutMs: 500,
+        lookup,
+        allowPrivate: true,
+        signal: new AbortController().signal,
+        userAgent: 't',
+        agents: new Recording(),
+      });
       expect(r, url).to.include({ blocked: true, statusCode: null });
     }
-    const byName = await postWebhook('http://metadata.google.internal/', {}, '{}', { timeoutMs: 500, lookup, allowPrivate: true, signal: new AbortController().signal, userAgent: 't', agents: new Recording() });
+    const byName = await postWebhook('http://metadata.google.internal/', {}, '{}', {
+      timeoutMs: 500,
+      lookup,
+      allowPrivate: true,
+      signal: new AbortController().signal,
+      userAgent: 't',
+      agents: new Recording(),
+    });
     expect(byName).to.include({ blocked: true });
     expect(byName.error).to.match(/metadata/);
     expect(opened).to.deep.equal([]);
     // The lookup itself refuses an address it is handed, whatever the name (a name that resolves there).
-    const verdict = await new Promise<string>((resolve) => lookup('169.254.169.254', {}, (err) => resolve((err as { code?: string } | null)?.code ?? 'none')));
+    const verdict = await new Promise<string>((resolve) =>
+      lookup('169.254.169.254', {}, (err) => resolve((err as { code?: string } | null)?.code ?? 'none')),
+    );
     expect(verdict).to.equal('EBLOCKED');
   });
 });
@@ -175,8 +297,16 @@ describe('webhooks: the delivery log keeps a short escaped excerpt of the answer
     const s = await startTestService({ features: [webhooks], env: { MTA_WEBHOOK_RETRY_MIN_SECONDS: '600' } });
     try {
       const key = s.key(s.team().id, 'test', ['emails:send', 'emails:read', 'webhooks:write']);
-      const ep = (await s.api('POST', '/v1/webhooks', { key, body: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, events: ['queued'] } })).body;
-      await s.api('POST', '/v1/emails', { key, body: { from: 'a@example.com', to: 'b@example.org', subject: 's', text: 't' } });
+      const ep = (
+        await s.api('POST', '/v1/webhooks', {
+          key,
+          body: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, events: ['queued'] },
+        })
+      ).body;
+      await s.api('POST', '/v1/emails', {
+        key,
+        body: { from: 'a@example.com', to: 'b@example.org', subject: 's', text: 't' },
+      });
       let d: any;
       for (let i = 0; i < 50 && !(d?.attempt_count > 0); i++) {
         await sleep(100);
@@ -187,6 +317,10 @@ describe('webhooks: the delivery log keeps a short escaped excerpt of the answer
       expect(snippet).to.not.match(/[\x00-\x1f\u202e]/);
       expect(snippet.endsWith('…')).to.equal(true);
       expect(snippet.replace(/\\(x..|u....|r|n)/g, '_').length).to.equal(257); // 256 characters of the answer, then …
-    } finally { await s.close(); server.closeAllConnections(); server.close(); }
+    } finally {
+      await s.close();
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });

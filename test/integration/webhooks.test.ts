@@ -15,7 +15,10 @@ describe('webhooks: endpoints API', () => {
   after(() => s.close());
 
   it('creates (secret shown once), lists, gets, updates and deletes an endpoint', async () => {
-    const c = await s.api('POST', '/v1/webhooks', { key, body: { url: 'http://127.0.0.1:9/hook', events: ['delivered', 'bounced', 'delivered'] } });
+    const c = await s.api('POST', '/v1/webhooks', {
+      key,
+      body: { url: 'http://127.0.0.1:9/hook', events: ['delivered', 'bounced', 'delivered'] },
+    });
     expect(c.status, JSON.stringify(c.body)).to.equal(201);
     expect(c.body).to.include({ object: 'webhook_endpoint', url: 'http://127.0.0.1:9/hook', enabled: true });
     expect(c.body.id).to.match(/^wh_[0-9a-z]{26}$/);
@@ -83,7 +86,10 @@ describe('webhooks: delivery', function () {
     key = s.key(s.team().id, 'test', ['emails:send', 'emails:read', 'webhooks:write']);
     rx = await new Receiver().start();
   });
-  afterEach(async () => { await s.close(); await rx.stop(); });
+  afterEach(async () => {
+    await s.close();
+    await rx.stop();
+  });
 
   it('POSTs a signed event a Standard Webhooks library verifies, promptly, with the decided payload', async () => {
     const ep = await hook(['queued', 'canceled']);
@@ -94,7 +100,10 @@ describe('webhooks: delivery', function () {
     const payload = verify(ep.secret, first);
     const events = (await s.api('GET', `/v1/emails/${email.id}/events`, { key })).body.data;
     expect(payload).to.deep.equal({
-      id: events[0].id, object: 'event', type: 'queued', created_at: events[0].created_at,
+      id: events[0].id,
+      object: 'event',
+      type: 'queued',
+      created_at: events[0].created_at,
       data: { email, recipient: null, details: {} },
     });
     expect(first.headers['webhook-id']).to.equal(events[0].id);
@@ -129,8 +138,18 @@ describe('webhooks: delivery', function () {
     const log = (await s.api('GET', `/v1/webhooks/${ep.id}/deliveries`, { key })).body;
     expect(log.data).to.have.length(1);
     const d = log.data[0];
-    expect(d).to.include({ object: 'webhook_delivery', status: 'succeeded', attempt_count: 3, event_type: 'queued', next_attempt_at: null });
-    expect(d.attempts.map((a: any) => [a.attempt, a.status_code])).to.deep.equal([[1, 500], [2, 500], [3, 204]]);
+    expect(d).to.include({
+      object: 'webhook_delivery',
+      status: 'succeeded',
+      attempt_count: 3,
+      event_type: 'queued',
+      next_attempt_at: null,
+    });
+    expect(d.attempts.map((a: any) => [a.attempt, a.status_code])).to.deep.equal([
+      [1, 500],
+      [2, 500],
+      [3, 204],
+    ]);
     expect(d.attempts[0].response_snippet).to.equal('answer 500');
     expect(d.attempts[0].next_retry_at).to.be.a('string');
     expect(d.attempts[2].next_retry_at).to.equal(null);
@@ -178,8 +197,11 @@ describe('webhooks: delivery', function () {
       await sleep(200);
       expect(rxB.got).to.have.length(0);
       for (const [m, p, body] of [
-        ['GET', `/v1/webhooks/${a.id}`], ['PATCH', `/v1/webhooks/${a.id}`, { enabled: false }], ['DELETE', `/v1/webhooks/${a.id}`],
-        ['POST', `/v1/webhooks/${a.id}/rotate-secret`], ['GET', `/v1/webhooks/${a.id}/deliveries`],
+        ['GET', `/v1/webhooks/${a.id}`],
+        ['PATCH', `/v1/webhooks/${a.id}`, { enabled: false }],
+        ['DELETE', `/v1/webhooks/${a.id}`],
+        ['POST', `/v1/webhooks/${a.id}/rotate-secret`],
+        ['GET', `/v1/webhooks/${a.id}/deliveries`],
       ] as const) {
         const r = await s.api(m, p, { key: keyB, body });
         expect(r.status, `${m} ${p}`).to.equal(404);
@@ -188,6 +210,8 @@ describe('webhooks: delivery', function () {
       const listB = (await s.api('GET', '/v1/webhooks', { key: keyB })).body.data;
       expect(listB.map((e: any) => e.id)).to.not.include(a.id);
       expect((await s.api('GET', `/v1/webhooks/${a.id}`, { key })).body.enabled).to.equal(true);
-    } finally { await rxB.stop(); }
+    } finally {
+      await rxB.stop();
+    }
   });
 });

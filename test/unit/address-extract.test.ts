@@ -20,7 +20,17 @@ describe('findAddress', () => {
   });
 
   it('finds nothing where there is no dotted domain or no local part', () => {
-    for (const v of [null, undefined, '', '<>', 'postmaster', 'user@localhost', '@example.com', 'a@.example.com', 'a@b..c']) {
+    for (const v of [
+      null,
+      undefined,
+      '',
+      '<>',
+      'postmaster',
+      'user@localhost',
+      '@example.com',
+      'a@.example.com',
+      'a@b..c',
+    ]) {
       expect(findAddress(v), String(v)).to.equal(null);
     }
     expect(findAddress('@x a@b')).to.equal(null);
@@ -30,8 +40,16 @@ describe('findAddress', () => {
   it('is linear on pathological input', () => {
     const n = 200_000;
     const inputs = [
-      'a'.repeat(n), '@'.repeat(n), 'a@'.repeat(n / 2), `${'a'.repeat(n)}@`, `@${'a'.repeat(n)}`, 'a.'.repeat(n / 2),
-      `x@${'a.'.repeat(n / 2)}`, 'a@b.'.repeat(n / 4), `${'<a@b.c'.repeat(n / 6)}`, `${'a'.repeat(n)}@b`.repeat(2),
+      'a'.repeat(n),
+      '@'.repeat(n),
+      'a@'.repeat(n / 2),
+      `${'a'.repeat(n)}@`,
+      `@${'a'.repeat(n)}`,
+      'a.'.repeat(n / 2),
+      `x@${'a.'.repeat(n / 2)}`,
+      'a@b.'.repeat(n / 4),
+      `${'<a@b.c'.repeat(n / 6)}`,
+      `${'a'.repeat(n)}@b`.repeat(2),
       `${'!'.repeat(n)}@${'-'.repeat(n)}`,
     ];
     for (const v of inputs) {

@@ -25,12 +25,31 @@ describe('address: strict single-mailbox parse', () => {
   });
 
   it('marks disguises as hostile and plain mistakes as not', () => {
-    const hostile = ['Boss <ceo@paypal.com> <x@alpha.test>', 'a <ceo@paypal.com>, x@alpha.test', 'Nm r4@rcpt.test <v3@victim.test>',
-      'grp: x@alpha.test;', 'a@alpha.test, b@victim.test', 'Boss <x@alpha.test> tail', 'Boss <x@alpha.test>, y@victim.test', 'A;B <x@alpha.test>',
-      'x [y] <x@alpha.test>', 'a\\b <x@alpha.test>', 'a <b <x@alpha.test>>', 'a <x@alpha.test>>'];
+    const hostile = [
+      'Boss <ceo@paypal.com> <x@alpha.test>',
+      'a <ceo@paypal.com>, x@alpha.test',
+      'Nm r4@rcpt.test <v3@victim.test>',
+      'grp: x@alpha.test;',
+      'a@alpha.test, b@victim.test',
+      'Boss <x@alpha.test> tail',
+      'Boss <x@alpha.test>, y@victim.test',
+      'A;B <x@alpha.test>',
+      'x [y] <x@alpha.test>',
+      'a\\b <x@alpha.test>',
+      'a <b <x@alpha.test>>',
+      'a <x@alpha.test>>',
+    ];
     for (const input of hostile) expect(readMailbox(input), input).to.deep.include({ ok: false, hostile: true });
-    const plain = ['x', 'x@localhost', '"unterminated <x@alpha.test>', 'Boss <x@alpha.test', 'Boss <not-an-address>', 'a\r\nBcc: y@z.test <x@alpha.test>',
-      `${'a'.repeat(64)}@${'b'.repeat(250)}.test`, 'x@@alpha.test'];
+    const plain = [
+      'x',
+      'x@localhost',
+      '"unterminated <x@alpha.test>',
+      'Boss <x@alpha.test',
+      'Boss <not-an-address>',
+      'a\r\nBcc: y@z.test <x@alpha.test>',
+      `${'a'.repeat(64)}@${'b'.repeat(250)}.test`,
+      'x@@alpha.test',
+    ];
     for (const input of plain) expect(readMailbox(input), input).to.deep.include({ ok: false, hostile: false });
   });
 });

@@ -11,12 +11,17 @@ import ts from 'typescript';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** SQL statements as this code base writes them (upper-case keywords; prose like "delete from" does not match). */
-const SQL = /\bSELECT\b[\s\S]*\bFROM\b|\bINSERT\s+(?:OR\s+[A-Z]+\s+)?INTO\b|\bUPDATE\s+\w+\s+SET\b|\bDELETE\s+FROM\b|\b(?:CREATE|DROP|ALTER)\s+(?:TABLE|INDEX|VIEW|TRIGGER)\b|\bPRAGMA\s+\w/;
+const SQL =
+  /\bSELECT\b[\s\S]*\bFROM\b|\bINSERT\s+(?:OR\s+[A-Z]+\s+)?INTO\b|\bUPDATE\s+\w+\s+SET\b|\bDELETE\s+FROM\b|\b(?:CREATE|DROP|ALTER)\s+(?:TABLE|INDEX|VIEW|TRIGGER)\b|\bPRAGMA\s+\w/;
 /** A receiver that is a database handle: `db`, `ctx.db`, `this.ctx.db`, `database`… */
 const DB_RECEIVER = /(^|\.)(db|database)$/i;
 const DB_METHODS = new Set(['prepare', 'exec', 'pragma', 'transaction']);
 
-export interface SqlFinding { file: string; line: number; what: string }
+export interface SqlFinding {
+  file: string;
+  line: number;
+  what: string;
+}
 
 function lineOf(sf: ts.SourceFile, node: ts.Node): number {
   return sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1;
@@ -28,14 +33,21 @@ export function findSql(file: string, text: string): SqlFinding[] {
   const found: SqlFinding[] = [];
   const visit = (node: ts.Node): void => {
     if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) {
-      if (SQL.test(node.text)) found.push({ file, line: lineOf(sf, node), what: `SQL string ${JSON.stringify(node.text.slice(0, 60))}` });
+      if (SQL.test(node.text))
+        found.push({ file, line: lineOf(sf, node), what: `SQL string ${JSON.stringify(node.text.slice(0, 60))}` });
     } else if (ts.isTemplateExpression(node)) {
       const whole = [node.head.text, ...node.templateSpans.map((s) => s.literal.text)].join(' ');
-      if (SQL.test(whole)) found.push({ file, line: lineOf(sf, node), what: `SQL template ${JSON.stringify(whole.slice(0, 60))}` });
+      if (SQL.test(whole))
+        found.push({ file, line: lineOf(sf, node), what: `SQL template ${JSON.stringify(whole.slice(0, 60))}` });
     } else if (ts.isCallExpression(node)) {
       const callee = node.expression;
-      if (ts.isIdentifier(callee) && callee.text === 'sql') found.push({ file, line: lineOf(sf, node), what: 'sql(...) call' });
-      if (ts.isPropertyAccessExpression(callee) && DB_METHODS.has(callee.name.text) && DB_RECEIVER.test(callee.expression.getText(sf))) {
+      if (ts.isIdentifier(callee) && callee.text === 'sql')
+        found.push({ file, line: lineOf(sf, node), what: 'sql(...) call' });
+      if (
+        ts.isPropertyAccessExpression(callee) &&
+        DB_METHODS.has(callee.name.text) &&
+        DB_RECEIVER.test(callee.expression.getText(sf))
+      ) {
         found.push({ file, line: lineOf(sf, node), what: `${callee.getText(sf)}(...) on a database` });
       }
     }
@@ -67,7 +79,9 @@ describe('architecture: the layering', () => {
   });
 
   it('has no SQL outside src/store/', () => {
-    const files = tsFiles(path.join(ROOT, 'src')).filter((f) => !path.relative(ROOT, f).startsWith(`src${path.sep}store${path.sep}`));
+    const files = tsFiles(path.join(ROOT, 'src')).filter(
+      (f) => !path.relative(ROOT, f).startsWith(`src${path.sep}store${path.sep}`),
+    );
     const found = files.flatMap((f) => findSql(path.relative(ROOT, f), fs.readFileSync(f, 'utf8')));
     expect(found.map((f) => `${f.file}:${f.line} ${f.what}`)).to.deep.equal([]);
   });
@@ -78,9 +92,15 @@ describe('architecture: the layering', () => {
     const run = promisify(execFile);
     const args = ['src', '--config', '.dependency-cruiser.cjs', '--output-type', 'json'];
     // depcruise exits non-zero when it finds errors; its JSON report is on stdout either way.
-    const { stdout } = await run(bin, args, { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 }).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }));
-    const report = JSON.parse(stdout) as { summary: { violations: { from: string; to: string; rule: { name: string; severity: string } }[] } };
-    const errors = report.summary.violations.filter((v) => v.rule.severity === 'error').map((v) => `${v.rule.name}: ${v.from} → ${v.to}`);
+    const { stdout } = await run(bin, args, { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 }).catch(
+      (err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }),
+    );
+    const report = JSON.parse(stdout) as {
+      summary: { violations: { from: string; to: string; rule: { name: string; severity: string } }[] };
+    };
+    const errors = report.summary.violations
+      .filter((v) => v.rule.severity === 'error')
+      .map((v) => `${v.rule.name}: ${v.from} → ${v.to}`);
     expect(errors).to.deep.equal([]);
   });
 });

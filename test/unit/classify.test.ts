@@ -6,10 +6,13 @@ import { classifyReply, classifyBounce, parseReplyLine, findStatus } from '../..
 import { isHard } from '../../src/core/bounce-reasons.js';
 import { providerOf, providerReason } from '../../src/core/providers/index.js';
 
-interface Line { source: string; line: string; reason: string; hard: boolean | null }
-const lines = JSON.parse(
-  readFileSync(new URL('../fixtures/reply-lines.json', import.meta.url), 'utf8'),
-) as Line[];
+interface Line {
+  source: string;
+  line: string;
+  reason: string;
+  hard: boolean | null;
+}
+const lines = JSON.parse(readFileSync(new URL('../fixtures/reply-lines.json', import.meta.url), 'utf8')) as Line[];
 
 describe('classifyReply on real reply lines', () => {
   it('has at least 60 fixtures', () => expect(lines.length).to.be.at.least(60));
@@ -41,7 +44,10 @@ describe('classification helpers', () => {
     expect(classifyReply({ code: 550, enhanced: '5.1.2', text: 'bad host' }).reason).to.equal('hostunknown');
   });
   it('reads 4.3.0 as systemerror unless the text says more (Sisimai SMTP::Status)', () => {
-    const bare = classifyBounce({ status: '4.3.0', diagnostic: '451 4.3.0 This message could not be delivered due to a recipient error.' });
+    const bare = classifyBounce({
+      status: '4.3.0',
+      diagnostic: '451 4.3.0 This message could not be delivered due to a recipient error.',
+    });
     expect([bare.reason, bare.hard]).to.deep.equal(['systemerror', false]);
     expect(classifyBounce({ status: '4.3.0', diagnostic: 'mailbox is full' }).reason).to.equal('mailboxfull');
   });
@@ -67,23 +73,107 @@ describe('classification helpers', () => {
 describe('provider (Sisimai Rhost) tables, gated on the remote host or recipient domain', () => {
   const gmail = 'gmail-smtp-in.l.google.com';
   const cases: [string | null, string | null, string, string, string, string | null][] = [
-    [gmail, null, '5.7.26', '550', '550-5.7.26 This mail is unauthenticated, which poses a security risk to the sender and Gmail users, and has been blocked. The sender must authenticate with at least one of SPF or DKIM. Gmail requires all senders to authenticate with either SPF or DKIM.', 'authfailure'],
-    [gmail, null, '4.2.2', '452', '452-4.2.2 The email account that you tried to reach is over quota. Please direct the recipient to https://support.google.com/mail/?p=OverQuotaTemp', 'mailboxfull'],
-    [gmail, null, '5.7.1', '550', '550-5.7.1 [192.0.2.1] Our system has detected that this message is likely unsolicited mail. To reduce the amount of spam sent to Gmail, this message has been blocked.', 'spamdetected'],
-    [gmail, null, '4.7.0', '421', '421-4.7.0 [192.0.2.1] Our system has detected an unusual rate of unsolicited mail originating from your IP address.', 'blocked'],
-    [gmail, null, '5.7.1', '550', '550-5.7.1 Messages missing a valid address in the From: header, or having no From: header, are not accepted.', 'notcompliantrfc'],
-    ['aspmx.l.google.com', null, '5.2.1', '550', '550-5.2.1 The email account that you tried to reach is inactive.', 'suspend'],
+    [
+      gmail,
+      null,
+      '5.7.26',
+      '550',
+      '550-5.7.26 This mail is unauthenticated, which poses a security risk to the sender and Gmail users, and has been blocked. The sender must authenticate with at least one of SPF or DKIM. Gmail requires all senders to authenticate with either SPF or DKIM.',
+      'authfailure',
+    ],
+    [
+      gmail,
+      null,
+      '4.2.2',
+      '452',
+      '452-4.2.2 The email account that you tried to reach is over quota. Please direct the recipient to https://support.google.com/mail/?p=OverQuotaTemp',
+      'mailboxfull',
+    ],
+    [
+      gmail,
+      null,
+      '5.7.1',
+      '550',
+      '550-5.7.1 [192.0.2.1] Our system has detected that this message is likely unsolicited mail. To reduce the amount of spam sent to Gmail, this message has been blocked.',
+      'spamdetected',
+    ],
+    [
+      gmail,
+      null,
+      '4.7.0',
+      '421',
+      '421-4.7.0 [192.0.2.1] Our system has detected an unusual rate of unsolicited mail originating from your IP address.',
+      'blocked',
+    ],
+    [
+      gmail,
+      null,
+      '5.7.1',
+      '550',
+      '550-5.7.1 Messages missing a valid address in the From: header, or having no From: header, are not accepted.',
+      'notcompliantrfc',
+    ],
+    [
+      'aspmx.l.google.com',
+      null,
+      '5.2.1',
+      '550',
+      '550-5.2.1 The email account that you tried to reach is inactive.',
+      'suspend',
+    ],
     // a Gmail text from a host that is not Google's: no table applies
     ['mx.example.net', 'example.net', '4.7.0', '421', '421-4.7.0 an unusual rate of unsolicited mail', null],
-    ['x.mail.protection.outlook.com', null, '5.7.606', '550', '550 5.7.606 Access denied, banned sending IP [192.0.2.1].', 'blocked'],
-    ['x.mail.protection.outlook.com', null, '5.7.504', '550', '550 5.7.504 Recipient address rejected: Access denied', 'suspend'],
-    ['x.olc.protection.outlook.com', null, '5.7.1', '550', '550 5.7.1 Unfortunately, messages from [192.0.2.1] weren\'t sent. Please contact your Internet service provider. (S3140)', null],
-    ['x.olc.protection.outlook.com', null, '5.7.0', '550', '550 SC-001 (BAY004-MC1F41) Unfortunately, messages from 192.0.2.1 weren\'t sent.', 'badreputation'],
+    [
+      'x.mail.protection.outlook.com',
+      null,
+      '5.7.606',
+      '550',
+      '550 5.7.606 Access denied, banned sending IP [192.0.2.1].',
+      'blocked',
+    ],
+    [
+      'x.mail.protection.outlook.com',
+      null,
+      '5.7.504',
+      '550',
+      '550 5.7.504 Recipient address rejected: Access denied',
+      'suspend',
+    ],
+    [
+      'x.olc.protection.outlook.com',
+      null,
+      '5.7.1',
+      '550',
+      "550 5.7.1 Unfortunately, messages from [192.0.2.1] weren't sent. Please contact your Internet service provider. (S3140)",
+      null,
+    ],
+    [
+      'x.olc.protection.outlook.com',
+      null,
+      '5.7.0',
+      '550',
+      "550 SC-001 (BAY004-MC1F41) Unfortunately, messages from 192.0.2.1 weren't sent.",
+      'badreputation',
+    ],
     [null, 'icloud.com', '5.1.6', '550', '550 5.1.6 recipient no longer on server: kijitora@icloud.com', 'hasmoved'],
     ['mx.ezweb.ne.jp', null, '5.0.0', '550', 'The response was: 550 : User unknown', 'filtered'],
-    ['us-smtp-1.mimecast.com', null, '5.0.0', '550', '550 Rejected by header-based Anti-Spoofing policy: a@example.org', 'policyviolation'],
+    [
+      'us-smtp-1.mimecast.com',
+      null,
+      '5.0.0',
+      '550',
+      '550 Rejected by header-based Anti-Spoofing policy: a@example.org',
+      'policyviolation',
+    ],
     ['mfsmax.docomo.ne.jp', null, '5.2.0', '550', '550 Unknown user kijitora@docomo.ne.jp', 'filtered'],
-    ['cluster1.eu.messagelabs.com', null, '5.0.0', '553', '553-Sorry, your email address has been blacklisted', 'rejected'],
+    [
+      'cluster1.eu.messagelabs.com',
+      null,
+      '5.0.0',
+      '553',
+      '553-Sorry, your email address has been blacklisted',
+      'rejected',
+    ],
   ];
   for (const [rhost, destination, status, replycode, text, reason] of cases) {
     it(`${rhost ?? destination}: ${text.slice(0, 60)}`, () => {

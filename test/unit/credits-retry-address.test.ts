@@ -7,12 +7,19 @@ import { newId } from '../../src/core/ids.js';
 import { verpAddress, readVerp } from '../../src/core/verp.js';
 
 const now = Date.UTC(2026, 10, 22);
-const g = (id: string, remaining: number, createdAt: number, expiresAt = now + 1e9) => ({ id, remaining, createdAt, expiresAt });
+const g = (id: string, remaining: number, createdAt: number, expiresAt = now + 1e9) => ({
+  id,
+  remaining,
+  createdAt,
+  expiresAt,
+});
 
 describe('core/credits', () => {
   it('spends the free allowance first, then grants oldest first, skipping expired ones', () => {
     expect(allocate(5, 2, [g('b', 10, 2), g('a', 1, 1), g('x', 100, 0, now - 1)], now)).to.deep.equal([
-      { grantId: null, amount: 2 }, { grantId: 'a', amount: 1 }, { grantId: 'b', amount: 2 },
+      { grantId: null, amount: 2 },
+      { grantId: 'a', amount: 1 },
+      { grantId: 'b', amount: 2 },
     ]);
     expect(allocate(12, 1, [g('a', 10, 1)], now)).to.equal(null);
     expect(available(3, [g('a', 10, 1), g('x', 100, 0, now - 1)], now)).to.equal(13);
@@ -40,12 +47,27 @@ describe('core/retry', () => {
 
 describe('core/address', () => {
   it('parses bare and named mailboxes, converts IDN to punycode', () => {
-    expect(parseMailbox('Acme <Hello@Acme.Test>')).to.deep.include({ name: 'Acme', address: 'Hello@acme.test', domain: 'acme.test' });
+    expect(parseMailbox('Acme <Hello@Acme.Test>')).to.deep.include({
+      name: 'Acme',
+      address: 'Hello@acme.test',
+      domain: 'acme.test',
+    });
     expect(parseMailbox('"Doe, J" <j@x.test>')).to.deep.include({ name: 'Doe, J', address: 'j@x.test' });
     expect(normaliseAddress('u@bücher.example')?.domain).to.equal('xn--bcher-kva.example');
   });
   it('refuses malformed addresses and header injection', () => {
-    for (const a of ['x', '@x.test', 'x@', 'x@localhost', 'a b@x.test', 'x@x.test\r\nBcc: y@z.test', 'x@-x.test', 'x@1.2.3.4', `${'a'.repeat(65)}@x.test`, 'x..y@x.test']) {
+    for (const a of [
+      'x',
+      '@x.test',
+      'x@',
+      'x@localhost',
+      'a b@x.test',
+      'x@x.test\r\nBcc: y@z.test',
+      'x@-x.test',
+      'x@1.2.3.4',
+      `${'a'.repeat(65)}@x.test`,
+      'x..y@x.test',
+    ]) {
       expect(parseMailbox(a), a).to.equal(null);
     }
   });
@@ -63,7 +85,10 @@ describe('core/ids and verp', () => {
     const addr = verpAddress(secret, 'em_01m80bp37wpt5ebvmtk2wpc265', 12345, 'bounces.mta.test');
     expect(addr).to.match(/^bounces\+[0-9a-z-]+@bounces\.mta\.test$/);
     expect(readVerp(secret, addr)).to.deep.equal({ emailId: 'em_01m80bp37wpt5ebvmtk2wpc265', deliveryId: 12345 });
-    expect(readVerp(secret, addr.toUpperCase())).to.deep.equal({ emailId: 'em_01m80bp37wpt5ebvmtk2wpc265', deliveryId: 12345 });
+    expect(readVerp(secret, addr.toUpperCase())).to.deep.equal({
+      emailId: 'em_01m80bp37wpt5ebvmtk2wpc265',
+      deliveryId: 12345,
+    });
     expect(readVerp(Buffer.alloc(32, 8), addr)).to.equal(null);
     expect(readVerp(secret, addr.replace('9ix', '9iy').replace(/-(\w+)-/, '-zz-'))).to.equal(null);
     expect(readVerp(secret, 'postmaster@bounces.mta.test')).to.equal(null);

@@ -11,7 +11,9 @@ import { spfMechanisms } from '../../src/core/domain-records.js';
 
 describe('IP pools: configuration', () => {
   it('reads MTA_IP_POOLS: team=ip|ip;team=ip, spaces and empty entries ignored', () => {
-    const c = loadConfig({ env: { MTA_IP_POOLS: ' acme = 192.0.2.10 | 192.0.2.11 ; team_01abc=2001:db8::10|192.0.2.12;; ' } });
+    const c = loadConfig({
+      env: { MTA_IP_POOLS: ' acme = 192.0.2.10 | 192.0.2.11 ; team_01abc=2001:db8::10|192.0.2.12;; ' },
+    });
     expect(c.ipPools).to.deep.equal({ acme: ['192.0.2.10', '192.0.2.11'], team_01abc: ['2001:db8::10', '192.0.2.12'] });
     expect(loadConfig({ env: {} }).ipPools).to.deep.equal({});
     expect(parseIpPools('')).to.deep.equal({});
@@ -26,10 +28,14 @@ describe('IP pools: configuration', () => {
 
   it('refuses bad syntax and addresses, naming the setting', () => {
     const bad: [string, RegExp][] = [
-      ['acme', /MTA_IP_POOLS.*lacks "="/], ['=192.0.2.1', /MTA_IP_POOLS.*names no team/],
-      ['a=192.0.2.1;a=192.0.2.2', /MTA_IP_POOLS.*listed twice/], ['a=192.0.2.1||192.0.2.2', /MTA_IP_POOLS.*empty address/],
-      ['a=', /MTA_IP_POOLS.*empty address/], ['a=192.0.2.0/24', /ipPools \(MTA_IP_POOLS\).*not an IP address/],
-      ['a=mx.example.com', /ipPools \(MTA_IP_POOLS\).*not an IP address/], ['a=192.0.2.1,192.0.2.2', /ipPools \(MTA_IP_POOLS\)/],
+      ['acme', /MTA_IP_POOLS.*lacks "="/],
+      ['=192.0.2.1', /MTA_IP_POOLS.*names no team/],
+      ['a=192.0.2.1;a=192.0.2.2', /MTA_IP_POOLS.*listed twice/],
+      ['a=192.0.2.1||192.0.2.2', /MTA_IP_POOLS.*empty address/],
+      ['a=', /MTA_IP_POOLS.*empty address/],
+      ['a=192.0.2.0/24', /ipPools \(MTA_IP_POOLS\).*not an IP address/],
+      ['a=mx.example.com', /ipPools \(MTA_IP_POOLS\).*not an IP address/],
+      ['a=192.0.2.1,192.0.2.2', /ipPools \(MTA_IP_POOLS\)/],
       ['a=192.0.2.1|192.0.2.1', /ipPools \(MTA_IP_POOLS\).*listed twice/],
     ];
     for (const [raw, re] of bad) expect(() => loadConfig({ env: { MTA_IP_POOLS: raw } }), raw).to.throw(re);
@@ -37,7 +43,7 @@ describe('IP pools: configuration', () => {
     expect(() => loadConfig({ overrides: { ipPools: ['192.0.2.1'] as never } })).to.throw(/ipPools \(MTA_IP_POOLS\)/);
   });
 
-  it('finds a team\'s pool by id first, then by name; none → default', () => {
+  it("finds a team's pool by id first, then by name; none → default", () => {
     const pools = { acme: ['192.0.2.1'], team_1: ['192.0.2.2'] };
     expect(teamPool(pools, { id: 'team_1', name: 'acme' })).to.deep.equal(['192.0.2.2']);
     expect(teamPool(pools, { id: 'team_2', name: 'acme' })).to.deep.equal(['192.0.2.1']);
@@ -49,8 +55,10 @@ describe('IP pools: configuration', () => {
 });
 
 describe('IP pools: source addresses', () => {
-  it('holds the interfaces\' addresses and all of 127/8, nothing else', () => {
-    const held = heldBy({ eth0: [{ address: '192.0.2.7', netmask: '255.255.255.0', family: 'IPv4', mac: '', internal: false, cidr: null }] });
+  it("holds the interfaces' addresses and all of 127/8, nothing else", () => {
+    const held = heldBy({
+      eth0: [{ address: '192.0.2.7', netmask: '255.255.255.0', family: 'IPv4', mac: '', internal: false, cidr: null }],
+    });
     for (const ip of ['192.0.2.7', '127.0.0.1', '127.0.0.2', '127.255.0.9']) expect(held(ip), ip).to.equal(true);
     for (const ip of ['192.0.2.8', '::2', '128.0.0.1']) expect(held(ip), ip).to.equal(false);
   });
@@ -62,7 +70,9 @@ describe('IP pools: source addresses', () => {
     expect(keys.map((k) => rendezvous([...pool].reverse(), k))).to.deep.equal(pick); // order does not matter
     for (const ip of pool) expect(pick.filter((p) => p === ip).length, ip).to.be.within(60, 140);
     const after = keys.map((k) => rendezvous(pool.slice(1), k));
-    keys.forEach((_, i) => { if (pick[i] !== pool[0]) expect(after[i]).to.equal(pick[i]); });
+    keys.forEach((_, i) => {
+      if (pick[i] !== pool[0]) expect(after[i]).to.equal(pick[i]);
+    });
     expect(rendezvous([], 'x')).to.equal(undefined);
   });
 });

@@ -21,10 +21,14 @@ describe('inbound reader: encoded words and charsets', () => {
 
   it('reads a DSN whose Subject and Diagnostic-Code are encoded words', async () => {
     const raw = [
-      'From: Mail System <mail@mx.example.org>', 'To: bounces+abc@bounce.example.com',
-      'Subject: =?UTF-8?B?VW5kZWxpdmVyYWJsZTogw6nDqQ==?=', 'Content-Type: text/plain; charset=utf-8', '',
+      'From: Mail System <mail@mx.example.org>',
+      'To: bounces+abc@bounce.example.com',
+      'Subject: =?UTF-8?B?VW5kZWxpdmVyYWJsZTogw6nDqQ==?=',
+      'Content-Type: text/plain; charset=utf-8',
+      '',
       '<u@example.net>: host mx.example.net[192.0.2.1] said: 550 5.1.1 <u@example.net>: Recipient address',
-      '    rejected: User unknown in local recipient table (in reply to RCPT TO command)', '',
+      '    rejected: User unknown in local recipient table (in reply to RCPT TO command)',
+      '',
     ].join('\r\n');
     // only the decoded Subject ("Undeliverable: éé") says this plain-text message is a bounce
     const plain = await parseReport(raw);
@@ -32,11 +36,22 @@ describe('inbound reader: encoded words and charsets', () => {
     expect(plain.recipients[0]).to.include({ address: 'u@example.net', reason: 'userunknown', hard: true });
 
     const dsn = [
-      'From: MAILER-DAEMON@mx.example.org', `Subject: ${EE}`,
-      'Content-Type: multipart/report; report-type=delivery-status; boundary="b"', '', '--b',
-      'Content-Type: message/delivery-status', '', 'Reporting-MTA: dns; mx.example.org', '',
-      'Final-Recipient: rfc822; u@example.net', 'Action: failed', 'Status: 5.1.1',
-      `Diagnostic-Code: smtp; 550 5.1.1 ${EE} user unknown`, '', '--b--', '',
+      'From: MAILER-DAEMON@mx.example.org',
+      `Subject: ${EE}`,
+      'Content-Type: multipart/report; report-type=delivery-status; boundary="b"',
+      '',
+      '--b',
+      'Content-Type: message/delivery-status',
+      '',
+      'Reporting-MTA: dns; mx.example.org',
+      '',
+      'Final-Recipient: rfc822; u@example.net',
+      'Action: failed',
+      'Status: 5.1.1',
+      `Diagnostic-Code: smtp; 550 5.1.1 ${EE} user unknown`,
+      '',
+      '--b--',
+      '',
     ].join('\r\n');
     const r = (await parseReport(dsn)).recipients[0];
     expect(r).to.include({ address: 'u@example.net', reason: 'userunknown', diagnostic: '550 5.1.1 éé user unknown' });

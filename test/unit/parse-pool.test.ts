@@ -9,7 +9,9 @@ describe('report parser pool (worker threads, time budget)', function () {
   this.timeout(30_000);
   let pool: ParsePool;
   const abandoned: string[] = [];
-  before(() => { pool = createParsePool({ size: 1, onAbandon: (why) => abandoned.push(why) }); });
+  before(() => {
+    pool = createParsePool({ size: 1, onAbandon: (why) => abandoned.push(why) });
+  });
   after(() => pool.close());
 
   const ordinary = Buffer.from(dsn('fbl@b.test', { returned: 'Return-Path: <x@bounces.example>\r\nFrom: a@b.test' }));
@@ -39,7 +41,9 @@ describe('report parser pool (worker threads, time budget)', function () {
     const p = createParsePool({ size: 1 });
     await p.close();
     let err: Error | null = null;
-    await p.parse(ordinary).catch((e: Error) => { err = e; });
+    await p.parse(ordinary).catch((e: Error) => {
+      err = e;
+    });
     expect(err).to.be.instanceOf(Error);
   });
 });

@@ -18,14 +18,30 @@ describe('inbound reader: pathological input', function () {
   }
 
   it('still reads the Return-Path, Message-ID and recipients of an ordinary DSN', async () => {
-    const r = await parseReport(dsn('fbl@b.test', { returned: 'Return-Path: <Bounce+x@bounces.example>\r\nMessage-ID: <m1@x.test>\r\nFrom: "A" <a@b.test>' }));
-    expect(r.original).to.include({ return_path: 'bounce+x@bounces.example', message_id: '<m1@x.test>', from: 'a@b.test' });
+    const r = await parseReport(
+      dsn('fbl@b.test', {
+        returned: 'Return-Path: <Bounce+x@bounces.example>\r\nMessage-ID: <m1@x.test>\r\nFrom: "A" <a@b.test>',
+      }),
+    );
+    expect(r.original).to.include({
+      return_path: 'bounce+x@bounces.example',
+      message_id: '<m1@x.test>',
+      from: 'a@b.test',
+    });
     expect(r.recipients[0]).to.include({ address: 'someone@dest.test', status: '5.1.1', action: 'failed' });
   });
 
   it('splits reply lines as before (code, enhanced code, text)', () => {
-    expect(parseReplyLine('550-5.1.1 <x@y.test>: User unknown')).to.deep.equal({ code: 550, enhanced: '5.1.1', text: '550-5.1.1 <x@y.test>: User unknown' });
-    expect(parseReplyLine('421 Try again 4.7.0 later')).to.deep.equal({ code: 421, enhanced: '4.7.0', text: '421 Try again 4.7.0 later' });
+    expect(parseReplyLine('550-5.1.1 <x@y.test>: User unknown')).to.deep.equal({
+      code: 550,
+      enhanced: '5.1.1',
+      text: '550-5.1.1 <x@y.test>: User unknown',
+    });
+    expect(parseReplyLine('421 Try again 4.7.0 later')).to.deep.equal({
+      code: 421,
+      enhanced: '4.7.0',
+      text: '421 Try again 4.7.0 later',
+    });
     expect(parseReplyLine('550')).to.include({ code: 550, enhanced: null });
     expect(parseReplyLine('5501 nope').code).to.equal(null);
     const t = performance.now();

@@ -2,11 +2,25 @@
 // providers, and registryReason asks its sources in PRECEDENCE order.
 import { expect } from 'chai';
 import {
-  CODE_RULES, CODE_RULE_ORDER, HOST_ORDER, NOTICE_FORMATS, NOTICE_ORDER, PRECEDENCE, PROVIDERS, registryReason,
+  CODE_RULES,
+  CODE_RULE_ORDER,
+  HOST_ORDER,
+  NOTICE_FORMATS,
+  NOTICE_ORDER,
+  PRECEDENCE,
+  PROVIDERS,
+  registryReason,
 } from '../../src/core/providers/index.js';
 
-const gmailQuota = '452-4.2.2 The email account that you tried to reach is over quota. Please direct the recipient to https://support.google.com/mail/?p=OverQuotaTemp';
-const google = { text: gmailQuota, status: '4.2.2', replycode: '452', rhost: 'gmail-smtp-in.l.google.com', destination: 'gmail.com' };
+const gmailQuota =
+  '452-4.2.2 The email account that you tried to reach is over quota. Please direct the recipient to https://support.google.com/mail/?p=OverQuotaTemp';
+const google = {
+  text: gmailQuota,
+  status: '4.2.2',
+  replycode: '452',
+  rhost: 'gmail-smtp-in.l.google.com',
+  destination: 'gmail.com',
+};
 
 describe('provider registry', () => {
   it('places every notice, code rule and host table exactly once', () => {
@@ -14,7 +28,11 @@ describe('provider registry', () => {
     expect(NOTICE_FORMATS.length).to.equal(PROVIDERS.flatMap((p) => p.notices ?? []).length);
     expect(CODE_RULES.map((r) => r.name)).to.deep.equal(CODE_RULE_ORDER);
     expect(CODE_RULES.length).to.equal(PROVIDERS.flatMap((p) => p.codeRules ?? []).length);
-    expect(PROVIDERS.filter((p) => p.hosts).map((p) => p.name).sort()).to.deep.equal([...HOST_ORDER].sort());
+    expect(
+      PROVIDERS.filter((p) => p.hosts)
+        .map((p) => p.name)
+        .sort(),
+    ).to.deep.equal([...HOST_ORDER].sort());
     expect(PROVIDERS.filter((p) => p.hosts && !p.byHost)).to.deep.equal([]);
   });
 
@@ -34,12 +52,20 @@ describe('provider registry', () => {
     // a retry-class reason from the notice yields to the remote host's table...
     expect(registryReason({ ...google, notice: 'userunknown' })).to.equal('mailboxfull');
     // ...and is kept when no host table answers
-    expect(registryReason({ ...google, rhost: 'mx.example.net', destination: 'example.net', notice: 'userunknown' })).to.equal('userunknown');
+    expect(
+      registryReason({ ...google, rhost: 'mx.example.net', destination: 'example.net', notice: 'userunknown' }),
+    ).to.equal('userunknown');
     // then a provider's own code, then a vendor phrase; nothing known: null (the generic reading decides)
     expect(registryReason({ text: '554 AUP#CXBL rejected', status: null, replycode: '554' })).to.equal('blocked');
-    expect(registryReason({ text: '550 5.1.1 RESOLVER.ADR.RecipNotFound; not found', status: '5.1.1', replycode: '550' })).to.equal('userunknown');
-    expect(registryReason({ text: 'Error: OFR_506 [506] spam', status: null, replycode: null })).to.equal('spamdetected');
-    expect(registryReason({ text: 'user not listed in Domino Directory', status: null, replycode: null })).to.equal('userunknown');
+    expect(
+      registryReason({ text: '550 5.1.1 RESOLVER.ADR.RecipNotFound; not found', status: '5.1.1', replycode: '550' }),
+    ).to.equal('userunknown');
+    expect(registryReason({ text: 'Error: OFR_506 [506] spam', status: null, replycode: null })).to.equal(
+      'spamdetected',
+    );
+    expect(registryReason({ text: 'user not listed in Domino Directory', status: null, replycode: null })).to.equal(
+      'userunknown',
+    );
     expect(registryReason({ text: '550 5.1.1 no such user', status: '5.1.1', replycode: '550' })).to.equal(null);
   });
 

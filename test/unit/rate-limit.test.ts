@@ -6,7 +6,12 @@ import { SignInGuard } from '../../src/http/dashboard/sign-in-guard.js';
 
 function clock(start = 1_700_000_000_000) {
   let t = start;
-  return { now: () => t, advance: (ms: number) => { t += ms; } };
+  return {
+    now: () => t,
+    advance: (ms: number) => {
+      t += ms;
+    },
+  };
 }
 const address = (i: number) => `ip:10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
 

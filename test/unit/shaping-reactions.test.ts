@@ -3,7 +3,16 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import { loadShaping } from '../../src/core/shaping/rules.js';
-import { classifyReply, openState, react, refresh, resume, stateOf, suspend, throttledConnections } from '../../src/core/shaping/reactions.js';
+import {
+  classifyReply,
+  openState,
+  react,
+  refresh,
+  resume,
+  stateOf,
+  suspend,
+  throttledConnections,
+} from '../../src/core/shaping/reactions.js';
 
 const BUILT_IN = JSON.parse(fs.readFileSync(new URL('../../config/shaping.json', import.meta.url), 'utf8'));
 const { reactions } = loadShaping(BUILT_IN);
@@ -11,22 +20,48 @@ const action = (reply: string, site = 'mx.other.example') => classifyReply(reply
 
 describe('shaping reactions: classification', () => {
   it('recognises blocklist replies', () => {
-    expect(action('554 5.7.1 Service unavailable; Client host [192.0.2.1] blocked using zen.spamhaus.org; https://www.spamhaus.org/query/ip/192.0.2.1')).to.equal('blocklist');
+    expect(
+      action(
+        '554 5.7.1 Service unavailable; Client host [192.0.2.1] blocked using zen.spamhaus.org; https://www.spamhaus.org/query/ip/192.0.2.1',
+      ),
+    ).to.equal('blocklist');
     expect(action('550 5.7.1 Your IP 192.0.2.1 is listed at bl.example-rbl.net')).to.equal('blocklist');
-    expect(action('550 5.7.1 Rejected: see http://www.barracudanetworks.com/reputation/?pr=1&ip=192.0.2.1')).to.equal('blocklist');
+    expect(action('550 5.7.1 Rejected: see http://www.barracudanetworks.com/reputation/?pr=1&ip=192.0.2.1')).to.equal(
+      'blocklist',
+    );
     expect(action('554 5.7.1 rejected because of RBL listing')).to.equal('blocklist');
-    expect(action('553 5.7.1 [BL21] Connections will not be accepted from 192.0.2.1, because the ip is in Spamhaus\'s list')).to.equal('blocklist');
-    expect(action('550 5.7.1 Unfortunately, messages from [192.0.2.1] weren\'t sent. Please contact your Internet service provider since part of their network is on our block list (S3150)')).to.equal('blocklist');
+    expect(
+      action("553 5.7.1 [BL21] Connections will not be accepted from 192.0.2.1, because the ip is in Spamhaus's list"),
+    ).to.equal('blocklist');
+    expect(
+      action(
+        "550 5.7.1 Unfortunately, messages from [192.0.2.1] weren't sent. Please contact your Internet service provider since part of their network is on our block list (S3150)",
+      ),
+    ).to.equal('blocklist');
   });
 
   it('suspends for a listed domain rather than moving IPs (Spamhaus DBL)', () => {
-    expect(action('554 5.7.1 Your email was rejected due to having a domain present in the Spamhaus DBL')).to.equal('suspend');
+    expect(action('554 5.7.1 Your email was rejected due to having a domain present in the Spamhaus DBL')).to.equal(
+      'suspend',
+    );
   });
 
-  it('suspends and throttles on the providers\' replies', () => {
-    expect(action('421-4.7.28 Gmail has detected an unusual rate of unsolicited mail originating from your IP address.', 'google')).to.equal('suspend');
-    expect(action('421 4.7.0 [TSS04] Messages from 192.0.2.1 temporarily deferred due to unexpected volume or user complaints', 'yahoo')).to.equal('suspend');
-    expect(action('451 4.7.500 Server busy. Please try again later from [192.0.2.1]. (AS843)', 'outlook')).to.equal('suspend');
+  it("suspends and throttles on the providers' replies", () => {
+    expect(
+      action(
+        '421-4.7.28 Gmail has detected an unusual rate of unsolicited mail originating from your IP address.',
+        'google',
+      ),
+    ).to.equal('suspend');
+    expect(
+      action(
+        '421 4.7.0 [TSS04] Messages from 192.0.2.1 temporarily deferred due to unexpected volume or user complaints',
+        'yahoo',
+      ),
+    ).to.equal('suspend');
+    expect(action('451 4.7.500 Server busy. Please try again later from [192.0.2.1]. (AS843)', 'outlook')).to.equal(
+      'suspend',
+    );
     expect(action('421 Too many connections, try again later')).to.equal('throttle');
     expect(action('421 4.7.0 Rate limit exceeded')).to.equal('throttle');
     expect(action('550 Ip frequency limited [IP:192.0.2.1]', 'qq')).to.equal('suspend');

@@ -11,9 +11,23 @@ const clone = () => JSON.parse(JSON.stringify(BUILT_IN));
 describe('shaping rules: built-in file', () => {
   it('loads, with every provider of issue 12 and a source note on every entry', () => {
     const s = loadShaping(BUILT_IN);
-    expect(s.sites.map((x) => x.name)).to.include.members(['google', 'outlook', 'office365', 'yahoo', 'apple', 'comcast', 'gmx-webde', 'orange', 'mailru', 'yandex', 'qq']);
-    for (const [name, site] of Object.entries(BUILT_IN.sites as Record<string, { source?: string }>)) expect(site.source, name).to.be.a('string').with.length.above(0);
-    for (const r of BUILT_IN.reactions as { source?: string; match: string }[]) expect(r.source, r.match).to.be.a('string').with.length.above(0);
+    expect(s.sites.map((x) => x.name)).to.include.members([
+      'google',
+      'outlook',
+      'office365',
+      'yahoo',
+      'apple',
+      'comcast',
+      'gmx-webde',
+      'orange',
+      'mailru',
+      'yandex',
+      'qq',
+    ]);
+    for (const [name, site] of Object.entries(BUILT_IN.sites as Record<string, { source?: string }>))
+      expect(site.source, name).to.be.a('string').with.length.above(0);
+    for (const r of BUILT_IN.reactions as { source?: string; match: string }[])
+      expect(r.source, r.match).to.be.a('string').with.length.above(0);
     expect(BUILT_IN.default.source).to.be.a('string');
     expect(BUILT_IN.warmup.source).to.be.a('string');
     expect(s.warmup.schedule.length).to.be.within(25, 35);
@@ -46,7 +60,10 @@ describe('shaping rules: rates', () => {
     }
     const f = clone();
     f.sites.google.rate = '10/fortnight';
-    expect(() => loadShaping(f)).to.throw(ShapingError, /built-in file: sites\.google\.rate: invalid rate "10\/fortnight"/);
+    expect(() => loadShaping(f)).to.throw(
+      ShapingError,
+      /built-in file: sites\.google\.rate: invalid rate "10\/fortnight"/,
+    );
   });
 });
 
@@ -61,8 +78,15 @@ describe('shaping rules: operator file merge', () => {
     expect(google.limits.rate).to.equal('100/min'); // replaced
     expect(google.limits.perMs).to.be.closeTo(100 / 60_000, 1e-15);
     expect(s.sites[0].name).to.equal('big-corp');
-    expect(s.limitsOf('big-corp')).to.include({ connections: 2, messages_per_connection: BUILT_IN.default.messages_per_connection, rate: null });
-    expect(() => loadShaping(BUILT_IN, { sites: { newsite: { connections: 3 } } })).to.throw(ShapingError, /operator file: sites\.newsite\.mx is required/);
+    expect(s.limitsOf('big-corp')).to.include({
+      connections: 2,
+      messages_per_connection: BUILT_IN.default.messages_per_connection,
+      rate: null,
+    });
+    expect(() => loadShaping(BUILT_IN, { sites: { newsite: { connections: 3 } } })).to.throw(
+      ShapingError,
+      /operator file: sites\.newsite\.mx is required/,
+    );
   });
 
   it('puts operator reactions before the built-in ones', () => {
@@ -74,7 +98,11 @@ describe('shaping rules: operator file merge', () => {
 
   it('replaces default and warmup field by field; other sites follow the new default', () => {
     const s = loadShaping(BUILT_IN, { default: { connections: 3 }, warmup: { schedule: [1, 2] } });
-    expect(s.default).to.include({ connections: 3, messages_per_connection: BUILT_IN.default.messages_per_connection, rate: BUILT_IN.default.rate });
+    expect(s.default).to.include({
+      connections: 3,
+      messages_per_connection: BUILT_IN.default.messages_per_connection,
+      rate: BUILT_IN.default.rate,
+    });
     expect(s.limitsOf('yahoo').connections).to.equal(3);
     expect(s.limitsOf('google').connections).to.equal(BUILT_IN.sites.google.connections);
     expect(s.warmup.schedule).to.deep.equal([1, 2]);
@@ -86,12 +114,21 @@ describe('shaping rules: validation', () => {
   const cases: [unknown, RegExp][] = [
     [{ sites: { google: { conections: 3 } } }, /operator shaping file: unknown field sites\.google\.conections/],
     [{ default: { connections: 0 } }, /operator shaping file: default\.connections/],
-    [{ reactions: [{ match: 'x', action: 'bounce', seconds: 5 }] }, /operator shaping file: reactions\[0\]\.action must be "suspend", "throttle" or "blocklist"/],
+    [
+      { reactions: [{ match: 'x', action: 'bounce', seconds: 5 }] },
+      /operator shaping file: reactions\[0\]\.action must be "suspend", "throttle" or "blocklist"/,
+    ],
     [{ default: { rate: 5 } }, /default\.rate must be null or a string "N\/s"/],
     ['rules', /operator shaping file: \(file\) must be a JSON object/],
     [{ reactions: [{ match: 'x', action: 'suspend' }] }, /reactions\[0\]\.seconds is required/],
-    [{ reactions: [{ match: '(unclosed', action: 'suspend', seconds: 5 }] }, /operator file: reactions\[0\]\.match: invalid regular expression/],
-    [{ reactions: [{ match: 'x', action: 'suspend', seconds: 5, site: 'nosuch' }] }, /reactions\[0\]\.site: no site named "nosuch"/],
+    [
+      { reactions: [{ match: '(unclosed', action: 'suspend', seconds: 5 }] },
+      /operator file: reactions\[0\]\.match: invalid regular expression/,
+    ],
+    [
+      { reactions: [{ match: 'x', action: 'suspend', seconds: 5, site: 'nosuch' }] },
+      /reactions\[0\]\.site: no site named "nosuch"/,
+    ],
     [{ sites: { x: { mx: ['mx.*.bad!'] } } }, /sites\.x\.mx: invalid MX pattern/],
     [{ sites: { x: { mx: ['*'] } } }, /sites\.x\.mx: invalid MX pattern "\*": needs at least one literal label/],
     [{ sites: { 'a,b': { mx: ['*.a.example'] } } }, /sites\.a,b: invalid site name/],

@@ -12,7 +12,13 @@ const T0 = Date.UTC(2030, 0, 1, 10, 0, 0);
 const IP = '192.0.2.10';
 const IP2 = '192.0.2.11';
 
-interface Sent { t: number; queue: string; site: string; ip: string; fresh: boolean }
+interface Sent {
+  t: number;
+  queue: string;
+  site: string;
+  ip: string;
+  fresh: boolean;
+}
 
 /** Runs the scheduler from `start` until `end` (or nothing is left), finishing each message at once. */
 function simulate(s: Scheduler, start: number, end: number, max = 1e6): Sent[] {
@@ -46,7 +52,11 @@ const withRate = (site: string, rate: string, extra: Record<string, unknown> = {
   loadShaping(BUILT_IN, { sites: { [site]: { mx: [`*.${site}.example`], rate, connections: 50, ...extra } } });
 
 describe('shaping scheduler: rates over simulated time', () => {
-  for (const [rate, perWindow, span] of [['100/min', 60_000, 10 * 60_000], ['5000/h', 3_600_000, 2 * 3_600_000], ['20000/d', DAY_MS, DAY_MS + 3_600_000]] as const) {
+  for (const [rate, perWindow, span] of [
+    ['100/min', 60_000, 10 * 60_000],
+    ['5000/h', 3_600_000, 2 * 3_600_000],
+    ['20000/d', DAY_MS, DAY_MS + 3_600_000],
+  ] as const) {
     it(`${rate}: in any window at most one more than the rate allows, evenly spaced, no pauses`, () => {
       const s = new Scheduler(withRate('bulk', rate));
       const n = Number(rate.split('/')[0]);
@@ -128,7 +138,8 @@ describe('shaping scheduler: fairness', () => {
     const s = new Scheduler(withRate('slow', '1/h', { connections: 1 }));
     s.setQueue('slow', 'slow', [IP], 10_000);
     s.setQueue('big', 'mx.big.example', [IP], 10_000);
-    for (let i = 0; i < 20; i++) { // big saturates its 10 connections; slow sends its one message
+    for (let i = 0; i < 20; i++) {
+      // big saturates its 10 connections; slow sends its one message
       const d = s.next(T0);
       if (d?.queue === 'slow') s.done(d.ip, d.site, false);
     }
@@ -161,17 +172,22 @@ describe('shaping scheduler: reactions', () => {
     expect(s.reply(IP, 'google', '421-4.7.28 unusual rate of unsolicited mail', T0)?.action).to.equal('suspend');
     expect(s.next(T0 + 1000)).to.equal(null); // suspended: waits, does not move to IP2
     expect(s.wakeAt()).to.equal(T0 + 900_000);
-    expect(s.view('google', T0 + 1000).find((v) => v.ip === IP)).to.include({ state: 'suspended', until: T0 + 900_000 });
+    expect(s.view('google', T0 + 1000).find((v) => v.ip === IP)).to.include({
+      state: 'suspended',
+      until: T0 + 900_000,
+    });
     expect(s.next(T0 + 899_999)).to.equal(null);
     expect(s.next(T0 + 900_000)?.ip).to.equal(IP);
     expect(s.ready('gmail.com')).to.equal(9); // deferred mail stayed queued
   });
 
-  it('a blocklist reply moves the site\'s traffic to the pool\'s other IP until it expires', () => {
+  it("a blocklist reply moves the site's traffic to the pool's other IP until it expires", () => {
     const s = new Scheduler(loadShaping(BUILT_IN));
     s.setQueue('q', 'mx.corp.example', [IP, IP2], 10);
     expect(s.next(T0)?.ip).to.equal(IP);
-    expect(s.reply(IP, 'mx.corp.example', '554 5.7.1 Client host blocked using zen.spamhaus.org', T0)?.action).to.equal('blocklist');
+    expect(s.reply(IP, 'mx.corp.example', '554 5.7.1 Client host blocked using zen.spamhaus.org', T0)?.action).to.equal(
+      'blocklist',
+    );
     expect(s.next(T0)?.ip).to.equal(IP2);
     expect(s.next(T0 + 7_199_999)?.ip).to.equal(IP2);
     expect(s.next(T0 + 7_200_000)?.ip).to.equal(IP);
@@ -201,7 +217,10 @@ describe('shaping scheduler: warm-up', () => {
     const s = new Scheduler(rules);
     s.setWarmup(IP, { startedAt: T0, startDay: 0 });
     s.setQueue('q', 'mx.corp.example', [IP], 100);
-    for (let i = 0; i < 3; i++) { expect(s.next(T0 + i)?.ip).to.equal(IP); s.done(IP, 'mx.corp.example', false); }
+    for (let i = 0; i < 3; i++) {
+      expect(s.next(T0 + i)?.ip).to.equal(IP);
+      s.done(IP, 'mx.corp.example', false);
+    }
     expect(s.next(T0 + 10)).to.equal(null);
     const midnight = Date.UTC(2030, 0, 2);
     expect(s.wakeAt()).to.equal(midnight);
@@ -212,7 +231,7 @@ describe('shaping scheduler: warm-up', () => {
     expect(simulate(s, midnight + DAY_MS, midnight + DAY_MS + 1000).length).to.equal(92); // warm after the last day
   });
 
-  it('over the cap, traffic goes to the pool\'s warm IPs, never to another warming one; caps are per site', () => {
+  it("over the cap, traffic goes to the pool's warm IPs, never to another warming one; caps are per site", () => {
     const s = new Scheduler(rules);
     s.setWarmup(IP, { startedAt: T0, startDay: 0 });
     s.setWarmup('192.0.2.12', { startedAt: T0, startDay: 0 });

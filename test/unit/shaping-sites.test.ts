@@ -24,7 +24,9 @@ describe('shaping sites: MX patterns', () => {
   });
 
   it('names an unknown site by its MX hosts: lower-case, sorted, comma-joined, once each', () => {
-    expect(unknownSiteName(['MX2.Example.net.', 'mx1.example.net', 'mx2.example.net'])).to.equal('mx1.example.net,mx2.example.net');
+    expect(unknownSiteName(['MX2.Example.net.', 'mx1.example.net', 'mx2.example.net'])).to.equal(
+      'mx1.example.net,mx2.example.net',
+    );
   });
 });
 
@@ -55,12 +57,16 @@ describe('shaping sites: site of a domain', () => {
   });
 
   it('takes the first site in rule order when hosts match several', () => {
-    const s = loadShaping(BUILT_IN, { sites: { first: { mx: ['mx.first.example'] }, second: { mx: ['*.second.example'] } } });
+    const s = loadShaping(BUILT_IN, {
+      sites: { first: { mx: ['mx.first.example'] }, second: { mx: ['*.second.example'] } },
+    });
     expect(siteMatcher(s.sites).siteOf(['a.second.example', 'mx.first.example'])).to.equal('first');
   });
 
   it('gives an unmatched domain a site of its own MX host set', () => {
     expect(m.siteOf(['MX2.small.example', 'mx1.small.example'])).to.equal('mx1.small.example,mx2.small.example');
-    expect(m.siteOf(['mx1.small.example', 'mx2.small.example'])).to.equal(m.siteOf(['mx2.small.example', 'mx1.small.example']));
+    expect(m.siteOf(['mx1.small.example', 'mx2.small.example'])).to.equal(
+      m.siteOf(['mx2.small.example', 'mx1.small.example']),
+    );
   });
 });

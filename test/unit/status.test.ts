@@ -1,26 +1,68 @@
 // Walks every (state, event) pair of the recipient state machine and the email aggregation rules.
 import { expect } from 'chai';
-import { STATUSES, recipientTransition, aggregate, emailPath, canMove, FINAL, type RecipientEvent, type Status } from '../../src/core/status.js';
+import {
+  STATUSES,
+  recipientTransition,
+  aggregate,
+  emailPath,
+  canMove,
+  FINAL,
+  type RecipientEvent,
+  type Status,
+} from '../../src/core/status.js';
 
-const EVENTS: RecipientEvent[] = ['accepted', 'deferred', 'rejected', 'failed', 'canceled', 'expired', 'complaint', 'async_bounce'];
+const EVENTS: RecipientEvent[] = [
+  'accepted',
+  'deferred',
+  'rejected',
+  'failed',
+  'canceled',
+  'expired',
+  'complaint',
+  'async_bounce',
+];
 
 const EXPECTED: Record<Status, Partial<Record<RecipientEvent, Status>>> = {
-  queued: { accepted: 'delivered', deferred: 'delivery_delayed', rejected: 'bounced', failed: 'failed', canceled: 'canceled', expired: 'bounced' },
-  sent: { accepted: 'delivered', deferred: 'delivery_delayed', rejected: 'bounced', failed: 'failed', expired: 'bounced' },
-  delivery_delayed: { accepted: 'delivered', deferred: 'delivery_delayed', rejected: 'bounced', failed: 'failed', expired: 'bounced' },
+  queued: {
+    accepted: 'delivered',
+    deferred: 'delivery_delayed',
+    rejected: 'bounced',
+    failed: 'failed',
+    canceled: 'canceled',
+    expired: 'bounced',
+  },
+  sent: {
+    accepted: 'delivered',
+    deferred: 'delivery_delayed',
+    rejected: 'bounced',
+    failed: 'failed',
+    expired: 'bounced',
+  },
+  delivery_delayed: {
+    accepted: 'delivered',
+    deferred: 'delivery_delayed',
+    rejected: 'bounced',
+    failed: 'failed',
+    expired: 'bounced',
+  },
   delivered: { complaint: 'complained', async_bounce: 'delivered' },
-  bounced: {}, complained: {}, failed: {}, canceled: {},
+  bounced: {},
+  complained: {},
+  failed: {},
+  canceled: {},
 };
 
 describe('core/status', () => {
-  for (const s of STATUSES) for (const e of EVENTS) {
-    it(`recipient ${s} + ${e} → ${EXPECTED[s][e] ?? 'ignored'}`, () => {
-      expect(recipientTransition(s, e)).to.equal(EXPECTED[s][e] ?? null);
-    });
-  }
+  for (const s of STATUSES)
+    for (const e of EVENTS) {
+      it(`recipient ${s} + ${e} → ${EXPECTED[s][e] ?? 'ignored'}`, () => {
+        expect(recipientTransition(s, e)).to.equal(EXPECTED[s][e] ?? null);
+      });
+    }
 
   it('final states accept only delivered → complained', () => {
-    for (const s of FINAL) for (const t of STATUSES) expect(canMove(s, t)).to.equal(s === 'delivered' && t === 'complained');
+    for (const s of FINAL)
+      for (const t of STATUSES) expect(canMove(s, t)).to.equal(s === 'delivered' && t === 'complained');
   });
 
   it('aggregates recipients as decisions.md says', () => {
@@ -47,10 +89,14 @@ describe('core/status', () => {
     expect(emailPath('delivered', 'bounced')).to.deep.equal([]);
     expect(emailPath('delivery_delayed', 'sent')).to.deep.equal([]);
     expect(emailPath('bounced', 'delivered')).to.deep.equal([]);
-    for (const from of STATUSES) for (const to of STATUSES) {
-      const path = emailPath(from, to);
-      let cur = from;
-      for (const step of path) { expect(canMove(cur, step), `${from}→${to} via ${cur}→${step}`).to.equal(true); cur = step; }
-    }
+    for (const from of STATUSES)
+      for (const to of STATUSES) {
+        const path = emailPath(from, to);
+        let cur = from;
+        for (const step of path) {
+          expect(canMove(cur, step), `${from}→${to} via ${cur}→${step}`).to.equal(true);
+          cur = step;
+        }
+      }
   });
 });

@@ -19,12 +19,24 @@ import { ISP_PROVIDERS } from './isp.js';
 import { JAPAN_PROVIDERS } from './japan.js';
 import { MICROSOFT_PROVIDERS } from './microsoft.js';
 import { MTA_PROVIDERS } from './mta.js';
-import { type CodeRule, type NoticeFormat, type Phrases, type Provider, type ProviderInput, byPhrase } from './types.js';
+import {
+  type CodeRule,
+  type NoticeFormat,
+  type Phrases,
+  type Provider,
+  type ProviderInput,
+  byPhrase,
+} from './types.js';
 
 export type { CodeRule, NoticeFormat, Provider, ProviderInput } from './types.js';
 
 export const PROVIDERS: readonly Provider[] = [
-  ...MICROSOFT_PROVIDERS, GOOGLE_PROVIDER, ...ISP_PROVIDERS, ...JAPAN_PROVIDERS, ...GATEWAY_PROVIDERS, ...MTA_PROVIDERS,
+  ...MICROSOFT_PROVIDERS,
+  GOOGLE_PROVIDER,
+  ...ISP_PROVIDERS,
+  ...JAPAN_PROVIDERS,
+  ...GATEWAY_PROVIDERS,
+  ...MTA_PROVIDERS,
 ];
 
 /** Sources of a recipient's reason, strongest first (see PRECEDENCE). */
@@ -41,11 +53,25 @@ export type Source = 'notice-definite' | 'remote-host' | 'notice' | 'code-rules'
  * 4. code-rules: a provider's own code or host-gated phrase anywhere in the reply, in CODE_RULE_ORDER;
  * 5. vendor-phrases: MTA phrases with one meaning (Exchange, Domino, qmail, Google Groups).
  */
-export const PRECEDENCE: readonly Source[] = ['notice-definite', 'remote-host', 'notice', 'code-rules', 'vendor-phrases'];
+export const PRECEDENCE: readonly Source[] = [
+  'notice-definite',
+  'remote-host',
+  'notice',
+  'code-rules',
+  'vendor-phrases',
+];
 
 /** Order in which the providers' hosts are tried (a host or domain belongs to at most one of them; kept stable). */
 export const HOST_ORDER: readonly string[] = [
-  'Aol', 'Apple', 'Google', 'KDDI', 'MessageLabs', 'Microsoft', 'Mimecast', 'NTTDOCOMO', 'Outlook',
+  'Aol',
+  'Apple',
+  'Google',
+  'KDDI',
+  'MessageLabs',
+  'Microsoft',
+  'Mimecast',
+  'NTTDOCOMO',
+  'Outlook',
 ];
 
 /**
@@ -53,7 +79,15 @@ export const HOST_ORDER: readonly string[] = [
  * comes first; the ISPs' own codes and host-gated phrases next; Orange's "OFR_506" codes last, as they were.
  */
 export const CODE_RULE_ORDER: readonly string[] = [
-  'ExchangeNDR', 'Cox', 'Spectrum', 'GoDaddy', 'Tencent', 'IUA', 'YahooInc', 'Microsoft', 'FrancePTT',
+  'ExchangeNDR',
+  'Cox',
+  'Spectrum',
+  'GoDaddy',
+  'Tencent',
+  'IUA',
+  'YahooInc',
+  'Microsoft',
+  'FrancePTT',
 ];
 
 /**
@@ -63,16 +97,40 @@ export const CODE_RULE_ORDER: readonly string[] = [
  * test); Biglobe before V5sendmail (both "Returned mail:"); the loose subject-only formats (X1–X6) late.
  */
 export const NOTICE_ORDER: readonly string[] = [
-  'Office365', 'Yahoo', 'Aol', 'MailRu', 'MXLogic', 'Exim', 'Gmail', 'Outlook', 'Courier', 'Exchange2007', 'EZweb',
-  'KDDI', 'Biglobe', 'mFILTER', 'MailMarshalSMTP', 'MailFoundry', 'Notes', 'Verizon', 'X1', 'X2', 'X3', 'X4', 'X6',
-  'OpenSMTPD', 'MessagingServer', 'V5sendmail',
+  'Office365',
+  'Yahoo',
+  'Aol',
+  'MailRu',
+  'MXLogic',
+  'Exim',
+  'Gmail',
+  'Outlook',
+  'Courier',
+  'Exchange2007',
+  'EZweb',
+  'KDDI',
+  'Biglobe',
+  'mFILTER',
+  'MailMarshalSMTP',
+  'MailFoundry',
+  'Notes',
+  'Verizon',
+  'X1',
+  'X2',
+  'X3',
+  'X4',
+  'X6',
+  'OpenSMTPD',
+  'MessagingServer',
+  'V5sendmail',
 ];
 
 /** `items` in the order `order` names them; throws when one is missing from the order or the order names an unknown. */
 function inOrder<T>(what: string, order: readonly string[], items: readonly T[], name: (t: T) => string): readonly T[] {
   const byName = new Map(items.map((t) => [name(t), t]));
   const unplaced = [...byName.keys()].filter((n) => !order.includes(n));
-  if (byName.size !== items.length || unplaced.length) throw new Error(`provider registry: place ${what} ${unplaced.join(', ')} (or rename a duplicate)`);
+  if (byName.size !== items.length || unplaced.length)
+    throw new Error(`provider registry: place ${what} ${unplaced.join(', ')} (or rename a duplicate)`);
   return order.map((n) => {
     const t = byName.get(n);
     if (t === undefined) throw new Error(`provider registry: ${what} order names unknown ${n}`);
@@ -81,18 +139,34 @@ function inOrder<T>(what: string, order: readonly string[], items: readonly T[],
 }
 
 /** Notice formats in detection order. */
-export const NOTICE_FORMATS: readonly NoticeFormat[] = inOrder('notice', NOTICE_ORDER, PROVIDERS.flatMap((p) => p.notices ?? []), (f) => f.family);
+export const NOTICE_FORMATS: readonly NoticeFormat[] = inOrder(
+  'notice',
+  NOTICE_ORDER,
+  PROVIDERS.flatMap((p) => p.notices ?? []),
+  (f) => f.family,
+);
 /** Code rules in the order they are tried. */
-export const CODE_RULES: readonly CodeRule[] = inOrder('code rule', CODE_RULE_ORDER, PROVIDERS.flatMap((p) => p.codeRules ?? []), (r) => r.name);
-const HOST_PROVIDERS = inOrder('host table', HOST_ORDER, PROVIDERS.filter((p) => p.hosts), (p) => p.name);
+export const CODE_RULES: readonly CodeRule[] = inOrder(
+  'code rule',
+  CODE_RULE_ORDER,
+  PROVIDERS.flatMap((p) => p.codeRules ?? []),
+  (r) => r.name,
+);
+const HOST_PROVIDERS = inOrder(
+  'host table',
+  HOST_ORDER,
+  PROVIDERS.filter((p) => p.hosts),
+  (p) => p.name,
+);
 const VENDOR_PHRASES: Phrases = PROVIDERS.flatMap((p) => p.vendorPhrases ?? []);
 
 /** The provider whose hosts the remote host names, else whose hosts end with the recipient's domain. */
 export function providerOf(rhost: string | null | undefined, destination: string | null | undefined): string | null {
   const host = (rhost ?? '').toLowerCase();
   const dest = (destination ?? '').toLowerCase();
-  const hit = (host && HOST_PROVIDERS.find((p) => p.hosts?.some((h) => host.endsWith(h) || host === h.replace(/^\./, ''))))
-    || (dest && HOST_PROVIDERS.find((p) => p.hosts?.some((h) => h.endsWith(`.${dest}`) || h === dest)));
+  const hit =
+    (host && HOST_PROVIDERS.find((p) => p.hosts?.some((h) => host.endsWith(h) || host === h.replace(/^\./, '')))) ||
+    (dest && HOST_PROVIDERS.find((p) => p.hosts?.some((h) => h.endsWith(`.${dest}`) || h === dest)));
   return hit ? hit.name : null;
 }
 

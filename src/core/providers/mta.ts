@@ -5,91 +5,225 @@ import { type NoticeFormat, type Phrases, type Provider } from './types.js';
 /** Exim's error texts (deliver.c, routers, transports) → reason; MXLogic and Mail.ru reuse Exim. */
 const EXIM_REASONS: NoticeFormat['reasons'] = [
   { reason: 'userunknown', phrases: ['user not found'] },
-  { reason: 'hostunknown', phrases: ['all host address lookups failed permanently',
-    'all relevant MX records point to non-existent hosts', 'Unrouteable address'] },
+  {
+    reason: 'hostunknown',
+    phrases: [
+      'all host address lookups failed permanently',
+      'all relevant MX records point to non-existent hosts',
+      'Unrouteable address',
+    ],
+  },
   { reason: 'mailboxfull', phrases: ['mailbox is full', 'error: quota exceed'] },
-  { reason: 'notaccept', phrases: ['an MX or SRV record indicated no SMTP service', 'no host found for existing SMTP connection'] },
-  { reason: 'syntaxerror', phrases: ['angle-brackets nested too deep', 'expected word or "<"',
-    'domain missing in source-routed address', 'malformed address:'] },
-  { reason: 'systemerror', phrases: ['delivery to file forbidden', 'delivery to pipe forbidden', 'local delivery failed', 'LMTP error after '] },
+  {
+    reason: 'notaccept',
+    phrases: ['an MX or SRV record indicated no SMTP service', 'no host found for existing SMTP connection'],
+  },
+  {
+    reason: 'syntaxerror',
+    phrases: [
+      'angle-brackets nested too deep',
+      'expected word or "<"',
+      'domain missing in source-routed address',
+      'malformed address:',
+    ],
+  },
+  {
+    reason: 'systemerror',
+    phrases: ['delivery to file forbidden', 'delivery to pipe forbidden', 'local delivery failed', 'LMTP error after '],
+  },
   { reason: 'contenterror', phrases: ['Too many "Received" headers'] },
-  { reason: 'expired', phrases: ['retry timeout exceeded', 'No action is required on your part',
-    'retry time not reached for any host after a long failure period',
-    'all hosts have been failing for a long time and were last tried', 'Delay reason: ', 'has been frozen',
-    'was frozen on arrival by '] },
+  {
+    reason: 'expired',
+    phrases: [
+      'retry timeout exceeded',
+      'No action is required on your part',
+      'retry time not reached for any host after a long failure period',
+      'all hosts have been failing for a long time and were last tried',
+      'Delay reason: ',
+      'has been frozen',
+      'was frozen on arrival by ',
+    ],
+  },
 ];
 
 const NOTICES: readonly NoticeFormat[] = [
-  { family: 'MailRu', need: 3, detect: {
-    from: /mailer-daemon@(?:(?!mailer-daemon@).)*mail\.ru/i, messageId: /\.mail\.ru>|smailru\.net>/,
-    subject: /Delivery Status Notification|Mail delivery failed|Mail failure|Message frozen|Warning: message |error\(s\) in forwarding or filtering/,
-  }, end: [/^------ This is a copy of the message, including all the headers\. ------/m], reasons: [
-    { reason: 'expired', phrases: ['retry timeout exceeded', 'No action is required on your part'] },
-    { reason: 'userunknown', phrases: ['user not found'] },
-    { reason: 'hostunknown', phrases: ['all host address lookups failed permanently',
-      'all relevant MX records point to non-existent hosts', 'Unrouteable address'] },
-    { reason: 'mailboxfull', phrases: ['mailbox is full', 'error: quota exceed'] },
-    { reason: 'notaccept', phrases: ['an MX or SRV record indicated no SMTP service', 'no host found for existing SMTP connection'] },
-    { reason: 'systemerror', phrases: ['delivery to file forbidden', 'delivery to pipe forbidden', 'local delivery failed'] },
-    { reason: 'contenterror', phrases: ['Too many "Received" headers '] },
-  ] },
-  { family: 'MXLogic', detect: { headers: ['x-mx-bounce', 'x-mxl-hash', 'x-mxl-notehash'] },
-    end: [/^Included is a copy of the message header:/m], reasons: EXIM_REASONS },
-  { family: 'Exim', need: 2, detect: {
-    from: /^Mail Delivery System/, messageId: /^<[0-9A-Za-z]{7}-[0-9A-Za-z]{6}-[0-9A-Za-z]{2}@/,
-    subject: /^(?:Mail delivery failed|Mail failure|Message frozen|Warning: message .+ delayed|error\(s\) in forwarding or filtering)/,
-    received: /with local \(Exim \d/,
-  }, end: [/^-+ This is a copy of (?:the|your) message/m], reasons: EXIM_REASONS,
-  commands: { HELO: 'blocked', EHLO: 'blocked', MAIL: 'onhold' }, temporaryWithoutCode: ['expired', 'mailboxfull'] },
-  { family: 'Courier', detect: { from: /Courier mail server at /, subject: /NOTICE: mail delivery status\.|WARNING: delayed mail\./,
-    messageId: /^<courier\.[0-9A-F]+\./ }, reasons: [
-    { reason: 'hostunknown', phrases: ['No such domain.'] },
-    { reason: 'systemerror', phrases: ["This domain's DNS violates RFC 1035."] },
-    { reason: 'networkerror', phrases: ['DNS lookup failed.'] },
-  ] },
-  { family: 'mFILTER', need: 2, detect: { subject: /^failure notice$/, xMailer: /^m-FILTER$/ },
-    end: [/^-------original message/m, /^-------original mail info/m] },
-  { family: 'MailMarshalSMTP', detect: { subject: /^Undeliverable Mail: "/ },
-    end: [/^Additional Information$/m, /^'?\+{60,}/m] },
-  { family: 'MailFoundry', need: 2, detect: { subject: /^Message delivery has failed$/, received: /\(MAILFOUNDRY\) id/ } },
-  { family: 'Notes', detect: { subject: /^Undeliverable message/ }, end: [/^------- Returned Message --------/m], reasons: [
-    { reason: 'networkerror', phrases: ['Message has exceeded maximum hop count'] },
-    { reason: 'userunknown', phrases: ['User not listed in public Name & Address Book', 'ディレクトリのリストにありません'] },
-  ] },
-  { family: 'Verizon', detect: { from: /post_master@vtext\.com|sysadmin@(?:(?!sysadmin@).)*\.vzwpix\.com/ },
-    end: [/^Original Message:/m], reasons: [
-      { reason: 'userunknown', phrases: ['550 - Requested action not taken: no such user here', 'No valid recipients'] },
-    ] },
-  { family: 'X1', detect: { subject: /^Returned Mail: |^Mail Delivery Failure/, from: /"Mail Deliver(?:y|ed) System" / } },
-  { family: 'X2', detect: { subject: /^(?:Delivery failure|failure delivery|failed delivery)/ },
-    end: [/^--- Original message follows\./m] },
-  { family: 'X3', need: 2, detect: { from: /^Mail Delivery System/, subject: /^Delivery status notification/ } },
-  { family: 'X4', detect: { subject: /^failure notice|^Permanent Delivery Failure/, received: /\(qmail \d+ invoked (?:for bounce|from network)\)/ },
+  {
+    family: 'MailRu',
+    need: 3,
+    detect: {
+      from: /mailer-daemon@(?:(?!mailer-daemon@).)*mail\.ru/i,
+      messageId: /\.mail\.ru>|smailru\.net>/,
+      subject:
+        /Delivery Status Notification|Mail delivery failed|Mail failure|Message frozen|Warning: message |error\(s\) in forwarding or filtering/,
+    },
+    end: [/^------ This is a copy of the message, including all the headers\. ------/m],
     reasons: [
-      { reason: 'suspend', phrases: ['Mailaddress is administratively disabled', 'Mailaddress is administrativley disabled'] },
+      { reason: 'expired', phrases: ['retry timeout exceeded', 'No action is required on your part'] },
+      { reason: 'userunknown', phrases: ['user not found'] },
+      {
+        reason: 'hostunknown',
+        phrases: [
+          'all host address lookups failed permanently',
+          'all relevant MX records point to non-existent hosts',
+          'Unrouteable address',
+        ],
+      },
+      { reason: 'mailboxfull', phrases: ['mailbox is full', 'error: quota exceed'] },
+      {
+        reason: 'notaccept',
+        phrases: ['an MX or SRV record indicated no SMTP service', 'no host found for existing SMTP connection'],
+      },
+      {
+        reason: 'systemerror',
+        phrases: ['delivery to file forbidden', 'delivery to pipe forbidden', 'local delivery failed'],
+      },
+      { reason: 'contenterror', phrases: ['Too many "Received" headers '] },
+    ],
+  },
+  {
+    family: 'MXLogic',
+    detect: { headers: ['x-mx-bounce', 'x-mxl-hash', 'x-mxl-notehash'] },
+    end: [/^Included is a copy of the message header:/m],
+    reasons: EXIM_REASONS,
+  },
+  {
+    family: 'Exim',
+    need: 2,
+    detect: {
+      from: /^Mail Delivery System/,
+      messageId: /^<[0-9A-Za-z]{7}-[0-9A-Za-z]{6}-[0-9A-Za-z]{2}@/,
+      subject:
+        /^(?:Mail delivery failed|Mail failure|Message frozen|Warning: message .+ delayed|error\(s\) in forwarding or filtering)/,
+      received: /with local \(Exim \d/,
+    },
+    end: [/^-+ This is a copy of (?:the|your) message/m],
+    reasons: EXIM_REASONS,
+    commands: { HELO: 'blocked', EHLO: 'blocked', MAIL: 'onhold' },
+    temporaryWithoutCode: ['expired', 'mailboxfull'],
+  },
+  {
+    family: 'Courier',
+    detect: {
+      from: /Courier mail server at /,
+      subject: /NOTICE: mail delivery status\.|WARNING: delayed mail\./,
+      messageId: /^<courier\.[0-9A-F]+\./,
+    },
+    reasons: [
+      { reason: 'hostunknown', phrases: ['No such domain.'] },
+      { reason: 'systemerror', phrases: ["This domain's DNS violates RFC 1035."] },
+      { reason: 'networkerror', phrases: ['DNS lookup failed.'] },
+    ],
+  },
+  {
+    family: 'mFILTER',
+    need: 2,
+    detect: { subject: /^failure notice$/, xMailer: /^m-FILTER$/ },
+    end: [/^-------original message/m, /^-------original mail info/m],
+  },
+  {
+    family: 'MailMarshalSMTP',
+    detect: { subject: /^Undeliverable Mail: "/ },
+    end: [/^Additional Information$/m, /^'?\+{60,}/m],
+  },
+  {
+    family: 'MailFoundry',
+    need: 2,
+    detect: { subject: /^Message delivery has failed$/, received: /\(MAILFOUNDRY\) id/ },
+  },
+  {
+    family: 'Notes',
+    detect: { subject: /^Undeliverable message/ },
+    end: [/^------- Returned Message --------/m],
+    reasons: [
+      { reason: 'networkerror', phrases: ['Message has exceeded maximum hop count'] },
+      {
+        reason: 'userunknown',
+        phrases: ['User not listed in public Name & Address Book', 'ディレクトリのリストにありません'],
+      },
+    ],
+  },
+  {
+    family: 'Verizon',
+    detect: { from: /post_master@vtext\.com|sysadmin@(?:(?!sysadmin@).)*\.vzwpix\.com/ },
+    end: [/^Original Message:/m],
+    reasons: [
+      {
+        reason: 'userunknown',
+        phrases: ['550 - Requested action not taken: no such user here', 'No valid recipients'],
+      },
+    ],
+  },
+  {
+    family: 'X1',
+    detect: { subject: /^Returned Mail: |^Mail Delivery Failure/, from: /"Mail Deliver(?:y|ed) System" / },
+  },
+  {
+    family: 'X2',
+    detect: { subject: /^(?:Delivery failure|failure delivery|failed delivery)/ },
+    end: [/^--- Original message follows\./m],
+  },
+  { family: 'X3', need: 2, detect: { from: /^Mail Delivery System/, subject: /^Delivery status notification/ } },
+  {
+    family: 'X4',
+    detect: {
+      subject: /^failure notice|^Permanent Delivery Failure/,
+      received: /\(qmail \d+ invoked (?:for bounce|from network)\)/,
+    },
+    reasons: [
+      {
+        reason: 'suspend',
+        phrases: ['Mailaddress is administratively disabled', 'Mailaddress is administrativley disabled'],
+      },
       { reason: 'exceedlimit', phrases: ['The message exeeded the maximum size the user accepts'] },
       { reason: 'mailboxfull', phrases: ['disk quota exceeded'] },
       { reason: 'mesgtoobig', phrases: ['Message size exceeds fixed maximum message size:'] },
       { reason: 'hostunknown', phrases: ["Sorry, I couldn't find any host "] },
       { reason: 'systemfull', phrases: ['Requested action not taken: mailbox unavailable (not enough free space)'] },
-      { reason: 'networkerror', phrases: ["Sorry, I wasn't able to establish an SMTP connection",
-        "Sorry, I couldn't find a mail exchanger or IP address", "Sorry. Although I'm listed as a best-preference MX or A for that host"] },
-    ] },
-  { family: 'X6', detect: { subject: /^There was an error sending your mail/ },
-    end: [/^The attachment contains the original mail headers/m] },
-  { family: 'OpenSMTPD', need: 2, detect: { subject: /Delivery status notification/, received: / \(OpenSMTPD\) with / },
-    end: [/^[ \t]*Below is a copy of the original message:/m] },
+      {
+        reason: 'networkerror',
+        phrases: [
+          "Sorry, I wasn't able to establish an SMTP connection",
+          "Sorry, I couldn't find a mail exchanger or IP address",
+          "Sorry. Although I'm listed as a best-preference MX or A for that host",
+        ],
+      },
+    ],
+  },
+  {
+    family: 'X6',
+    detect: { subject: /^There was an error sending your mail/ },
+    end: [/^The attachment contains the original mail headers/m],
+  },
+  {
+    family: 'OpenSMTPD',
+    need: 2,
+    detect: { subject: /Delivery status notification/, received: / \(OpenSMTPD\) with / },
+    end: [/^[ \t]*Below is a copy of the original message:/m],
+  },
   { family: 'MessagingServer', detect: { contentType: /Boundary_\(ID_/, subject: /^Delivery Notification: / } },
-  { family: 'V5sendmail', detect: { subject: /^Returned mail: / },
-    end: [/^[ \t]*-+ Unsent message follows -+/m, /^[ \t]*-+ No message was collected -+/m] },
+  {
+    family: 'V5sendmail',
+    detect: { subject: /^Returned mail: / },
+    end: [/^[ \t]*-+ Unsent message follows -+/m, /^[ \t]*-+ No message was collected -+/m],
+  },
 ];
 
 /** Texts of Exchange, Lotus Notes/Domino, qmail, Google Groups... whose meaning overrides the generic reading. */
 const VENDOR_PHRASES: Phrases = [
-  ['userunknown', ['resolver.adr.recipientnotfound', 'resolver.adr.recipnotfound',
-    'unknown recipient', 'the recipient name is not recognized', 'unknown user:', 'invalid final delivery userid',
-    'not listed in domino directory', 'not listed in public name & address book',
-    "because the address couldn't be found"]],
+  [
+    'userunknown',
+    [
+      'resolver.adr.recipientnotfound',
+      'resolver.adr.recipnotfound',
+      'unknown recipient',
+      'the recipient name is not recognized',
+      'unknown user:',
+      'invalid final delivery userid',
+      'not listed in domino directory',
+      'not listed in public name & address book',
+      "because the address couldn't be found",
+    ],
+  ],
   ['networkerror', [' had no relevant answers', ' responded with code nxdomain']],
   ['filtered', ['cannot route mail to user']],
   ['systemerror', ['several matches found in domino directory']],

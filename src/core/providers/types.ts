@@ -4,9 +4,13 @@ import type { BounceReason } from '../bounce-reasons.js';
 
 /** What a host table reads: the reply text, the status and reply code, and where the reply came from. */
 export interface ProviderInput {
-  text: string; status: string | null; replycode: string | null; command?: string | null;
+  text: string;
+  status: string | null;
+  replycode: string | null;
+  command?: string | null;
   /** Remote-MTA (or the "host X said" name) and the recipient's domain */
-  rhost?: string | null; destination?: string | null;
+  rhost?: string | null;
+  destination?: string | null;
 }
 
 /** Phrases → reason, tried in order; the first reason one of whose phrases occurs wins. */
@@ -29,8 +33,15 @@ export interface NoticeFormat {
   family: string;
   /** each test that passes counts one; the format applies when `need` (default 1) of them pass */
   detect: {
-    from?: RegExp; subject?: RegExp; messageId?: RegExp; received?: RegExp; body?: RegExp;
-    headers?: readonly string[]; replyTo?: RegExp; contentType?: RegExp; xMailer?: RegExp;
+    from?: RegExp;
+    subject?: RegExp;
+    messageId?: RegExp;
+    received?: RegExp;
+    body?: RegExp;
+    headers?: readonly string[];
+    replyTo?: RegExp;
+    contentType?: RegExp;
+    xMailer?: RegExp;
   };
   need?: number;
   /** lines that start the returned original message (the error block ends there) */

@@ -56,7 +56,13 @@ export function refresh(s: ReactionState, now: number): void {
 }
 
 /** Applies a reaction at `now`. `reason` is what `mta sites` shows (the reply, say). */
-export function react(s: ReactionState, action: Reaction['action'], seconds: number, now: number, reason: string): void {
+export function react(
+  s: ReactionState,
+  action: Reaction['action'],
+  seconds: number,
+  now: number,
+  reason: string,
+): void {
   refresh(s, now);
   const ms = seconds * 1000;
   s.reason = reason;

@@ -11,28 +11,47 @@ const Count = Type.Integer({ minimum: 1 });
 const Action = Type.Union([Type.Literal('suspend'), Type.Literal('throttle'), Type.Literal('blocklist')]);
 
 const LimitFields = { connections: Count, messages_per_connection: Count, rate: Rate };
-const Reaction = Type.Object({
-  match: Type.String({ minLength: 1 }),
-  action: Action,
-  seconds: Type.Integer({ minimum: 1 }),
-  /** optional: the reaction applies only to replies from this site */
-  site: Type.Optional(Type.String({ minLength: 1 })),
-  source: Note,
-}, { additionalProperties: false });
+const Reaction = Type.Object(
+  {
+    match: Type.String({ minLength: 1 }),
+    action: Action,
+    seconds: Type.Integer({ minimum: 1 }),
+    /** optional: the reaction applies only to replies from this site */
+    site: Type.Optional(Type.String({ minLength: 1 })),
+    source: Note,
+  },
+  { additionalProperties: false },
+);
 
-const OptionalLimitFields = { connections: Type.Optional(Count), messages_per_connection: Type.Optional(Count), rate: Type.Optional(Rate) };
+const OptionalLimitFields = {
+  connections: Type.Optional(Count),
+  messages_per_connection: Type.Optional(Count),
+  rate: Type.Optional(Rate),
+};
 
 function fileSchema(operator: boolean) {
-  const Default = Type.Object(operator ? { ...OptionalLimitFields, source: Note } : { ...LimitFields, source: Note }, { additionalProperties: false });
-  const Site = Type.Object({
-    mx: operator ? Type.Optional(Type.Array(Type.String(), { minItems: 1 })) : Type.Array(Type.String(), { minItems: 1 }),
-    ...OptionalLimitFields,
-    source: Note,
-  }, { additionalProperties: false });
-  const Warmup = Type.Object({
-    schedule: operator ? Type.Optional(Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1 })) : Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1 }),
-    source: Note,
-  }, { additionalProperties: false });
+  const Default = Type.Object(operator ? { ...OptionalLimitFields, source: Note } : { ...LimitFields, source: Note }, {
+    additionalProperties: false,
+  });
+  const Site = Type.Object(
+    {
+      mx: operator
+        ? Type.Optional(Type.Array(Type.String(), { minItems: 1 }))
+        : Type.Array(Type.String(), { minItems: 1 }),
+      ...OptionalLimitFields,
+      source: Note,
+    },
+    { additionalProperties: false },
+  );
+  const Warmup = Type.Object(
+    {
+      schedule: operator
+        ? Type.Optional(Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1 }))
+        : Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1 }),
+      source: Note,
+    },
+    { additionalProperties: false },
+  );
   const fields = {
     _sources: Type.Optional(Type.Record(Type.String(), Type.String())),
     default: operator ? Type.Optional(Default) : Default,
@@ -47,9 +66,24 @@ const builtInCheck = Compile(fileSchema(false));
 const operatorCheck = Compile(fileSchema(true));
 
 /** Limits of one site for one source IP. `perMs` is the parsed `rate` (messages per millisecond) or null. */
-export interface Limits { connections: number; messages_per_connection: number; rate: string | null; perMs: number | null }
-export interface SiteRule { name: string; mx: readonly string[]; limits: Limits }
-export interface Reaction { match: RegExp; pattern: string; action: 'suspend' | 'throttle' | 'blocklist'; seconds: number; site?: string }
+export interface Limits {
+  connections: number;
+  messages_per_connection: number;
+  rate: string | null;
+  perMs: number | null;
+}
+export interface SiteRule {
+  name: string;
+  mx: readonly string[];
+  limits: Limits;
+}
+export interface Reaction {
+  match: RegExp;
+  pattern: string;
+  action: 'suspend' | 'throttle' | 'blocklist';
+  seconds: number;
+  site?: string;
+}
 export interface Shaping {
   default: Limits;
   /** in match order: operator-only sites first, then the built-in ones (operator fields merged in) */
@@ -67,26 +101,47 @@ const UNIT_MS: Record<string, number> = { s: 1_000, min: 60_000, h: 3_600_000, d
 export function parseRate(rate: string | null, field = 'rate'): number | null {
   if (rate === null) return null;
   const m = /^([1-9][0-9]{0,8})\/(s|min|h|d)$/.exec(rate.trim());
-  if (!m) throw new ShapingError(`${field}: invalid rate ${JSON.stringify(rate)}: expected null or "N/s", "N/min", "N/h", "N/d"`);
+  if (!m)
+    throw new ShapingError(
+      `${field}: invalid rate ${JSON.stringify(rate)}: expected null or "N/s", "N/min", "N/h", "N/d"`,
+    );
   return Number(m[1]) / UNIT_MS[m[2]];
 }
 
-interface TbError { keyword: string; instancePath: string; params: Record<string, unknown>; message: string }
+interface TbError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message: string;
+}
 
 function fieldOf(instancePath: string, child?: string): string {
-  const parts = instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = instancePath
+    .split('/')
+    .filter(Boolean)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) parts.push(child);
   return parts.map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : i === 0 ? p : `.${p}`)).join('') || '(file)';
 }
 
 function schemaError(which: string, errors: TbError[]): ShapingError {
   const extra = errors.find((e) => e.keyword === 'additionalProperties');
-  if (extra) return new ShapingError(`${which}: unknown field ${fieldOf(extra.instancePath, (extra.params.additionalProperties as string[])[0])}`);
+  if (extra)
+    return new ShapingError(
+      `${which}: unknown field ${fieldOf(extra.instancePath, (extra.params.additionalProperties as string[])[0])}`,
+    );
   const req = errors.find((e) => e.keyword === 'required');
-  if (req) return new ShapingError(`${which}: ${fieldOf(req.instancePath, (req.params.requiredProperties as string[])[0])} is required`);
-  const e = [...errors].sort((a, b) => b.instancePath.length - a.instancePath.length).find((x) => x.keyword !== 'anyOf') ?? errors[0];
+  if (req)
+    return new ShapingError(
+      `${which}: ${fieldOf(req.instancePath, (req.params.requiredProperties as string[])[0])} is required`,
+    );
+  const e =
+    [...errors].sort((a, b) => b.instancePath.length - a.instancePath.length).find((x) => x.keyword !== 'anyOf') ??
+    errors[0];
   const last = e.instancePath.split('/').pop() ?? '';
-  return new ShapingError(`${which}: ${fieldOf(e.instancePath)} ${HINTS[last] ?? (e.instancePath ? e.message : 'must be a JSON object')}`);
+  return new ShapingError(
+    `${which}: ${fieldOf(e.instancePath)} ${HINTS[last] ?? (e.instancePath ? e.message : 'must be a JSON object')}`,
+  );
 }
 
 const HINTS: Record<string, string> = {
@@ -94,7 +149,12 @@ const HINTS: Record<string, string> = {
   rate: 'must be null or a string "N/s", "N/min", "N/h" or "N/d"',
 };
 
-type File = { default?: Record<string, unknown>; sites?: Record<string, Record<string, unknown>>; reactions?: Record<string, unknown>[]; warmup?: Record<string, unknown> };
+type File = {
+  default?: Record<string, unknown>;
+  sites?: Record<string, Record<string, unknown>>;
+  reactions?: Record<string, unknown>[];
+  warmup?: Record<string, unknown>;
+};
 
 function checked(which: string, value: unknown, operator: boolean): File {
   const c = operator ? operatorCheck : builtInCheck;
@@ -108,24 +168,39 @@ const LABEL = /^(\*|[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)$/;
 /** An MX pattern: dot-separated labels, each a host label or `*` (one or more labels), at least one literal. */
 export function mxPatternProblem(p: string): string | null {
   const labels = p.toLowerCase().replace(/\.$/, '').split('.');
-  if (labels.some((l) => !LABEL.test(l))) return `invalid MX pattern ${JSON.stringify(p)}: labels are host labels or "*"`;
-  if (labels.every((l) => l === '*')) return `invalid MX pattern ${JSON.stringify(p)}: needs at least one literal label`;
+  if (labels.some((l) => !LABEL.test(l)))
+    return `invalid MX pattern ${JSON.stringify(p)}: labels are host labels or "*"`;
+  if (labels.every((l) => l === '*'))
+    return `invalid MX pattern ${JSON.stringify(p)}: needs at least one literal label`;
   return null;
 }
 
 function limitsFrom(raw: Record<string, unknown>, base: Limits | null, field: string): Limits {
   const pick = <K extends keyof Limits>(k: K) => (raw[k] !== undefined ? raw[k] : base?.[k]) as Limits[K];
   const rate = pick('rate') ?? null;
-  return { connections: pick('connections'), messages_per_connection: pick('messages_per_connection'), rate, perMs: parseRate(rate, `${field}.rate`) };
+  return {
+    connections: pick('connections'),
+    messages_per_connection: pick('messages_per_connection'),
+    rate,
+    perMs: parseRate(rate, `${field}.rate`),
+  };
 }
 
 function compileReaction(r: Record<string, unknown>, field: string, siteNames: Set<string>): Reaction {
   let match: RegExp;
-  try { match = new RegExp(r.match as string, 'i'); } catch (err) {
+  try {
+    match = new RegExp(r.match as string, 'i');
+  } catch (err) {
     throw new ShapingError(`${field}.match: invalid regular expression: ${(err as Error).message}`);
   }
-  if (r.site !== undefined && !siteNames.has(r.site as string)) throw new ShapingError(`${field}.site: no site named ${JSON.stringify(r.site)}`);
-  const out: Reaction = { match, pattern: r.match as string, action: r.action as Reaction['action'], seconds: r.seconds as number };
+  if (r.site !== undefined && !siteNames.has(r.site as string))
+    throw new ShapingError(`${field}.site: no site named ${JSON.stringify(r.site)}`);
+  const out: Reaction = {
+    match,
+    pattern: r.match as string,
+    action: r.action as Reaction['action'],
+    seconds: r.seconds as number,
+  };
   if (r.site !== undefined) out.site = r.site as string;
   return out;
 }
@@ -134,17 +209,23 @@ function mergeSites(builtIn: File, operator: File | undefined, def: Limits): Sit
   const op = operator?.sites ?? {};
   const bi = builtIn.sites ?? {};
   for (const name of [...Object.keys(bi), ...Object.keys(op)]) {
-    if (!SITE_NAME.test(name)) throw new ShapingError(`sites.${name}: invalid site name (letters, digits, ".", "_", "-"; no ",")`);
+    if (!SITE_NAME.test(name))
+      throw new ShapingError(`sites.${name}: invalid site name (letters, digits, ".", "_", "-"; no ",")`);
   }
   const build = (name: string, from: string): SiteRule => {
     const raw = { ...(bi[name] ?? {}), ...(op[name] ?? {}) };
     const field = `${from}: sites.${name}`;
     if (!Array.isArray(raw.mx)) throw new ShapingError(`${field}.mx is required for a new site`);
     const mx = (raw.mx as string[]).map((p) => p.toLowerCase().replace(/\.$/, ''));
-    for (const p of mx) { const bad = mxPatternProblem(p); if (bad) throw new ShapingError(`${field}.mx: ${bad}`); }
+    for (const p of mx) {
+      const bad = mxPatternProblem(p);
+      if (bad) throw new ShapingError(`${field}.mx: ${bad}`);
+    }
     return { name, mx, limits: limitsFrom(raw, def, field) };
   };
-  const added = Object.keys(op).filter((n) => !(n in bi)).map((n) => build(n, 'operator file'));
+  const added = Object.keys(op)
+    .filter((n) => !(n in bi))
+    .map((n) => build(n, 'operator file'));
   return [...added, ...Object.keys(bi).map((n) => build(n, n in op ? 'operator file' : 'built-in file'))];
 }
 
@@ -157,7 +238,11 @@ export function loadShaping(builtIn: unknown, operator?: unknown): Shaping {
   const bi = checked('built-in shaping file', builtIn, false);
   const op = operator === undefined || operator === null ? undefined : checked('operator shaping file', operator, true);
   const defRaw = { ...bi.default, ...op?.default };
-  const def = limitsFrom(defRaw, null, `${op?.default?.rate !== undefined ? 'operator file' : 'built-in file'}: default`);
+  const def = limitsFrom(
+    defRaw,
+    null,
+    `${op?.default?.rate !== undefined ? 'operator file' : 'built-in file'}: default`,
+  );
   const sites = mergeSites(bi, op, def);
   const names = new Set(sites.map((s) => s.name));
   const reactions = [

@@ -1,7 +1,18 @@
 // The pure delivery-scheduling core: ready queues per site, per-(IP, site) connections, spacing, reactions and
 // warm-up caps → the next (site, IP) to send one message, round-robin across queues, and when to ask again.
 import { Spacing, intervalOf } from './bucket.js';
-import { classifyReply, openState, react, refresh, resume, stateOf, suspend, throttledConnections, type LaneStateName, type ReactionState } from './reactions.js';
+import {
+  classifyReply,
+  openState,
+  react,
+  refresh,
+  resume,
+  stateOf,
+  suspend,
+  throttledConnections,
+  type LaneStateName,
+  type ReactionState,
+} from './reactions.js';
 import type { Limits, Reaction, Shaping } from './rules.js';
 import { capToday, nextDayAt, utcDay, type Warmup } from './warmup.js';
 
@@ -19,15 +30,38 @@ export interface Lane {
   sentToday: number;
 }
 
-interface Queue { key: string; site: string; ips: readonly string[]; lanes: Lane[]; ready: number; limits: Limits; inRing: boolean }
+interface Queue {
+  key: string;
+  site: string;
+  ips: readonly string[];
+  lanes: Lane[];
+  ready: number;
+  limits: Limits;
+  inRing: boolean;
+}
 
 /**
  * A decision: send one message of queue `queue` (site `site`) from `ip`, on a new connection or an idle one.
  * The same object is reused by every call of `next`: copy what you keep.
  */
-export interface Decision { queue: string; site: string; ip: string; newConnection: boolean; lane: Lane }
+export interface Decision {
+  queue: string;
+  site: string;
+  ip: string;
+  newConnection: boolean;
+  lane: Lane;
+}
 
-export interface LaneView { ip: string; state: LaneStateName; until: number | null; reason: string | null; rate: number | null; open: number; busy: number; sentToday: number }
+export interface LaneView {
+  ip: string;
+  state: LaneStateName;
+  until: number | null;
+  reason: string | null;
+  rate: number | null;
+  open: number;
+  busy: number;
+  sentToday: number;
+}
 
 export class Scheduler {
   private readonly queues = new Map<string, Queue>();
@@ -39,7 +73,13 @@ export class Scheduler {
   /** operator suspensions of a whole site (every IP), applied to lanes created later too */
   private readonly siteHolds = new Map<string, { until: number; reason: string }>();
   private wake = Infinity;
-  private readonly decision: Decision = { queue: '', site: '', ip: '', newConnection: false, lane: undefined as unknown as Lane };
+  private readonly decision: Decision = {
+    queue: '',
+    site: '',
+    ip: '',
+    newConnection: false,
+    lane: undefined as unknown as Lane,
+  };
 
   constructor(private readonly shaping: Shaping) {}
 
@@ -52,13 +92,27 @@ export class Scheduler {
     let q = this.queues.get(key);
     if (!q || q.site !== site) {
       if (q) this.drop(q);
-      q = { key, site, ips, lanes: ips.map((ip) => this.lane(ip, site)), ready, limits: this.shaping.limitsOf(site), inRing: false };
+      q = {
+        key,
+        site,
+        ips,
+        lanes: ips.map((ip) => this.lane(ip, site)),
+        ready,
+        limits: this.shaping.limitsOf(site),
+        inRing: false,
+      };
       this.queues.set(key, q);
     } else {
-      if (q.ips !== ips) { q.ips = ips; q.lanes = ips.map((ip) => this.lane(ip, site)); }
+      if (q.ips !== ips) {
+        q.ips = ips;
+        q.lanes = ips.map((ip) => this.lane(ip, site));
+      }
       q.ready = ready;
     }
-    if (ready > 0 && !q.inRing) { q.inRing = true; this.ring.push(q); }
+    if (ready > 0 && !q.inRing) {
+      q.inRing = true;
+      this.ring.push(q);
+    }
     if (ready <= 0) this.drop(q);
   }
 
@@ -79,7 +133,9 @@ export class Scheduler {
   }
 
   /** Ready messages of a queue. */
-  ready(key: string): number { return this.queues.get(key)?.ready ?? 0; }
+  ready(key: string): number {
+    return this.queues.get(key)?.ready ?? 0;
+  }
 
   /**
    * The next message to start at `now`, or null when none may start now; then `wakeAt()` tells when one
@@ -103,7 +159,9 @@ export class Scheduler {
   }
 
   /** When `next` may next return a decision, as of its last null answer (ms; Infinity: on an event only). */
-  wakeAt(): number { return this.wake; }
+  wakeAt(): number {
+    return this.wake;
+  }
 
   /** A message finished on (ip, site); `closed`: its connection is gone too (error, QUIT, per-connection limit). */
   done(ip: string, site: string, closed: boolean): void {
@@ -148,10 +206,13 @@ export class Scheduler {
 
   /** Starts (or restarts) an IP's warm-up at `day`; null stops it (the IP is warm). */
   setWarmup(ip: string, w: Warmup | null): void {
-    if (w) this.warming.set(ip, w); else this.warming.delete(ip);
+    if (w) this.warming.set(ip, w);
+    else this.warming.delete(ip);
   }
 
-  warmup(ip: string): Warmup | undefined { return this.warming.get(ip); }
+  warmup(ip: string): Warmup | undefined {
+    return this.warming.get(ip);
+  }
 
   /** Seeds today's count of (ip, site) (after a restart, from the store). */
   setSentToday(ip: string, site: string, n: number, now: number): void {
@@ -167,7 +228,10 @@ export class Scheduler {
     if (!l) {
       l = { ip, site, open: 0, busy: 0, spacing: new Spacing(), reaction: openState(), day: -1, sentToday: 0 };
       const hold = this.siteHolds.get(site);
-      if (hold) { l.reaction.suspendedUntil = hold.until; l.reaction.reason = hold.reason; }
+      if (hold) {
+        l.reaction.suspendedUntil = hold.until;
+        l.reaction.reason = hold.reason;
+      }
       this.lanes.set(key, l);
     }
     return l;
@@ -180,7 +244,16 @@ export class Scheduler {
       refresh(l.reaction, now);
       const state = stateOf(l.reaction, now);
       const until = state === 'suspended' && l.reaction.suspendedUntil !== Infinity ? l.reaction.suspendedUntil : null;
-      return { ip: l.ip, state, until, reason: l.reaction.reason, rate: perMs === null ? null : perMs * l.reaction.factor, open: l.open, busy: l.busy, sentToday: l.day === utcDay(now) ? l.sentToday : 0 };
+      return {
+        ip: l.ip,
+        state,
+        until,
+        reason: l.reaction.reason,
+        rate: perMs === null ? null : perMs * l.reaction.factor,
+        open: l.open,
+        busy: l.busy,
+        sentToday: l.day === utcDay(now) ? l.sentToday : 0,
+      };
     });
   }
 
@@ -202,30 +275,50 @@ export class Scheduler {
       if (k > 0 && cap !== null) continue;
       const r = l.reaction;
       refresh(r, now);
-      if (r.blocklisted) { this.later(r.suspendedUntil); continue; }
-      if (cap !== null && (l.day === utcDay(now) ? l.sentToday : 0) >= cap) { this.later(nextDayAt(now)); continue; }
-      if (r.suspendedUntil !== 0) { this.later(r.suspendedUntil); return null; }
+      if (r.blocklisted) {
+        this.later(r.suspendedUntil);
+        continue;
+      }
+      if (cap !== null && (l.day === utcDay(now) ? l.sentToday : 0) >= cap) {
+        this.later(nextDayAt(now));
+        continue;
+      }
+      if (r.suspendedUntil !== 0) {
+        this.later(r.suspendedUntil);
+        return null;
+      }
       if (l.busy >= throttledConnections(q.limits.connections, r.factor)) return null; // woken by done()
       const wait = l.spacing.waitMs(intervalOf(q.limits.perMs, r.factor), now);
-      if (wait > 0) { this.later(now + wait); return null; }
+      if (wait > 0) {
+        this.later(now + wait);
+        return null;
+      }
       return l;
     }
     return null;
   }
 
-  private later(t: number): void { if (t < this.wake) this.wake = t; }
+  private later(t: number): void {
+    if (t < this.wake) this.wake = t;
+  }
 
   private start(q: Queue, l: Lane, now: number): void {
     q.ready--;
     l.spacing.take(intervalOf(q.limits.perMs, l.reaction.factor), now);
     const day = utcDay(now);
-    if (l.day !== day) { l.day = day; l.sentToday = 0; }
+    if (l.day !== day) {
+      l.day = day;
+      l.sentToday = 0;
+    }
     l.sentToday++;
     const d = this.decision;
     d.newConnection = l.busy >= l.open;
     if (d.newConnection) l.open++;
     l.busy++;
-    d.queue = q.key; d.site = q.site; d.ip = l.ip; d.lane = l;
+    d.queue = q.key;
+    d.site = q.site;
+    d.ip = l.ip;
+    d.lane = l;
   }
 }
 

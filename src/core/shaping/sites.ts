@@ -3,7 +3,10 @@
 import type { SiteRule } from './rules.js';
 
 /** A compiled pattern: `*.suffix` (the common case) is a suffix test; anything else matches label by label. */
-interface Compiled { suffix: string | null; labels: readonly string[] }
+interface Compiled {
+  suffix: string | null;
+  labels: readonly string[];
+}
 
 const normal = (host: string) => host.trim().toLowerCase().replace(/\.$/, '');
 
@@ -24,7 +27,8 @@ function matchLabels(p: readonly string[], pi: number, h: readonly string[], hi:
 }
 
 function matches(c: Compiled, host: string): boolean {
-  if (c.suffix !== null) return host.length > c.suffix.length && host.endsWith(c.suffix) && host[host.length - c.suffix.length - 1] !== '.';
+  if (c.suffix !== null)
+    return host.length > c.suffix.length && host.endsWith(c.suffix) && host[host.length - c.suffix.length - 1] !== '.';
   return matchLabels(c.labels, 0, host.split('.'), 0);
 }
 

@@ -4,7 +4,10 @@
 export const DAY_MS = 86_400_000;
 
 /** A warming IP: when its warm-up started and at which schedule day (`mta ip warmup IP --day N`). */
-export interface Warmup { startedAt: number; startDay: number }
+export interface Warmup {
+  startedAt: number;
+  startDay: number;
+}
 
 /** UTC day number of a time. */
 export const utcDay = (now: number) => Math.floor(now / DAY_MS);

@@ -9,7 +9,10 @@ import { isTrusted } from '../../config/proxies.js';
  */
 export function clientAddress(peer: string, forwardedFor: string | undefined, trusted: net.BlockList | null): string {
   if (!trusted || !forwardedFor || !isTrusted(trusted, peer)) return peer;
-  const hops = forwardedFor.split(',').map((h) => h.trim()).reverse();
+  const hops = forwardedFor
+    .split(',')
+    .map((h) => h.trim())
+    .reverse();
   let client = peer;
   for (const hop of hops) {
     if (net.isIP(hop) === 0) break;

@@ -2,10 +2,19 @@
 // (built by `html` itself or by `raw`, for trusted constant markup). Arrays are joined, null/false/undefined render empty.
 export class Html {
   constructor(readonly value: string) {}
-  toString() { return this.value; }
+  toString() {
+    return this.value;
+  }
 }
 
-const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
+const ESC: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+  '`': '&#96;',
+};
 export const escapeHtml = (s: string) => s.replace(/[&<>"'`]/g, (c) => ESC[c]);
 
 export type Value = Html | string | number | boolean | null | undefined | readonly Value[];

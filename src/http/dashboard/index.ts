@@ -17,7 +17,8 @@ import { domainPages } from './pages/domains.js';
 import { webhookPages } from './pages/webhooks.js';
 import { accountPages } from './pages/account.js';
 
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 const PUBLIC = new Set(['/dashboard/sign-in', '/dashboard/assets/app.css', '/dashboard/assets/app.js']);
 
 function headers(k: DCtx) {
@@ -32,14 +33,24 @@ function errorPages(deps: Deps) {
   return async (k: DCtx, next: Koa.Next) => {
     try {
       await next();
-      if (k.status === 404 && k.body === undefined) throw new ApiError('not_found', 'page_not_found', 'There is no such page.');
+      if (k.status === 404 && k.body === undefined)
+        throw new ApiError('not_found', 'page_not_found', 'There is no such page.');
     } catch (err) {
       const e = err instanceof ApiError ? err : null;
-      const status = e ? e.status : clientFault(err) ?? 500;
+      const status = e ? e.status : (clientFault(err) ?? 500);
       if (!e && status === 500) deps.app.log.error({ err, requestId: k.state.requestId }, 'dashboard error');
-      const message = e ? e.message : status === 413 ? 'The form is too large.' : status < 500 ? 'The form could not be read.' : 'Something went wrong on our side; try again.';
-      const title = status === 404 ? 'Not found' : status === 403 ? 'Not allowed' : status === 500 ? 'Error' : 'Cannot do that';
-      const body = html`<h1>${title}</h1><p class="error" role="alert">${message}</p><p><a href="/dashboard">Back to the dashboard</a></p>`;
+      const message = e
+        ? e.message
+        : status === 413
+          ? 'The form is too large.'
+          : status < 500
+            ? 'The form could not be read.'
+            : 'Something went wrong on our side; try again.';
+      const title =
+        status === 404 ? 'Not found' : status === 403 ? 'Not allowed' : status === 500 ? 'Error' : 'Cannot do that';
+      const body = html`<h1>${title}</h1>
+        <p class="error" role="alert">${message}</p>
+        <p><a href="/dashboard">Back to the dashboard</a></p>`;
       render(k, layout({ title, session: k.state.session, body, active: '' }), status);
     }
   };
@@ -51,11 +62,15 @@ function gate(deps: Deps) {
     k.state.session = loadSession(deps.app, readCookie(k, SESSION_COOKIE)) ?? undefined;
     if (PUBLIC.has(k.path) || k.state.session) return next();
     if (k.method === 'GET' && !k.path.endsWith('/statuses') && !k.path.endsWith('/timeline')) {
-      const nextUrl = k.path === '/dashboard' || k.path === '/dashboard/' ? '' : `?next=${encodeURIComponent(k.originalUrl)}`;
+      const nextUrl =
+        k.path === '/dashboard' || k.path === '/dashboard/' ? '' : `?next=${encodeURIComponent(k.originalUrl)}`;
       k.status = 303;
       return k.redirect(`/dashboard/sign-in${nextUrl}`);
     }
-    if (k.method === 'POST') { k.status = 303; return k.redirect('/dashboard/sign-in?notice=session_ended'); }
+    if (k.method === 'POST') {
+      k.status = 303;
+      return k.redirect('/dashboard/sign-in?notice=session_ended');
+    }
     k.status = 401;
     k.body = { error: 'signed_out' };
   };
@@ -71,14 +86,23 @@ function csrf(deps: Deps) {
     if (k.method !== 'POST') return next();
     const origin = k.get('Origin');
     if (origin && origin !== 'null' && origin !== publicOrigin) {
-      let host = '';
-      try { host = new URL(origin).host; } catch { host = ''; }
-      if (host !== k.host) throw new ApiError('permission_error', 'csrf_failed', 'This form was sent from another site.');
+      let host: string;
+      try {
+        host = new URL(origin).host;
+      } catch {
+        host = '';
+      }
+      if (host !== k.host)
+        throw new ApiError('permission_error', 'csrf_failed', 'This form was sent from another site.');
     }
     const sent = (k.request as { body?: Record<string, unknown> }).body?._csrf;
     const want = k.path === '/dashboard/sign-in' ? readCookie(k, LOGIN_CSRF_COOKIE) : k.state.session?.csrf;
     if (typeof sent !== 'string' || !want || !sameSecret(sent, want)) {
-      throw new ApiError('permission_error', 'csrf_failed', 'The form expired or was not sent from this dashboard. Reload the page and try again.');
+      throw new ApiError(
+        'permission_error',
+        'csrf_failed',
+        'The form expired or was not sent from this dashboard. Reload the page and try again.',
+      );
     }
     await next();
   };
@@ -86,18 +110,31 @@ function csrf(deps: Deps) {
 
 export function dashboardMount(koa: Koa<State>, deps: Deps) {
   const r: DRouter = new Router<DashState>({ prefix: '/dashboard' });
-  r.use(async (k: DCtx, next) => { headers(k); await next(); });
+  r.use(async (k: DCtx, next) => {
+    headers(k);
+    await next();
+  });
   r.use(errorPages(deps));
   r.use(bodyParser({ enableTypes: ['form'], formLimit: '64kb' }));
   r.use(gate(deps));
   r.use(csrf(deps));
-  r.get('/assets/app.css', (k: DCtx) => { k.type = 'text/css; charset=utf-8'; k.set('Cache-Control', 'public, max-age=300'); k.body = CSS; });
-  r.get('/assets/app.js', (k: DCtx) => { k.type = 'text/javascript; charset=utf-8'; k.set('Cache-Control', 'public, max-age=300'); k.body = JS; });
+  r.get('/assets/app.css', (k: DCtx) => {
+    k.type = 'text/css; charset=utf-8';
+    k.set('Cache-Control', 'public, max-age=300');
+    k.body = CSS;
+  });
+  r.get('/assets/app.js', (k: DCtx) => {
+    k.type = 'text/javascript; charset=utf-8';
+    k.set('Cache-Control', 'public, max-age=300');
+    k.body = JS;
+  });
   authRoutes(r, deps);
   emailPages(r, deps);
   domainPages(r, deps);
   webhookPages(r, deps);
   accountPages(r, deps);
-  r.all('/{*rest}', () => { throw new ApiError('not_found', 'page_not_found', 'There is no such page.'); });
+  r.all('/{*rest}', () => {
+    throw new ApiError('not_found', 'page_not_found', 'There is no such page.');
+  });
   koa.use(r.routes() as unknown as Koa.Middleware<State>);
 }

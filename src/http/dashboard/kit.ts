@@ -9,7 +9,9 @@ import type { Html } from './html.js';
 import { layout, noticeText, type PageOpts } from './layout.js';
 import type { Session } from './session.js';
 
-export interface DashState extends State { session?: Session }
+export interface DashState extends State {
+  session?: Session;
+}
 export type DCtx = RouterContext<DashState>;
 export type DRouter = Router<DashState>;
 
@@ -42,7 +44,11 @@ export function render(k: DCtx, body: Html, status = 200) {
 export function page(app: Ctx, k: DCtx, o: Omit<PageOpts, 'session' | 'teamName'>, status = 200) {
   const s = sess(k);
   let teamName: string | undefined;
-  try { teamName = teamNamed(app, s.principal.teamId).name; } catch { teamName = undefined; }
+  try {
+    teamName = teamNamed(app, s.principal.teamId).name;
+  } catch {
+    teamName = undefined;
+  }
   render(k, layout({ ...o, session: s, teamName, notice: o.notice ?? noticeText(k.query.notice) }), status);
 }
 

@@ -4,61 +4,107 @@ import { html, query, type Html, type Value } from './html.js';
 import type { Session } from './session.js';
 import type { Scope } from '../../services/keys.js';
 
-export interface PageOpts { title: string; session?: Session | null; teamName?: string; active?: string; body: Html; notice?: string | null; error?: string | null }
+export interface PageOpts {
+  title: string;
+  session?: Session | null;
+  teamName?: string;
+  active?: string;
+  body: Html;
+  notice?: string | null;
+  error?: string | null;
+}
 
 const NAV: [string, string][] = [
-  ['emails', 'Emails'], ['domains', 'Domains'], ['webhooks', 'Webhooks'],
-  ['suppressions', 'Suppressions'], ['keys', 'API keys'], ['credits', 'Credits'],
+  ['emails', 'Emails'],
+  ['domains', 'Domains'],
+  ['webhooks', 'Webhooks'],
+  ['suppressions', 'Suppressions'],
+  ['keys', 'API keys'],
+  ['credits', 'Credits'],
 ];
 
 export const can = (s: Session, scope: Scope) => s.principal.scopes.has(scope);
 
-export const csrfField = (s: Session | { csrf: string }) => html`<input type="hidden" name="_csrf" value="${s.csrf}">`;
+export const csrfField = (s: Session | { csrf: string }) =>
+  html`<input type="hidden" name="_csrf" value="${s.csrf}" />`;
 
 function who(s: Session, teamName?: string): Html {
   const as = s.operator ? 'operator' : `${s.principal.mode} key`;
   return html`<span class="who">Team <strong>${teamName ?? s.principal.teamId}</strong> · signed in as ${as}</span>
-    <form class="inline" method="post" action="/dashboard/sign-out">${csrfField(s)}<button class="secondary" type="submit">Sign out</button></form>`;
+    <form class="inline" method="post" action="/dashboard/sign-out">
+      ${csrfField(s)}<button class="secondary" type="submit">Sign out</button>
+    </form>`;
 }
 
 export function layout(o: PageOpts): Html {
   const s = o.session;
   return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${o.title} · MTA dashboard</title><link rel="stylesheet" href="/dashboard/assets/app.css"></head>
-<body><a class="skip" href="#content">Skip to main content</a>
-<header class="top"><a class="brand" href="/dashboard">MTA dashboard</a>
-${s ? html`<nav class="main" aria-label="Main"><ul>${NAV.map(([k, label]) => html`<li><a href="/dashboard/${k}"${o.active === k ? html` aria-current="page"` : ''}>${label}</a></li>`)}</ul></nav>${who(s, o.teamName)}` : ''}
-</header>
-<main id="content" tabindex="-1">
-${o.notice ? html`<p class="notice" role="status">${o.notice}</p>` : ''}
-${o.error ? html`<p class="error" role="alert">${o.error}</p>` : ''}
-${o.body}
-</main>
-<script src="/dashboard/assets/app.js" defer></script>
-</body></html>`;
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${o.title} · MTA dashboard</title>
+        <link rel="stylesheet" href="/dashboard/assets/app.css" />
+      </head>
+      <body>
+        <a class="skip" href="#content">Skip to main content</a>
+        <header class="top">
+          <a class="brand" href="/dashboard">MTA dashboard</a>
+          ${
+            s
+              ? html`<nav class="main" aria-label="Main">
+                    <ul>
+                      ${NAV.map(([k, label]) => html`<li><a href="/dashboard/${k}" ${o.active === k ? html` aria-current="page"` : ''}>${label}</a></li>`)}
+                    </ul>
+                  </nav>
+                  ${who(s, o.teamName)}`
+              : ''
+          }
+        </header>
+        <main id="content" tabindex="-1">
+          ${o.notice ? html`<p class="notice" role="status">${o.notice}</p>` : ''}
+          ${o.error ? html`<p class="error" role="alert">${o.error}</p>` : ''} ${o.body}
+        </main>
+        <script src="/dashboard/assets/app.js" defer></script>
+      </body>
+    </html>`;
 }
 
 export const badge = (status: string) => html`<span class="badge s-${status}" data-status="${status}">${status}</span>`;
-export const testTag = () => html`<span class="tag-test" title="Sent with a test key: never delivered, never charged">test</span>`;
+export const testTag = () =>
+  html`<span class="tag-test" title="Sent with a test key: never delivered, never charged">test</span>`;
 
 /** `<time>` in UTC, readable on a phone. */
 export function time(isoStr: string | null | undefined): Html {
   if (!isoStr) return html`<span class="muted">—</span>`;
-  return html`<time datetime="${isoStr}">${isoStr.replace('T', ' ').replace(/\.\d+Z$/, ' UTC').replace(/Z$/, ' UTC')}</time>`;
+  return html`<time datetime="${isoStr}"
+    >${isoStr
+      .replace('T', ' ')
+      .replace(/\.\d+Z$/, ' UTC')
+      .replace(/Z$/, ' UTC')}</time
+  >`;
 }
 
-export const chips = (xs: readonly string[] | null | undefined) => (xs ?? []).map((x) => html`<span class="chip">${x}</span>`);
+export const chips = (xs: readonly string[] | null | undefined) =>
+  (xs ?? []).map((x) => html`<span class="chip">${x}</span>`);
 
-export function pager(base: string, params: Record<string, string | undefined>, next: string | null, hasCursor: boolean): Html {
+export function pager(
+  base: string,
+  params: Record<string, string | undefined>,
+  next: string | null,
+  hasCursor: boolean,
+): Html {
   if (!next && !hasCursor) return html``;
   return html`<nav class="pager" aria-label="Pages">
     ${hasCursor ? html`<a href="${base}${query({ ...params, cursor: undefined })}">First page</a>` : ''}
-    ${next ? html`<a href="${base}${query({ ...params, cursor: next })}" rel="next">Next page</a>` : ''}</nav>`;
+    ${next ? html`<a href="${base}${query({ ...params, cursor: next })}" rel="next">Next page</a>` : ''}
+  </nav>`;
 }
 
 export function readOnly(scope: string, what: string): Html {
-  return html`<p class="note">Read-only: the key behind this session lacks the <code>${scope}</code> scope, so you cannot ${what} here.</p>`;
+  return html`<p class="note">
+    Read-only: the key behind this session lacks the <code>${scope}</code> scope, so you cannot ${what} here.
+  </p>`;
 }
 
 /** A wide table that scrolls on small screens, reachable by keyboard. */
@@ -77,4 +123,4 @@ const NOTICES: Record<string, string> = {
   signed_out: 'You are signed out.',
   session_ended: 'Your session ended (signed out, expired, or its key was revoked). Sign in again.',
 };
-export const noticeText = (code: unknown) => (typeof code === 'string' ? NOTICES[code] ?? null : null);
+export const noticeText = (code: unknown) => (typeof code === 'string' ? (NOTICES[code] ?? null) : null);

@@ -4,7 +4,14 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Ctx } from '../../services/context.js';
 import type { KoaCtx } from '../middleware.js';
 
-export { createSession, loadSession, endSession, endKeySessions, SESSION_TTL_MS, type Session } from '../../services/dashboard-sessions.js';
+export {
+  createSession,
+  loadSession,
+  endSession,
+  endKeySessions,
+  SESSION_TTL_MS,
+  type Session,
+} from '../../services/dashboard-sessions.js';
 
 export const SESSION_COOKIE = 'mta_session';
 export const LOGIN_CSRF_COOKIE = 'mta_login_csrf';
@@ -23,7 +30,14 @@ export function sameSecret(a: string, b: string): boolean {
 export function setCookie(app: Ctx, k: KoaCtx, name: string, value: string, maxAgeSec: number) {
   const secure = app.config.publicUrl.startsWith('https:');
   if (secure) k.cookies.secure = true; // the cookies module refuses a Secure cookie on a plain connection otherwise
-  k.cookies.set(name, value, { path: '/dashboard', maxAge: maxAgeSec * 1000, httpOnly: true, sameSite: 'lax', secure, overwrite: true });
+  k.cookies.set(name, value, {
+    path: '/dashboard',
+    maxAge: maxAgeSec * 1000,
+    httpOnly: true,
+    sameSite: 'lax',
+    secure,
+    overwrite: true,
+  });
 }
 /** Expires a cookie now (an empty value: the cookies module writes an expiry in 1970). */
 export const clearCookie = (app: Ctx, k: KoaCtx, name: string) => setCookie(app, k, name, '', 0);

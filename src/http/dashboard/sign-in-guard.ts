@@ -4,7 +4,10 @@
 // doubling on each new lock up to an hour. Memory is bounded by the limiter. Clock passed in.
 import { RateLimiter } from '../rate-limit.js';
 
-export interface Refusal { scope: 'address' | 'global'; retryAfterSec: number }
+export interface Refusal {
+  scope: 'address' | 'global';
+  retryAfterSec: number;
+}
 
 export const PER_ADDRESS = { failures: 10, refillMs: 600_000 };
 export const GLOBAL = { failures: 20, windowMs: 60_000, firstLockMs: 60_000, maxLockMs: 3_600_000 };

@@ -38,7 +38,12 @@ export function accountRoutes(r: Router, { app, auth }: Deps) {
     ctx.body = presentKey(row, key);
   });
   r.get('/api-keys', auth('keys:write'), (ctx: KoaCtx) => {
-    ctx.body = { object: 'list', data: listKeys(app, principal(ctx)).map((k) => presentKey(k)), has_more: false, next_cursor: null };
+    ctx.body = {
+      object: 'list',
+      data: listKeys(app, principal(ctx)).map((k) => presentKey(k)),
+      has_more: false,
+      next_cursor: null,
+    };
   });
   r.delete('/api-keys/:id', auth('keys:write'), (ctx: KoaCtx) => {
     ctx.body = presentKey(revokeKey(app, ctx.params.id, principal(ctx)));

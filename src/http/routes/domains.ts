@@ -10,10 +10,13 @@ import { validator } from '../validate.js';
 import { limitOf, principal, type KoaCtx } from '../middleware.js';
 import type { Deps } from '../app.js';
 
-const CreateDomain = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 253 }),
-  dkim: Type.Optional(Type.Object({ ed25519: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
-}, { additionalProperties: false });
+const CreateDomain = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 253 }),
+    dkim: Type.Optional(Type.Object({ ed25519: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
+  },
+  { additionalProperties: false },
+);
 const checkCreate = validator(CreateDomain);
 const checkPage = validator(ListQuery);
 

@@ -21,7 +21,12 @@ export function emailRoutes(r: Router, { app, auth }: Deps) {
   });
   r.get('/emails', auth('emails:read'), (ctx: KoaCtx) => {
     const q = checkList(ctx.query);
-    const filter = { status: q.status, testMode: q.test_mode === undefined ? undefined : q.test_mode === 'true', tag: q.tag, q: q.q };
+    const filter = {
+      status: q.status,
+      testMode: q.test_mode === undefined ? undefined : q.test_mode === 'true',
+      tag: q.tag,
+      q: q.q,
+    };
     ctx.body = listEmails(app, principal(ctx), filter, limitOf(q.limit), q.cursor);
   });
   r.get('/emails/:id', auth('emails:read'), (ctx: KoaCtx) => {

@@ -12,9 +12,16 @@ import type { Deps } from '../app.js';
 const Url = Type.String({ minLength: 1, maxLength: 2048 });
 const Events = Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: 20 });
 const checkCreate = validator(Type.Object({ url: Url, events: Events }, { additionalProperties: false }));
-const checkUpdate = validator(Type.Object({
-  url: Type.Optional(Url), events: Type.Optional(Events), enabled: Type.Optional(Type.Boolean()),
-}, { additionalProperties: false }));
+const checkUpdate = validator(
+  Type.Object(
+    {
+      url: Type.Optional(Url),
+      events: Type.Optional(Events),
+      enabled: Type.Optional(Type.Boolean()),
+    },
+    { additionalProperties: false },
+  ),
+);
 const checkPage = validator(ListQuery);
 
 export function webhookRoutes(resolver: Resolver) {

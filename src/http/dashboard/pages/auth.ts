@@ -5,7 +5,17 @@ import { authenticate, teamNamed } from '../../../services/keys.js';
 import type { Deps } from '../../app.js';
 import { html, type Html } from '../html.js';
 import { layout, noticeText } from '../layout.js';
-import { createSession, endSession, sameSecret, setCookie, clearCookie, token, SESSION_COOKIE, LOGIN_CSRF_COOKIE, SESSION_TTL_MS } from '../session.js';
+import {
+  createSession,
+  endSession,
+  sameSecret,
+  setCookie,
+  clearCookie,
+  token,
+  SESSION_COOKIE,
+  LOGIN_CSRF_COOKIE,
+  SESSION_TTL_MS,
+} from '../session.js';
 import { field, qs, render, seeOther, sess, type DCtx, type DRouter } from '../kit.js';
 import { trustedProxyList } from '../../../config/proxies.js';
 import { MIN_DASHBOARD_PASSWORD as MIN_PASSWORD } from '../../../config/schema.js';
@@ -13,23 +23,60 @@ import { clientAddress } from '../client-ip.js';
 import { SignInGuard } from '../sign-in-guard.js';
 
 /** Only same-dashboard paths are allowed as the post-sign-in target. */
-const safeNext = (n: string | undefined) => (n && /^\/dashboard(\/[\w\-./?=&%]*)?$/.test(n) && !n.includes('//') ? n : '/dashboard/emails');
+const safeNext = (n: string | undefined) =>
+  n && /^\/dashboard(\/[\w\-./?=&%]*)?$/.test(n) && !n.includes('//') ? n : '/dashboard/emails';
 
 function signInPage(k: DCtx, deps: Deps, csrf: string, error: string | null, status = 200) {
   const next = qs(k, 'next') ?? field(k, 'next');
-  const hidden = html`<input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="next" value="${safeNext(next)}">`;
-  const operator: Html | string = deps.app.config.dashboardPassword ? html`
-    <section class="card" aria-labelledby="op-h"><h2 id="op-h">Operator sign-in</h2>
-    <form method="post" action="/dashboard/sign-in">${hidden}
-      <p><label for="password">Operator password</label><input id="password" name="password" type="password" autocomplete="current-password" required></p>
-      <p><label for="team">Team (name or id)</label><input id="team" name="team" type="text" autocomplete="off" required></p>
-      <p><button type="submit">Sign in as operator</button></p></form></section>` : '';
-  const body = html`<div class="signin"><h1>Sign in</h1>
-    <section class="card" aria-labelledby="key-h"><h2 id="key-h">With an API key</h2>
-    <form method="post" action="/dashboard/sign-in">${hidden}
-      <p><label for="key">API key</label><input id="key" name="key" type="password" autocomplete="off" spellcheck="false" required aria-describedby="key-help"></p>
-      <p id="key-help" class="muted">A test or live key of your team with the <code>emails:read</code> scope. The dashboard acts with that key's scopes.</p>
-      <p><button type="submit">Sign in</button></p></form></section>${operator}</div>`;
+  const hidden = html`<input type="hidden" name="_csrf" value="${csrf}" /><input
+      type="hidden"
+      name="next"
+      value="${safeNext(next)}"
+    />`;
+  const operator: Html | string = deps.app.config.dashboardPassword
+    ? html` <section class="card" aria-labelledby="op-h">
+        <h2 id="op-h">Operator sign-in</h2>
+        <form method="post" action="/dashboard/sign-in">
+          ${hidden}
+          <p>
+            <label for="password">Operator password</label
+            ><input id="password" name="password" type="password" autocomplete="current-password" required />
+          </p>
+          <p>
+            <label for="team">Team (name or id)</label
+            ><input id="team" name="team" type="text" autocomplete="off" required />
+          </p>
+          <p><button type="submit">Sign in as operator</button></p>
+        </form>
+      </section>`
+    : '';
+  const body = html`<div class="signin">
+    <h1>Sign in</h1>
+    <section class="card" aria-labelledby="key-h">
+      <h2 id="key-h">With an API key</h2>
+      <form method="post" action="/dashboard/sign-in">
+        ${hidden}
+        <p>
+          <label for="key">API key</label
+          ><input
+            id="key"
+            name="key"
+            type="password"
+            autocomplete="off"
+            spellcheck="false"
+            required
+            aria-describedby="key-help"
+          />
+        </p>
+        <p id="key-help" class="muted">
+          A test or live key of your team with the <code>emails:read</code> scope. The dashboard acts with that key's
+          scopes.
+        </p>
+        <p><button type="submit">Sign in</button></p>
+      </form>
+    </section>
+    ${operator}
+  </div>`;
   render(k, layout({ title: 'Sign in', body, error, notice: noticeText(k.query.notice) }), status);
 }
 
@@ -49,7 +96,14 @@ function startSession(deps: Deps, k: DCtx, s: { teamId: string; keyId: string | 
 function signInWithKey(deps: Deps, k: DCtx, key: string) {
   try {
     const p = authenticate(deps.app, `Bearer ${key}`);
-    if (!p.scopes.has('emails:read')) return signInPage(k, deps, freshLoginCsrf(deps, k), 'This key lacks the emails:read scope, which the dashboard needs.', 403);
+    if (!p.scopes.has('emails:read'))
+      return signInPage(
+        k,
+        deps,
+        freshLoginCsrf(deps, k),
+        'This key lacks the emails:read scope, which the dashboard needs.',
+        403,
+      );
     startSession(deps, k, { teamId: p.teamId, keyId: p.keyId, operator: false });
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
@@ -67,23 +121,44 @@ function operatorSignIn(deps: Deps) {
     const want = deps.app.config.dashboardPassword;
     const refused = guard.refusal(address);
     if (refused) {
-      log.warn({ address, reason: `locked (${refused.scope})`, retryAfterSec: refused.retryAfterSec }, 'dashboard operator sign-in refused');
+      log.warn(
+        { address, reason: `locked (${refused.scope})`, retryAfterSec: refused.retryAfterSec },
+        'dashboard operator sign-in refused',
+      );
       k.set('Retry-After', String(refused.retryAfterSec));
-      const wait = refused.scope === 'global' ? 'Operator sign-in is paused after many wrong passwords' : 'Too many wrong passwords from your address';
-      return signInPage(k, deps, freshLoginCsrf(deps, k), `${wait}; try again in ${refused.retryAfterSec} seconds.`, 429);
+      const wait =
+        refused.scope === 'global'
+          ? 'Operator sign-in is paused after many wrong passwords'
+          : 'Too many wrong passwords from your address';
+      return signInPage(
+        k,
+        deps,
+        freshLoginCsrf(deps, k),
+        `${wait}; try again in ${refused.retryAfterSec} seconds.`,
+        429,
+      );
     }
     if ([...want].length < MIN_PASSWORD) {
-      log.error({ address }, `dashboard operator sign-in refused: MTA_DASHBOARD_PASSWORD is empty or shorter than ${MIN_PASSWORD} characters`);
+      log.error(
+        { address },
+        `dashboard operator sign-in refused: MTA_DASHBOARD_PASSWORD is empty or shorter than ${MIN_PASSWORD} characters`,
+      );
       return signInPage(k, deps, freshLoginCsrf(deps, k), 'Operator sign-in is not available.', 401);
     }
     if (!sameSecret(field(k, 'password'), want)) {
       const lockMs = guard.failed(address);
       log.warn({ address, reason: 'wrong password' }, 'dashboard operator sign-in failed');
-      if (lockMs !== null) log.warn({ lockSeconds: lockMs / 1000 }, 'dashboard operator sign-in paused for every address: too many wrong passwords');
+      if (lockMs !== null)
+        log.warn(
+          { lockSeconds: lockMs / 1000 },
+          'dashboard operator sign-in paused for every address: too many wrong passwords',
+        );
       return signInPage(k, deps, freshLoginCsrf(deps, k), 'Wrong operator password.', 401);
     }
     let teamId: string;
-    try { teamId = teamNamed(deps.app, field(k, 'team')).id; } catch {
+    try {
+      teamId = teamNamed(deps.app, field(k, 'team')).id;
+    } catch {
       return signInPage(k, deps, freshLoginCsrf(deps, k), 'No team has that name or id.', 422);
     }
     log.info({ team: teamId, address }, 'dashboard operator sign-in');

@@ -19,8 +19,10 @@ function filtersOf(k: DCtx): { f: EmailFilter; params: Record<string, string | u
   const mode = qs(k, 'test_mode');
   const tag = qs(k, 'tag');
   const q = qs(k, 'q');
-  if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) throw invalid('status', `Unknown status filter; use one of ${STATUSES.join(', ')}.`);
-  if (mode !== undefined && mode !== 'true' && mode !== 'false') throw invalid('test_mode', 'The mode filter is "true" (test) or "false" (live).');
+  if (status !== undefined && !(STATUSES as readonly string[]).includes(status))
+    throw invalid('status', `Unknown status filter; use one of ${STATUSES.join(', ')}.`);
+  if (mode !== undefined && mode !== 'true' && mode !== 'false')
+    throw invalid('test_mode', 'The mode filter is "true" (test) or "false" (live).');
   if (tag !== undefined && tag.length > 256) throw invalid('tag', 'A tag has at most 256 characters.');
   if (q !== undefined && q.length > 320) throw invalid('q', 'The search text has at most 320 characters.');
   return {
@@ -33,13 +35,34 @@ const sel = (cur: string | undefined, v: string) => (cur === v ? html` selected`
 
 function filterForm(p: Record<string, string | undefined>, testSession: boolean): Html {
   return html`<form class="filters" method="get" action="/dashboard/emails" role="search" aria-label="Filter emails">
-    <div><label for="f-status">Status</label><select id="f-status" name="status"><option value="">Any status</option>
-      ${STATUSES.map((s) => html`<option value="${s}"${sel(p.status, s)}>${s}</option>`)}</select></div>
-    ${testSession ? '' : html`<div><label for="f-mode">Mode</label><select id="f-mode" name="test_mode"><option value="">Live and test</option>
-      <option value="false"${sel(p.test_mode, 'false')}>Live only</option><option value="true"${sel(p.test_mode, 'true')}>Test only</option></select></div>`}
-    <div><label for="f-tag">Tag</label><input id="f-tag" name="tag" type="text" value="${p.tag ?? ''}" maxlength="256"></div>
-    <div><label for="f-q">Recipient or subject</label><input id="f-q" name="q" type="search" value="${p.q ?? ''}" maxlength="320"></div>
-    <div><button type="submit">Filter</button> <a href="/dashboard/emails">Clear</a></div></form>`;
+    <div>
+      <label for="f-status">Status</label
+      ><select id="f-status" name="status">
+        <option value="">Any status</option>
+        ${STATUSES.map((s) => html`<option value="${s}" ${sel(p.status, s)}>${s}</option>`)}
+      </select>
+    </div>
+    ${
+      testSession
+        ? ''
+        : html`<div>
+            <label for="f-mode">Mode</label
+            ><select id="f-mode" name="test_mode">
+              <option value="">Live and test</option>
+              <option value="false" ${sel(p.test_mode, 'false')}>Live only</option>
+              <option value="true" ${sel(p.test_mode, 'true')}>Test only</option>
+            </select>
+          </div>`
+    }
+    <div>
+      <label for="f-tag">Tag</label><input id="f-tag" name="tag" type="text" value="${p.tag ?? ''}" maxlength="256" />
+    </div>
+    <div>
+      <label for="f-q">Recipient or subject</label
+      ><input id="f-q" name="q" type="search" value="${p.q ?? ''}" maxlength="320" />
+    </div>
+    <div><button type="submit">Filter</button> <a href="/dashboard/emails">Clear</a></div>
+  </form>`;
 }
 
 function row(e: Email): Html {
@@ -49,7 +72,8 @@ function row(e: Email): Html {
     <td data-label="Subject"><a href="/dashboard/emails/${e.id}">${e.subject || '(no subject)'}</a></td>
     <td data-label="To">${to.slice(0, 3).join(', ')}${to.length > 3 ? ` and ${to.length - 3} more` : ''}</td>
     <td data-label="Sent">${time(e.created_at)}</td>
-    <td data-label="Mode">${e.test_mode ? testTag() : html`<span class="muted">live</span>`} ${chips(e.tags)}</td></tr>`;
+    <td data-label="Mode">${e.test_mode ? testTag() : html`<span class="muted">live</span>`} ${chips(e.tags)}</td>
+  </tr>`;
 }
 
 function listPage(deps: Deps, k: DCtx) {
@@ -57,12 +81,33 @@ function listPage(deps: Deps, k: DCtx) {
   const cursor = qs(k, 'cursor');
   const list = listEmails(deps.app, sess(k).principal, f, PAGE_SIZE, cursor);
   const filtered = Object.values(params).some((v) => v !== undefined);
-  const table = list.data.length === 0
-    ? html`<p class="card">${filtered ? 'No email matches these filters.' : 'No emails yet. Send one with POST /v1/emails.'}</p>`
-    : tableWrap('Emails', html`<table class="stack"><caption>Emails, newest first${filtered ? ' (filtered)' : ''}</caption>
-      <thead><tr><th scope="col">Status</th><th scope="col">Subject</th><th scope="col">Recipients</th><th scope="col">Sent</th><th scope="col">Mode and tags</th></tr></thead>
-      <tbody>${list.data.map(row)}</tbody></table>`);
-  const body = html`<h1>Emails</h1>${filterForm(params, sess(k).principal.mode === 'test')}${table}${pager('/dashboard/emails', params, list.next_cursor, cursor !== undefined)}`;
+  const table =
+    list.data.length === 0
+      ? html`<p class="card">
+          ${filtered ? 'No email matches these filters.' : 'No emails yet. Send one with POST /v1/emails.'}
+        </p>`
+      : tableWrap(
+          'Emails',
+          html`<table class="stack">
+            <caption>
+              Emails, newest first${filtered ? ' (filtered)' : ''}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Status</th>
+                <th scope="col">Subject</th>
+                <th scope="col">Recipients</th>
+                <th scope="col">Sent</th>
+                <th scope="col">Mode and tags</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${list.data.map(row)}
+            </tbody>
+          </table>`,
+        );
+  const body = html`<h1>Emails</h1>
+    ${filterForm(params, sess(k).principal.mode === 'test')}${table}${pager('/dashboard/emails', params, list.next_cursor, cursor !== undefined)}`;
   page(deps.app, k, { title: 'Emails', active: 'emails', body });
 }
 
@@ -81,24 +126,51 @@ function allEvents(deps: Deps, owner: Owner, id: string): Ev[] {
 function facts(e: Email): Html {
   const list = (xs: string[] | null) => (xs && xs.length ? xs.join(', ') : html`<span class="muted">—</span>`);
   return html`<dl class="facts">
-    <dt>Status</dt><dd data-email-id="${e.id}" aria-live="polite">${badge(e.status)} ${e.test_mode ? testTag() : ''}</dd>
-    <dt>Email id</dt><dd><code>${e.id}</code></dd><dt>From</dt><dd>${e.from}</dd>
-    <dt>To</dt><dd>${list(e.to)}</dd><dt>Cc</dt><dd>${list(e.cc)}</dd><dt>Bcc</dt><dd>${list(e.bcc)}</dd>
-    <dt>Reply-To</dt><dd>${e.reply_to ?? html`<span class="muted">—</span>`}</dd>
-    <dt>Mode</dt><dd>${e.test_mode ? 'test (never delivered, never charged)' : 'live'}</dd>
-    <dt>Tags</dt><dd>${e.tags?.length ? chips(e.tags) : html`<span class="muted">—</span>`}</dd>
-    <dt>Credits charged</dt><dd>${e.credits_charged}</dd><dt>Created</dt><dd>${time(e.created_at)}</dd>
-    ${e.scheduled_at ? html`<dt>Scheduled for</dt><dd>${time(e.scheduled_at)}</dd>` : ''}
-    <dt>Tracking</dt><dd>opens ${e.tracking.opens ? 'on' : 'off'}, clicks ${e.tracking.clicks ? 'on' : 'off'}</dd></dl>`;
+    <dt>Status</dt>
+    <dd data-email-id="${e.id}" aria-live="polite">${badge(e.status)} ${e.test_mode ? testTag() : ''}</dd>
+    <dt>Email id</dt>
+    <dd><code>${e.id}</code></dd>
+    <dt>From</dt>
+    <dd>${e.from}</dd>
+    <dt>To</dt>
+    <dd>${list(e.to)}</dd>
+    <dt>Cc</dt>
+    <dd>${list(e.cc)}</dd>
+    <dt>Bcc</dt>
+    <dd>${list(e.bcc)}</dd>
+    <dt>Reply-To</dt>
+    <dd>${e.reply_to ?? html`<span class="muted">—</span>`}</dd>
+    <dt>Mode</dt>
+    <dd>${e.test_mode ? 'test (never delivered, never charged)' : 'live'}</dd>
+    <dt>Tags</dt>
+    <dd>${e.tags?.length ? chips(e.tags) : html`<span class="muted">—</span>`}</dd>
+    <dt>Credits charged</dt>
+    <dd>${e.credits_charged}</dd>
+    <dt>Created</dt>
+    <dd>${time(e.created_at)}</dd>
+    ${
+      e.scheduled_at
+        ? html`<dt>Scheduled for</dt>
+            <dd>${time(e.scheduled_at)}</dd>`
+        : ''
+    }
+    <dt>Tracking</dt>
+    <dd>opens ${e.tracking.opens ? 'on' : 'off'}, clicks ${e.tracking.clicks ? 'on' : 'off'}</dd>
+  </dl>`;
 }
 
 function detailPage(deps: Deps, k: DCtx) {
   const s = sess(k);
   const e = presentEmail(getEmail(deps.app, s.principal, k.params.id));
   const events = allEvents(deps, s.principal, e.id);
-  const cancel = e.status === 'queued' && can(s, 'emails:send')
-    ? html`<form method="post" action="/dashboard/emails/${e.id}/cancel">${csrfField(s)}<button class="danger" type="submit">Cancel this email</button></form>` : '';
-  const live = FINAL.has(e.status) && events.length > 0 ? '' : html` data-live-url="/dashboard/emails/${e.id}/timeline"`;
+  const cancel =
+    e.status === 'queued' && can(s, 'emails:send')
+      ? html`<form method="post" action="/dashboard/emails/${e.id}/cancel">
+          ${csrfField(s)}<button class="danger" type="submit">Cancel this email</button>
+        </form>`
+      : '';
+  const live =
+    FINAL.has(e.status) && events.length > 0 ? '' : html` data-live-url="/dashboard/emails/${e.id}/timeline"`;
   const body = html`<p><a href="/dashboard/emails">← All emails</a></p><h1>${e.subject || '(no subject)'}</h1>
     <section class="card" aria-labelledby="facts-h"><h2 id="facts-h" class="sr-only">Details</h2>${facts(e)}${cancel}</section>
     <section aria-labelledby="tl-h"><h2 id="tl-h">Delivery timeline</h2><div${live}>${timeline(e, events)}</div></section>`;
@@ -108,10 +180,17 @@ function detailPage(deps: Deps, k: DCtx) {
 export function emailPages(r: DRouter, deps: Deps) {
   r.get('/emails', (k: DCtx) => listPage(deps, k));
   r.get('/emails/statuses', (k: DCtx) => {
-    const ids = (qs(k, 'ids') ?? '').split(',').filter((x) => /^em_[0-9a-z]{1,40}$/.test(x)).slice(0, 100);
+    const ids = (qs(k, 'ids') ?? '')
+      .split(',')
+      .filter((x) => /^em_[0-9a-z]{1,40}$/.test(x))
+      .slice(0, 100);
     const out: Record<string, string> = {};
     for (const id of ids) {
-      try { out[id] = getEmail(deps.app, sess(k).principal, id).status; } catch { /* not this team's */ }
+      try {
+        out[id] = getEmail(deps.app, sess(k).principal, id).status;
+      } catch {
+        /* not this team's */
+      }
     }
     k.body = out;
   });

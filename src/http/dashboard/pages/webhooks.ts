@@ -11,29 +11,75 @@ type Endpoint = ReturnType<typeof listEndpoints>['data'][number];
 type Delivery = ReturnType<typeof listOutbox>['data'][number];
 
 function deliveryRow(d: Delivery): Html {
-  const outcome = d.last_status_code !== null ? `HTTP ${d.last_status_code}` : d.last_error ?? '';
-  return html`<tr><td data-label="Event"><code>${d.event_type}</code></td><td data-label="Status">${badge(d.status)}</td>
-    <td data-label="Attempts">${d.attempt_count}</td><td data-label="Last answer">${outcome}${d.last_error && d.last_status_code !== null ? html` — ${d.last_error}` : ''}</td>
-    <td data-label="Created">${time(d.created_at)}</td><td data-label="Next try">${time(d.next_attempt_at)}</td></tr>`;
+  const outcome = d.last_status_code !== null ? `HTTP ${d.last_status_code}` : (d.last_error ?? '');
+  return html`<tr>
+    <td data-label="Event"><code>${d.event_type}</code></td>
+    <td data-label="Status">${badge(d.status)}</td>
+    <td data-label="Attempts">${d.attempt_count}</td>
+    <td data-label="Last answer">
+      ${outcome}${d.last_error && d.last_status_code !== null ? html` — ${d.last_error}` : ''}
+    </td>
+    <td data-label="Created">${time(d.created_at)}</td>
+    <td data-label="Next try">${time(d.next_attempt_at)}</td>
+  </tr>`;
 }
 
 function endpointCard(deps: Deps, owner: Owner, e: Endpoint, i: number): Html {
   const recent = listOutbox(deps.app, owner, e.id, 10);
-  const state = e.enabled ? badge('active') : html`<span class="badge s-failed">disabled</span> ${e.disabled_reason ?? ''}`;
-  const table = recent.data.length === 0 ? html`<p class="muted">No deliveries yet.</p>`
-    : tableWrap(`Recent deliveries to ${e.url}`, html`<table class="stack"><caption>Recent deliveries, newest first</caption>
-      <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Created</th><th scope="col">Next try</th></tr></thead>
-      <tbody>${recent.data.map(deliveryRow)}</tbody></table>`);
-  return html`<section class="card" aria-labelledby="wh-${i}"><h2 id="wh-${i}"><code>${e.url}</code></h2>
-    <dl class="facts"><dt>Id</dt><dd><code>${e.id}</code></dd><dt>State</dt><dd>${state}</dd><dt>Events</dt><dd>${chips(e.events)}</dd>
-    <dt>Created</dt><dd>${time(e.created_at)}</dd></dl><h3>Recent deliveries</h3>${table}</section>`;
+  const state = e.enabled
+    ? badge('active')
+    : html`<span class="badge s-failed">disabled</span> ${e.disabled_reason ?? ''}`;
+  const table =
+    recent.data.length === 0
+      ? html`<p class="muted">No deliveries yet.</p>`
+      : tableWrap(
+          `Recent deliveries to ${e.url}`,
+          html`<table class="stack">
+            <caption>
+              Recent deliveries, newest first
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Event</th>
+                <th scope="col">Status</th>
+                <th scope="col">Attempts</th>
+                <th scope="col">Last answer</th>
+                <th scope="col">Created</th>
+                <th scope="col">Next try</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${recent.data.map(deliveryRow)}
+            </tbody>
+          </table>`,
+        );
+  return html`<section class="card" aria-labelledby="wh-${i}">
+    <h2 id="wh-${i}"><code>${e.url}</code></h2>
+    <dl class="facts">
+      <dt>Id</dt>
+      <dd><code>${e.id}</code></dd>
+      <dt>State</dt>
+      <dd>${state}</dd>
+      <dt>Events</dt>
+      <dd>${chips(e.events)}</dd>
+      <dt>Created</dt>
+      <dd>${time(e.created_at)}</dd>
+    </dl>
+    <h3>Recent deliveries</h3>
+    ${table}
+  </section>`;
 }
 
 export function webhookPages(r: DRouter, deps: Deps) {
   r.get('/webhooks', (k: DCtx) => {
     const s = sess(k);
     if (!can(s, 'webhooks:write')) {
-      return page(deps.app, k, { title: 'Webhooks', active: 'webhooks', body: html`<h1>Webhook endpoints</h1>${readOnly('webhooks:write', 'see or manage webhook endpoints')}` });
+      return page(deps.app, k, {
+        title: 'Webhooks',
+        active: 'webhooks',
+        body: html`<h1>Webhook endpoints</h1>
+          ${readOnly('webhooks:write', 'see or manage webhook endpoints')}`,
+      });
     }
     const cursor = qs(k, 'cursor');
     const list = listEndpoints(deps.app, s.principal, 20, cursor);
