@@ -6,7 +6,7 @@ import type { EmailRow } from '../store/emails.js';
 import type { Ctx } from '../services/context.js';
 import { applyTracking } from '../services/tracking.js';
 import { signingKeyFor } from '../services/sending-domain.js';
-import { dkimSignature } from './dkim.js';
+import { dkimSignature, type DkimKey } from './dkim.js';
 
 /** A signed message ready to send, or why the service cannot send it (→ `failed`). */
 export type Prepared =
@@ -38,7 +38,14 @@ function customHeaders(json: string | null): { headers?: Record<string, string>;
 
 /** The unsigned RFC 5322 message of an email (CRLF line ends). */
 export async function composeMessage(ctx: Ctx, email: EmailRow): Promise<Buffer> {
-  const html = email.html === null ? undefined : applyTracking(ctx, email, email.html);
+  return composeRaw(email, email.html === null ? undefined : applyTracking(ctx, email, email.html), ctx.config.hostname);
+}
+
+/** The fields of an email the message is built from (what a signing worker receives). */
+export type ComposeFields = Pick<EmailRow, 'id' | 'from_addr' | 'to_json' | 'cc_json' | 'reply_to' | 'subject' | 'text' | 'headers_json' | 'scheduled_at' | 'created_at'>;
+
+/** The message from its fields and the (tracked) html: pure, no store access. */
+export async function composeRaw(email: ComposeFields, html: string | undefined, hostname: string): Promise<Buffer> {
   const { headers, sender } = customHeaders(email.headers_json);
   const composer = new MailComposer({
     from: box(email.from_addr),
@@ -50,7 +57,7 @@ export async function composeMessage(ctx: Ctx, email: EmailRow): Promise<Buffer>
     text: email.text ?? undefined,
     html,
     headers,
-    messageId: `<${email.id}@${ctx.config.hostname}>`,
+    messageId: `<${email.id}@${hostname}>`,
     date: new Date(email.scheduled_at ?? email.created_at),
     disableFileAccess: true,
     disableUrlAccess: true,
@@ -58,15 +65,32 @@ export async function composeMessage(ctx: Ctx, email: EmailRow): Promise<Buffer>
   return composer.compile().build();
 }
 
+export interface SignKeys { rsa: DkimKey; ed25519: DkimKey | null }
+export interface SignJob { fields: ComposeFields; html: string | undefined; hostname: string; keys: SignKeys }
+
+/** Composes and DKIM-signs (each key once): the signed message. Pure apart from the signing; throws on a bad key. */
+export async function composeAndSign(j: SignJob): Promise<Buffer> {
+  const body = await composeRaw(j.fields, j.html, j.hostname);
+  const ed = j.keys.ed25519;
+  const [rsa, second] = await Promise.all([dkimSignature(body, j.keys.rsa), ed ? dkimSignature(body, ed) : '']);
+  return Buffer.concat([Buffer.from(rsa + second), body]);
+}
+
+/** Runs a SignJob (in a worker thread when one is given, else here). */
+export type Signer = (j: SignJob) => Promise<Buffer>;
+
 /** Compose + sign with the sending domain's key; never throws. */
-export async function prepareEmail(ctx: Ctx, email: EmailRow): Promise<Prepared> {
+export async function prepareEmail(ctx: Ctx, email: EmailRow, signer: Signer = composeAndSign): Promise<Prepared> {
   const key = signingKeyFor(ctx, email.team_id, email.sender_domain);
   if (!key) return { ok: false, error: 'domain_not_verified', message: `The sending domain of ${email.sender_domain} is no longer verified.` };
   try {
-    const body = await composeMessage(ctx, email);
+    const html = email.html === null ? undefined : applyTracking(ctx, email, email.html);
     const ed = key.ed25519;
-    const [rsa, second] = await Promise.all([dkimSignature(body, key), ed ? dkimSignature(body, { signingDomain: key.signingDomain, ...ed }) : '']);
-    return { ok: true, raw: Buffer.concat([Buffer.from(rsa + second), body]), returnDomain: key.returnPath ?? ctx.config.bounceDomain };
+    const keys: SignKeys = { rsa: { signingDomain: key.signingDomain, selector: key.selector, privateKey: key.privateKey }, ed25519: ed ? { signingDomain: key.signingDomain, ...ed } : null };
+    const f = email;
+    const fields: ComposeFields = { id: f.id, from_addr: f.from_addr, to_json: f.to_json, cc_json: f.cc_json, reply_to: f.reply_to, subject: f.subject, text: f.text, headers_json: f.headers_json, scheduled_at: f.scheduled_at, created_at: f.created_at };
+    const raw = await signer({ fields, html, hostname: ctx.config.hostname, keys });
+    return { ok: true, raw, returnDomain: key.returnPath ?? ctx.config.bounceDomain };
   } catch (err) {
     ctx.log.error({ err: (err as Error).message, email: email.id }, 'could not compose or sign');
     return { ok: false, error: 'compose_failed', message: 'The message could not be built or signed.' };

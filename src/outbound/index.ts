@@ -10,6 +10,7 @@ import { OutboundLoop, type LoopOptions } from './loop.js';
 import { prepareEmail } from './compose.js';
 import { SourcePools } from './sources.js';
 import { Control } from './control.js';
+import { SignerPool } from './signer.js';
 
 export { OutboundLoop } from './loop.js';
 
@@ -36,14 +37,15 @@ export function createOutbound(ctx: Ctx, overrides: Partial<LoopOptions> = {}): 
   const sources = new SourcePools(ctx);
   const { leaseMs, deadlineMs } = timings(c);
   let verp: Buffer | null = null;
+  const signer = new SignerPool(ctx.log);
   loop = new OutboundLoop(ctx, {
-    ctx, mx: new MxResolver(resolver), smtp, sources, shaping, deadlineMs, prepare: (e) => prepareEmail(ctx, e),
+    ctx, mx: new MxResolver(resolver), smtp, sources, shaping, deadlineMs, prepare: (e) => prepareEmail(ctx, e, signer.sign), signer,
     messagesPerConnection: c.outboundMessagesPerConnection,
     policy: { minSeconds: c.retryMinSeconds, maxSeconds: c.retryMaxSeconds, lifetimeSeconds: c.queueLifetimeSeconds },
     get verpSecret() { return (verp ??= secret(ctx.db, 'verp')); },
   }, {
-    concurrency: c.outboundConcurrency, leaseMs, batch: 500,
-    maxHeld: Math.max(2000, c.outboundConcurrency * 5), idlePollMs: 1000, graceMs: Math.min(10_000, deadlineMs), ...overrides,
+    concurrency: c.outboundConcurrency, leaseMs, batch: 200,
+    maxHeld: Math.max(1000, c.outboundConcurrency * 5), idlePollMs: 1000, graceMs: Math.min(10_000, deadlineMs), ...overrides,
   });
   loop.control = new Control(ctx, loop);
   // Wake-up: an accepted email appends its `queued` event; the loop starts on it at once.

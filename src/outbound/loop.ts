@@ -18,12 +18,17 @@ import type { SourcePools } from './sources.js';
 import { ReadyQueues, type Item, type ReadyQueue } from './ready.js';
 import type { Control } from './control.js';
 
+/** Messages composed and signed at once (signing runs on libuv's pool; composing on the event loop). */
+const PREPARE_AT_ONCE = 32;
+
 export interface LoopOptions {
   /** most transactions at once (all sites); lease of a claim; claim batch; most recipients waiting in memory */
   concurrency: number; leaseMs: number; batch: number; maxHeld: number; idlePollMs: number; graceMs: number;
 }
 export interface LoopDeps extends DeliverDeps {
   prepare: (e: EmailRow) => Promise<Prepared>; sources: SourcePools; shaping: Shaping; messagesPerConnection: number;
+  /** composes and signs off this thread (optional) */
+  signer?: { start(): void; stop(): Promise<void> };
 }
 
 export class OutboundLoop implements Component {
@@ -44,6 +49,8 @@ export class OutboundLoop implements Component {
   private wakeQueued = false;
   private pumpQueued = false;
   private skipClaimAfter = 0;
+  private composing = 0;
+  private waiting: (() => void)[] = [];
   private stopping = true;
 
   constructor(private ctx: Ctx, readonly deps: LoopDeps, private o: LoopOptions) {
@@ -52,7 +59,7 @@ export class OutboundLoop implements Component {
     this.matcher = siteMatcher(deps.shaping.sites);
   }
 
-  async start(): Promise<void> { this.stopping = false; this.control?.start(); this.wake(); }
+  async start(): Promise<void> { this.stopping = false; this.deps.signer?.start(); this.control?.start(); this.wake(); }
 
   /** Look for due work now (coalesced; safe to call from inside a transaction). */
   wake(): void {
@@ -142,9 +149,16 @@ export class OutboundLoop implements Component {
 
   private prepared(email: EmailRow): Promise<Prepared> {
     let c = this.preparing.get(email.seq);
-    if (!c) { c = { p: this.deps.prepare(email), refs: 0 }; this.preparing.set(email.seq, c); }
+    if (!c) { c = { p: this.limited(() => this.deps.prepare(email)), refs: 0 }; this.preparing.set(email.seq, c); }
     c.refs++;
     return c.p;
+  }
+
+  /** At most PREPARE_AT_ONCE messages composed and signed at a time: no burst of thousands after a big claim. */
+  private limited<T>(fn: () => Promise<T>): Promise<T> {
+    const go = (): Promise<T> => { this.composing++; return fn().finally(() => { this.composing--; this.waiting.shift()?.(); }); };
+    if (this.composing < PREPARE_AT_ONCE) return go();
+    return new Promise<void>((r) => this.waiting.push(r)).then(go);
   }
 
   private unprepare(seq: number): void {
@@ -276,6 +290,7 @@ export class OutboundLoop implements Component {
     this.sink.close();
     this.control?.stop();
     this.deps.smtp.closeAll();
+    await this.deps.signer?.stop();
     const n = releaseClaims(this.ctx.db, [...this.held], this.ctx.now());
     this.held.clear();
     this.ctx.log.info({ released: waitingIds.length + n }, 'outbound stopped');

@@ -13,7 +13,7 @@ export class ResultSink {
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
 
-  constructor(private ctx: Ctx, private onFlushed: (ids: number[]) => void, private opts: { delayMs: number; max: number } = { delayMs: 10, max: 500 }) {}
+  constructor(private ctx: Ctx, private onFlushed: (ids: number[]) => void, private opts: { delayMs: number; max: number } = { delayMs: 10, max: 200 }) {}
 
   /** Queues the outcomes of one email's claimed deliveries `ids` (outcomes may be empty: just settle). */
   push(emailSeq: number, outcomes: RecipientOutcome[], ids: number[]): void {
