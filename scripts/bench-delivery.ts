@@ -81,7 +81,7 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
       const i = next++;
       const s = performance.now();
       const r = await fetch(`${child.http}/v1/emails`, { method: 'POST', headers, body: body(i) });
-      if (r.status !== 202) throw new Error(`POST /v1/emails: ${r.status} ${await r.text()}`);
+      if (r.status !== 202) throw new Error(`POST /v1/emails: ${r.status} ${await r.text()}\n${child.logTail.join('\n')}`);
       await r.arrayBuffer();
       lat.push(performance.now() - s);
     }

@@ -7,7 +7,7 @@ import path from 'node:path';
 
 export const BIN = path.resolve('bin/mta.js');
 
-export interface Child { proc: ChildProcess; http: string; listeners: Record<string, string>; dataDir: string; env: Record<string, string>; stop(): Promise<void> }
+export interface Child { logTail: string[]; proc: ChildProcess; http: string; listeners: Record<string, string>; dataDir: string; env: Record<string, string>; stop(): Promise<void> }
 
 export async function startChild(extraEnv: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Child> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mta-bench-'));
@@ -23,10 +23,12 @@ export async function startChild(extraEnv: Record<string, string> = {}, nodeArgs
     });
     proc.on('exit', (c) => reject(new Error(`service exited ${c}: ${err}`)));
   });
-  proc.stderr!.resume();
+  // Keep the last lines of the service's log (errors are shown when a run fails).
+  const tail: string[] = [];
+  proc.stderr!.on('data', (d) => { tail.push(...String(d).split('\n').filter((l) => /"level":(40|50|60)/.test(l))); tail.splice(0, Math.max(0, tail.length - 20)); });
   const listeners = Object.fromEntries(line.split(' ').map((kv) => kv.split('=') as [string, string]));
   return {
-    proc, http: `http://${listeners.http}`, listeners, dataDir, env,
+    logTail: tail, proc, http: `http://${listeners.http}`, listeners, dataDir, env,
     stop: () => new Promise<void>((resolve) => { proc.once('exit', () => resolve()); proc.kill('SIGTERM'); }),
   };
 }
