@@ -102,6 +102,7 @@ export const NOTICE_ORDER: readonly string[] = [
   'Aol',
   'MailRu',
   'MXLogic',
+  'DragonFly',
   'Exim',
   'Gmail',
   'Outlook',

@@ -199,6 +199,41 @@ const NOTICES: readonly NoticeFormat[] = [
     need: 2,
     detect: { subject: /Delivery status notification/, received: / \(OpenSMTPD\) with / },
     end: [/^[ \t]*Below is a copy of the original message:/m],
+    // smtpd/queue.c and mta.c failure strings (Sisimai Lhost::OpenSMTPD)
+    reasons: [
+      { reason: 'expired', phrases: ['Envelope expired'] },
+      { reason: 'securityerror', phrases: ['Could not retrieve credentials'] },
+      { reason: 'hostunknown', phrases: ['Invalid domain name', 'Domain does not exist'] },
+      {
+        reason: 'networkerror',
+        phrases: [
+          'Address family mismatch on destination MXs',
+          'All routes to destination blocked',
+          'bad DNS lookup error code',
+          'Could not retrieve source address',
+          'Loop detected',
+          'Network error on destination MXs',
+          'No valid route to remote MX',
+          'No valid route to destination',
+          'Temporary failure in MX lookup',
+        ],
+      },
+      {
+        reason: 'notaccept',
+        phrases: ['Destination seem to reject all mails', 'No MX found for domain', 'No MX found for destination'],
+      },
+    ],
+  },
+  {
+    // DragonFly Mail Agent (dma): its own failure strings (Sisimai Lhost::DragonFly)
+    family: 'DragonFly',
+    need: 2,
+    detect: { subject: /Mail delivery failed/, received: / \(DragonFly Mail Agent/ },
+    end: [/^[ \t]*Original message follows\./m, /^[ \t]*Message headers follow/m],
+    reasons: [
+      { reason: 'expired', phrases: ['Could not deliver for the last '] },
+      { reason: 'hostunknown', phrases: ['DNS lookup failure: host '] },
+    ],
   },
   { family: 'MessagingServer', detect: { contentType: /Boundary_\(ID_/, subject: /^Delivery Notification: / } },
   {
