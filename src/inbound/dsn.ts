@@ -2,6 +2,7 @@
 // SMTP command / diagnostic a human-readable notice gives for one recipient. Pure functions.
 import { findAddress } from '../core/address.js';
 import { decodeWords } from './mime.js';
+import { DSN_FIELD_REASONS } from '../core/providers/index.js';
 
 export interface RawRecipient {
   address: string | null;
@@ -77,17 +78,30 @@ export function dsnRecipient(f: Map<string, string>): RawRecipient {
   const diag = decodeWords(f.get('diagnostic-code') ?? '') || null;
   const dm = diag ? fieldOf(diag, ';') : null;
   const status = /[245]\.\d{1,3}\.\d{1,3}/.exec(f.get('status') ?? '')?.[0] ?? null;
+  // "Status: 5.2.1 (mailbox disabled, not accepting messages)": like Sisimai, the comment is part of the error text
+  const comment = / \(([^()]+)\)\s*$/.exec(f.get('status') ?? '')?.[1];
+  const text = dm ? dm[1] : diag;
   return {
     address,
     status,
     action: normaliseAction(f.get('action')),
-    diagnostic: dm ? dm[1] : diag,
+    diagnostic: comment ? `${text ?? ''} ${comment}`.trim() : text,
     spec: dm ? dm[0].toUpperCase() : null,
     replycode: null,
     command: null,
     rhost: /^\s*dns\s*;\s*\[?([\w.-]+\.[a-z]{2,})/i.exec(f.get('remote-mta') ?? '')?.[1]?.toLowerCase() ?? null,
     original: findAddress(f.get('original-recipient')),
+    reason: fieldReason(f),
   };
+}
+
+/** The reason a vendor's DSN field names (DSN_FIELD_REASONS), if any. */
+function fieldReason(f: Map<string, string>): string | null {
+  for (const [name, values] of Object.entries(DSN_FIELD_REASONS)) {
+    const v = f.get(name)?.trim().toLowerCase();
+    if (v && values[v]) return values[v];
+  }
+  return null;
 }
 
 export function normaliseAction(a: string | null | undefined): RawRecipient['action'] {

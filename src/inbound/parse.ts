@@ -129,10 +129,20 @@ function noticeText(root: Entity): string {
   return (html ? html.text.replace(/<[^<>]+>/g, ' ') : root.text).slice(0, TEXT_CAP);
 }
 
-function dsnRecipients(root: Entity, notice: string): RawRecipient[] {
-  const part = leaves(root).find(
-    (p) => p.type === 'message/delivery-status' || p.type === 'message/global-delivery-status',
+const isStatus = (p: Entity) => p.type === 'message/delivery-status' || p.type === 'message/global-delivery-status';
+
+/** The delivery-status part; in a notice about a notice (X5) without one, that of the returned multipart/report. */
+function statusPart(root: Entity): Entity | null {
+  const own = leaves(root).find(isStatus);
+  if (own) return own;
+  const inner = leaves(root).find(
+    (p) => p.type === 'message/rfc822' && /^content-type:[ \t]*multipart\/report/im.test(p.text.slice(0, 8192)),
   );
+  return inner ? (leaves(parseEntity(inner.text)).find(isStatus) ?? null) : null;
+}
+
+function dsnRecipients(root: Entity, notice: string): RawRecipient[] {
+  const part = statusPart(root);
   const source = part?.text ?? (/^Final-Recipient:/im.test(notice) ? notice : '');
   if (!source) return [];
   const { recipients } = readDsnFields(source);

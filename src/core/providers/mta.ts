@@ -1,5 +1,6 @@
 // MTA families in the provider registry: the notice formats of mail servers and appliances (Exim, Courier,
 // Lotus Notes, qmail, m-FILTER, ...; Sisimai Lhost modules, BSD-2-Clause) and phrases several MTAs share. Pure data.
+import type { BounceReason } from '../bounce-reasons.js';
 import { type NoticeFormat, type Phrases, type Provider } from './types.js';
 
 /** Exim's error texts (deliver.c, routers, transports) → reason; MXLogic and Mail.ru reuse Exim. */
@@ -267,6 +268,25 @@ const VENDOR_PHRASES: Phrases = [
   ['rejected', ['the group you tried to contact', 'groups.google.com/support']],
   ['notaccept', ['returned null mx', "doesn't receive email according to the administrator"]],
 ];
+
+/**
+ * Vendor DSN fields whose value names the reason (a retry-class one is re-read against the text, as in Sisimai):
+ * field name (lower-case) → value → reason.
+ */
+export const DSN_FIELD_REASONS: Readonly<Record<string, Readonly<Record<string, BounceReason>>>> = {
+  // PowerMTA (Sisimai RFC3464 third-party PowerMTA)
+  'x-powermta-bouncecategory': {
+    'bad-domain': 'hostunknown',
+    'bad-mailbox': 'userunknown',
+    'inactive-mailbox': 'suspend',
+    'message-expired': 'expired',
+    'no-answer-from-host': 'networkerror',
+    'policy-related': 'policyviolation',
+    'quota-issues': 'mailboxfull',
+    'routing-errors': 'systemerror',
+    'spam-related': 'spamdetected',
+  },
+};
 
 export const MTA_PROVIDERS: readonly Provider[] = [
   ...NOTICES.map((n): Provider => ({ name: n.family, notices: [n] })),
