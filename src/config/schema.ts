@@ -13,6 +13,12 @@ export const ConfigSchema = Type.Object(
     httpPort: Port,
     smtpHost: Type.String({ minLength: 1 }),
     smtpPort: Port,
+    /** SMTP submission listener (STARTTLS, AUTH with an API key): address, port, optional implicit-TLS port. */
+    submissionHost: Type.String({ minLength: 1 }),
+    submissionPort: Port,
+    submissionsPort: Type.Optional(Port),
+    /** Largest message as built (API, batch or SMTP submission), bytes. */
+    maxMessageBytes: Type.Integer({ minimum: 1024 }),
     publicUrl: Type.String({ pattern: '^https?://[^\\s]+$' }),
     docsUrl: Type.String({ pattern: '^https?://[^\\s]+$' }),
     hostname: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9.-]+$' }),
@@ -80,6 +86,10 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_HTTP_PORT: ['httpPort', 'int'],
   MTA_SMTP_HOST: ['smtpHost', 'string'],
   MTA_SMTP_PORT: ['smtpPort', 'int'],
+  MTA_SUBMISSION_HOST: ['submissionHost', 'string'],
+  MTA_SUBMISSION_PORT: ['submissionPort', 'int'],
+  MTA_SUBMISSIONS_PORT: ['submissionsPort', 'int'],
+  MTA_MAX_MESSAGE_BYTES: ['maxMessageBytes', 'int'],
   MTA_PUBLIC_URL: ['publicUrl', 'string'],
   MTA_DOCS_URL: ['docsUrl', 'string'],
   MTA_HOSTNAME: ['hostname', 'string'],

@@ -76,7 +76,7 @@ export const ERROR_CODES = {
   request_too_large: e(
     'validation_error',
     413,
-    'The body exceeds the configured maximum (2 MiB by default, MTA_MAX_BODY_BYTES).',
+    'The body exceeds the configured maximum (40 MiB by default, MTA_MAX_BODY_BYTES), or the message as built would exceed MTA_MAX_MESSAGE_BYTES (25 MiB by default).',
   ),
   email_not_cancelable: e(
     'validation_error',

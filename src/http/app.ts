@@ -2,25 +2,16 @@
 // and the v1 router. Routes and mounts come only from features (features/*.ts), in feature order.
 import Koa from 'koa';
 import Router from '@koa/router';
-import {
-  auth,
-  jsonBody,
-  errors,
-  requestLog,
-  unmatchedLimit,
-  RateLimiter,
-  type State,
-  type KoaCtx,
-} from './middleware.js';
+import { auth, jsonBody, errors, requestLog, unmatchedLimit, type State, type KoaCtx } from './middleware.js';
 import type { Deps, RouteFn, MountFn } from './deps.js';
 import type { Ctx } from '../services/context.js';
+import { keyLimiter } from '../services/rate-limits.js';
 
 export type { Deps, RouteFn, MountFn };
 
 export function buildApp(app: Ctx, opts: { routes?: RouteFn[]; mounts?: MountFn[]; healthy?: () => boolean } = {}) {
   const koa = new Koa<State>({ proxy: false });
-  const limiter =
-    app.config.rateLimit > 0 ? new RateLimiter(app.config.rateLimit, Math.max(app.config.rateBurst, 1), app.now) : null;
+  const limiter = keyLimiter(app); // shared with SMTP submission sessions
   // The body is read only once the key is authenticated and its rate limit taken.
   const authOnly = auth(app, limiter);
   const body = jsonBody(app.config.maxBodyBytes);

@@ -15,6 +15,8 @@ export interface State {
   requestId: string;
   principal?: Principal;
   retryAfter?: number;
+  /** Set by a route taking a JSON array body (POST /emails/batch) before auth runs. */
+  arrayBody?: boolean;
 }
 export type KoaCtx = Koa.ParameterizedContext<State>;
 
@@ -144,8 +146,8 @@ export function unmatchedLimit(limiter: RateLimiter | null) {
 
 const badJson = (message: string, code: ErrorCode = 'invalid_json') => new ApiError('validation_error', code, message);
 
-/** The JSON object of a request body; nesting deeper than MAX_JSON_DEPTH is refused before anything is built. */
-export function parseJsonObject(text: string): Record<string, unknown> {
+/** The JSON object (or, with `allowArray`, array) of a request body; nesting deeper than MAX_JSON_DEPTH is refused before anything is built. */
+export function parseJsonObject(text: string, allowArray = false): Record<string, unknown> {
   if (text.trim() === '') return {};
   if (jsonTooDeep(text)) throw badJson(`The JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`, 'json_too_deep');
   let body: unknown;
@@ -153,6 +155,10 @@ export function parseJsonObject(text: string): Record<string, unknown> {
     body = JSON.parse(text);
   } catch {
     throw badJson('The body is not valid JSON.');
+  }
+  if (allowArray) {
+    if (!Array.isArray(body)) throw badJson('The body must be a JSON array.');
+    return body as unknown as Record<string, unknown>;
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body))
     throw badJson('The body must be a JSON object.');
@@ -175,7 +181,7 @@ export function jsonBody(limitBytes: number) {
       throw badJson('Send a JSON body with Content-Type: application/json.');
     await read(ctx as unknown as Koa.Context, async () => {});
     const raw: unknown = ctx.request.body;
-    ctx.request.body = parseJsonObject(typeof raw === 'string' ? raw : '');
+    ctx.request.body = parseJsonObject(typeof raw === 'string' ? raw : '', ctx.state.arrayBody === true);
     await next();
   };
 }

@@ -6,6 +6,17 @@ const Str = (max: number, min = 0) => Type.String({ maxLength: max, minLength: m
 const NullableStr = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()]);
 const AddressList = Type.Array(Str(320, 3), { maxItems: 50 });
 
+/** Lengths and formats of the fields are checked by services/attachments (so `param` can name the item). */
+const Attachment = Type.Object(
+  {
+    filename: Type.String({ maxLength: 1024 }),
+    content: Type.String(),
+    content_type: Type.Optional(NullableStr(1024)),
+    content_id: Type.Optional(NullableStr(1024)),
+  },
+  { additionalProperties: false },
+);
+
 export const SendEmail = Type.Object(
   {
     from: Str(320, 3),
@@ -28,9 +39,13 @@ export const SendEmail = Type.Object(
         Type.Null(),
       ]),
     ),
+    attachments: Type.Optional(Type.Union([Type.Array(Attachment, { maxItems: 100 }), Type.Null()])),
   },
   { additionalProperties: false },
 );
+
+/** POST /emails/batch: 1 to 100 emails (items are checked one by one so `param` names the item). */
+export const SendBatch = Type.Array(Type.Unknown(), { minItems: 1, maxItems: 100 });
 
 export const ListQuery = Type.Object({
   limit: Type.Optional(Type.String({ maxLength: 10 })),

@@ -1,11 +1,12 @@
-// Builds the message once per email: MIME via nodemailer's MailComposer (Message-ID <em_…@hostname>, Date,
-// cc, reply-to, headers, html/text, never bcc), tracking applied, DKIM-signed (rsa-sha256, + ed25519-sha256).
+// Builds the message once per email: MIME via nodemailer's MailComposer (Message-ID <em_…@hostname>, Date, cc, reply-to,
+// headers, html/text, attachments, never bcc), tracking applied; or an SMTP submission's stored message as is. DKIM-signed.
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { parseMailbox } from '../core/address.js';
 import type { EmailRow } from '../store/emails.js';
 import type { Ctx } from '../services/context.js';
 import { applyTracking } from '../services/tracking.js';
 import { signingKeyFor } from '../services/sending-domain.js';
+import { storedAttachments, storedMessage, type StoredAttachment } from '../services/email-content.js';
 import { dkimSignature, type DkimKey } from './dkim.js';
 
 /** A signed message ready to send, or why the service cannot send it (→ `failed`). */
@@ -13,7 +14,10 @@ export type Prepared =
   | { ok: true; raw: Buffer; returnDomain: string }
   | { ok: false; error: 'domain_not_verified' | 'compose_failed'; message: string };
 
-interface Box { name: string; address: string }
+interface Box {
+  name: string;
+  address: string;
+}
 
 /**
  * A stored address as the `{name, address}` object submission validated (the same strict parser), so
@@ -24,7 +28,8 @@ function box(raw: string): Box {
   if (!m) throw new Error('a stored address does not parse as one mailbox');
   return { name: m.name ?? '', address: m.address };
 }
-const boxes = (json: string | null): Box[] | undefined => (json === null ? undefined : (JSON.parse(json) as string[]).map(box));
+const boxes = (json: string | null): Box[] | undefined =>
+  json === null ? undefined : (JSON.parse(json) as string[]).map(box);
 
 /** Custom headers without Sender, which goes to MailComposer as a parsed mailbox too. */
 function customHeaders(json: string | null): { headers?: Record<string, string>; sender?: Box } {
@@ -38,14 +43,41 @@ function customHeaders(json: string | null): { headers?: Record<string, string>;
 
 /** The unsigned RFC 5322 message of an email (CRLF line ends). */
 export async function composeMessage(ctx: Ctx, email: EmailRow): Promise<Buffer> {
-  return composeRaw(email, email.html === null ? undefined : applyTracking(ctx, email, email.html), ctx.config.hostname);
+  const message = storedMessage(ctx, email);
+  if (message) return message;
+  const html = email.html === null ? undefined : applyTracking(ctx, email, email.html);
+  return composeRaw(email, html, ctx.config.hostname, storedAttachments(ctx, email));
+}
+
+/** An attachment as MailComposer takes it (bytes may arrive from a worker as a Uint8Array); a content_id makes it inline. */
+function part(a: StoredAttachment) {
+  const content = Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength);
+  const inline = a.content_id === null ? {} : { cid: a.content_id, contentDisposition: 'inline' as const };
+  return { filename: a.filename, content, contentType: a.content_type, ...inline };
 }
 
 /** The fields of an email the message is built from (what a signing worker receives). */
-export type ComposeFields = Pick<EmailRow, 'id' | 'from_addr' | 'to_json' | 'cc_json' | 'reply_to' | 'subject' | 'text' | 'headers_json' | 'scheduled_at' | 'created_at'>;
+export type ComposeFields = Pick<
+  EmailRow,
+  | 'id'
+  | 'from_addr'
+  | 'to_json'
+  | 'cc_json'
+  | 'reply_to'
+  | 'subject'
+  | 'text'
+  | 'headers_json'
+  | 'scheduled_at'
+  | 'created_at'
+>;
 
 /** The message from its fields and the (tracked) html: pure, no store access. */
-export async function composeRaw(email: ComposeFields, html: string | undefined, hostname: string): Promise<Buffer> {
+export async function composeRaw(
+  email: ComposeFields,
+  html: string | undefined,
+  hostname: string,
+  attachments: StoredAttachment[] = [],
+): Promise<Buffer> {
   const { headers, sender } = customHeaders(email.headers_json);
   const composer = new MailComposer({
     from: box(email.from_addr),
@@ -57,6 +89,7 @@ export async function composeRaw(email: ComposeFields, html: string | undefined,
     text: email.text ?? undefined,
     html,
     headers,
+    attachments: attachments.length ? attachments.map(part) : undefined,
     messageId: `<${email.id}@${hostname}>`,
     date: new Date(email.scheduled_at ?? email.created_at),
     disableFileAccess: true,
@@ -65,12 +98,25 @@ export async function composeRaw(email: ComposeFields, html: string | undefined,
   return composer.compile().build();
 }
 
-export interface SignKeys { rsa: DkimKey; ed25519: DkimKey | null }
-export interface SignJob { fields: ComposeFields; html: string | undefined; hostname: string; keys: SignKeys }
+export interface SignKeys {
+  rsa: DkimKey;
+  ed25519: DkimKey | null;
+}
+/** `message`: an SMTP submission's own bytes, signed as they are; else the message is composed from `fields`. */
+export interface SignJob {
+  fields: ComposeFields;
+  html: string | undefined;
+  hostname: string;
+  keys: SignKeys;
+  attachments?: StoredAttachment[];
+  message?: Uint8Array;
+}
 
 /** Composes and DKIM-signs (each key once): the signed message. Pure apart from the signing; throws on a bad key. */
 export async function composeAndSign(j: SignJob): Promise<Buffer> {
-  const body = await composeRaw(j.fields, j.html, j.hostname);
+  const body = j.message
+    ? Buffer.from(j.message.buffer, j.message.byteOffset, j.message.byteLength)
+    : await composeRaw(j.fields, j.html, j.hostname, j.attachments);
   const ed = j.keys.ed25519;
   const [rsa, second] = await Promise.all([dkimSignature(body, j.keys.rsa), ed ? dkimSignature(body, ed) : '']);
   return Buffer.concat([Buffer.from(rsa + second), body]);
@@ -82,14 +128,35 @@ export type Signer = (j: SignJob) => Promise<Buffer>;
 /** Compose + sign with the sending domain's key; never throws. */
 export async function prepareEmail(ctx: Ctx, email: EmailRow, signer: Signer = composeAndSign): Promise<Prepared> {
   const key = signingKeyFor(ctx, email.team_id, email.sender_domain);
-  if (!key) return { ok: false, error: 'domain_not_verified', message: `The sending domain of ${email.sender_domain} is no longer verified.` };
+  if (!key)
+    return {
+      ok: false,
+      error: 'domain_not_verified',
+      message: `The sending domain of ${email.sender_domain} is no longer verified.`,
+    };
   try {
     const html = email.html === null ? undefined : applyTracking(ctx, email, email.html);
     const ed = key.ed25519;
-    const keys: SignKeys = { rsa: { signingDomain: key.signingDomain, selector: key.selector, privateKey: key.privateKey }, ed25519: ed ? { signingDomain: key.signingDomain, ...ed } : null };
+    const keys: SignKeys = {
+      rsa: { signingDomain: key.signingDomain, selector: key.selector, privateKey: key.privateKey },
+      ed25519: ed ? { signingDomain: key.signingDomain, ...ed } : null,
+    };
     const f = email;
-    const fields: ComposeFields = { id: f.id, from_addr: f.from_addr, to_json: f.to_json, cc_json: f.cc_json, reply_to: f.reply_to, subject: f.subject, text: f.text, headers_json: f.headers_json, scheduled_at: f.scheduled_at, created_at: f.created_at };
-    const raw = await signer({ fields, html, hostname: ctx.config.hostname, keys });
+    const fields: ComposeFields = {
+      id: f.id,
+      from_addr: f.from_addr,
+      to_json: f.to_json,
+      cc_json: f.cc_json,
+      reply_to: f.reply_to,
+      subject: f.subject,
+      text: f.text,
+      headers_json: f.headers_json,
+      scheduled_at: f.scheduled_at,
+      created_at: f.created_at,
+    };
+    const message = storedMessage(ctx, email) ?? undefined;
+    const attachments = message ? [] : storedAttachments(ctx, email);
+    const raw = await signer({ fields, html, hostname: ctx.config.hostname, keys, attachments, message });
     return { ok: true, raw, returnDomain: key.returnPath ?? ctx.config.bounceDomain };
   } catch (err) {
     ctx.log.error({ err: (err as Error).message, email: email.id }, 'could not compose or sign');

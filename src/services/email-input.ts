@@ -1,7 +1,8 @@
-// Checks a POST /emails body beyond its JSON shape: addresses, headers, recipient count,
-// body presence and scheduling. Returns the normalised input or throws a validation ApiError.
-import { invalid } from '../core/errors.js';
+// Checks a POST /emails body beyond its JSON shape: addresses, headers, recipient count, body presence,
+// attachments, the size of the message as built, and scheduling. Returns the normalised input or throws a validation ApiError.
+import { ApiError, invalid } from '../core/errors.js';
 import { readMailbox, type Mailbox } from '../core/address.js';
+import { checkAttachments, type AttachmentInput, type CheckedAttachments } from './attachments.js';
 
 export interface EmailInput {
   from: string;
@@ -16,6 +17,7 @@ export interface EmailInput {
   headers?: Record<string, string> | null;
   scheduled_at?: string | null;
   tracking?: { opens?: boolean; clicks?: boolean } | null;
+  attachments?: AttachmentInput[] | null;
 }
 export interface Recipient {
   address: string;
@@ -32,6 +34,12 @@ export interface CheckedEmail {
   recipients: Recipient[];
   scheduledAt: number | null;
   headers: Record<string, string> | null;
+  attachments: CheckedAttachments;
+}
+/** `maxBytes`: MTA_MAX_MESSAGE_BYTES; `message`: the bytes of a submitted message (SMTP), which carries its own body. */
+export interface CheckOptions {
+  maxBytes: number;
+  message?: Buffer;
 }
 
 export const MAX_RECIPIENTS = 50;
@@ -104,7 +112,25 @@ function checkSchedule(s: string | null | undefined, now: number): number | null
   return t <= now ? null : t;
 }
 
-export function checkEmail(input: EmailInput, now: number): CheckedEmail {
+/** 413 request_too_large when the message as built would exceed `max` bytes. */
+export function checkSize(bytes: number, max: number): void {
+  if (bytes > max)
+    throw new ApiError(
+      'validation_error',
+      'request_too_large',
+      `The message as built would be about ${bytes} bytes; the maximum is ${max} (MTA_MAX_MESSAGE_BYTES).`,
+      undefined,
+      413,
+    );
+}
+
+/** Bytes of the built message: bodies, attachments (base64) and room for the headers. */
+function builtSize(input: EmailInput, atts: CheckedAttachments): number {
+  const body = Buffer.byteLength(input.html ?? '') + Buffer.byteLength(input.text ?? '');
+  return Math.ceil(body * 1.05) + atts.builtBytes + 4096;
+}
+
+export function checkEmail(input: EmailInput, now: number, opts: CheckOptions): CheckedEmail {
   const from = mailboxOf(input.from, 'from');
   if (input.reply_to != null) mailboxOf(input.reply_to, 'reply_to');
   const replyHeader = Object.keys(input.headers ?? {}).find((n) => n.toLowerCase() === 'reply-to');
@@ -116,7 +142,9 @@ export function checkEmail(input: EmailInput, now: number): CheckedEmail {
   const bcc = input.bcc ? addresses(input.bcc, 'bcc', 'bcc', recipients) : null;
   if (recipients.length > MAX_RECIPIENTS)
     throw invalid('to', `At most ${MAX_RECIPIENTS} recipients across to, cc and bcc; got ${recipients.length}.`);
-  if (!input.html && !input.text) throw invalid('html', 'Give html, text or both.', 'missing_body');
+  if (!opts.message && !input.html && !input.text) throw invalid('html', 'Give html, text or both.', 'missing_body');
+  const attachments = checkAttachments(input.attachments);
+  checkSize(opts.message ? opts.message.length : builtSize(input, attachments), opts.maxBytes);
   const checked = checkHeaders(input.headers);
   // A Reply-To header is the reply_to field by another name: one place to keep it.
   const replyTo = replyHeader ? checked![replyHeader] : (input.reply_to ?? null);
@@ -133,5 +161,6 @@ export function checkEmail(input: EmailInput, now: number): CheckedEmail {
     recipients,
     scheduledAt,
     headers: headers && Object.keys(headers).length ? headers : null,
+    attachments,
   };
 }

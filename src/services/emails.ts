@@ -12,7 +12,8 @@ import { isSuppressed } from '../store/suppressions.js';
 import { charge, refund } from '../store/credits.js';
 import { secret } from '../store/settings.js';
 import { suppressionKey } from '../core/address.js';
-import { checkEmail, type EmailInput, type Recipient } from './email-input.js';
+import { checkEmail, type CheckedEmail, type EmailInput, type Recipient } from './email-input.js';
+import { insertAttachments, insertMessage } from '../store/email-content.js';
 import { presentEmail, presentEvent, type Email } from './present.js';
 import { appendStatusEvent, applyOutcomes } from './transition.js';
 import { availableCredits } from './credits.js';
@@ -44,22 +45,26 @@ function liveRecipients(ctx: Ctx, p: Principal, all: Recipient[]): { kept: Recip
   return { kept, suppressed };
 }
 
-function insertNew(ctx: Ctx, p: Principal, input: EmailInput): emails.EmailRow {
-  const now = ctx.now();
-  const c = checkEmail(input, now);
+/** The recipients that get a delivery and the credits they cost (live mode); 422 when every one is suppressed. */
+export function plan(ctx: Ctx, p: Principal, c: CheckedEmail) {
   const { kept, suppressed } = liveRecipients(ctx, p, c.recipients);
   if (kept.length === 0)
     throw invalid('to', 'Every recipient is on the suppression list.', 'all_recipients_suppressed');
   if (p.mode === 'live' && !verifiedDomainFor(ctx, p.teamId, c.from.domain)) {
     throw invalid('from', `The domain ${c.from.domain} is not a verified domain of this team.`, 'domain_not_verified');
   }
-  const credits = p.mode === 'live' ? kept.length : 0;
-  const row: emails.NewEmail = {
+  return { kept, suppressed, credits: p.mode === 'live' ? kept.length : 0 };
+}
+
+function rowOf(ctx: Ctx, p: Principal, c: CheckedEmail, credits: number, raw: boolean): emails.NewEmail {
+  const now = ctx.now();
+  const input = c.input;
+  return {
     id: newId('em', now),
     team_id: p.teamId,
     test_mode: p.mode === 'test' ? 1 : 0,
     status: 'queued',
-    from_addr: c.input.from.trim(),
+    from_addr: input.from.trim(),
     to_json: JSON.stringify(c.to),
     cc_json: c.cc && JSON.stringify(c.cc),
     bcc_json: c.bcc && JSON.stringify(c.bcc),
@@ -76,15 +81,34 @@ function insertNew(ctx: Ctx, p: Principal, input: EmailInput): emails.EmailRow {
     sender_domain: c.from.domain,
     created_at: now,
     updated_at: now,
+    attachments_json: c.attachments.info.length ? JSON.stringify(c.attachments.info) : null,
+    raw_message: raw ? 1 : 0,
   };
-  const due = c.scheduledAt ?? now;
+}
+
+/**
+ * The one way an email enters the store (HTTP, batch, SMTP submission): deliveries, tags, bytes (attachments or the
+ * submitted message, in their own tables), credits and the `queued` event. Call inside a transaction.
+ * `message(id)`: builds the submitted message's final bytes once the email id is known.
+ */
+export function insertChecked(
+  ctx: Ctx,
+  p: Principal,
+  c: CheckedEmail,
+  message?: (id: string) => Buffer,
+): emails.EmailRow {
+  const { kept, suppressed, credits } = plan(ctx, p, c);
+  const row = rowOf(ctx, p, c, credits, message !== undefined);
+  const due = c.scheduledAt ?? row.created_at;
   const seq = emails.insertEmail(
     ctx.db,
     row,
-    input.tags ?? [],
+    c.input.tags ?? [],
     kept.map((r) => ({ recipient: r.address, kind: r.kind, domain: r.domain, status: 'queued', next_attempt_at: due })),
   );
-  if (credits > 0 && !charge(ctx.db, p.teamId, seq, credits, ctx.config.freeMonthlyCredits, now)) {
+  if (message) insertMessage(ctx.db, seq, message(row.id));
+  if (c.attachments.rows.length) insertAttachments(ctx.db, seq, c.attachments.rows);
+  if (credits > 0 && !charge(ctx.db, p.teamId, seq, credits, ctx.config.freeMonthlyCredits, row.created_at)) {
     const avail = availableCredits(ctx, p.teamId);
     throw new ApiError(
       'insufficient_credits',
@@ -97,12 +121,24 @@ function insertNew(ctx: Ctx, p: Principal, input: EmailInput): emails.EmailRow {
   return email;
 }
 
-/** POST /emails. Same Idempotency-Key and body → the original answer; other body → 409. */
-export function submitEmail(ctx: Ctx, p: Principal, input: EmailInput, idemKey?: string): Promise<SubmitResult> {
+export const checkInput = (ctx: Ctx, input: EmailInput) =>
+  checkEmail(input, ctx.now(), { maxBytes: ctx.config.maxMessageBytes });
+
+/**
+ * Runs `insert` once per (team, Idempotency-Key) within 24 hours: same key and request hash → the stored answer
+ * (replayed); same key, other hash → 409. Only successful answers are stored. One group-commit transaction.
+ */
+export function idempotent<T>(
+  ctx: Ctx,
+  p: Principal,
+  idemKey: string | undefined,
+  request: unknown,
+  insert: () => T,
+): Promise<{ body: T; replayed: boolean }> {
   if (idemKey !== undefined && (idemKey.length === 0 || idemKey.length > 255))
     return Promise.reject(invalid('Idempotency-Key', 'Idempotency-Key must be 1 to 255 characters.'));
   return groupTx(ctx.db, () => {
-    const hash = idemKey === undefined ? '' : requestHash(input);
+    const hash = idemKey === undefined ? '' : requestHash(request);
     if (idemKey !== undefined) {
       const prior = getIdem(ctx.db, p.teamId, idemKey, ctx.now());
       if (prior && prior.request_hash !== hash)
@@ -111,9 +147,9 @@ export function submitEmail(ctx: Ctx, p: Principal, input: EmailInput, idemKey?:
           'idempotency_key_reused',
           'This Idempotency-Key was already used with a different request.',
         );
-      if (prior) return { status: prior.status, body: JSON.parse(prior.response_json), replayed: true };
+      if (prior) return { body: JSON.parse(prior.response_json) as T, replayed: true };
     }
-    const body = presentEmail(insertNew(ctx, p, input) as emails.EmailRow);
+    const body = insert();
     if (idemKey !== undefined)
       putIdem(ctx.db, {
         team_id: p.teamId,
@@ -123,8 +159,14 @@ export function submitEmail(ctx: Ctx, p: Principal, input: EmailInput, idemKey?:
         response_json: JSON.stringify(body),
         created_at: ctx.now(),
       });
-    return { status: 202, body, replayed: false };
+    return { body, replayed: false };
   });
+}
+
+/** POST /emails. Same Idempotency-Key and body → the original answer; other body → 409. */
+export async function submitEmail(ctx: Ctx, p: Principal, input: EmailInput, idemKey?: string): Promise<SubmitResult> {
+  const r = await idempotent(ctx, p, idemKey, input, () => presentEmail(insertChecked(ctx, p, checkInput(ctx, input))));
+  return { status: 202, ...r };
 }
 
 /** An email of the owner's team; a test key sees test emails only (a live one is 404 to it). */

@@ -3,6 +3,7 @@ import type { EmailRow } from '../store/emails.js';
 import type { EventRow } from '../store/events.js';
 import type { SuppressionRow } from '../store/suppressions.js';
 import type { KeyRow } from '../store/teams.js';
+import type { AttachmentInfo } from './attachments.js';
 
 export const iso = (ms: number | null | undefined) =>
   ms === null || ms === undefined ? null : new Date(ms).toISOString();
@@ -24,6 +25,7 @@ export function presentEmail(e: EmailRow) {
     credits_charged: e.credits_charged,
     scheduled_at: iso(e.scheduled_at),
     tracking: { opens: e.tracking_opens === 1, clicks: e.tracking_clicks === 1 },
+    attachments: (e.attachments_json === null ? [] : JSON.parse(e.attachments_json)) as AttachmentInfo[],
     created_at: iso(e.created_at)!,
   };
 }

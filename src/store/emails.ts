@@ -25,6 +25,10 @@ export interface EmailRow {
   sender_domain: string;
   created_at: number;
   updated_at: number;
+  /** Attachment list as the Email shows it ({filename, content_type, size}[]), null when none; bytes are in email-content. */
+  attachments_json: string | null;
+  /** 1: the message is the client's own (SMTP submission), stored in email_messages. */
+  raw_message: number;
 }
 export interface DeliveryRow {
   id: number;
@@ -44,7 +48,7 @@ export type NewEmail = Omit<EmailRow, 'seq'>;
 export type NewDelivery = Pick<DeliveryRow, 'recipient' | 'kind' | 'domain' | 'status' | 'next_attempt_at'>;
 
 const EMAIL_COLS =
-  'id, team_id, test_mode, status, from_addr, to_json, cc_json, bcc_json, reply_to, subject, html, text, tags_json, headers_json, tracking_opens, tracking_clicks, scheduled_at, credits_charged, sender_domain, created_at, updated_at';
+  'id, team_id, test_mode, status, from_addr, to_json, cc_json, bcc_json, reply_to, subject, html, text, tags_json, headers_json, tracking_opens, tracking_clicks, scheduled_at, credits_charged, sender_domain, created_at, updated_at, attachments_json, raw_message';
 
 /** Inserts the email, its tags and its deliveries; returns the new seq. Call inside a transaction. */
 export function insertEmail(db: DB, e: NewEmail, tags: readonly string[], deliveries: readonly NewDelivery[]): number {

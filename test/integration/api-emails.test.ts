@@ -113,7 +113,7 @@ describe('POST /v1/emails', () => {
     ['no body', { text: undefined }, 'html', 'missing_body'],
     ['empty bodies', { text: '', html: null }, 'html', 'missing_body'],
     ['wrong type', { tags: 'signin' }, 'tags'],
-    ['unknown field', { attachments: [] }, 'attachments'],
+    ['unknown field', { attachment: [] }, 'attachment'],
     ['tracking not boolean', { tracking: { opens: 'yes' } }, 'tracking'],
     ['scheduled_at not a date', { scheduled_at: 'tomorrow' }, 'scheduled_at'],
     ['scheduled_at without a time zone', { scheduled_at: '2030-01-01T10:00:00' }, 'scheduled_at'],
@@ -169,7 +169,7 @@ describe('POST /v1/emails', () => {
   it('refuses a body over the maximum with 413 request_too_large', async () => {
     const r = await s.api('POST', '/v1/emails', {
       key: testKey,
-      body: { ...base, text: 'x'.repeat(2 * 1024 * 1024 + 10) },
+      body: { ...base, text: 'x'.repeat(40 * 1024 * 1024 + 10) }, // MTA_MAX_BODY_BYTES: 40 MiB by default
     });
     expect(r.status).to.equal(413);
     expect(r.body.error).to.include({ type: 'validation_error', code: 'request_too_large' });

@@ -1,13 +1,17 @@
-// /v1/emails: send, list, fetch, events, cancel.
+// /v1/emails: send (one, or a batch of 1 to 100), list, fetch, events, cancel.
+// A batch body is a JSON array: the route marks it before auth so the body reader accepts one.
 import type Router from '@koa/router';
+import type Koa from 'koa';
 import { submitEmail, getEmail, listEmails, listEvents, cancelEmail } from '../../services/emails.js';
 import { presentEmail } from '../../services/present.js';
-import { SendEmail, EmailListQuery, ListQuery } from '../schemas.js';
+import { forItem, submitBatch } from '../../services/email-batch.js';
+import { SendEmail, SendBatch, EmailListQuery, ListQuery } from '../schemas.js';
 import { validator } from '../validate.js';
 import { limitOf, principal, type KoaCtx } from '../middleware.js';
 import type { Deps } from '../app.js';
 
 const checkSend = validator(SendEmail);
+const checkBatch = validator(SendBatch);
 const checkList = validator(EmailListQuery);
 const checkPage = validator(ListQuery);
 
@@ -15,6 +19,17 @@ export function emailRoutes(r: Router, { app, auth }: Deps) {
   r.post('/emails', auth('emails:send'), async (ctx: KoaCtx) => {
     const idem = ctx.get('Idempotency-Key') || undefined;
     const res = await submitEmail(app, principal(ctx), checkSend(ctx.request.body), idem);
+    ctx.status = res.status;
+    if (res.replayed) ctx.set('Idempotent-Replayed', 'true');
+    ctx.body = res.body;
+  });
+  const arrayBody = (ctx: KoaCtx, next: Koa.Next) => {
+    ctx.state.arrayBody = true;
+    return next();
+  };
+  r.post('/emails/batch', arrayBody, auth('emails:send'), async (ctx: KoaCtx) => {
+    const items = checkBatch(ctx.request.body).map((item, i) => forItem(i, () => checkSend(item)));
+    const res = await submitBatch(app, principal(ctx), items, ctx.get('Idempotency-Key') || undefined);
     ctx.status = res.status;
     if (res.replayed) ctx.set('Idempotent-Replayed', 'true');
     ctx.body = res.body;

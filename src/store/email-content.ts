@@ -1,0 +1,33 @@
+// The bytes of an email that stay out of emails/deliveries (migration 010): a submitted message (SMTP) and
+// API attachments, keyed by email seq. Only the message builder reads them; lists and the queue never do.
+import { sql, type DB } from './db.js';
+
+export interface NewAttachment {
+  filename: string;
+  content_type: string;
+  content_id: string | null;
+  content: Buffer;
+}
+export interface AttachmentRow extends NewAttachment {
+  id: number;
+  email_seq: number;
+}
+
+/** Stores the message bytes of an email. Call inside the transaction that inserts the email. */
+export const insertMessage = (db: DB, emailSeq: number, message: Buffer) =>
+  sql(db, 'INSERT INTO email_messages (email_seq, message) VALUES (?, ?)').run(emailSeq, message);
+
+/** Stores an email's attachments in order. Call inside the transaction that inserts the email. */
+export function insertAttachments(db: DB, emailSeq: number, list: readonly NewAttachment[]): void {
+  const ins = sql(
+    db,
+    'INSERT INTO email_attachments (email_seq, filename, content_type, content_id, content) VALUES (?, ?, ?, ?, ?)',
+  );
+  for (const a of list) ins.run(emailSeq, a.filename, a.content_type, a.content_id, a.content);
+}
+
+export const messageOf = (db: DB, emailSeq: number): Buffer | undefined =>
+  sql<Buffer>(db, 'SELECT message FROM email_messages WHERE email_seq = ?').pluck().get(emailSeq);
+
+export const attachmentsOf = (db: DB, emailSeq: number): AttachmentRow[] =>
+  sql<AttachmentRow>(db, 'SELECT * FROM email_attachments WHERE email_seq = ? ORDER BY id').all(emailSeq);
