@@ -67,6 +67,7 @@ export class Control {
       this.applyWarmups();
       this.setAsideBlocked();
       this.persist();
+      this.loop.ready.prune();
     } catch (err) {
       this.ctx.log.error({ err: (err as Error).message }, 'delivery control tick failed');
     }
@@ -93,7 +94,8 @@ export class Control {
 
   private applyCommands(): void {
     const now = this.ctx.now();
-    for (const c of store.pendingCommands(this.ctx.db)) {
+    const commands = store.pendingCommands(this.ctx.db);
+    for (const c of commands) {
       const ips = c.ip ? [c.ip] : [];
       if (c.kind === 'suspend') this.loop.sched.suspendSite(c.site, ips, c.seconds, c.reason ?? 'operator', now);
       else this.loop.sched.resumeSite(c.site, ips);
@@ -102,7 +104,7 @@ export class Control {
       store.markApplied(this.ctx.db, c.id, now);
       if (c.kind === 'resume') this.wakeSite(c.site, now);
     }
-    if (store.hasCommands(this.ctx.db)) this.loop.pump();
+    if (commands.length) this.loop.pump();
   }
 
   /** Mail of a resumed site set aside in the store is due again now (domains seen by this run or a previous one). */

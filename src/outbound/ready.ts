@@ -89,5 +89,10 @@ export class ReadyQueues {
     return out;
   }
 
+  /** Forgets queues with nothing waiting or in flight (their lanes stay in the scheduler). */
+  prune(): void {
+    for (const [k, q] of this.queues) if (q.length === 0 && q.inFlight === 0) this.queues.delete(k);
+  }
+
   drainAll(): Item[] { return [...this.queues.values()].flatMap((q) => q.drain()); }
 }

@@ -3,7 +3,7 @@
 import { isIP } from 'node:net';
 import type { Ctx } from './context.js';
 import { shapingFor } from './shaping.js';
-import { tx, type DB } from '../store/db.js';
+import { lightTx } from '../store/queue.js';
 import * as dc from '../store/delivery-control.js';
 import { capToday, utcDay, warmupDay } from '../core/shaping/warmup.js';
 import { parseRate } from '../core/shaping/rules.js';
@@ -13,8 +13,7 @@ export const storedLanes = dc.lanes;
 export const storedSites = dc.sites;
 export const storedWarmups = dc.warmups;
 export const removeLane = dc.deleteLane;
-export const hasCommands = (db: DB) => dc.pendingCommands(db).length > 0;
-export const inTx = tx;
+export const inTx = lightTx;
 
 export class ControlError extends Error {}
 
