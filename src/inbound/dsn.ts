@@ -15,6 +15,8 @@ export interface RawRecipient {
   reason?: string | null;
   /** Remote-MTA host name, when the report gives one */
   rhost?: string | null;
+  /** Reporting-MTA host name (the MTA that wrote the report), when the report gives one */
+  lhost?: string | null;
   /** Original-Recipient (RFC 3464): the address as we sent it, before an alias or forward rewrote it */
   original?: string | null;
 }
@@ -35,6 +37,16 @@ function fieldOf(line: string, sep: ':' | ';'): [string, string] | null {
   return /[\n\r\u2028\u2029]/.test(value) ? null : [m[1] as string, value];
 }
 
+const RCPT_KEYS = ['final-recipient', 'original-recipient', 'x-actual-recipient'];
+/** Per-message fields of RFC 3464 (never a recipient's, wherever they stand). */
+const PER_MESSAGE_KEYS = new Set([
+  'reporting-mta',
+  'received-from-mta',
+  'arrival-date',
+  'original-envelope-id',
+  'dsn-gateway',
+]);
+
 /** Splits delivery-status text into per-message and per-recipient field maps. */
 export function readDsnFields(text: string): DsnFields {
   const lines = text
@@ -44,9 +56,16 @@ export function readDsnFields(text: string): DsnFields {
   const perMessage = new Map<string, string>();
   const recipients: Map<string, string>[] = [];
   let cur: Map<string, string> | null = null;
-  const RCPT_KEYS = ['final-recipient', 'original-recipient', 'x-actual-recipient'];
+  // fields of the current paragraph read before its first recipient field (some MTAs write Diagnostic-Code and
+  // Status before Final-Recipient): they belong to that recipient, unless the paragraph names none
+  let pending: [string, string][] = [];
+  const flush = () => {
+    for (const [k, v] of pending) if (!perMessage.has(k)) perMessage.set(k, v);
+    pending = [];
+  };
   for (const line of lines) {
     if (!line.trim()) {
+      flush();
       cur = null;
       continue;
     }
@@ -58,12 +77,16 @@ export function readDsnFields(text: string): DsnFields {
       RCPT_KEYS.includes(key) &&
       (!cur || cur.has(key) || (key !== 'final-recipient' && cur.has('diagnostic-code')))
     ) {
-      cur = new Map();
+      cur = new Map(pending.filter(([k]) => !PER_MESSAGE_KEYS.has(k)));
+      pending = pending.filter(([k]) => PER_MESSAGE_KEYS.has(k));
+      flush();
       recipients.push(cur);
     }
-    const target = cur ?? perMessage;
-    if (!target.has(key)) target.set(key, value);
+    if (cur) {
+      if (!cur.has(key)) cur.set(key, value);
+    } else pending.push([key, value]);
   }
+  flush();
   const withRecipient = recipients.filter((r) => RCPT_KEYS.some((k) => r.has(k)));
   return { perMessage, recipients: withRecipient };
 }
@@ -89,10 +112,15 @@ export function dsnRecipient(f: Map<string, string>): RawRecipient {
     spec: dm ? dm[0].toUpperCase() : null,
     replycode: null,
     command: null,
-    rhost: /^\s*dns\s*;\s*\[?([\w.-]+\.[a-z]{2,})/i.exec(f.get('remote-mta') ?? '')?.[1]?.toLowerCase() ?? null,
+    rhost: dnsHost(f.get('remote-mta')),
     original: findAddress(f.get('original-recipient')),
     reason: fieldReason(f),
   };
+}
+
+/** The host name of a "dns; host.name" field (Remote-MTA, Reporting-MTA), lower-case, or null. */
+export function dnsHost(value: string | undefined): string | null {
+  return /^\s*dns\s*;\s*\[?([\w.-]+\.[a-z]{2,})/i.exec(value ?? '')?.[1]?.toLowerCase() ?? null;
 }
 
 /** The reason a vendor's DSN field names (DSN_FIELD_REASONS), if any. */

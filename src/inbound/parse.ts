@@ -6,7 +6,7 @@ import { isExplicit, pseudoStatus } from '../core/bounce-reasons.js';
 import { registryReason } from '../core/providers/index.js';
 import { type Entity, decodeWords, header, leaves, parseEntity } from './mime.js';
 import { findAddress } from '../core/address.js';
-import { type RawRecipient, commandIn, dsnRecipient, paragraphFor, readDsnFields } from './dsn.js';
+import { type RawRecipient, commandIn, dnsHost, dsnRecipient, paragraphFor, readDsnFields } from './dsn.js';
 import { readNotice, errorSection, MAX_NOTICE_RECIPIENTS } from './nonstandard.js';
 import { readComplaint } from './arf.js';
 import { readOriginal } from './original.js';
@@ -145,10 +145,11 @@ function dsnRecipients(root: Entity, notice: string): RawRecipient[] {
   const part = statusPart(root);
   const source = part?.text ?? (/^Final-Recipient:/im.test(notice) ? notice : '');
   if (!source) return [];
-  const { recipients } = readDsnFields(source);
+  const { perMessage, recipients } = readDsnFields(source);
+  const lhost = dnsHost(perMessage.get('reporting-mta'));
   const list = recipients
     .slice(0, MAX_NOTICE_RECIPIENTS)
-    .map(dsnRecipient)
+    .map((f) => ({ ...dsnRecipient(f), lhost }))
     .filter((r) => r.address || r.status);
   const all = list.map((r) => r.address ?? '').filter(Boolean);
   const section = errorSection(notice);
@@ -261,6 +262,7 @@ function presetReason(r: RawRecipient, diagnostic: string | null): BounceReason 
     command: r.command,
     rhost: r.rhost ?? /\bhost\s+([\w-]+(?:\.[\w-]+)+)\s*\[/i.exec(text)?.[1] ?? null,
     destination: r.address?.split('@')[1] ?? null,
+    lhost: r.lhost ?? null,
     notice: (r.reason as BounceReason | null | undefined) ?? null,
   });
 }

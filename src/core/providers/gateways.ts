@@ -1,5 +1,5 @@
-// Apple iCloud and the mail-security gateways (MessageLabs, Mimecast) in the provider registry: the tables read
-// when the remote host is theirs (Sisimai Rhost::Apple, MessageLabs, Mimecast; BSD-2-Clause). Pure data.
+// Apple iCloud, Facebook and the mail-security gateways (MessageLabs, Mimecast) in the provider registry: the tables
+// read when the remote host is theirs (Sisimai Rhost::Apple, Facebook, MessageLabs, Mimecast; BSD-2-Clause). Pure data.
 import type { BounceReason } from '../bounce-reasons.js';
 import { type Phrases, type Provider, byPhrase } from './types.js';
 
@@ -25,6 +25,32 @@ const APPLE: Phrases = [
   ['speeding', ['due to excessive volume']],
   ['userunknown', ['inactive email address', 'user does not exist', 'unknown or illegal alias']],
 ];
+/** Facebook's response codes ("550 5.1.1 RCP-P2 http://postmaster.facebook.com/response_codes..."). */
+const FACEBOOK: Readonly<Record<string, R>> = {
+  'POL-P7': 'authfailure',
+  ...Object.fromEntries(
+    ['POL-P1', 'POL-P2', 'POL-P3', 'POL-P4', 'POL-T1', 'POL-T2', 'POL-T3'].map((c) => [c, 'blocked']),
+  ),
+  'MSG-P2': 'contenterror',
+  'RCP-P2': 'filtered',
+  'RCP-P3': 'filtered',
+  'MSG-P1': 'mesgtoobig',
+  'INT-P2': 'mesgtoobig',
+  'MSG-P3': 'notcompliantrfc',
+  'DNS-P1': 'rejected',
+  'DNS-P2': 'rejected',
+  'DNS-T1': 'rejected',
+  'DNS-P3': 'requireptr',
+  'DNS-T2': 'requireptr',
+  'POL-P6': 'spamdetected',
+  'RCP-T4': 'suspend',
+  'RCP-T1': 'systemerror',
+  ...Object.fromEntries(['CON-T1', 'CON-T2', 'CON-T3', 'CON-T4', 'MSG-T1'].map((c) => [c, 'toomanyconn'])),
+  ...Object.fromEntries(['RCP-P1', 'INT-P1', 'INT-P3', 'INT-P4'].map((c) => [c, 'userunknown'])),
+  'POL-P5': 'virusdetected',
+};
+const FACEBOOK_CODE = /\b([A-Z]{3}-[PT]\d)\b/;
+
 /** MessageLabs: phrases matched case-sensitively, as Sisimai does. */
 const MESSAGELABS: Phrases = [
   ['authfailure', ['domain authentication fail']],
@@ -57,6 +83,8 @@ const MESSAGELABS: Phrases = [
   ['spamdetected', ['Message Filtered', 'filtered by Outbound scanning']],
   ['toomanyconn', ['Too many recipients received this hour', 'too many messages']],
   ['userunknown', ['No such user', 'Invalid recipient', 'mailbox is not allowed', 'Recipient mailbox is not allowed']],
+  // go-sisimai: "542 <address> Rejected"
+  ['userunknown', ['542 ', ' Rejected']],
 ];
 /** Mimecast: [reply code, lower-case phrase]. */
 const MIMECAST: readonly [R, string, string][] = [
@@ -115,6 +143,11 @@ export const GATEWAY_PROVIDERS: readonly Provider[] = [
     name: 'Apple',
     hosts: ['.mail.icloud.com', '.apple.com', '.me.com'],
     byHost: (i) => byPhrase(APPLE, i.text.toLowerCase()),
+  },
+  {
+    name: 'Facebook',
+    hosts: ['.facebook.com'],
+    byHost: (i) => FACEBOOK[FACEBOOK_CODE.exec(i.text)?.[1] ?? ''] ?? null,
   },
   { name: 'MessageLabs', hosts: ['.messagelabs.com'], byHost: (i) => byPhrase(MESSAGELABS, i.text) },
   {

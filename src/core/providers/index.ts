@@ -66,6 +66,7 @@ export const PRECEDENCE: readonly Source[] = [
 export const HOST_ORDER: readonly string[] = [
   'Aol',
   'Apple',
+  'Facebook',
   'Google',
   'KDDI',
   'MessageLabs',
@@ -162,20 +163,32 @@ const HOST_PROVIDERS = inOrder(
 );
 const VENDOR_PHRASES: Phrases = PROVIDERS.flatMap((p) => p.vendorPhrases ?? []);
 
-/** The provider whose hosts the remote host names, else whose hosts end with the recipient's domain. */
-export function providerOf(rhost: string | null | undefined, destination: string | null | undefined): string | null {
-  const host = (rhost ?? '').toLowerCase();
+const byHostName = (host: string) =>
+  host
+    ? HOST_PROVIDERS.find((p) => p.hosts?.some((h) => host.endsWith(h) || host === h.replace(/^\./, '')))
+    : undefined;
+
+/**
+ * The provider whose hosts the remote host names, else whose hosts end with the recipient's domain, else whose hosts
+ * name the host that wrote the report (a gateway's own notice about a reply from behind it).
+ */
+export function providerOf(
+  rhost: string | null | undefined,
+  destination: string | null | undefined,
+  lhost?: string | null,
+): string | null {
   const dest = (destination ?? '').toLowerCase();
   const hit =
-    (host && HOST_PROVIDERS.find((p) => p.hosts?.some((h) => host.endsWith(h) || host === h.replace(/^\./, '')))) ||
-    (dest && HOST_PROVIDERS.find((p) => p.hosts?.some((h) => h.endsWith(`.${dest}`) || h === dest)));
+    byHostName((rhost ?? '').toLowerCase()) ||
+    (dest && HOST_PROVIDERS.find((p) => p.hosts?.some((h) => h.endsWith(`.${dest}`) || h === dest))) ||
+    byHostName((lhost ?? '').toLowerCase());
   return hit ? hit.name : null;
 }
 
 /** The reason the table of the provider that returned this reply gives, if any (Sisimai Rhost). */
 export function providerReason(i: ProviderInput): BounceReason | null {
   if (!i.text) return null;
-  const name = providerOf(i.rhost, i.destination);
+  const name = providerOf(i.rhost, i.destination, i.lhost);
   return HOST_PROVIDERS.find((p) => p.name === name)?.byHost?.(i) ?? null;
 }
 

@@ -11,6 +11,8 @@ export interface ProviderInput {
   /** Remote-MTA (or the "host X said" name) and the recipient's domain */
   rhost?: string | null;
   destination?: string | null;
+  /** the host that wrote the report (Reporting-MTA): asked last, as Sisimai does */
+  lhost?: string | null;
 }
 
 /** Phrases → reason, tried in order; the first reason one of whose phrases occurs wins. */
