@@ -11,7 +11,7 @@ export interface Child { logTail: string[]; proc: ChildProcess; http: string; li
 
 export async function startChild(extraEnv: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Child> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mta-bench-'));
-  const env = { PATH: process.env.PATH!, MTA_DATA_DIR: dataDir, MTA_HTTP_PORT: '0', MTA_SMTP_PORT: '0', MTA_SMTP_HOST: '127.0.0.1', MTA_RATE_LIMIT: '0', MTA_LOG_LEVEL: 'info', MTA_HOSTNAME: 'mta.bench', ...extraEnv };
+  const env = { PATH: process.env.PATH!, MTA_DATA_DIR: dataDir, MTA_HTTP_PORT: '0', MTA_SMTP_PORT: '0', MTA_SMTP_HOST: '127.0.0.1', MTA_SUBMISSION_PORT: '0', MTA_SUBMISSION_HOST: '127.0.0.1', MTA_RATE_LIMIT: '0', MTA_LOG_LEVEL: 'info', MTA_HOSTNAME: 'mta.bench', ...extraEnv };
   const proc = spawn(process.execPath, [...nodeArgs, BIN, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   const line = await new Promise<string>((resolve, reject) => {

@@ -5,7 +5,8 @@ import { feature as domains } from './features/domains.js';
 import { feature as webhooks } from './features/webhooks.js';
 import { feature as outbound } from './features/outbound.js';
 import { feature as inbound } from './features/inbound.js';
+import { feature as submission } from './features/submission.js';
 import { feature as dashboard } from './features/dashboard.js';
 import { feature as operations } from './features/operations.js';
 
-export const FEATURES: FeatureFactory[] = [operations, domains, webhooks, outbound, inbound, dashboard];
+export const FEATURES: FeatureFactory[] = [operations, domains, webhooks, outbound, inbound, submission, dashboard];

@@ -107,6 +107,8 @@ export async function startTestService(
       MTA_HTTP_PORT: '0',
       MTA_SMTP_PORT: '0',
       MTA_SMTP_HOST: '127.0.0.1',
+      MTA_SUBMISSION_PORT: '0',
+      MTA_SUBMISSION_HOST: '127.0.0.1',
       MTA_HOSTNAME: 'mta.test',
       MTA_ALLOW_PRIVATE_WEBHOOKS: '1',
       // DNS never leaves loopback in tests: a dead local resolver unless the test brings TestDns.

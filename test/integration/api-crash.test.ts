@@ -17,6 +17,7 @@ describe('POST /v1/emails: kill -9 loses no accepted email', function () {
       MTA_DATA_DIR: tempDir('mta-api-crash-'),
       MTA_HTTP_PORT: '0',
       MTA_SMTP_PORT: '0',
+      MTA_SUBMISSION_PORT: '0',
       MTA_SMTP_HOST: '127.0.0.1',
       MTA_RATE_LIMIT: '0',
       MTA_DNS_SERVERS: '127.0.0.1:9',

@@ -37,7 +37,7 @@ describe('delivery control: mta sites / site / ip against a running service', fu
     const shaping = path.join(dataDir, 'shaping.json');
     fs.writeFileSync(shaping, JSON.stringify({ warmup: { schedule: [3, 5] } }));
     const env: Record<string, string> = {
-      MTA_DATA_DIR: dataDir, MTA_HTTP_PORT: '0', MTA_SMTP_PORT: '0', MTA_SMTP_HOST: '127.0.0.1', MTA_HOSTNAME: 'mta.test',
+      MTA_DATA_DIR: dataDir, MTA_HTTP_PORT: '0', MTA_SMTP_PORT: '0', MTA_SMTP_HOST: '127.0.0.1', MTA_SUBMISSION_PORT: '0', MTA_HOSTNAME: 'mta.test',
       MTA_DNS_SERVERS: dns.server, MTA_OUTBOUND_PORT: String(mx.port), MTA_OUTBOUND_TIMEOUT_SECONDS: '2', MTA_RETRY_MIN_SECONDS: '0.2',
       MTA_RETRY_MAX_SECONDS: '2', MTA_RATE_LIMIT: '0', MTA_LOG_LEVEL: 'info', MTA_SENDING_IPS: '127.0.0.2', MTA_SHAPING_FILE: shaping,
       MTA_DNS_CHECK_CRON: '0 0 1 1 *',

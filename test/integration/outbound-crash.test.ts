@@ -30,6 +30,7 @@ describe('outbound delivery: kill -9 in the middle of a batch loses nothing', fu
       MTA_DATA_DIR: dataDir,
       MTA_HTTP_PORT: '0',
       MTA_SMTP_PORT: '0',
+      MTA_SUBMISSION_PORT: '0',
       MTA_SMTP_HOST: '127.0.0.1',
       MTA_HOSTNAME: 'mta.test',
       MTA_DNS_SERVERS: dns.server,

@@ -25,6 +25,7 @@ async function start(env: Record<string, string>, clock: TestClock) {
       MTA_DATA_DIR: tempDir(),
       MTA_HTTP_PORT: '0',
       MTA_SMTP_PORT: '0',
+      MTA_SUBMISSION_PORT: '0',
       MTA_SMTP_HOST: '127.0.0.1',
       MTA_HOSTNAME: 'mta.test',
       MTA_DNS_SERVERS: '127.0.0.1:9',

@@ -1,0 +1,180 @@
+// The SMTP submission listener (a second smtp-server, never the inbound one): STARTTLS (and optional implicit TLS),
+// AUTH PLAIN/LOGIN with an API key as password (plain text only from loopback), per-key rate limit, SIZE and
+// connection limits; each message becomes an email through services/submission. Replies carry enhanced status codes.
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
+import { connectionsOf } from '../lib/internals.js';
+import { ApiError } from '../core/errors.js';
+import { authenticateSubmission, submitMessage, takeToken } from '../services/submission.js';
+import { mailboxOf, MAX_RECIPIENTS } from '../services/email-input.js';
+import type { Principal } from '../services/keys.js';
+import type { Ctx } from '../services/context.js';
+import { replyFor, smtpError } from './replies.js';
+
+export interface SubmissionListener {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Bound addresses: the STARTTLS port, then the implicit-TLS one when configured. */
+  addresses(): { name: string; address: AddressInfo }[];
+}
+interface SessionUser {
+  principal: Principal;
+  key: string;
+}
+
+/** Simultaneous connections in all, and from one client address. */
+export const MAX_CLIENTS = 100;
+export const MAX_CLIENTS_PER_IP = 10;
+
+const isLoopback = (ip: string | undefined) => !!ip && /^(127\.|::1$|::ffff:127\.)/.test(ip);
+const userOf = (s: SMTPServerSession) => s.user as unknown as SessionUser;
+
+function tlsOptions(ctx: Ctx): Partial<SMTPServerOptions> {
+  const { smtpTlsKeyFile: key, smtpTlsCertFile: cert } = ctx.config;
+  if (!key || !cert) return {}; // smtp-server's bundled self-signed certificate
+  return { key: fs.readFileSync(key), cert: fs.readFileSync(cert) };
+}
+
+function onAuth(ctx: Ctx): NonNullable<SMTPServerOptions['onAuth']> {
+  return (auth, session, cb) => {
+    if (!session.secure && !isLoopback(session.remoteAddress))
+      return cb(smtpError(538, '5.7.11 Encryption required: use STARTTLS before AUTH'));
+    const key = auth.password ?? '';
+    try {
+      const user: SessionUser = { principal: authenticateSubmission(ctx, key), key };
+      cb(null, { user: user as unknown as string });
+    } catch (err) {
+      // Failed sign-ins count against the client's address, like requests without a valid key.
+      const wait = takeToken(ctx, `ip:${session.remoteAddress}`);
+      if (wait > 0) return cb(smtpError(454, `4.7.0 Too many failed attempts; try again in ${wait} s`));
+      cb(replyFor(err));
+    }
+  };
+}
+
+/** MAIL FROM: the key is still valid (revocation takes effect at once), its rate limit, and a declared SIZE. */
+function onMailFrom(ctx: Ctx): NonNullable<SMTPServerOptions['onMailFrom']> {
+  const max = ctx.config.maxMessageBytes;
+  return (address, session, cb) => {
+    const size = Number(address.args && (address.args as Record<string, string>).SIZE);
+    if (Number.isFinite(size) && size > max)
+      return cb(smtpError(552, `5.3.4 Message exceeds fixed maximum message size ${max}`));
+    try {
+      const p = authenticateSubmission(ctx, userOf(session).key);
+      const wait = takeToken(ctx, p.keyId);
+      if (wait > 0) return cb(smtpError(451, `4.7.1 Rate limit of this key reached; try again in ${wait} s`));
+      cb();
+    } catch (err) {
+      cb(replyFor(err));
+    }
+  };
+}
+
+function onRcptTo(): NonNullable<SMTPServerOptions['onRcptTo']> {
+  return (address, session, cb) => {
+    if (session.envelope.rcptTo.length >= MAX_RECIPIENTS)
+      return cb(smtpError(452, `4.5.3 Too many recipients (at most ${MAX_RECIPIENTS} per message)`));
+    try {
+      mailboxOf(address.address, 'to');
+      cb();
+    } catch {
+      cb(smtpError(553, '5.1.3 Recipient address not accepted'));
+    }
+  };
+}
+
+/** Reads the message (refused past the maximum, 552) and stores it; the reply names the email. */
+function onData(
+  ctx: Ctx,
+  stream: SMTPServerDataStream,
+  session: SMTPServerSession,
+  cb: (e?: Error | null, m?: string) => void,
+) {
+  const max = ctx.config.maxMessageBytes;
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  stream.on('data', (c: Buffer) => {
+    bytes += c.length;
+    if (bytes <= max) chunks.push(c);
+  });
+  stream.on('error', (err) => cb(err));
+  stream.on('end', () => {
+    if (stream.sizeExceeded || bytes > max)
+      return cb(smtpError(552, `5.3.4 Message exceeds fixed maximum message size ${max}`));
+    const rcpts = session.envelope.rcptTo.map((r) => r.address);
+    submitMessage(ctx, userOf(session).principal, rcpts, Buffer.concat(chunks, bytes)).then(
+      (r) => cb(null, `2.0.0 Ok: queued as ${r.id}`),
+      (err) => {
+        if (!(err instanceof ApiError)) ctx.log.error({ err }, 'submitted message could not be stored');
+        cb(replyFor(err));
+      },
+    );
+  });
+}
+
+/** Refuses (421) a client address that already holds `limit` connections (the set holds this one too). */
+function perAddressLimit(server: () => SMTPServer, limit: number): NonNullable<SMTPServerOptions['onConnect']> {
+  return (session, cb) => {
+    let n = 0;
+    for (const c of connectionsOf(server())) if (c.remoteAddress === session.remoteAddress) n++;
+    cb(n > limit ? smtpError(421, '4.7.0 Too many connections from your address') : undefined);
+  };
+}
+
+function createServer(ctx: Ctx, secure: boolean): SMTPServer {
+  const server: SMTPServer = new SMTPServer({
+    ...tlsOptions(ctx),
+    secure,
+    name: ctx.config.hostname,
+    banner: 'ESMTP submission',
+    size: ctx.config.maxMessageBytes,
+    hideSize: true, // the limit is checked here, so that the reply carries 5.3.4
+    authMethods: ['PLAIN', 'LOGIN'],
+    allowInsecureAuth: true, // onAuth refuses plain text from anything but loopback
+    authRequiredMessage: '5.7.0 Authentication required',
+    disableReverseLookup: true,
+    maxClients: MAX_CLIENTS,
+    socketTimeout: 60_000,
+    closeTimeout: 10_000,
+    logger: false,
+    onConnect: perAddressLimit(() => server, MAX_CLIENTS_PER_IP),
+    onAuth: onAuth(ctx),
+    onMailFrom: onMailFrom(ctx),
+    onRcptTo: onRcptTo(),
+    onData: (stream, session, cb) => onData(ctx, stream, session, cb),
+  });
+  return server;
+}
+
+export function createSubmissionListener(ctx: Ctx): SubmissionListener {
+  const log = ctx.log.child({ component: 'submission' });
+  const { submissionHost: host, submissionPort, submissionsPort } = ctx.config;
+  const servers = [{ name: 'submission', port: submissionPort, server: createServer(ctx, false) }];
+  if (submissionsPort !== undefined)
+    servers.push({ name: 'submissions', port: submissionsPort, server: createServer(ctx, true) });
+  for (const s of servers) s.server.on('error', (err) => log.warn({ err }, 'submission SMTP error'));
+  const listening = new Set<SMTPServer>();
+  const listen = (s: SMTPServer, port: number) =>
+    new Promise<void>((resolve, reject) => {
+      s.server.once('error', reject);
+      s.listen(port, host, () => {
+        s.server.off('error', reject);
+        listening.add(s);
+        resolve();
+      });
+    });
+  return {
+    start: async () => {
+      for (const s of servers) await listen(s.server, s.port);
+    },
+    stop: async () => {
+      await Promise.all([...listening].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+      listening.clear();
+    },
+    addresses: () =>
+      servers
+        .filter((s) => listening.has(s.server))
+        .map((s) => ({ name: s.name, address: s.server.server.address() as AddressInfo })),
+  };
+}
