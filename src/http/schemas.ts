@@ -77,3 +77,14 @@ export const CreateKey = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** GET /stats: from/to are checked by services/stats (ISO 8601, order, at most 90 days apart). */
+export const StatsQuery = Type.Object(
+  {
+    from: Type.Optional(Type.String({ maxLength: 64 })),
+    to: Type.Optional(Type.String({ maxLength: 64 })),
+    granularity: Type.Optional(Type.Union([Type.Literal('hour'), Type.Literal('day')])),
+    test_mode: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+  },
+  { additionalProperties: false },
+);

@@ -167,9 +167,9 @@ export class OutboundLoop implements Component {
   }
 
   /** The same verdict for every recipient of a job (no SMTP attempt made). */
-  private settle(seq: number, rcpts: Claimed[], v: Verdict, info: Sent['info']): void {
+  private settle(seq: number, rcpts: Claimed[], v: Verdict, info: Sent['info'], site?: string): void {
     const now = this.ctx.now();
-    this.sink.push(seq, rcpts.map((r) => toOutcome(r, v, { ...info, duration_ms: 0, source: 'smtp' }, this.deps.policy, now, Math.random())), rcpts.map((r) => r.id));
+    this.sink.push(seq, rcpts.map((r) => toOutcome(r, v, { ...info, duration_ms: 0, source: 'smtp' }, this.deps.policy, now, Math.random())), rcpts.map((r) => r.id), site);
   }
 
   /** Starts what the scheduler allows now; their claims confirmed in one transaction; arms the next wake-up. */
@@ -244,14 +244,14 @@ export class OutboundLoop implements Component {
     }
     const o: RecipientOutcome = toOutcome(item.rcpt, v, { ...r.info, duration_ms: duration, source: 'smtp' }, this.deps.policy, now, Math.random());
     if (v.kind === 'accepted') this.control?.sent(site, now);
-    this.sink.push(item.email.seq, [o], [item.rcpt.id]);
+    this.sink.push(item.email.seq, [o], [item.rcpt.id], site);
     // Turned away before its recipient was judged (time-out, drop, 4xx to MAIL): the email's other waiting
     // recipients at this domain are deferred the same way instead of knocking again at once.
     if (v.kind === 'deferred' && v.command !== 'RCPT' && v.command !== 'DATA') {
       const same = q.take((x) => x.email.seq === item.email.seq && x.rcpt.domain === item.rcpt.domain);
       if (same.length) {
         this.sched.setQueue(q.key, site, q.ips, q.length);
-        this.settle(item.email.seq, same.map((x) => x.rcpt), v, r.info);
+        this.settle(item.email.seq, same.map((x) => x.rcpt), v, r.info, site);
       }
     }
   }

@@ -3,9 +3,10 @@
 import { lightTx as tx, settleClaim } from '../services/delivery.js';
 import { applyOutcomes, type RecipientOutcome } from '../services/transition.js';
 import type { Ctx } from '../services/context.js';
+import { countSiteOutcomes } from '../services/stats.js';
 
 
-interface Item { emailSeq: number; outcomes: RecipientOutcome[]; ids: number[] }
+interface Item { emailSeq: number; outcomes: RecipientOutcome[]; ids: number[]; site?: string }
 
 export class ResultSink {
   private pending: Item[] = [];
@@ -15,10 +16,10 @@ export class ResultSink {
 
   constructor(private ctx: Ctx, private onFlushed: (ids: number[]) => void, private opts: { delayMs: number; max: number } = { delayMs: 10, max: 200 }) {}
 
-  /** Queues the outcomes of one email's claimed deliveries `ids` (outcomes may be empty: just settle). */
-  push(emailSeq: number, outcomes: RecipientOutcome[], ids: number[]): void {
+  /** Queues the outcomes of one email's claimed deliveries `ids` (outcomes may be empty: just settle), at `site` if known (per-site counters). */
+  push(emailSeq: number, outcomes: RecipientOutcome[], ids: number[], site?: string): void {
     if (this.closed) return;
-    this.pending.push({ emailSeq, outcomes, ids });
+    this.pending.push({ emailSeq, outcomes, ids, site });
     this.count += ids.length;
     if (this.count >= this.opts.max) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.opts.delayMs);
@@ -49,6 +50,7 @@ export class ResultSink {
 
   private apply(item: Item): void {
     if (item.outcomes.length) applyOutcomes(this.ctx, item.emailSeq, item.outcomes);
+    if (item.site) countSiteOutcomes(this.ctx, item.site, item.outcomes.map((o) => o.event));
     for (const id of item.ids) settleClaim(this.ctx.db, id);
   }
 }

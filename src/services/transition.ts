@@ -23,6 +23,7 @@ import { suppressionKey } from '../core/address.js';
 import { refund } from '../store/credits.js';
 import { setCreditsCharged } from '../store/emails.js';
 import type { Ctx } from './context.js';
+import { countEngagement, countStatusChanges } from './stats.js';
 
 export interface RecipientOutcome {
   deliveryId: number;
@@ -95,6 +96,7 @@ export function applyOutcomes(ctx: Ctx, emailSeq: number, outcomes: readonly Rec
   const path = emailPath(email.status, aggregate([...deliveries.values()].map((d) => d.status)));
   const status = path.length ? path[path.length - 1] : email.status;
   if (path.length) setEmailStatus(ctx.db, emailSeq, status, now);
+  countStatusChanges(ctx, email, path);
   if (refunded) setCreditsCharged(ctx.db, emailSeq, email.credits_charged - refunded);
   const fresh = { ...email, status, credits_charged: email.credits_charged - refunded, updated_at: now };
   const own = new Set(events.map((e) => e.type));
@@ -110,6 +112,7 @@ export function appendStatusEvent(
   recipient: string | null,
   data: Record<string, unknown>,
 ) {
+  countEngagement(ctx, email, type);
   return appendEvent(ctx.db, {
     id: newId('evt', ctx.now()),
     team_id: email.team_id,
