@@ -2,7 +2,7 @@
 // qmail, Exim, Postfix text, Sendmail transcripts, Exchange, Gmail, Zoho, OpenSMTPD, Yahoo...
 import { ADDRESS_SOURCE, findAddress } from '../core/address.js';
 import { type RawRecipient, commandIn, paragraphFor } from './dsn.js';
-import { FORMAT_RECIPIENT_LINES } from './formats.js';
+import { FORMAT_RECIPIENT_LINES, type NoticeFormat } from './formats.js';
 
 /** Recipients read from one notice at most (an email has at most 50); bounds the per-recipient scans. */
 export const MAX_NOTICE_RECIPIENTS = 100;
@@ -26,10 +26,11 @@ export const ORIGINAL_MARKERS: readonly RegExp[] = [
   /^Received: /m,
 ];
 
-/** The error section of a notice: text before the copy of the original message. */
-export function errorSection(text: string, extra: readonly RegExp[] = []): string {
+/** The error section of a notice: text before the copy of the original message (as its format marks it, if known). */
+export function errorSection(text: string, format?: Pick<NoticeFormat, 'end' | 'endsOnly'> | null): string {
   let end = text.length;
-  for (const re of [...ORIGINAL_MARKERS, ...extra]) {
+  const markers = format?.endsOnly ? (format.end ?? []) : [...ORIGINAL_MARKERS, ...(format?.end ?? [])];
+  for (const re of markers) {
     const m = re.exec(text);
     if (m && m.index > 0 && m.index < end) end = m.index;
   }
@@ -53,9 +54,9 @@ export const RECIPIENT_LINES: readonly RegExp[] = [
 ];
 
 /** Addresses that the notice presents as failed recipients, in order of appearance. */
-export function recipientLines(section: string, exclude: Set<string>): string[] {
+export function recipientLines(section: string, exclude: Set<string>, own?: readonly RegExp[]): string[] {
   const found: string[] = [];
-  const patterns = [...RECIPIENT_LINES, ...FORMAT_RECIPIENT_LINES];
+  const patterns = own ?? [...RECIPIENT_LINES, ...FORMAT_RECIPIENT_LINES];
   for (const line of section.split('\n')) {
     if (!line.includes('@')) continue; // every pattern captures an address
     for (const re of patterns) {
@@ -140,15 +141,15 @@ function squash(s: string): string {
   return s.replace(/\s+/g, ' ').trim();
 }
 
-/** Recipients of a human-readable notice; `failed` comes from X-Failed-Recipients. */
+/** Recipients of a human-readable notice; `failed` comes from X-Failed-Recipients; `format` is the notice's format. */
 export function readNotice(
   text: string,
   failed: string[],
   exclude: Set<string>,
-  ends: readonly RegExp[] = [],
+  format?: Pick<NoticeFormat, 'end' | 'endsOnly' | 'recipientLines'> | null,
 ): RawRecipient[] {
-  const section = errorSection(text, ends);
-  let addrs = recipientLines(section, exclude);
+  const section = errorSection(text, format);
+  let addrs = recipientLines(section, exclude, format?.recipientLines);
   if (!addrs.length) addrs = failed;
   // A Postfix-style "<address>: host ... said" line names the recipient even when it equals the sender.
   if (!addrs.length) {

@@ -186,12 +186,13 @@ function bounceReport(root: Entity): Report | null {
       r.address ??= failed[i] ?? null;
     });
   if (!raws.length) {
-    if (!failed.length && !looksLikeBounce(root, notice)) return null;
-    raws = readNotice(notice, failed, senders(root, original), format?.end);
+    // a known notice format (FML's "You are not a member" has no other sign of a bounce) is read for recipients
+    if (!failed.length && !format && !looksLikeBounce(root, notice)) return null;
+    raws = readNotice(notice, failed, senders(root, original), format);
     if (!raws.length && !failed.length && !looksLikeBounce(root, notice)) return null;
     if (!raws.length) raws = [unnamed(notice)];
   }
-  applyFormat(format, root, raws, errorSection(notice, format?.end));
+  applyFormat(format, root, raws, errorSection(notice, format));
   return { kind: 'dsn', recipients: raws.map(toRecipient), original };
 }
 

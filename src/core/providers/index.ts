@@ -19,6 +19,7 @@ import { ISP_PROVIDERS } from './isp.js';
 import { JAPAN_PROVIDERS } from './japan.js';
 import { MICROSOFT_PROVIDERS } from './microsoft.js';
 import { MTA_PROVIDERS } from './mta.js';
+import { MORE_MTA_PROVIDERS } from './mta-more.js';
 import {
   type CodeRule,
   type NoticeFormat,
@@ -38,6 +39,7 @@ export const PROVIDERS: readonly Provider[] = [
   ...JAPAN_PROVIDERS,
   ...GATEWAY_PROVIDERS,
   ...MTA_PROVIDERS,
+  ...MORE_MTA_PROVIDERS,
 ];
 
 /** Sources of a recipient's reason, strongest first (see PRECEDENCE). */
@@ -100,6 +102,9 @@ export const CODE_RULE_ORDER: readonly string[] = [
  */
 export const NOTICE_ORDER: readonly string[] = [
   'Office365',
+  'FML',
+  'InterScanMSS',
+  'IMailServer',
   'Yahoo',
   'Aol',
   'MailRu',
@@ -124,6 +129,7 @@ export const NOTICE_ORDER: readonly string[] = [
   'X4',
   'X6',
   'OpenSMTPD',
+  'Zoho',
   'MessagingServer',
   'V5sendmail',
 ];

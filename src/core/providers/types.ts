@@ -46,8 +46,12 @@ export interface NoticeFormat {
     xMailer?: RegExp;
   };
   need?: number;
+  /** lines of its notice that name a recipient (capture 1); when set, the generic recipient lines are not tried */
+  recipientLines?: readonly RegExp[];
   /** lines that start the returned original message (the error block ends there) */
   end?: readonly RegExp[];
+  /** only `end` ends the error block (the reader's usual markers, e.g. "The original message was", occur in it) */
+  endsOnly?: boolean;
   /** phrases in the error text → reason (case-sensitive, as Sisimai matches them) */
   reasons?: readonly { reason: BounceReason; phrases: readonly string[] }[];
   /** enhanced status code → reason, applied before the phrases (Office 365) */
