@@ -1,4 +1,4 @@
-// The `mta` command (operations.md): serve, team, key, credits, domain, parse-report, sites, site, ip.
+// The `mta` command (operations.md): serve, team, key, credits, domain, parse-report, sites, site, ip, queue.
 // Results go to stdout only; diagnostics to stderr; failures exit non-zero with a clear message.
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './config/load.js';
@@ -12,7 +12,10 @@ import type { Ctx } from './services/context.js';
 type Handler = (args: string[], open: () => Ctx) => Promise<string | void> | string | void;
 
 function opts(args: string[], spec: Record<string, 'string' | 'boolean'>) {
-  const options = Object.fromEntries(Object.entries(spec).map(([k, type]) => [k, { type }])) as Record<string, { type: 'string' | 'boolean' }>;
+  const options = Object.fromEntries(Object.entries(spec).map(([k, type]) => [k, { type }])) as Record<
+    string,
+    { type: 'string' | 'boolean' }
+  >;
   return parseArgs({ args, options, allowPositionals: true, strict: true });
 }
 
@@ -21,6 +24,53 @@ function need(v: unknown, what: string): string {
   return v;
 }
 class UsageError extends Error {}
+/** Refused as asked (exit 2): `mta queue hold|purge` with no filter and no --all. */
+class Refused extends Error {}
+
+const QUEUE_FILTERS = {
+  team: 'string',
+  site: 'string',
+  domain: 'string',
+  'sender-domain': 'string',
+  tag: 'string',
+  email: 'string',
+  state: 'string',
+  'older-than': 'string',
+} as const;
+
+/** `mta queue <sub>`: the filters go to services/queue (same checks as the admin API). */
+function queueCommand(sub: 'summary' | 'list' | 'hold' | 'release' | 'retry' | 'purge'): Handler {
+  return async (args, open) => {
+    const { values } = opts(args, {
+      ...QUEUE_FILTERS,
+      by: 'string',
+      limit: 'string',
+      all: 'boolean',
+      reason: 'string',
+    });
+    const q = await import('./services/queue.js');
+    const ctx = open();
+    const input = Object.fromEntries(Object.keys(QUEUE_FILTERS).map((k) => [k.replace(/-/g, '_'), values[k]]));
+    const f = q.parseFilter(ctx, input);
+    if (sub === 'summary') {
+      const by = (values.by as string | undefined) ?? 'site';
+      if (!['site', 'domain', 'team', 'state'].includes(by))
+        throw new UsageError('--by is site, domain, team or state');
+      return JSON.stringify(q.queueSummary(ctx, by as 'site', f), null, 2);
+    }
+    if (sub === 'list') {
+      const limit = Number(values.limit ?? 100);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100000) throw new UsageError('--limit is 1 to 100000');
+      return JSON.stringify(q.queueList(ctx, f, limit), null, 2);
+    }
+    if ((sub === 'hold' || sub === 'purge') && Object.keys(f).length === 0 && values.all !== true)
+      throw new Refused(`queue ${sub} with no filter acts on the whole queue: add a filter, or --all`);
+    q.writeWebhooksFromThisProcess(ctx);
+    return JSON.stringify(
+      await q.queueAction(ctx, sub, f, { all: values.all === true, note: values.reason as string | undefined }),
+    );
+  };
+}
 
 /** Command table: "group sub" or "cmd" → handler. Features add their commands here. */
 export const COMMANDS: Record<string, Handler> = {
@@ -30,10 +80,18 @@ export const COMMANDS: Record<string, Handler> = {
     const ctx = open();
     const team = teamNamed(ctx, need(values.team, '--team NAME'));
     const mode = (values.mode ?? 'test') as 'test' | 'live';
-    const scopes = typeof values.scopes === 'string' ? values.scopes.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
+    const scopes =
+      typeof values.scopes === 'string'
+        ? values.scopes
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : undefined;
     return createKey(ctx, team.id, { mode, scopes, name: (values.name as string | undefined) ?? null }).key;
   },
-  'key revoke': (args, open) => { revokeKey(open(), need(opts(args, {}).positionals[0], 'KEY_ID')); },
+  'key revoke': (args, open) => {
+    revokeKey(open(), need(opts(args, {}).positionals[0], 'KEY_ID'));
+  },
   'credits add': (args, open) => {
     const { values } = opts(args, { team: 'string', amount: 'string', usd: 'string' });
     const ctx = open();
@@ -56,12 +114,22 @@ export const COMMANDS: Record<string, Handler> = {
   'reports list': async (args, open) => {
     const { values } = opts(args, { outcome: 'string', limit: 'string' });
     const outcome = (values.outcome as string | undefined) ?? null;
-    if (outcome !== null && !['applied', 'duplicate', 'ignored', 'unmatched'].includes(outcome)) throw new UsageError('--outcome is applied, duplicate, ignored or unmatched');
+    if (outcome !== null && !['applied', 'duplicate', 'ignored', 'unmatched'].includes(outcome))
+      throw new UsageError('--outcome is applied, duplicate, ignored or unmatched');
     const limit = Number(values.limit ?? 20);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit is 1 to 1000');
     const { listInboundReports } = await import('./store/inbound-reports.js');
     const rows = listInboundReports(open().db, outcome as 'unmatched' | null, limit);
-    return JSON.stringify(rows.map(({ raw, parsed_json, ...r }) => ({ ...r, created_at: new Date(r.created_at).toISOString(), has_raw: raw !== null, parsed: JSON.parse(parsed_json) })), null, 2);
+    return JSON.stringify(
+      rows.map(({ raw, parsed_json, ...r }) => ({
+        ...r,
+        created_at: new Date(r.created_at).toISOString(),
+        has_raw: raw !== null,
+        parsed: JSON.parse(parsed_json),
+      })),
+      null,
+      2,
+    );
   },
   'reports show': async (args, open) => {
     const { inboundReportById } = await import('./store/inbound-reports.js');
@@ -80,13 +148,25 @@ export const COMMANDS: Record<string, Handler> = {
     const { values, positionals } = opts(args, { seconds: 'string', reason: 'string', ip: 'string' });
     const seconds = values.seconds === undefined ? null : Number(values.seconds);
     const { siteCommand } = await import('./services/delivery-control.js');
-    const c = { kind: 'suspend' as const, site: need(positionals[0], 'SITE'), ip: (values.ip as string | undefined) ?? null, seconds, reason: (values.reason as string | undefined) ?? null };
+    const c = {
+      kind: 'suspend' as const,
+      site: need(positionals[0], 'SITE'),
+      ip: (values.ip as string | undefined) ?? null,
+      seconds,
+      reason: (values.reason as string | undefined) ?? null,
+    };
     return JSON.stringify(await siteCommand(open(), c), null, 2);
   },
   'site resume': async (args, open) => {
     const { values, positionals } = opts(args, { ip: 'string' });
     const { siteCommand } = await import('./services/delivery-control.js');
-    const c = { kind: 'resume' as const, site: need(positionals[0], 'SITE'), ip: (values.ip as string | undefined) ?? null, seconds: null, reason: null };
+    const c = {
+      kind: 'resume' as const,
+      site: need(positionals[0], 'SITE'),
+      ip: (values.ip as string | undefined) ?? null,
+      seconds: null,
+      reason: null,
+    };
     return JSON.stringify(await siteCommand(open(), c), null, 2);
   },
   'ip list': async (args, open) => {
@@ -97,8 +177,18 @@ export const COMMANDS: Record<string, Handler> = {
   'ip warmup': async (args, open) => {
     const { values, positionals } = opts(args, { day: 'string', stop: 'boolean' });
     const { warmupIp } = await import('./services/delivery-control.js');
-    return JSON.stringify(warmupIp(open(), need(positionals[0], 'IP'), Number(values.day ?? 0), values.stop === true), null, 2);
+    return JSON.stringify(
+      warmupIp(open(), need(positionals[0], 'IP'), Number(values.day ?? 0), values.stop === true),
+      null,
+      2,
+    );
   },
+  'queue summary': queueCommand('summary'),
+  'queue list': queueCommand('list'),
+  'queue hold': queueCommand('hold'),
+  'queue release': queueCommand('release'),
+  'queue retry': queueCommand('retry'),
+  'queue purge': queueCommand('purge'),
   'parse-report': async (args) => {
     const file = need(opts(args, {}).positionals[0], 'FILE.eml');
     const { readFile } = await import('node:fs/promises');
@@ -107,7 +197,10 @@ export const COMMANDS: Record<string, Handler> = {
     const pool = createParsePool({ size: 1 }); // the listener's worker and time budget
     try {
       const report = await pool.parse((await readFile(file)).subarray(0, TEXT_CAP));
-      if (report.error) throw new Error(`${file}: the report could not be read (${report.error === 'timeout' ? 'over the time budget' : 'parser failed'})`);
+      if (report.error)
+        throw new Error(
+          `${file}: the report could not be read (${report.error === 'timeout' ? 'over the time budget' : 'parser failed'})`,
+        );
       return JSON.stringify(report, null, 2);
     } finally {
       await pool.close();
@@ -130,7 +223,13 @@ const USAGE = `usage: mta <command>
   site suspend SITE [--seconds N] [--reason TEXT] [--ip IP]
   site resume SITE [--ip IP]
   ip list
-  ip warmup IP [--day N] [--stop]`;
+  ip warmup IP [--day N] [--stop]
+  queue summary [--by site|domain|team|state] [FILTERS]
+  queue list [FILTERS] [--limit N]
+  queue hold|release|retry [FILTERS]      (hold with no filter needs --all)
+  queue purge [FILTERS] [--reason TEXT]   (no filter needs --all)
+  FILTERS: --team NAME --site SITE --domain DOMAIN --sender-domain DOMAIN --tag TAG --email em_…
+           --state scheduled|due|deferred|held|in_flight --older-than SECONDS`;
 
 export async function run(argv: string[]): Promise<number> {
   const [a, b, ...rest] = argv;
@@ -142,15 +241,26 @@ export async function run(argv: string[]): Promise<number> {
   }
   const name = COMMANDS[`${a} ${b}`] ? `${a} ${b}` : a;
   const handler = COMMANDS[name];
-  if (a === 'help' || a === '--help' || a === '-h') { process.stdout.write(USAGE + '\n'); return 0; }
-  if (!handler) { process.stderr.write(`mta: unknown command ${JSON.stringify(argv.join(' '))}\n${USAGE}\n`); return 2; }
+  if (a === 'help' || a === '--help' || a === '-h') {
+    process.stdout.write(USAGE + '\n');
+    return 0;
+  }
+  if (!handler) {
+    process.stderr.write(`mta: unknown command ${JSON.stringify(argv.join(' '))}\n${USAGE}\n`);
+    return 2;
+  }
   const args = name === a ? argv.slice(1) : rest;
   let ctx: Ctx | undefined;
   const open = () => {
     if (ctx) return ctx;
     const config = loadConfig();
     const log = createLogger(process.env.MTA_LOG_LEVEL ?? 'warn');
-    return (ctx = { db: openDb(config.dataDir, { synchronous: config.sqliteSynchronous }), config, now: Date.now, log });
+    return (ctx = {
+      db: openDb(config.dataDir, { synchronous: config.sqliteSynchronous }),
+      config,
+      now: Date.now,
+      log,
+    });
   };
   try {
     const out = await handler(args, open);
@@ -162,14 +272,26 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 function fail(err: unknown): number {
+  if (err instanceof Refused) {
+    process.stderr.write(`mta: ${err.message}\n`);
+    return 2;
+  }
   if (err instanceof ApiError) process.stderr.write(`mta: ${err.message} (${err.code})\n`);
   else if (err instanceof UsageError) process.stderr.write(`mta: ${err.message}\n${USAGE}\n`);
   else if (err instanceof ConfigError) process.stderr.write(`mta: ${err.message}\n`);
-  else if (err instanceof Error && (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) process.stderr.write(`mta: ${err.message}\n${USAGE}\n`);
+  else if (err instanceof Error && (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS'))
+    process.stderr.write(`mta: ${err.message}\n${USAGE}\n`);
   else process.stderr.write(`mta: ${err instanceof Error ? err.message : String(err)}\n`);
   return 1;
 }
 
 if (process.argv[1] && /(?:^|[\\/])(mta(\.js)?|cli\.ts)$/.test(process.argv[1])) {
-  run(process.argv.slice(2)).then((code) => { if (code >= 0) process.exitCode = code; }, (err) => { process.exitCode = fail(err); });
+  run(process.argv.slice(2)).then(
+    (code) => {
+      if (code >= 0) process.exitCode = code;
+    },
+    (err) => {
+      process.exitCode = fail(err);
+    },
+  );
 }

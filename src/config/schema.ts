@@ -67,6 +67,8 @@ export const ConfigSchema = Type.Object(
     trustedProxies: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     /** Bearer token GET /metrics requires; unset: /metrics answers loopback clients only. */
     metricsToken: Type.Optional(Type.String({ minLength: 16 })),
+    /** Bearer token of the operator API under /admin/v1 (operations.md "Queue control"); unset: /admin is off (404). */
+    adminToken: Type.Optional(Type.String({ minLength: 16 })),
     /** Operator shaping rules (MTA_SHAPING_FILE), merged over config/shaping.json (operations.md "Delivery control"). */
     shapingFile: Type.Optional(Type.String({ minLength: 1 })),
   },
@@ -124,6 +126,7 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_DASHBOARD_PASSWORD: ['dashboardPassword', 'string'],
   MTA_TRUSTED_PROXIES: ['trustedProxies', 'list'],
   MTA_METRICS_TOKEN: ['metricsToken', 'string'],
+  MTA_ADMIN_TOKEN: ['adminToken', 'string'],
   MTA_FBL_SOURCES: ['fblSources', 'list'],
   MTA_SHAPING_FILE: ['shapingFile', 'string'],
 };

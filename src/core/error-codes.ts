@@ -101,6 +101,16 @@ export const ERROR_CODES = {
     429,
     'Too many requests for this key (or, without a valid key, from this client address); wait the Retry-After seconds.',
   ),
+  queue_filter_required: e(
+    'validation_error',
+    422,
+    'Admin API only: a queue hold or purge needs at least one filter, or `all: true` to act on the whole queue.',
+  ),
+  invalid_admin_token: e(
+    'authentication_error',
+    401,
+    'Admin API only: no `Authorization: Bearer <MTA_ADMIN_TOKEN>` header, or another token. A team API key is never accepted here.',
+  ),
   route_not_found: e('not_found', 404, 'No such path or method under /v1.'),
   email_not_found: e('not_found', 404, "No email with this id in the key's team."),
   domain_not_found: e('not_found', 404, "No domain with this id in the key's team."),
@@ -109,6 +119,11 @@ export const ERROR_CODES = {
   suppression_not_found: e('not_found', 404, 'The address is not on the suppression list.'),
   api_key_not_found: e('not_found', 404, 'No API key with this id in the team.'),
   team_not_found: e('not_found', 404, 'No team has this name or id.'),
+  site_not_found: e(
+    'not_found',
+    404,
+    'Admin API only: no delivery site with this name (GET /admin/v1/sites lists them).',
+  ),
   tracking_link_not_found: e(
     'not_found',
     404,

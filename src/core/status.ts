@@ -1,5 +1,5 @@
-// The email and recipient state machine: one table of allowed moves, one transition function,
-// and the aggregation of recipient states into the email status (decisions.md). Pure.
+// The email and recipient state machine: one table of allowed moves, one transition function, the
+// operator's queue actions (hold/release/retry/purge) and the aggregation into the email status (decisions.md). Pure.
 export const STATUSES = [
   'queued',
   'sent',
@@ -90,8 +90,10 @@ export function aggregate(recipients: readonly Status[]): Status {
  * The moves (in order) that take an email from `current` to `target` along allowed edges, the
  * shortest way (queued → sent → delivered, for example). Empty when the email cannot move there.
  */
-export function emailPath(current: Status, target: Status): Status[] {
+export function emailPath(current: Status, target: Status, operator = false): Status[] {
   if (current === target) return [];
+  // An operator's purge: the one delivery_delayed → failed move interface.md does not list (operations.md).
+  if (operator && current === 'delivery_delayed' && target === 'failed') return ['failed'];
   const prev = new Map<Status, Status>([[current, current]]);
   const queue: Status[] = [current];
   while (queue.length) {
@@ -111,3 +113,69 @@ export function emailPath(current: Status, target: Status): Status[] {
   for (let s = target; s !== current; s = prev.get(s)!) path.unshift(s);
   return path;
 }
+
+/**
+ * Where a waiting recipient is in the queue (operations.md "Queue control"). `held` comes first: a held
+ * recipient is never claimed. `in_flight`: claimed under a lease that lies ahead. `scheduled`: never
+ * attempted and not yet due (a scheduled send); `deferred`: attempted before, waiting for its retry.
+ */
+export const QUEUE_STATES = ['scheduled', 'due', 'deferred', 'held', 'in_flight'] as const;
+export type QueueState = (typeof QUEUE_STATES)[number];
+export const QUEUE_ACTIONS = ['hold', 'release', 'retry', 'purge'] as const;
+export type QueueAction = (typeof QUEUE_ACTIONS)[number];
+
+export interface Waiting {
+  status: Status;
+  held: boolean;
+  attempts: number;
+  nextAttemptAt: number | null;
+  leasedUntil: number | null;
+}
+
+export function queueState(r: Waiting, now: number): QueueState | null {
+  if (FINAL.has(r.status)) return null;
+  if (r.held) return 'held';
+  if (r.leasedUntil !== null && r.leasedUntil > now) return 'in_flight';
+  if (r.nextAttemptAt === null || r.nextAttemptAt <= now) return 'due';
+  return r.attempts > 0 ? 'deferred' : 'scheduled';
+}
+
+/** A recipient after an operator action: its status, whether it is held, whether it is due at once. */
+export interface QueueMove {
+  status: Status;
+  held: boolean;
+  due: boolean;
+}
+
+/**
+ * The queue-action table: which queue states each action applies to. `hold` takes any waiting recipient
+ * not yet held (one in flight finishes its attempt, then waits held); `release` only held ones (due at once);
+ * `retry` only deferred ones (due at once: the backoff is skipped); `purge` any waiting one, held or not
+ * (it ends `failed`, reason `purged`). Held time counts toward MTA_QUEUE_LIFETIME_SECONDS (as Postfix counts
+ * from arrival), but a held recipient is never attempted, so it never expires while held: once released it
+ * gets one more attempt, and a deferral then ends it as expired.
+ */
+const QUEUE_MOVES: Record<QueueAction, readonly QueueState[]> = {
+  hold: ['scheduled', 'due', 'deferred', 'in_flight'],
+  release: ['held'],
+  retry: ['deferred'],
+  purge: ['scheduled', 'due', 'deferred', 'held', 'in_flight'],
+};
+
+/** The recipient after `action`, or null when the action does not apply in its state. */
+export function queueTransition(r: Waiting, action: QueueAction, now: number): QueueMove | null {
+  const state = queueState(r, now);
+  if (state === null || !QUEUE_MOVES[action].includes(state)) return null;
+  switch (action) {
+    case 'hold':
+      return { status: r.status, held: true, due: false };
+    case 'release':
+    case 'retry':
+      return { status: r.status, held: false, due: true };
+    case 'purge':
+      return { status: 'failed', held: false, due: false };
+  }
+}
+
+/** The queue states an action applies to (the store selects candidates by them). */
+export const appliesTo = (action: QueueAction): readonly QueueState[] => QUEUE_MOVES[action];

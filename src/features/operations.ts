@@ -1,9 +1,11 @@
-// The operations feature: Prometheus metrics at /metrics and the hourly retention job.
+// The operations feature: Prometheus metrics at /metrics, the operator API under /admin/v1 (off unless
+// MTA_ADMIN_TOKEN is set) and the hourly retention job.
 import type { FeatureFactory } from './feature.js';
 import { createMetrics } from '../http/metrics.js';
 import { retentionJob } from '../jobs/retention.js';
+import { adminMount } from '../http/admin/index.js';
 
 export const feature: FeatureFactory = (ctx) => {
   const metrics = createMetrics(ctx);
-  return { mounts: [metrics.mount], components: [retentionJob(ctx)] };
+  return { mounts: [metrics.mount, adminMount], components: [retentionJob(ctx)] };
 };

@@ -1,9 +1,11 @@
-// The one writer of delivery and email statuses: applies recipient outcomes through the pure
-// state machine, derives the email status, appends events, refunds failed and suppresses hard bounces.
+// The one writer of delivery and email statuses: applies recipient outcomes and operator queue actions
+// through the pure state machine, derives the email status, appends events, refunds failed, suppresses hard bounces.
 import {
   recipientTransition,
   aggregate,
   emailPath,
+  queueTransition,
+  type QueueAction,
   type RecipientEvent,
   type Status,
   type EventType,
@@ -18,6 +20,7 @@ import {
   type EmailRow,
 } from '../store/emails.js';
 import { appendEvent } from '../store/events.js';
+import { queueRowsOf, writeQueueState, type QueueRow } from '../store/queue-admin.js';
 import { addSuppression } from '../store/suppressions.js';
 import { suppressionKey } from '../core/address.js';
 import { refund } from '../store/credits.js';
@@ -49,7 +52,9 @@ function updateDelivery(ctx: Ctx, d: DeliveryRow, to: Status, o: RecipientOutcom
   const attempt = typeof o.data.attempt === 'number' ? o.data.attempt : d.attempts;
   const reply = typeof o.data.smtp_response === 'string' ? o.data.smtp_response : d.last_reply;
   const reason = typeof o.data.reason === 'string' ? o.data.reason : d.reason;
-  const next = to === 'delivery_delayed' ? (o.nextAttemptAt ?? now) : null;
+  // A recipient held during its attempt stays held: no retry time (migration 012).
+  const held = (d as Partial<QueueRow>).held_at != null;
+  const next = to === 'delivery_delayed' && !held ? (o.nextAttemptAt ?? now) : null;
   writeDelivery(ctx.db, d.id, { status: to, attempts: attempt, next_attempt_at: next, last_reply: reply, reason }, now);
 }
 
@@ -122,4 +127,66 @@ export function appendStatusEvent(
     data_json: JSON.stringify(data),
     created_at: ctx.now(),
   });
+}
+
+/** One recipient under an operator action: its status after it, or null when the action does not apply. */
+function actOn(ctx: Ctx, d: QueueRow, action: QueueAction, now: number): Status | null {
+  const move = queueTransition(
+    {
+      status: d.status,
+      held: d.held_at !== null,
+      attempts: d.attempts,
+      nextAttemptAt: d.next_attempt_at,
+      leasedUntil: d.leased_until,
+    },
+    action,
+    now,
+  );
+  if (move === null) return null;
+  if (action === 'purge') {
+    const w = { status: move.status, attempts: d.attempts, next_attempt_at: null, last_reply: d.last_reply };
+    writeDelivery(ctx.db, d.id, { ...w, reason: 'purged' }, now);
+  }
+  writeQueueState(ctx.db, d.id, move.held, move.due, now);
+  return move.status;
+}
+
+/**
+ * An operator's queue action on recipients `ids` of one email (operations.md "Queue control"): each event's
+ * type is the recipient's status after it, with data.action and data.source ("operator", or "team"); a purge ends them
+ * `failed` (reason `purged`), refunds live credits and may move the email delivery_delayed → failed.
+ * Must run inside a transaction; applying it twice changes nothing more. Returns the recipients changed.
+ */
+export function applyQueueAction(
+  ctx: Ctx,
+  emailSeq: number,
+  ids: ReadonlySet<number>,
+  action: QueueAction,
+  by: { source: 'operator' | 'team'; note?: string },
+): number {
+  const now = ctx.now();
+  const email = emailBySeq(ctx.db, emailSeq);
+  if (!email) return 0;
+  const rows = queueRowsOf(ctx.db, emailSeq);
+  const data: Record<string, unknown> = { action, source: by.source };
+  if (action === 'purge') Object.assign(data, { reason: 'purged' }, by.note ? { message: by.note } : {});
+  const events: { type: EventType; recipient: string }[] = [];
+  for (const d of rows) {
+    const to = ids.has(d.id) ? actOn(ctx, d, action, now) : null;
+    if (to === null) continue;
+    d.status = to;
+    events.push({ type: to, recipient: d.recipient });
+  }
+  if (events.length === 0) return 0;
+  const refunded =
+    action === 'purge' && email.test_mode === 0 ? refund(ctx.db, email.team_id, emailSeq, events.length, now) : 0;
+  const path = emailPath(email.status, aggregate(rows.map((d) => d.status)), true);
+  const status = path.length ? path[path.length - 1] : email.status;
+  if (path.length) setEmailStatus(ctx.db, emailSeq, status, now);
+  if (refunded) setCreditsCharged(ctx.db, emailSeq, email.credits_charged - refunded);
+  const fresh = { ...email, status, credits_charged: email.credits_charged - refunded, updated_at: now };
+  const own = new Set(events.map((e) => e.type));
+  for (const s of path) if (!own.has(s)) appendStatusEvent(ctx, fresh, s, null, {});
+  for (const e of events) appendStatusEvent(ctx, fresh, e.type, e.recipient, data);
+  return events.length;
 }

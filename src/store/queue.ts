@@ -4,7 +4,12 @@ import { sql, type DB } from './db.js';
 import type { Status } from '../core/status.js';
 
 export interface Claimed {
-  id: number; email_seq: number; recipient: string; domain: string; status: Status; attempts: number;
+  id: number;
+  email_seq: number;
+  recipient: string;
+  domain: string;
+  status: Status;
+  attempts: number;
   first_attempt_at: number | null;
 }
 
@@ -16,48 +21,75 @@ const FINAL = "('delivered', 'bounced', 'complained', 'failed', 'canceled')";
  * destination domains in `skip` (their queue in memory is full).
  */
 export function claimDue(db: DB, now: number, until: number, limit: number, skip: readonly string[] = []): Claimed[] {
-  // Without domains to skip, the due index alone picks the rows (the hot path stays a covering scan).
+  // The due index picks the rows. A held recipient (operator hold, migration 012) has next_attempt_at NULL,
+  // so the index never offers it; `held_at IS NULL` states it all the same.
   const filter = skip.length ? 'AND domain NOT IN (SELECT value FROM json_each(@skip))' : '';
-  return sql<Claimed>(db, `UPDATE deliveries SET next_attempt_at = @until, leased_until = @until
-    WHERE id IN (SELECT id FROM deliveries WHERE next_attempt_at <= @now ${filter} ORDER BY next_attempt_at LIMIT @limit)
-    RETURNING id, email_seq, recipient, domain, status, attempts, first_attempt_at`).all({ now, until, limit, ...(skip.length ? { skip: JSON.stringify(skip) } : {}) });
+  return sql<Claimed>(
+    db,
+    `UPDATE deliveries SET next_attempt_at = @until, leased_until = @until
+    WHERE id IN (SELECT id FROM deliveries WHERE next_attempt_at <= @now AND held_at IS NULL ${filter} ORDER BY next_attempt_at LIMIT @limit)
+    RETURNING id, email_seq, recipient, domain, status, attempts, first_attempt_at`,
+  ).all({ now, until, limit, ...(skip.length ? { skip: JSON.stringify(skip) } : {}) });
 }
 
 /**
- * Right before a transaction starts: extends the lease of the deliveries still sendable and
- * returns their ids. One statement, so a concurrent cancel either sees the lease or wins before it.
+ * Right before a transaction starts: extends the lease of the deliveries still sendable (and not held)
+ * and returns their ids. One statement, so a concurrent cancel or hold either sees the lease or wins before it.
  */
 export function confirmClaims(db: DB, ids: readonly number[], until: number): Set<number> {
-  const rows = sql<{ id: number }>(db, `UPDATE deliveries SET next_attempt_at = @until, leased_until = @until
-    WHERE id IN (SELECT value FROM json_each(@ids)) AND status IN ${SENDABLE} RETURNING id`).all({ ids: JSON.stringify(ids), until });
+  const rows = sql<{ id: number }>(
+    db,
+    `UPDATE deliveries SET next_attempt_at = @until, leased_until = @until
+    WHERE id IN (SELECT value FROM json_each(@ids)) AND status IN ${SENDABLE} AND held_at IS NULL RETURNING id`,
+  ).all({ ids: JSON.stringify(ids), until });
   return new Set(rows.map((r) => r.id));
 }
 
 /** After applyOutcomes: drops the lease; a final delivery never stays due. */
 export function settleClaim(db: DB, id: number): void {
-  sql(db, `UPDATE deliveries SET leased_until = NULL,
-    next_attempt_at = CASE WHEN status IN ${FINAL} THEN NULL ELSE next_attempt_at END WHERE id = ?`).run(id);
+  sql(
+    db,
+    `UPDATE deliveries SET leased_until = NULL,
+    next_attempt_at = CASE WHEN status IN ${FINAL} THEN NULL ELSE next_attempt_at END WHERE id = ?`,
+  ).run(id);
 }
 
-/** Gives unfinished claims back: due at `at` (now, at shutdown), no lease. */
+/** Gives unfinished claims back: due at `at` (now, at shutdown), no lease; a held one stays not due. */
 export function releaseClaims(db: DB, ids: readonly number[], at: number): number {
   if (ids.length === 0) return 0;
-  return sql(db, `UPDATE deliveries SET next_attempt_at = CASE WHEN status IN ${FINAL} THEN NULL ELSE @at END, leased_until = NULL
-    WHERE id IN (SELECT value FROM json_each(@ids)) AND leased_until IS NOT NULL`).run({ ids: JSON.stringify(ids), at }).changes;
+  return sql(
+    db,
+    `UPDATE deliveries SET next_attempt_at = CASE WHEN status IN ${FINAL} OR held_at IS NOT NULL THEN NULL ELSE @at END, leased_until = NULL
+    WHERE id IN (SELECT value FROM json_each(@ids)) AND leased_until IS NOT NULL`,
+  ).run({ ids: JSON.stringify(ids), at }).changes;
 }
 
 /** Makes the waiting (unleased, not final) deliveries to `domains` due at `now` (an operator resumed their site). */
 export function wakeDomains(db: DB, domains: readonly string[], now: number): number {
   if (domains.length === 0) return 0;
-  return sql(db, `UPDATE deliveries SET next_attempt_at = @now WHERE domain IN (SELECT value FROM json_each(@domains))
-    AND next_attempt_at > @now AND leased_until IS NULL AND status IN ${SENDABLE}`).run({ domains: JSON.stringify(domains), now }).changes;
+  return sql(
+    db,
+    `UPDATE deliveries SET next_attempt_at = @now WHERE domain IN (SELECT value FROM json_each(@domains))
+    AND next_attempt_at > @now AND leased_until IS NULL AND status IN ${SENDABLE}`,
+  ).run({ domains: JSON.stringify(domains), now }).changes;
 }
 
 /** When the next delivery of a domain not in `skip` comes due (ms), or null when there is none. */
 export function nextDue(db: DB, skip: readonly string[] = []): number | null {
-  if (skip.length === 0) return sql<{ t: number | null }>(db, 'SELECT min(next_attempt_at) AS t FROM deliveries WHERE next_attempt_at IS NOT NULL').get()?.t ?? null;
-  return sql<{ t: number }>(db, `SELECT next_attempt_at AS t FROM deliveries WHERE next_attempt_at IS NOT NULL
-    AND domain NOT IN (SELECT value FROM json_each(@skip)) ORDER BY next_attempt_at LIMIT 1`).get({ skip: JSON.stringify(skip) })?.t ?? null;
+  if (skip.length === 0)
+    return (
+      sql<{ t: number | null }>(
+        db,
+        'SELECT min(next_attempt_at) AS t FROM deliveries WHERE next_attempt_at IS NOT NULL',
+      ).get()?.t ?? null
+    );
+  return (
+    sql<{ t: number }>(
+      db,
+      `SELECT next_attempt_at AS t FROM deliveries WHERE next_attempt_at IS NOT NULL
+    AND domain NOT IN (SELECT value FROM json_each(@skip)) ORDER BY next_attempt_at LIMIT 1`,
+    ).get({ skip: JSON.stringify(skip) })?.t ?? null
+  );
 }
 
 const FULL = 2;

@@ -7,6 +7,10 @@ import {
   emailPath,
   canMove,
   FINAL,
+  queueState,
+  queueTransition,
+  QUEUE_ACTIONS,
+  type Waiting,
   type RecipientEvent,
   type Status,
 } from '../../src/core/status.js';
@@ -98,5 +102,57 @@ describe('core/status', () => {
           cur = step;
         }
       }
+  });
+
+  describe('queue states and operator actions', () => {
+    const now = 1_000_000;
+    const w = (o: Partial<Waiting>): Waiting => ({
+      status: 'queued',
+      held: false,
+      attempts: 0,
+      nextAttemptAt: now,
+      leasedUntil: null,
+      ...o,
+    });
+    const STATES: Record<string, Waiting> = {
+      scheduled: w({ nextAttemptAt: now + 60_000 }),
+      due: w({}),
+      deferred: w({ status: 'delivery_delayed', attempts: 2, nextAttemptAt: now + 60_000 }),
+      held: w({ status: 'delivery_delayed', attempts: 1, held: true, nextAttemptAt: null }),
+      in_flight: w({ leasedUntil: now + 30_000, nextAttemptAt: now + 30_000 }),
+    };
+
+    it('tells each waiting state; a final recipient is not in the queue', () => {
+      for (const [name, r] of Object.entries(STATES)) expect(queueState(r, now), name).to.equal(name);
+      expect(queueState(w({ held: true, leasedUntil: now + 1 }), now), 'held wins over in flight').to.equal('held');
+      expect(queueState(w({ leasedUntil: now - 1, nextAttemptAt: now - 1 }), now), 'an ended lease is due').to.equal(
+        'due',
+      );
+      for (const s of FINAL) expect(queueState(w({ status: s }), now)).to.equal(null);
+    });
+
+    it('walks every (state, action) pair', () => {
+      const expected: Record<string, Record<string, string | null>> = {
+        scheduled: { hold: 'queued held', release: null, retry: null, purge: 'failed' },
+        due: { hold: 'queued held', release: null, retry: null, purge: 'failed' },
+        deferred: { hold: 'delivery_delayed held', release: null, retry: 'delivery_delayed due', purge: 'failed' },
+        held: { hold: null, release: 'delivery_delayed due', retry: null, purge: 'failed' },
+        in_flight: { hold: 'queued held', release: null, retry: null, purge: 'failed' },
+      };
+      for (const [name, r] of Object.entries(STATES))
+        for (const a of QUEUE_ACTIONS) {
+          const m = queueTransition(r, a, now);
+          const got = m && [m.status, m.held ? 'held' : '', m.due ? 'due' : ''].filter(Boolean).join(' ');
+          expect(got, `${name} + ${a}`).to.equal(expected[name][a]);
+        }
+      for (const s of FINAL)
+        for (const a of QUEUE_ACTIONS) expect(queueTransition(w({ status: s }), a, now)).to.equal(null);
+    });
+
+    it('a purge is the one operator edge delivery_delayed → failed', () => {
+      expect(emailPath('delivery_delayed', 'failed', true)).to.deep.equal(['failed']);
+      expect(emailPath('delivery_delayed', 'failed')).to.deep.equal(['bounced']);
+      expect(emailPath('queued', 'failed', true)).to.deep.equal(['failed']);
+    });
   });
 });

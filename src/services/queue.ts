@@ -1,0 +1,185 @@
+// Queue control (operations.md "Queue control"), shared by the CLI, the admin API and the dashboard: filters
+// checked into a store filter, summary and list views, and hold/release/retry/purge in atomic batches of 500.
+import { ApiError, invalid } from '../core/errors.js';
+import { QUEUE_STATES, appliesTo, type QueueAction, type QueueState } from '../core/status.js';
+import * as qa from '../store/queue-admin.js';
+import { tx } from '../store/db.js';
+import { teamById } from '../store/teams.js';
+import { onEvent } from '../store/events.js';
+import { storedSites } from './delivery-control.js';
+import { teamNamed } from './keys.js';
+import { applyQueueAction } from './transition.js';
+import { enqueueEvent } from './webhooks.js';
+import type { Ctx } from './context.js';
+
+/** Recipients per transaction: a batch takes tens of milliseconds, and the API answers between batches. */
+export const BATCH = 500;
+export const FILTER_NAMES = ['team', 'site', 'domain', 'sender_domain', 'tag', 'email', 'state', 'older_than'] as const;
+export type FilterInput = Partial<Record<(typeof FILTER_NAMES)[number], unknown>>;
+export type GroupBy = 'site' | 'domain' | 'team' | 'state';
+const UNROUTED = 'unknown';
+
+const text = (v: unknown, name: string, re = /^[^\s]{1,255}$/): string => {
+  if (typeof v !== 'string' || !re.test(v)) throw invalid(name, `${name} is not a valid value.`);
+  return v;
+};
+
+/** Each site's domains, as the delivery loop routed them (mta sites). */
+function siteDomains(ctx: Ctx): Map<string, string[]> {
+  return new Map(storedSites(ctx.db).map((s) => [s.site, JSON.parse(s.domains_json) as string[]]));
+}
+
+/** Checks the filters (CLI options or admin API parameters, snake_case names) into a store filter. */
+export function parseFilter(ctx: Ctx, input: FilterInput): qa.QueueFilter {
+  for (const k of Object.keys(input))
+    if (!(FILTER_NAMES as readonly string[]).includes(k)) throw invalid(k, `Unknown queue filter ${k}.`);
+  const f: qa.QueueFilter = {};
+  const i = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined && v !== null));
+  if (i.team !== undefined) f.teamId = teamNamed(ctx, text(i.team, 'team')).id;
+  if (i.domain !== undefined) f.domains = [text(i.domain, 'domain').toLowerCase()];
+  if (i.site !== undefined) {
+    const routed = siteDomains(ctx).get(text(i.site, 'site')) ?? [];
+    f.domains = f.domains ? f.domains.filter((d) => routed.includes(d)) : routed;
+  }
+  if (i.sender_domain !== undefined) f.senderDomain = text(i.sender_domain, 'sender_domain').toLowerCase();
+  if (i.tag !== undefined) f.tag = text(i.tag, 'tag', /^.{1,256}$/);
+  if (i.email !== undefined) f.emailId = text(i.email, 'email', /^em_[\w-]{1,64}$/);
+  if (i.state !== undefined) {
+    const s = text(i.state, 'state');
+    if (!(QUEUE_STATES as readonly string[]).includes(s))
+      throw invalid('state', `state is one of ${QUEUE_STATES.join(', ')}.`);
+    f.states = [s as QueueState];
+  }
+  if (i.older_than !== undefined) {
+    const n = Number(i.older_than);
+    if (!Number.isInteger(n) || n < 0) throw invalid('older_than', 'older_than is a whole number of seconds.');
+    f.createdBefore = ctx.now() - n * 1000;
+  }
+  return f;
+}
+
+const isEmpty = (f: qa.QueueFilter) => Object.keys(f).length === 0;
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+function teamNames(ctx: Ctx): (id: string) => string {
+  const cache = new Map<string, string>();
+  return (id) => {
+    if (!cache.has(id)) cache.set(id, teamById(ctx.db, id)?.name ?? id);
+    return cache.get(id)!;
+  };
+}
+
+function siteOfDomain(ctx: Ctx): (domain: string) => string {
+  const of = new Map<string, string>();
+  for (const [site, domains] of siteDomains(ctx)) for (const d of domains) if (!of.has(d)) of.set(d, site);
+  return (d) => of.get(d) ?? UNROUTED;
+}
+
+export interface QueueEntry {
+  email_id: string;
+  recipient: string;
+  domain: string;
+  site: string;
+  team: string;
+  state: QueueState;
+  attempts: number;
+  next_attempt_at: string | null;
+  last_reply: string | null;
+}
+
+/** `mta queue list`: the waiting recipients, oldest first. */
+export function queueList(ctx: Ctx, f: qa.QueueFilter, limit = 100): QueueEntry[] {
+  const team = teamNames(ctx);
+  const site = siteOfDomain(ctx);
+  return qa.listWaiting(ctx.db, f, ctx.now(), limit).map((r) => ({
+    email_id: r.email_id,
+    recipient: r.recipient,
+    domain: r.domain,
+    site: site(r.domain),
+    team: team(r.team_id),
+    state: r.state,
+    attempts: r.attempts,
+    next_attempt_at: r.state === 'held' ? null : iso(r.next_attempt_at),
+    last_reply: r.last_reply,
+  }));
+}
+
+export interface QueueGroup {
+  key: string;
+  recipients: number;
+  held: number;
+  deferred: number;
+  oldest_seconds: number;
+}
+
+/** `mta queue summary`: counts per site (default), domain, team or state, largest first. */
+export function queueSummary(ctx: Ctx, by: GroupBy, f: qa.QueueFilter): { by: GroupBy; groups: QueueGroup[] } {
+  const now = ctx.now();
+  const rows = qa.summarize(ctx.db, by === 'site' ? 'domain' : by, f, now);
+  const keyOf = by === 'site' ? siteOfDomain(ctx) : by === 'team' ? teamNames(ctx) : (k: string) => k;
+  const groups = new Map<string, QueueGroup & { oldest: number }>();
+  for (const r of rows) {
+    const key = keyOf(r.key);
+    const g = groups.get(key) ?? { key, recipients: 0, held: 0, deferred: 0, oldest_seconds: 0, oldest: r.oldest_at };
+    g.recipients += r.recipients;
+    g.held += r.held;
+    g.deferred += r.deferred;
+    g.oldest = Math.min(g.oldest, r.oldest_at);
+    groups.set(key, g);
+  }
+  const out = [...groups.values()].map(({ oldest, ...g }) => ({
+    ...g,
+    oldest_seconds: Math.max(0, Math.floor((now - oldest) / 1000)),
+  }));
+  return { by, groups: out.sort((a, b) => b.recipients - a.recipients || a.key.localeCompare(b.key)) };
+}
+
+export interface ActionOptions {
+  /** hold and purge with no filter act only with `all` */
+  all?: boolean;
+  /** purge: the operator's note, kept in the events' data.message */
+  note?: string;
+  /** data.source of the events: `operator` (CLI, admin API, operator dashboard) or `team` (a team's own mail) */
+  source?: 'operator' | 'team';
+}
+
+/**
+ * Applies an action to every matching recipient, BATCH at a time, each batch one transaction through the
+ * one transition writer (a crash keeps the batches committed; running it again finishes the rest). Yields
+ * to the event loop between batches. Answers how many recipients it changed.
+ */
+export async function queueAction(
+  ctx: Ctx,
+  action: QueueAction,
+  f: qa.QueueFilter,
+  o: ActionOptions = {},
+): Promise<{ matched: number }> {
+  if ((action === 'hold' || action === 'purge') && isEmpty(f) && !o.all)
+    throw new ApiError('validation_error', 'queue_filter_required', `A ${action} with no filter needs all: true.`);
+  const states = (f.states ?? appliesTo(action)).filter((s) => appliesTo(action).includes(s));
+  if (states.length === 0 || f.domains?.length === 0) return { matched: 0 };
+  const filter = { ...f, states };
+  let after = { seq: 0, id: 0 };
+  let matched = 0;
+  for (;;) {
+    const batch = tx(ctx.db, () => {
+      const rows = qa.candidates(ctx.db, filter, ctx.now(), after, BATCH);
+      const byEmail = new Map<number, Set<number>>();
+      for (const r of rows) byEmail.set(r.email_seq, (byEmail.get(r.email_seq) ?? new Set()).add(r.id));
+      for (const [seq, ids] of byEmail)
+        matched += applyQueueAction(ctx, seq, ids, action, { source: o.source ?? 'operator', note: o.note });
+      return rows;
+    });
+    if (batch.length < BATCH) return { matched };
+    after = { seq: batch[batch.length - 1].email_seq, id: batch[batch.length - 1].id };
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+/**
+ * For a process other than the service (the CLI): events written here get their webhook outbox rows, as
+ * in the service (features/webhooks.ts); the running service's dispatcher sends them within a second.
+ */
+export function writeWebhooksFromThisProcess(ctx: Ctx): void {
+  onEvent(ctx.db, (db, ev) => void enqueueEvent(ctx, db, ev));
+}

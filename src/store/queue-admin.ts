@@ -1,0 +1,127 @@
+// Queue-control SQL over the waiting recipients (status not final, partial indexes of migration 012): one
+// WHERE from the filters, list, summary groups, candidate batches of an action, and hold/release/retry writes.
+import { sql, type DB } from './db.js';
+import type { DeliveryRow } from './emails.js';
+import type { QueueState } from '../core/status.js';
+
+/** Must read exactly like the partial indexes' WHERE (SQLite matches the term's text). */
+const WAITING = "d.status IN ('queued', 'sent', 'delivery_delayed')";
+/** core/status queueState, in SQL. */
+const STATE = `CASE WHEN d.held_at IS NOT NULL THEN 'held' WHEN d.leased_until > @now THEN 'in_flight'
+  WHEN d.next_attempt_at IS NULL OR d.next_attempt_at <= @now THEN 'due' WHEN d.attempts > 0 THEN 'deferred' ELSE 'scheduled' END`;
+
+export interface QueueFilter {
+  teamId?: string;
+  /** Recipient domains (a site stands for the domains routed to it). */
+  domains?: string[];
+  senderDomain?: string;
+  tag?: string;
+  emailId?: string;
+  states?: QueueState[];
+  /** Emails created before this time (ms). */
+  createdBefore?: number;
+}
+
+export type QueueRow = DeliveryRow & { held_at: number | null; leased_until: number | null };
+
+function where(f: QueueFilter, now: number): { text: string; params: Record<string, unknown> } {
+  const parts = [WAITING];
+  const params: Record<string, unknown> = { now };
+  const add = (cond: string, name: string, value: unknown) => {
+    parts.push(cond);
+    params[name] = value;
+  };
+  if (f.teamId !== undefined) add('e.team_id = @team', 'team', f.teamId);
+  if (f.domains !== undefined)
+    add('d.domain IN (SELECT value FROM json_each(@domains))', 'domains', JSON.stringify(f.domains));
+  if (f.senderDomain !== undefined) add('e.sender_domain = @sender', 'sender', f.senderDomain);
+  if (f.tag !== undefined)
+    add(
+      'EXISTS (SELECT 1 FROM email_tags t WHERE t.team_id = e.team_id AND t.tag = @tag AND t.email_seq = d.email_seq)',
+      'tag',
+      f.tag,
+    );
+  if (f.emailId !== undefined) add('e.id = @email', 'email', f.emailId);
+  if (f.states !== undefined)
+    add(`(${STATE}) IN (SELECT value FROM json_each(@states))`, 'states', JSON.stringify(f.states));
+  if (f.createdBefore !== undefined) add('e.created_at < @before', 'before', f.createdBefore);
+  return { text: parts.join(' AND '), params };
+}
+
+const FROM = 'deliveries d JOIN emails e ON e.seq = d.email_seq';
+
+export interface ListedRow {
+  id: number;
+  email_id: string;
+  recipient: string;
+  domain: string;
+  team_id: string;
+  state: QueueState;
+  attempts: number;
+  next_attempt_at: number | null;
+  last_reply: string | null;
+}
+
+/** Oldest first (by email, then recipient). */
+export function listWaiting(db: DB, f: QueueFilter, now: number, limit: number): ListedRow[] {
+  const w = where(f, now);
+  return sql<ListedRow>(
+    db,
+    `SELECT d.id, e.id AS email_id, d.recipient, d.domain, e.team_id, ${STATE} AS state, d.attempts, d.next_attempt_at,
+    d.last_reply FROM ${FROM} WHERE ${w.text} ORDER BY d.email_seq, d.id LIMIT @limit`,
+  ).all({ ...w.params, limit });
+}
+
+export type GroupKey = 'domain' | 'team' | 'state';
+export interface GroupRow {
+  key: string;
+  recipients: number;
+  held: number;
+  deferred: number;
+  oldest_at: number;
+}
+const KEY: Record<GroupKey, string> = { domain: 'd.domain', team: 'e.team_id', state: STATE };
+
+/** Counts per group (a site summary groups by domain, then the service merges domains into sites). */
+export function summarize(db: DB, by: GroupKey, f: QueueFilter, now: number): GroupRow[] {
+  const w = where(f, now);
+  return sql<GroupRow>(
+    db,
+    `SELECT ${KEY[by]} AS key, count(*) AS recipients, sum(d.held_at IS NOT NULL) AS held,
+    sum((${STATE}) = 'deferred') AS deferred, min(e.created_at) AS oldest_at
+    FROM ${FROM} WHERE ${w.text} GROUP BY 1 ORDER BY 2 DESC`,
+  ).all(w.params);
+}
+
+/** The next `limit` matching recipients after the cursor (email_seq, id), in that order: one batch of an action. */
+export function candidates(
+  db: DB,
+  f: QueueFilter,
+  now: number,
+  after: { seq: number; id: number },
+  limit: number,
+): { id: number; email_seq: number }[] {
+  const w = where(f, now);
+  return sql<{ id: number; email_seq: number }>(
+    db,
+    `SELECT d.id, d.email_seq FROM ${FROM} WHERE ${w.text} AND (d.email_seq, d.id) > (@afterSeq, @afterId)
+    ORDER BY d.email_seq, d.id LIMIT @limit`,
+  ).all({ ...w.params, afterSeq: after.seq, afterId: after.id, limit });
+}
+
+/** The recipients of one email with their queue columns. */
+export const queueRowsOf = (db: DB, emailSeq: number): QueueRow[] =>
+  sql<QueueRow>(db, 'SELECT * FROM deliveries WHERE email_seq = ? ORDER BY id').all(emailSeq);
+
+/**
+ * Writes a recipient's hold and due time. A held recipient has next_attempt_at NULL (the due index never
+ * offers it); one due again while a lease still runs is due when the lease ends (never sent twice at once).
+ */
+export function writeQueueState(db: DB, id: number, held: boolean, due: boolean, now: number): void {
+  sql(
+    db,
+    `UPDATE deliveries SET held_at = CASE WHEN @held THEN coalesce(held_at, @now) ELSE NULL END,
+    next_attempt_at = CASE WHEN @held THEN NULL WHEN @due THEN max(@now, coalesce(leased_until, 0)) ELSE next_attempt_at END,
+    updated_at = @now WHERE id = @id`,
+  ).run({ id, held: held ? 1 : 0, due: due ? 1 : 0, now });
+}
