@@ -1,5 +1,5 @@
 // The /dashboard mount: security headers, HTML error pages, form bodies, the session gate and the
-// CSRF check on every POST, the static assets, then the page routes (auth, emails, domains, webhooks, account).
+// CSRF check on every POST, the static assets, then the page routes (auth, emails, domains, webhooks, account, overview, delivery).
 import Router from '@koa/router';
 import bodyParser from 'koa-bodyparser';
 import type Koa from 'koa';
@@ -16,6 +16,8 @@ import { emailPages } from './pages/emails.js';
 import { domainPages } from './pages/domains.js';
 import { webhookPages } from './pages/webhooks.js';
 import { accountPages } from './pages/account.js';
+import { overviewPages } from './pages/overview.js';
+import { deliveryPages } from './pages/delivery.js';
 
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
@@ -133,6 +135,8 @@ export function dashboardMount(koa: Koa<State>, deps: Deps) {
   domainPages(r, deps);
   webhookPages(r, deps);
   accountPages(r, deps);
+  overviewPages(r, deps);
+  deliveryPages(r, deps);
   r.all('/{*rest}', () => {
     throw new ApiError('not_found', 'page_not_found', 'There is no such page.');
   });

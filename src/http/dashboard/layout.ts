@@ -14,13 +14,16 @@ export interface PageOpts {
   error?: string | null;
 }
 
-const NAV: [string, string][] = [
+/** Pages in the main navigation; a third `true` shows the entry to operator sessions only. */
+const NAV: [string, string, boolean?][] = [
+  ['overview', 'Overview'],
   ['emails', 'Emails'],
   ['domains', 'Domains'],
   ['webhooks', 'Webhooks'],
   ['suppressions', 'Suppressions'],
   ['keys', 'API keys'],
   ['credits', 'Credits'],
+  ['delivery', 'Delivery', true],
 ];
 
 export const can = (s: Session, scope: Scope) => s.principal.scopes.has(scope);
@@ -54,7 +57,7 @@ export function layout(o: PageOpts): Html {
             s
               ? html`<nav class="main" aria-label="Main">
                     <ul>
-                      ${NAV.map(([k, label]) => html`<li><a href="/dashboard/${k}" ${o.active === k ? html` aria-current="page"` : ''}>${label}</a></li>`)}
+                      ${NAV.filter((n) => !n[2] || s.operator).map(([k, label]) => html`<li><a href="/dashboard/${k}" ${o.active === k ? html` aria-current="page"` : ''}>${label}</a></li>`)}
                     </ul>
                   </nav>
                   ${who(s, o.teamName)}`
