@@ -1,14 +1,19 @@
-// `npm run bench`: prints the service's throughput figures (API accept rate, delivery rate);
+// `npm run bench`: prints the service's throughput figures (API accept rate, SMTP submissions/s, delivery rate);
 // `npm run bench -- delivery --postfix` also measures Postfix + opendkim side by side (takes over /etc/postfix).
 // Figures, not pass/fail: record them in BENCHMARKS.md.
 import fs from 'node:fs';
 import { benchApi } from './bench-api.js';
+import { benchSubmission } from './bench-submission.js';
 
 const which = process.argv[2] ?? 'all';
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 console.log(`node ${process.version}, ${(await import('node:os')).cpus().length} cpus`);
 if (which === 'all' || which === 'api') await benchApi({ seconds });
+if (which === 'all' || which === 'submission') await benchSubmission({ seconds });
 if ((which === 'all' || which === 'delivery') && fs.existsSync(new URL('./bench-delivery.ts', import.meta.url))) {
   const mod = await import('./bench-delivery.js' as string);
-  await (mod.benchDelivery ?? mod.default)?.({ postfix: process.argv.includes('--postfix'), only: process.env.BENCH_ONLY });
+  await (mod.benchDelivery ?? mod.default)?.({
+    postfix: process.argv.includes('--postfix'),
+    only: process.env.BENCH_ONLY,
+  });
 }
