@@ -12,6 +12,8 @@ export interface ReportRecipient {
   diagnostic: string | null;
   replycode?: string | null;
   feedback_type?: string | null;
+  /** the mailbox provider that answered (google, microsoft, yahoo, apple, ...; src/core/providers/brands.ts), or null */
+  provider?: string | null;
   /** DSN Original-Recipient, when it names another address than `address` (Final-Recipient). */
   original_recipient?: string;
 }

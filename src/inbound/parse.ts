@@ -3,7 +3,7 @@
 import type { BounceReason } from '../core/bounce-reasons.js';
 import { classifyBounce, findReply, findStatus } from '../core/classify.js';
 import { isExplicit, pseudoStatus } from '../core/bounce-reasons.js';
-import { registryReason } from '../core/providers/index.js';
+import { mailboxProvider, registryReason } from '../core/providers/index.js';
 import { type Entity, decodeWords, header, leaves, parseEntity } from './mime.js';
 import { findAddress } from '../core/address.js';
 import { type RawRecipient, commandIn, dnsHost, dsnRecipient, paragraphFor, readDsnFields } from './dsn.js';
@@ -261,11 +261,16 @@ function presetReason(r: RawRecipient, diagnostic: string | null): BounceReason 
     status,
     replycode: r.replycode ?? findReply(text, status?.[0]),
     command: r.command,
-    rhost: r.rhost ?? /\bhost\s+([\w-]+(?:\.[\w-]+)+)\s*\[/i.exec(text)?.[1] ?? null,
+    rhost: remoteHost(r, text),
     destination: r.address?.split('@')[1] ?? null,
     lhost: r.lhost ?? null,
     notice: (r.reason as BounceReason | null | undefined) ?? null,
   });
+}
+
+/** The host that returned the reply: Remote-MTA, else the "host X [addr]" of the notice's text. */
+function remoteHost(r: RawRecipient, text: string): string | null {
+  return r.rhost ?? /\bhost\s+([\w-]+(?:\.[\w-]+)+)\s*\[/i.exec(text)?.[1] ?? null;
 }
 
 function toRecipient(r: RawRecipient): ReportRecipient {
@@ -292,6 +297,12 @@ function toRecipient(r: RawRecipient): ReportRecipient {
     diagnostic,
     replycode: reading.replycode,
     feedback_type: null,
+    provider: mailboxProvider({
+      rhost: remoteHost(r, diagnostic ?? ''),
+      lhost: r.lhost,
+      destination: r.address?.split('@')[1],
+      text: diagnostic,
+    }),
     ...(r.original && r.original !== r.address ? { original_recipient: r.original } : {}),
   };
 }

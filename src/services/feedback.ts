@@ -65,6 +65,7 @@ function bounceData(r: ReportRecipient, exact: boolean, ours: string): Record<st
     smtp_code: code,
     smtp_response: r.diagnostic,
     source: 'dsn',
+    provider: r.provider,
     final_recipient: other,
   });
 }

@@ -122,6 +122,7 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
       enhanced_status: '5.1.1',
       source: 'dsn',
     });
+    expect(JSON.parse(bounced[0].data_json)).not.to.have.property('provider'); // mx.remote.test: no known provider
     expect(status(e)).to.equal('delivered');
     expect(getSuppression(s.db, teamId, ds[1].recipient.toLowerCase())?.reason).to.equal('hard_bounce');
     expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())).to.equal(undefined);
@@ -144,14 +145,14 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
       to: verp(e, ds[0]),
       recipient: ds[0].recipient,
       status: '5.2.2',
-      diagnostic: '552 5.2.2 Mailbox full',
+      diagnostic: '552-5.2.2 Mailbox full. https://support.google.com/mail/?p=OverQuotaPerm a1si.2 - gsmtp',
     });
     expect((await smtpSend(port, { from: '', to: [verp(e, ds[0])] }, raw)).ok).to.equal(true);
     const b = events(e)
       .filter((ev) => ev.type === 'bounced')
       .map((ev) => JSON.parse(ev.data_json));
     expect(b).to.have.length(1);
-    expect(b[0]).to.include({ async: true, reason: 'mailboxfull', hard: false });
+    expect(b[0]).to.include({ async: true, reason: 'mailboxfull', hard: false, provider: 'google' });
     expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())).to.equal(undefined);
     expect(status(e)).to.equal('delivered');
   });

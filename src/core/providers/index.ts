@@ -20,6 +20,7 @@ import { JAPAN_PROVIDERS } from './japan.js';
 import { MICROSOFT_PROVIDERS } from './microsoft.js';
 import { MTA_PROVIDERS } from './mta.js';
 import { MORE_MTA_PROVIDERS } from './mta-more.js';
+import { MAILBOX_PROVIDERS } from './brands.js';
 import {
   type CodeRule,
   type NoticeFormat,
@@ -242,4 +243,40 @@ export function registryReason(f: RecipientFacts): BounceReason | null {
     if (reason) return reason;
   }
   return null;
+}
+
+/** Where a recipient's bounce came from: the hosts and the reply text that name the provider that answered. */
+export interface AnswerFacts {
+  rhost?: string | null;
+  lhost?: string | null;
+  destination?: string | null;
+  text?: string | null;
+}
+
+for (const name of MAILBOX_PROVIDERS.flatMap((b) => b.registry ?? []))
+  if (!PROVIDERS.some((p) => p.name === name))
+    throw new Error(`provider registry: mailbox provider names unknown ${name}`);
+const BRAND_HOSTS = MAILBOX_PROVIDERS.map((b) => ({
+  provider: b.provider,
+  hosts: [...(b.hosts ?? []), ...PROVIDERS.filter((p) => b.registry?.includes(p.name)).flatMap((p) => p.hosts ?? [])],
+}));
+const brandOfHost = (host: string | null | undefined): string | null => {
+  const h = (host ?? '').toLowerCase().replace(/\.$/, '');
+  if (!h) return null;
+  const hit = BRAND_HOSTS.find((b) => b.hosts.some((s) => h.endsWith(s) || h === s.replace(/^\./, '')));
+  return hit?.provider ?? null;
+};
+
+/**
+ * The mailbox provider that answered (MAILBOX_PROVIDERS' name: google, microsoft, yahoo, ...), or null: by the
+ * remote host, else a sign in the reply text, else the host that wrote the report, else the recipient's domain.
+ */
+export function mailboxProvider(f: AnswerFacts): string | null {
+  const dest = (f.destination ?? '').toLowerCase();
+  return (
+    brandOfHost(f.rhost) ??
+    (f.text ? (MAILBOX_PROVIDERS.find((b) => b.signs?.test(f.text as string))?.provider ?? null) : null) ??
+    brandOfHost(f.lhost) ??
+    (dest ? (MAILBOX_PROVIDERS.find((b) => b.domains?.includes(dest))?.provider ?? null) : null)
+  );
 }
