@@ -152,6 +152,7 @@ const COMMAND_PATTERNS: readonly [RegExp, string][] = [
   [/after mail from/i, 'MAIL'],
   [/after (?:end of )?data/i, 'DATA'],
   [/after initial connection/i, 'CONN'],
+  [/server after (?:ehlo|helo)\b/i, 'EHLO'],
   [/>>> rcpt to/i, 'RCPT'],
   [/>>> mail from/i, 'MAIL'],
   [/>>> data/i, 'DATA'],
@@ -179,6 +180,8 @@ const COMMAND_PATTERNS: readonly [RegExp, string][] = [
   [/-------SMTP command\s+RCPT\b/i, 'RCPT'],
   [/-------SMTP command\s+MAIL\b/i, 'MAIL'],
   [/-------SMTP command\s+DATA\b/i, 'DATA'],
+  // Postfix: "host mx.example[192.0.2.1] refused to talk to me: 421 ..." — the greeting (Sisimai reads it as HELO)
+  [/refused to talk to me:/i, 'HELO'],
 ];
 
 export function commandIn(text: string): string | null {

@@ -156,7 +156,7 @@ function dsnRecipients(root: Entity, notice: string): RawRecipient[] {
   for (const r of list) {
     if (!r.address) continue;
     const para = paragraphFor(section, r.address, all);
-    r.command = commandIn(para ?? '');
+    r.command = commandIn(para ?? '') ?? commandIn(r.diagnostic ?? '');
     if (!r.diagnostic && para) r.diagnostic = para;
   }
   return list;
