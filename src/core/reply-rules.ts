@@ -899,7 +899,7 @@ export const STATUS_REASONS: Readonly<Record<string, BounceReason>> = {
   '4.1.7': 'rejected',
   '4.1.8': 'rejected',
   '4.1.9': 'systemerror',
-  '4.2.1': 'suspend',
+  '4.2.1': 'blocked', // go-sisimai (was suspend, as 5.2.1 is not)
   '4.2.2': 'mailboxfull',
   '4.2.3': 'exceedlimit',
   '4.2.4': 'filtered',

@@ -181,7 +181,7 @@ const COMMAND_PATTERNS: readonly [RegExp, string][] = [
   [/-------SMTP command\s+MAIL\b/i, 'MAIL'],
   [/-------SMTP command\s+DATA\b/i, 'DATA'],
   // Postfix: "host mx.example[192.0.2.1] refused to talk to me: 421 ..." — the greeting (Sisimai reads it as HELO)
-  [/refused to talk to me:/i, 'HELO'],
+  [/refused to\s+talk to me:/i, 'HELO'],
 ];
 
 export function commandIn(text: string): string | null {
