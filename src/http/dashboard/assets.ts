@@ -63,11 +63,12 @@ ol.timeline li{margin:0 0 .75rem;padding-left:1rem}
 .event-data{font-size:.875rem;margin-top:.25rem}
 .signin{max-width:28rem;margin:2rem auto}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(20rem,1fr));gap:1rem;margin:0 0 1rem}
+.charts.small{grid-template-columns:repeat(auto-fill,minmax(18rem,1fr))}
 figure.chart{margin:0;background:#fff;border:1px solid #d0d4dc;border-radius:.5rem;padding:.75rem;min-width:0}
 figure.chart figcaption{font-weight:600;margin-bottom:.25rem}
-figure.chart svg{display:block;height:auto}
+figure.chart>svg{display:block;height:auto}
 ul.legend{list-style:none;margin:.25rem 0;padding:0;display:flex;flex-wrap:wrap;gap:.25rem 1rem;font-size:.875rem}
-ul.legend svg{vertical-align:middle}
+ul.legend svg{vertical-align:middle;display:inline}
 .chart-data summary{cursor:pointer;font-size:.875rem;color:#0b57d0}
 progress{vertical-align:middle;width:10rem;max-width:100%}
 .signin input{width:100%}

@@ -44,12 +44,14 @@ const TEXT = '#374151';
 const GRID = '#d1d5db';
 const integer = (n: number) => String(Math.round(n));
 
-/** A round upper bound for the y axis (1, 2 or 5 × 10^k) at or above `max`. */
-export function niceMax(max: number): number {
-  if (!(max > 0)) return 1;
-  const p = 10 ** Math.floor(Math.log10(max));
-  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= max) return m * p;
-  return 10 * p;
+/** The y axis' top: four round steps (1, 2, 2.5 or 5 × 10^k; whole numbers for counts) reaching at least `max`. */
+export function niceMax(max: number, integer = false): number {
+  if (!(max > 0)) return 4;
+  const raw = max / 4;
+  if (integer && raw <= 1) return 4;
+  const p = 10 ** Math.floor(Math.log10(raw));
+  for (const m of integer ? [1, 2, 5, 10] : [1, 2, 2.5, 5, 10]) if (m * p >= raw) return 4 * m * p;
+  return 40 * p;
 }
 
 interface Frame {
@@ -64,8 +66,8 @@ interface Frame {
 }
 
 function frame(o: ChartOpts): Frame {
-  const [w, h] = o.small ? [360, 150] : [720, 260];
-  const left = o.small ? 40 : 64;
+  const [w, h] = o.small ? [360, 170] : [560, 240];
+  const left = o.small ? 44 : 60;
   const top = 12;
   const bottom = o.small ? 34 : 44;
   const stacked = o.kind === 'bar';
@@ -76,7 +78,7 @@ function frame(o: ChartOpts): Frame {
     max = Math.max(max, stacked ? vals.reduce((a, b) => a + b, 0) : Math.max(0, ...vals));
   }
   if (o.threshold) max = Math.max(max, o.threshold.value * 1.5);
-  return { w, h, left, top, pw: w - left - 12, ph: h - top - bottom, max: niceMax(max), n };
+  return { w, h, left, top, pw: w - left - 20, ph: h - top - bottom, max: niceMax(max, !o.format), n };
 }
 
 const yOf = (f: Frame, v: number) => f.top + f.ph - (v / f.max) * f.ph;
@@ -84,7 +86,7 @@ const xOf = (f: Frame, i: number) => f.left + (f.n <= 1 ? f.pw / 2 : (i * f.pw) 
 
 function axes(o: ChartOpts, f: Frame): Html {
   const fmt = o.format ?? integer;
-  const fs = o.small ? 10 : 12;
+  const fs = o.small ? 11 : 12;
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((k) => k * f.max);
   const band = f.pw / Math.max(1, f.n);
   const xAt = (i: number) => (o.kind === 'bar' ? f.left + band * (i + 0.5) : xOf(f, i));
@@ -183,22 +185,26 @@ export function describe(o: ChartOpts): string {
   return `${o.title}, ${o.labels[0] ?? ''} to ${o.labels[o.labels.length - 1] ?? ''}. ${parts.join('; ')}.${limit}`;
 }
 
+function swatch(o: ChartOpts, s: Series): Html {
+  return o.kind === 'bar'
+    ? html`<rect x="6" y="0" width="12" height="12" fill="${s.color}" />`
+    : html`<line
+        x1="0"
+        x2="24"
+        y1="6"
+        y2="6"
+        stroke="${s.color}"
+        stroke-width="3"
+        stroke-dasharray="${s.dash ?? 'none'}"
+      />`;
+}
+
 function legend(o: ChartOpts): Html {
   return html`<ul class="legend">
     ${o.series.map(
       (s) =>
         html`<li>
-          <svg width="24" height="10" aria-hidden="true" focusable="false">
-            <line
-              x1="0"
-              x2="24"
-              y1="5"
-              y2="5"
-              stroke="${s.color}"
-              stroke-width="3"
-              stroke-dasharray="${s.dash ?? 'none'}"
-            />
-          </svg>
+          <svg width="24" height="12" aria-hidden="true" focusable="false">${swatch(o, s)}</svg>
           ${s.name}
         </li>`,
     )}

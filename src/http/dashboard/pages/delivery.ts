@@ -172,7 +172,7 @@ function deliveryPage(deps: Deps, k: DCtx) {
     ${
       series.length === 0
         ? html`<p class="card">No delivery attempts in the last 24 hours.</p>`
-        : html`<div class="charts">${series.map(siteChart)}</div>`
+        : html`<div class="charts small">${series.map(siteChart)}</div>`
     }`;
   page(deps.app, k, { title: 'Delivery', active: 'delivery', body });
 }
