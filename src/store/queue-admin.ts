@@ -50,7 +50,14 @@ function where(f: QueueFilter, now: number): { text: string; params: Record<stri
   return { text: parts.join(' AND '), params };
 }
 
-const FROM = 'deliveries d JOIN emails e ON e.seq = d.email_seq';
+/**
+ * Waiting recipients first (CROSS JOIN keeps that order: the planner would otherwise walk all of a sender's
+ * or a tag's emails), except when a team or an email narrows the emails better.
+ */
+const from = (f: QueueFilter) =>
+  f.teamId !== undefined || f.emailId !== undefined
+    ? 'deliveries d JOIN emails e ON e.seq = d.email_seq'
+    : 'deliveries d CROSS JOIN emails e ON e.seq = d.email_seq';
 
 export interface ListedRow {
   id: number;
@@ -70,7 +77,7 @@ export function listWaiting(db: DB, f: QueueFilter, now: number, limit: number):
   return sql<ListedRow>(
     db,
     `SELECT d.id, e.id AS email_id, d.recipient, d.domain, e.team_id, ${STATE} AS state, d.attempts, d.next_attempt_at,
-    d.last_reply FROM ${FROM} WHERE ${w.text} ORDER BY d.email_seq, d.id LIMIT @limit`,
+    d.last_reply FROM ${from(f)} WHERE ${w.text} ORDER BY d.email_seq, d.id LIMIT @limit`,
   ).all({ ...w.params, limit });
 }
 
@@ -91,7 +98,7 @@ export function summarize(db: DB, by: GroupKey, f: QueueFilter, now: number): Gr
     db,
     `SELECT ${KEY[by]} AS key, count(*) AS recipients, sum(d.held_at IS NOT NULL) AS held,
     sum((${STATE}) = 'deferred') AS deferred, min(e.created_at) AS oldest_at
-    FROM ${FROM} WHERE ${w.text} GROUP BY 1 ORDER BY 2 DESC`,
+    FROM ${from(f)} WHERE ${w.text} GROUP BY 1 ORDER BY 2 DESC`,
   ).all(w.params);
 }
 
@@ -106,7 +113,7 @@ export function candidates(
   const w = where(f, now);
   return sql<{ id: number; email_seq: number }>(
     db,
-    `SELECT d.id, d.email_seq FROM ${FROM} WHERE ${w.text} AND (d.email_seq, d.id) > (@afterSeq, @afterId)
+    `SELECT d.id, d.email_seq FROM ${from(f)} WHERE ${w.text} AND (d.email_seq, d.id) > (@afterSeq, @afterId)
     ORDER BY d.email_seq, d.id LIMIT @limit`,
   ).all({ ...w.params, afterSeq: after.seq, afterId: after.id, limit });
 }
