@@ -18,6 +18,7 @@ import { webhookPages } from './pages/webhooks.js';
 import { accountPages } from './pages/account.js';
 import { overviewPages } from './pages/overview.js';
 import { deliveryPages } from './pages/delivery.js';
+import { queuePages } from './pages/queue.js';
 
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
@@ -137,6 +138,7 @@ export function dashboardMount(koa: Koa<State>, deps: Deps) {
   accountPages(r, deps);
   overviewPages(r, deps);
   deliveryPages(r, deps);
+  queuePages(r, deps);
   r.all('/{*rest}', () => {
     throw new ApiError('not_found', 'page_not_found', 'There is no such page.');
   });

@@ -24,6 +24,7 @@ const NAV: [string, string, boolean?][] = [
   ['keys', 'API keys'],
   ['credits', 'Credits'],
   ['delivery', 'Delivery', true],
+  ['queue', 'Queue'],
 ];
 
 export const can = (s: Session, scope: Scope) => s.principal.scopes.has(scope);
