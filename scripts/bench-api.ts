@@ -8,17 +8,37 @@ export async function benchApi(opts: { seconds?: number; connections?: number } 
   try {
     mta(child, 'team', 'create', 'bench');
     const key = mta(child, 'key', 'create', '--team', 'bench');
-    const body = JSON.stringify({ from: 'Bench <bench@bench.example>', to: ['delivered@example.com'], subject: 'Your sign-in code', text: 'Your code is 123456', html: '<p>Your code is <b>123456</b></p>', tags: ['signin'] });
+    const body = JSON.stringify({
+      from: 'Bench <bench@bench.example>',
+      to: ['delivered@example.com'],
+      subject: 'Your sign-in code',
+      text: 'Your code is 123456',
+      html: '<p>Your code is <b>123456</b></p>',
+      tags: ['signin'],
+    });
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     await autocannon({ url: `${child.http}/v1/emails`, method: 'POST', headers, body, connections: 8, duration: 2 }); // warm-up
-    const r = await autocannon({ url: `${child.http}/v1/emails`, method: 'POST', headers, body, connections: opts.connections ?? 32, duration: opts.seconds ?? 10 });
+    const r = await autocannon({
+      url: `${child.http}/v1/emails`,
+      method: 'POST',
+      headers,
+      body,
+      connections: opts.connections ?? 32,
+      duration: opts.seconds ?? 10,
+    });
     const ok = r['2xx'];
     const result = {
-      accepted_per_s: ok / (opts.seconds ?? 10), non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts,
+      accepted_per_s: ok / (opts.seconds ?? 10),
+      non2xx: r.non2xx,
+      errors: r.errors,
+      timeouts: r.timeouts,
       latency_ms: { p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max },
-      connections: opts.connections ?? 32, seconds: opts.seconds ?? 10,
+      connections: opts.connections ?? 32,
+      seconds: opts.seconds ?? 10,
     };
-    console.log(`API  POST /v1/emails: ${fmt(result.accepted_per_s, 0)} accepted/s (202), non-2xx ${r.non2xx}, errors ${r.errors}; latency p50 ${result.latency_ms.p50} ms, p90 ${result.latency_ms.p90} ms, p99 ${result.latency_ms.p99} ms, max ${result.latency_ms.max} ms (${result.connections} connections, ${result.seconds} s, test key: delivery simulated in the same process)`);
+    console.log(
+      `API  POST /v1/emails: ${fmt(result.accepted_per_s, 0)} accepted/s (202), non-2xx ${r.non2xx}, errors ${r.errors}; latency p50 ${result.latency_ms.p50} ms, p90 ${result.latency_ms.p90} ms, p99 ${result.latency_ms.p99} ms, max ${result.latency_ms.max} ms (${result.connections} connections, ${result.seconds} s, test key: delivery simulated in the same process)`,
+    );
     console.log(`API  service after the run: ${await memoryOf(child)}`);
     return result;
   } finally {

@@ -17,14 +17,22 @@ import { createTeam, createKey } from '../src/services/keys.js';
 import { addCredits } from '../src/services/credits.js';
 import { startChild, pct, fmt, memoryOf } from './bench-lib.js';
 
-interface Sink { port: number; times: Map<string, number[]>; count: number; stop(): Promise<void> }
+interface Sink {
+  port: number;
+  times: Map<string, number[]>;
+  count: number;
+  stop(): Promise<void>;
+}
 
 /** A sink that accepts everything at once; records when each message arrived, per recipient domain. */
 async function startSink(): Promise<Sink> {
   const times = new Map<string, number[]>();
   const state = { count: 0 };
   const server = new SMTPServer({
-    authOptional: true, disabledCommands: ['AUTH', 'STARTTLS'], logger: false, size: 0,
+    authOptional: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    logger: false,
+    size: 0,
     onData: (s, session, cb) => {
       s.resume();
       s.on('end', () => {
@@ -38,27 +46,57 @@ async function startSink(): Promise<Sink> {
     },
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { port: (server.server.address() as { port: number }).port, times, get count() { return state.count; }, stop: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    port: (server.server.address() as { port: number }).port,
+    times,
+    get count() {
+      return state.count;
+    },
+    stop: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
-interface Run { name: string; domains: string[]; shaping?: Record<string, unknown>; throttledDomain?: string; prequeue?: boolean }
+interface Run {
+  name: string;
+  domains: string[];
+  shaping?: Record<string, unknown>;
+  throttledDomain?: string;
+  prequeue?: boolean;
+}
 
 async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
   const dns = await new TestDns().start();
   // Each domain has its own MX host: one site per domain (unknown sites, named by their MX host).
-  for (const d of run.domains) { dns.set(d, { MX: [{ exchange: `mx.${d}`, priority: 10 }] }); dns.set(`mx.${d}`, { A: ['127.0.0.1'] }); }
+  for (const d of run.domains) {
+    dns.set(d, { MX: [{ exchange: `mx.${d}`, priority: 10 }] });
+    dns.set(`mx.${d}`, { A: ['127.0.0.1'] });
+  }
   const sink = await startSink();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mta-bench-delivery-'));
   const env: Record<string, string> = {
-    MTA_DATA_DIR: dataDir, MTA_DNS_SERVERS: dns.server, MTA_OUTBOUND_PORT: String(sink.port), MTA_LOG_LEVEL: 'info',
+    MTA_DATA_DIR: dataDir,
+    MTA_DNS_SERVERS: dns.server,
+    MTA_OUTBOUND_PORT: String(sink.port),
+    MTA_LOG_LEVEL: 'info',
     // No scheduled DNS re-check of the sender domain during the run (it would fail it half-way).
     MTA_DNS_CHECK_CRON: '0 0 1 1 *',
   };
-  if (run.shaping) { const f = path.join(dataDir, 'shaping.json'); fs.writeFileSync(f, JSON.stringify(run.shaping)); env.MTA_SHAPING_FILE = f; }
+  if (run.shaping) {
+    const f = path.join(dataDir, 'shaping.json');
+    fs.writeFileSync(f, JSON.stringify(run.shaping));
+    env.MTA_SHAPING_FILE = f;
+  }
   const db = openDb(dataDir);
   const ctx = { db, config: loadConfig({ env }), now: Date.now, log: pino({ level: 'silent' }) };
   const team = createTeam(ctx, 'bench');
-  const body = (i: number) => JSON.stringify({ from: 'Bench <app@sender.bench>', to: `user${i}@${run.domains[i % run.domains.length]}`, subject: `Receipt #${i}`, text: `Thanks for your order ${i}.\n`.repeat(10), html: `<p>Thanks for your order <b>${i}</b>.</p>`.repeat(10) });
+  const body = (i: number) =>
+    JSON.stringify({
+      from: 'Bench <app@sender.bench>',
+      to: `user${i}@${run.domains[i % run.domains.length]}`,
+      subject: `Receipt #${i}`,
+      text: `Thanks for your order ${i}.\n`.repeat(10),
+      html: `<p>Thanks for your order <b>${i}</b>.</p>`.repeat(10),
+    });
   const key = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send'] });
   addCredits(ctx, team.id, n + 10, null);
   const dom = insertVerifiedDomain(db, team.id, 'sender.bench');
@@ -81,7 +119,8 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
       const i = next++;
       const s = performance.now();
       const r = await fetch(`${child.http}/v1/emails`, { method: 'POST', headers, body: body(i) });
-      if (r.status !== 202) throw new Error(`POST /v1/emails: ${r.status} ${await r.text()}\n${child.logTail.join('\n')}`);
+      if (r.status !== 202)
+        throw new Error(`POST /v1/emails: ${r.status} ${await r.text()}\n${child.logTail.join('\n')}`);
       await r.arrayBuffer();
       lat.push(performance.now() - s);
     }
@@ -92,10 +131,21 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
   while (sink.count < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   const last = Math.max(...[...sink.times.values()].flat());
   lat.sort((a, b) => a - b);
-  const out: Record<string, number> = { received: sink.count, rate: sink.count / ((last - t0) / 1000), api_p50: pct(lat, 50) ?? NaN, api_p99: pct(lat, 99) ?? NaN };
-  for (const [d, ts] of sink.times) if (d !== run.throttledDomain) out[`rate_${d}`] = ts.length / ((Math.max(...ts) - t0) / 1000);
-  console.log(`delivery[${run.name}]: ${sink.count}/${n} received in ${fmt((last - t0) / 1000, 2)} s (all posted after ${fmt((posted - t0) / 1000, 2)} s): ${fmt(out.rate, 0)} msg/s (first request → last message); API p50 ${fmt(out.api_p50, 1)} ms, p99 ${fmt(out.api_p99, 1)} ms`);
-  if (run.domains.length > 1) console.log(`delivery[${run.name}]: per domain msg/s ${[...sink.times].map(([d, ts]) => `${d} ${fmt(ts.length / ((Math.max(...ts) - t0) / 1000), 0)}`).join(', ')}`);
+  const out: Record<string, number> = {
+    received: sink.count,
+    rate: sink.count / ((last - t0) / 1000),
+    api_p50: pct(lat, 50) ?? NaN,
+    api_p99: pct(lat, 99) ?? NaN,
+  };
+  for (const [d, ts] of sink.times)
+    if (d !== run.throttledDomain) out[`rate_${d}`] = ts.length / ((Math.max(...ts) - t0) / 1000);
+  console.log(
+    `delivery[${run.name}]: ${sink.count}/${n} received in ${fmt((last - t0) / 1000, 2)} s (all posted after ${fmt((posted - t0) / 1000, 2)} s): ${fmt(out.rate, 0)} msg/s (first request → last message); API p50 ${fmt(out.api_p50, 1)} ms, p99 ${fmt(out.api_p99, 1)} ms`,
+  );
+  if (run.domains.length > 1)
+    console.log(
+      `delivery[${run.name}]: per domain msg/s ${[...sink.times].map(([d, ts]) => `${d} ${fmt(ts.length / ((Math.max(...ts) - t0) / 1000), 0)}`).join(', ')}`,
+    );
   console.log(`delivery[${run.name}]: service after the run: ${await memoryOf(child)}`);
   await child.stop();
   await sink.stop();
@@ -105,10 +155,16 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
 
 function postfix(n: number): number | null {
   const script = path.resolve('../shared/bench/postfix-bench.sh');
-  if (!fs.existsSync(script) || process.getuid?.() !== 0) { console.log('postfix: reference not run (needs ../shared/bench/postfix-bench.sh and root)'); return null; }
+  if (!fs.existsSync(script) || process.getuid?.() !== 0) {
+    console.log('postfix: reference not run (needs ../shared/bench/postfix-bench.sh and root)');
+    return null;
+  }
   let out: string;
   try {
-    out = execFileSync('bash', [script, String(n)], { env: { ...process.env, PFB_DKIM: '1' }, stdio: ['ignore', 'pipe', 'inherit'] }).toString();
+    out = execFileSync('bash', [script, String(n)], {
+      env: { ...process.env, PFB_DKIM: '1' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }).toString();
   } catch (err) {
     // Every run noisy (other tenants on the box), say: print what it measured and go on.
     out = String((err as { stdout?: Buffer }).stdout ?? '');
@@ -126,19 +182,30 @@ export async function benchDelivery(opts: { n?: number; postfix?: boolean; only?
     { name: '5 domains on 5 sites', domains: five },
     // The engine alone (mail queued before the start): the other sites' rate with and without one throttled.
     { name: '5 sites, queued before start', domains: five, prequeue: true },
-    { name: '5 sites, one throttled to 100/s, queued before start', domains: five, prequeue: true, throttledDomain: five[0], shaping: { sites: { slow: { mx: [`mx.${five[0]}`], rate: '100/s' } } } },
+    {
+      name: '5 sites, one throttled to 100/s, queued before start',
+      domains: five,
+      prequeue: true,
+      throttledDomain: five[0],
+      shaping: { sites: { slow: { mx: [`mx.${five[0]}`], rate: '100/s' } } },
+    },
   ];
-  console.log(`delivery: ${n} emails per run through POST /v1/emails (${process.env.BENCH_CLIENTS ?? 16} clients), RSA-2048 DKIM, smtp-server sink in the bench process`);
+  console.log(
+    `delivery: ${n} emails per run through POST /v1/emails (${process.env.BENCH_CLIENTS ?? 16} clients), RSA-2048 DKIM, smtp-server sink in the bench process`,
+  );
   const results: Record<string, number>[] = [];
   for (const r of runs) if (!opts.only || r.name.startsWith(opts.only)) results.push(await runOnce(r, n));
   if (results.length === 4) {
     const others = five.slice(1).map((d) => [results[2][`rate_${d}`], results[3][`rate_${d}`]]);
     const drop = others.map(([a, b]) => 1 - b / a);
-    console.log(`delivery: the other sites' rate with one site throttled: ${drop.map((x) => `${fmt(-x * 100, 1)}%`).join(', ')} (vs the same run unthrottled; noise included)`);
+    console.log(
+      `delivery: the other sites' rate with one site throttled: ${drop.map((x) => `${fmt(-x * 100, 1)}%`).join(', ')} (vs the same run unthrottled; noise included)`,
+    );
   }
   if (opts.postfix) {
     const pf = postfix(n);
-    if (pf !== null) console.log(`postfix + opendkim: ${fmt(pf, 0)} msg/s; this service / postfix: ${fmt(results[0].rate / pf, 2)}×`);
+    if (pf !== null)
+      console.log(`postfix + opendkim: ${fmt(pf, 0)} msg/s; this service / postfix: ${fmt(results[0].rate / pf, 2)}×`);
   }
 }
 

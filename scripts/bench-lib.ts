@@ -7,11 +7,31 @@ import path from 'node:path';
 
 export const BIN = path.resolve('bin/mta.js');
 
-export interface Child { logTail: string[]; proc: ChildProcess; http: string; listeners: Record<string, string>; dataDir: string; env: Record<string, string>; stop(): Promise<void> }
+export interface Child {
+  logTail: string[];
+  proc: ChildProcess;
+  http: string;
+  listeners: Record<string, string>;
+  dataDir: string;
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
 
 export async function startChild(extraEnv: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Child> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mta-bench-'));
-  const env = { PATH: process.env.PATH!, MTA_DATA_DIR: dataDir, MTA_HTTP_PORT: '0', MTA_SMTP_PORT: '0', MTA_SMTP_HOST: '127.0.0.1', MTA_SUBMISSION_PORT: '0', MTA_SUBMISSION_HOST: '127.0.0.1', MTA_RATE_LIMIT: '0', MTA_LOG_LEVEL: 'info', MTA_HOSTNAME: 'mta.bench', ...extraEnv };
+  const env = {
+    PATH: process.env.PATH!,
+    MTA_DATA_DIR: dataDir,
+    MTA_HTTP_PORT: '0',
+    MTA_SMTP_PORT: '0',
+    MTA_SMTP_HOST: '127.0.0.1',
+    MTA_SUBMISSION_PORT: '0',
+    MTA_SUBMISSION_HOST: '127.0.0.1',
+    MTA_RATE_LIMIT: '0',
+    MTA_LOG_LEVEL: 'info',
+    MTA_HOSTNAME: 'mta.bench',
+    ...extraEnv,
+  };
   const proc = spawn(process.execPath, [...nodeArgs, BIN, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   const line = await new Promise<string>((resolve, reject) => {
@@ -19,25 +39,47 @@ export async function startChild(extraEnv: Record<string, string> = {}, nodeArgs
     proc.stderr!.on('data', (d) => {
       err += d;
       const m = /"msg":"listening: ([^"]*)"/.exec(err);
-      if (m) { clearTimeout(t); resolve(m[1]); }
+      if (m) {
+        clearTimeout(t);
+        resolve(m[1]);
+      }
     });
     proc.on('exit', (c) => reject(new Error(`service exited ${c}: ${err}`)));
   });
   // Keep the last lines of the service's log (errors are shown when a run fails).
   const tail: string[] = [];
-  proc.stderr!.on('data', (d) => { tail.push(...String(d).split('\n').filter((l) => /"level":(40|50|60)/.test(l))); tail.splice(0, Math.max(0, tail.length - 20)); });
+  proc.stderr!.on('data', (d) => {
+    tail.push(
+      ...String(d)
+        .split('\n')
+        .filter((l) => /"level":(40|50|60)/.test(l)),
+    );
+    tail.splice(0, Math.max(0, tail.length - 20));
+  });
   const listeners = Object.fromEntries(line.split(' ').map((kv) => kv.split('=') as [string, string]));
   return {
-    logTail: tail, proc, http: `http://${listeners.http}`, listeners, dataDir, env,
-    stop: () => new Promise<void>((resolve) => { proc.once('exit', () => resolve()); proc.kill('SIGTERM'); }),
+    logTail: tail,
+    proc,
+    http: `http://${listeners.http}`,
+    listeners,
+    dataDir,
+    env,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        proc.once('exit', () => resolve());
+        proc.kill('SIGTERM');
+      }),
   };
 }
 
 export function mta(child: Pick<Child, 'env'>, ...args: string[]): string {
-  return execFileSync(process.execPath, [BIN, ...args], { env: child.env }).toString().trim();
+  return execFileSync(process.execPath, [BIN, ...args], { env: child.env })
+    .toString()
+    .trim();
 }
 
-export const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+export const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 export const fmt = (n: number, d = 1) => n.toFixed(d);
 
 /** The service's resident memory (MiB) and event-loop lag p99 (ms), read from its own /metrics. */

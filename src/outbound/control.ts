@@ -18,16 +18,54 @@ export class Control {
   private hour = new Map<string, number[]>();
   private warm = new Set<string>();
   private m = {
-    queued: new Gauge({ name: 'mta_site_queued', help: 'Recipients waiting in memory for a site.', labelNames: ['site'], registers: [this.registry] }),
-    inFlight: new Gauge({ name: 'mta_site_in_flight', help: 'Transactions in progress to a site.', labelNames: ['site'], registers: [this.registry] }),
-    sent: new Counter({ name: 'mta_site_sent_total', help: 'Messages accepted by a site.', labelNames: ['site'], registers: [this.registry] }),
-    reactions: new Counter({ name: 'mta_site_reactions_total', help: 'Reply reactions by site, IP and action.', labelNames: ['site', 'ip', 'action'], registers: [this.registry] }),
-    state: new Gauge({ name: 'mta_ip_site_state', help: 'State of a (source IP, site): 0 open, 1 throttled, 2 suspended.', labelNames: ['ip', 'site'], registers: [this.registry] }),
-    warmDay: new Gauge({ name: 'mta_ip_warmup_day', help: 'Warm-up day of a warming source IP.', labelNames: ['ip'], registers: [this.registry] }),
-    sentToday: new Gauge({ name: 'mta_ip_sent_today', help: 'Messages started today from a source IP to a site (UTC day).', labelNames: ['ip', 'site'], registers: [this.registry] }),
+    queued: new Gauge({
+      name: 'mta_site_queued',
+      help: 'Recipients waiting in memory for a site.',
+      labelNames: ['site'],
+      registers: [this.registry],
+    }),
+    inFlight: new Gauge({
+      name: 'mta_site_in_flight',
+      help: 'Transactions in progress to a site.',
+      labelNames: ['site'],
+      registers: [this.registry],
+    }),
+    sent: new Counter({
+      name: 'mta_site_sent_total',
+      help: 'Messages accepted by a site.',
+      labelNames: ['site'],
+      registers: [this.registry],
+    }),
+    reactions: new Counter({
+      name: 'mta_site_reactions_total',
+      help: 'Reply reactions by site, IP and action.',
+      labelNames: ['site', 'ip', 'action'],
+      registers: [this.registry],
+    }),
+    state: new Gauge({
+      name: 'mta_ip_site_state',
+      help: 'State of a (source IP, site): 0 open, 1 throttled, 2 suspended.',
+      labelNames: ['ip', 'site'],
+      registers: [this.registry],
+    }),
+    warmDay: new Gauge({
+      name: 'mta_ip_warmup_day',
+      help: 'Warm-up day of a warming source IP.',
+      labelNames: ['ip'],
+      registers: [this.registry],
+    }),
+    sentToday: new Gauge({
+      name: 'mta_ip_sent_today',
+      help: 'Messages started today from a source IP to a site (UTC day).',
+      labelNames: ['ip', 'site'],
+      registers: [this.registry],
+    }),
   };
 
-  constructor(private ctx: Ctx, private loop: OutboundLoop) {}
+  constructor(
+    private ctx: Ctx,
+    private loop: OutboundLoop,
+  ) {}
 
   start(): void {
     this.restore();
@@ -37,13 +75,20 @@ export class Control {
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    try { this.persist(); } catch (err) { this.ctx.log.error({ err: (err as Error).message }, 'delivery state not saved'); }
+    try {
+      this.persist();
+    } catch (err) {
+      this.ctx.log.error({ err: (err as Error).message }, 'delivery state not saved');
+    }
   }
 
   /** A reply reaction happened: an event line and a metric. */
   reacted(ip: string, site: string, action: string, seconds: number, reply: string): void {
     this.m.reactions.inc({ site, ip, action });
-    this.ctx.log.warn({ event: 'site_reaction', ip, site, action, seconds, reply: reply.slice(0, 200) }, `site ${site} ${action === 'throttle' ? 'throttled' : action === 'blocklist' ? 'blocklisted' : 'suspended'} for ${ip}`);
+    this.ctx.log.warn(
+      { event: 'site_reaction', ip, site, action, seconds, reply: reply.slice(0, 200) },
+      `site ${site} ${action === 'throttle' ? 'throttled' : action === 'blocklist' ? 'blocklisted' : 'suspended'} for ${ip}`,
+    );
   }
 
   sent(site: string, now: number): void {
@@ -80,16 +125,26 @@ export class Control {
     const now = this.ctx.now();
     for (const l of store.storedLanes(this.ctx.db)) {
       if (l.ip === '*') {
-        if (l.state === 'suspended' && (l.until === null || l.until > now)) this.loop.sched.suspendSite(l.site, [], l.until === null ? null : Math.ceil((l.until - now) / 1000), l.reason ?? 'operator', now);
+        if (l.state === 'suspended' && (l.until === null || l.until > now))
+          this.loop.sched.suspendSite(
+            l.site,
+            [],
+            l.until === null ? null : Math.ceil((l.until - now) / 1000),
+            l.reason ?? 'operator',
+            now,
+          );
         continue;
       }
       if (l.day === utcDay(now) && l.sent_today > 0) this.loop.sched.setSentToday(l.ip, l.site, l.sent_today, now);
       if (l.state === 'suspended' && (l.until === null || l.until > now)) {
         const r = this.loop.sched.lane(l.ip, l.site).reaction;
-        r.suspendedUntil = l.until ?? Infinity; r.reason = l.reason; r.blocklisted = l.blocklisted === 1;
+        r.suspendedUntil = l.until ?? Infinity;
+        r.reason = l.reason;
+        r.blocklisted = l.blocklisted === 1;
       }
     }
-    for (const c of store.pendingCommands(this.ctx.db)) if (c.created_at < now - 86_400_000) store.markApplied(this.ctx.db, c.id, now);
+    for (const c of store.pendingCommands(this.ctx.db))
+      if (c.created_at < now - 86_400_000) store.markApplied(this.ctx.db, c.id, now);
   }
 
   private applyCommands(): void {
@@ -99,8 +154,26 @@ export class Control {
       const ips = c.ip ? [c.ip] : [];
       if (c.kind === 'suspend') this.loop.sched.suspendSite(c.site, ips, c.seconds, c.reason ?? 'operator', now);
       else this.loop.sched.resumeSite(c.site, ips);
-      this.ctx.log.warn({ event: `site_${c.kind}`, site: c.site, ip: c.ip ?? 'all', seconds: c.seconds, reason: c.reason, source: 'operator' }, `site ${c.site} ${c.kind}d by the operator`);
-      this.persistSite(c.site, now, c.kind === 'suspend' && !c.ip ? { until: c.seconds === null ? null : now + c.seconds * 1000, reason: c.reason ?? 'operator' } : c.kind === 'resume' && !c.ip ? 'clear' : undefined);
+      this.ctx.log.warn(
+        {
+          event: `site_${c.kind}`,
+          site: c.site,
+          ip: c.ip ?? 'all',
+          seconds: c.seconds,
+          reason: c.reason,
+          source: 'operator',
+        },
+        `site ${c.site} ${c.kind}d by the operator`,
+      );
+      this.persistSite(
+        c.site,
+        now,
+        c.kind === 'suspend' && !c.ip
+          ? { until: c.seconds === null ? null : now + c.seconds * 1000, reason: c.reason ?? 'operator' }
+          : c.kind === 'resume' && !c.ip
+            ? 'clear'
+            : undefined,
+      );
       store.markApplied(this.ctx.db, c.id, now);
       if (c.kind === 'resume') this.wakeSite(c.site, now);
     }
@@ -110,7 +183,9 @@ export class Control {
   /** Mail of a resumed site set aside in the store is due again now (domains seen by this run or a previous one). */
   private wakeSite(site: string, now: number): void {
     const row = store.storedSites(this.ctx.db).find((s) => s.site === site);
-    const domains = [...new Set([...this.loop.ready.domains(site), ...(row ? JSON.parse(row.domains_json) as string[] : [])])];
+    const domains = [
+      ...new Set([...this.loop.ready.domains(site), ...(row ? (JSON.parse(row.domains_json) as string[]) : [])]),
+    ];
     for (const d of domains) this.loop.ready.noteDomain(site, d);
     if (wakeDomains(this.ctx.db, domains, now)) this.loop.wake();
   }
@@ -123,10 +198,17 @@ export class Control {
       const cur = this.loop.sched.warmup(w.ip);
       if (!cur || cur.startedAt !== w.started_at || cur.startDay !== w.start_day) {
         this.loop.sched.setWarmup(w.ip, { startedAt: w.started_at, startDay: w.start_day });
-        this.ctx.log.warn({ event: 'ip_warmup', ip: w.ip, day: w.start_day }, `warm-up of ${w.ip} started at day ${w.start_day}`);
+        this.ctx.log.warn(
+          { event: 'ip_warmup', ip: w.ip, day: w.start_day },
+          `warm-up of ${w.ip} started at day ${w.start_day}`,
+        );
       }
     }
-    for (const ip of this.warm) if (!seen.has(ip)) { this.loop.sched.setWarmup(ip, null); this.ctx.log.warn({ event: 'ip_warmup_stop', ip }, `warm-up of ${ip} stopped`); }
+    for (const ip of this.warm)
+      if (!seen.has(ip)) {
+        this.loop.sched.setWarmup(ip, null);
+        this.ctx.log.warn({ event: 'ip_warmup_stop', ip }, `warm-up of ${ip} stopped`);
+      }
     const changed = this.warm.size !== seen.size || [...seen].some((ip) => !this.warm.has(ip));
     this.warm = seen;
     if (changed) this.loop.pump();
@@ -142,7 +224,10 @@ export class Control {
       if (until > now + SET_ASIDE_AFTER_MS) {
         const at = until === Infinity ? now + 60_000 : until;
         const n = this.loop.setAside(q, at);
-        this.ctx.log.info({ event: 'site_set_aside', site: q.site, recipients: n, until: new Date(at).toISOString() }, `${n} recipients of ${q.site} wait in the store`);
+        this.ctx.log.info(
+          { event: 'site_set_aside', site: q.site, recipients: n, until: new Date(at).toISOString() },
+          `${n} recipients of ${q.site} wait in the store`,
+        );
       }
     }
   }
@@ -151,22 +236,39 @@ export class Control {
   private heldUntil(ip: string, site: string, now: number): number {
     const v = this.loop.sched.view(site, now).find((x) => x.ip === ip);
     // Warm-up caps are not set aside: a stopped warm-up or a new day must find the mail in memory.
-    return v?.state === 'suspended' ? v.until ?? Infinity : now;
+    return v?.state === 'suspended' ? (v.until ?? Infinity) : now;
   }
 
   /** Writes every lane and site; updates the gauges. */
   private persist(): void {
     const now = this.ctx.now();
     const counts = this.loop.siteCounts();
-    const siteNames = new Set([...this.loop.ready.siteMx().keys(), ...store.storedLanes(this.ctx.db).map((l) => l.site)]);
-    this.m.queued.reset(); this.m.inFlight.reset();
+    const siteNames = new Set([
+      ...this.loop.ready.siteMx().keys(),
+      ...store.storedLanes(this.ctx.db).map((l) => l.site),
+    ]);
+    this.m.queued.reset();
+    this.m.inFlight.reset();
     store.inTx(this.ctx.db, () => {
       for (const site of siteNames) {
         const c = counts.get(site) ?? { queued: 0, inFlight: 0 };
-        this.m.queued.set({ site }, c.queued); this.m.inFlight.set({ site }, c.inFlight);
+        this.m.queued.set({ site }, c.queued);
+        this.m.inFlight.set({ site }, c.inFlight);
         const mx = this.loop.ready.siteMx().get(site);
         const domains = JSON.stringify(this.loop.ready.domains(site));
-        if (mx) store.upsertSite(this.ctx.db, { site, mx_json: JSON.stringify(mx), queued: c.queued, in_flight: c.inFlight, sent_last_hour: this.sentLastHour(site, now), domains_json: domains }, now);
+        if (mx)
+          store.upsertSite(
+            this.ctx.db,
+            {
+              site,
+              mx_json: JSON.stringify(mx),
+              queued: c.queued,
+              in_flight: c.inFlight,
+              sent_last_hour: this.sentLastHour(site, now),
+              domains_json: domains,
+            },
+            now,
+          );
         this.persistSite(site, now);
       }
     });
@@ -179,14 +281,40 @@ export class Control {
   /** The lanes of one site to the store; `hold` also writes (or clears) the whole-site operator hold. */
   private persistSite(site: string, now: number, hold?: { until: number | null; reason: string } | 'clear'): void {
     for (const v of this.loop.sched.view(site, now)) {
-      store.upsertLane(this.ctx.db, {
-        ip: v.ip, site, state: v.state, until: v.until, reason: v.reason, rate: v.rate,
-        blocklisted: this.loop.sched.lane(v.ip, site).reaction.blocklisted ? 1 : 0, day: utcDay(now), sent_today: v.sentToday,
-      }, now);
+      store.upsertLane(
+        this.ctx.db,
+        {
+          ip: v.ip,
+          site,
+          state: v.state,
+          until: v.until,
+          reason: v.reason,
+          rate: v.rate,
+          blocklisted: this.loop.sched.lane(v.ip, site).reaction.blocklisted ? 1 : 0,
+          day: utcDay(now),
+          sent_today: v.sentToday,
+        },
+        now,
+      );
       this.m.state.set({ ip: v.ip, site }, STATE_VALUE[v.state]);
       this.m.sentToday.set({ ip: v.ip, site }, v.sentToday);
     }
     if (hold === 'clear') store.removeLane(this.ctx.db, site, '*');
-    else if (hold) store.upsertLane(this.ctx.db, { ip: '*', site, state: 'suspended', until: hold.until, reason: hold.reason, rate: null, blocklisted: 0, day: -1, sent_today: 0 }, now);
+    else if (hold)
+      store.upsertLane(
+        this.ctx.db,
+        {
+          ip: '*',
+          site,
+          state: 'suspended',
+          until: hold.until,
+          reason: hold.reason,
+          rate: null,
+          blocklisted: 0,
+          day: -1,
+          sent_today: 0,
+        },
+        now,
+      );
   }
 }

@@ -10,7 +10,11 @@ import type { SmtpClient, Target, SendResult } from './smtp.js';
 import type { Verdict } from './outcome.js';
 
 export interface DeliverDeps {
-  ctx: Ctx; mx: MxResolver; smtp: SmtpClient; verpSecret: Buffer; policy: RetryPolicy;
+  ctx: Ctx;
+  mx: MxResolver;
+  smtp: SmtpClient;
+  verpSecret: Buffer;
+  policy: RetryPolicy;
   /** Longest a transaction may take (its lease outlives it). */
   deadlineMs: number;
   maxTargets?: number;
@@ -18,18 +22,35 @@ export interface DeliverDeps {
 
 /** What one send needs: the message, the recipient, the route and the lane. */
 export interface Send {
-  emailId: string; deliveryId: number; recipient: string; domain: string; raw: Buffer; returnDomain: string; hosts: readonly string[];
+  emailId: string;
+  deliveryId: number;
+  recipient: string;
+  domain: string;
+  raw: Buffer;
+  returnDomain: string;
+  hosts: readonly string[];
   /** the lane's source address to bind (undefined: the kernel's choice), whether it is a team's own pool, the session pool key */
-  bind: string | undefined; ownPool: boolean; pool: string; maxMessages: number;
+  bind: string | undefined;
+  ownPool: boolean;
+  pool: string;
+  maxMessages: number;
 }
-export interface Sent { verdict: Verdict; info: Partial<SendResult['info']>; closed: boolean }
+export interface Sent {
+  verdict: Verdict;
+  info: Partial<SendResult['info']>;
+  closed: boolean;
+}
 
 export async function deliverOne(d: DeliverDeps, s: Send): Promise<Sent> {
   try {
     return await attempt(d, s, Date.now() + d.deadlineMs);
   } catch (err) {
     d.ctx.log.error({ err: (err as Error).message, email: s.emailId }, 'delivery failed unexpectedly');
-    return { verdict: { kind: 'deferred', reply: null, command: 'INTERNAL', error: 'internal error' }, info: {}, closed: true };
+    return {
+      verdict: { kind: 'deferred', reply: null, command: 'INTERNAL', error: 'internal error' },
+      info: {},
+      closed: true,
+    };
   }
 }
 
@@ -44,12 +65,24 @@ async function attempt(d: DeliverDeps, s: Send, deadline: number): Promise<Sent>
       if (s.ownPool) skipped = `the team's IP pool has no IPv${isIPv6(t.ip) ? 6 : 4} address for ${t.mxHost} (${t.ip})`;
       continue;
     }
-    const res = await d.smtp.send(t, from, [s.recipient], s.raw, deadline, s.bind, { pool: s.pool, maxMessages: s.maxMessages });
+    const res = await d.smtp.send(t, from, [s.recipient], s.raw, deadline, s.bind, {
+      pool: s.pool,
+      maxMessages: s.maxMessages,
+    });
     last = { verdict: res.verdicts[0], info: res.info, closed: res.closed };
     if (!res.tryNext) return last;
   }
   if (last) return last;
-  return { verdict: { kind: 'deferred', reply: null, command: 'CONN', error: skipped ?? `no reachable address for the MX hosts of ${s.domain}` }, info: {}, closed: true };
+  return {
+    verdict: {
+      kind: 'deferred',
+      reply: null,
+      command: 'CONN',
+      error: skipped ?? `no reachable address for the MX hosts of ${s.domain}`,
+    },
+    info: {},
+    closed: true,
+  };
 }
 
 /** (MX host, address) pairs in MX order, resolved lazily. */

@@ -6,7 +6,11 @@ import { parseHeaders, getSigningHeaderLines, formatSignatureHeaderLine } from '
 import { dkimBody } from 'mailauth/lib/dkim/body/index.js';
 import { generateCanonicalizedHeader } from 'mailauth/lib/dkim/header/index.js';
 
-export interface DkimKey { signingDomain: string; selector: string; privateKey: string }
+export interface DkimKey {
+  signingDomain: string;
+  selector: string;
+  privateKey: string;
+}
 
 const KEYS = new Map<string, KeyObject>();
 const MAX_KEYS = 1000;
@@ -42,8 +46,15 @@ export async function dkimSignature(raw: Buffer, key: DkimKey, signTime?: Date):
   const headers = parseHeaders(raw.subarray(0, split));
   const lines = getSigningHeaderLines(headers.parsed, false);
   const { canonicalizedHeader, dkimHeaderOpts } = generateCanonicalizedHeader('DKIM', lines, {
-    signingDomain: key.signingDomain, selector: key.selector, type: 'DKIM', maxBodyLength: '', instance: false,
-    algorithm, canonicalization: 'relaxed/relaxed', signTime, bodyHash: hasher.digest('base64'),
+    signingDomain: key.signingDomain,
+    selector: key.selector,
+    type: 'DKIM',
+    maxBodyLength: '',
+    instance: false,
+    algorithm,
+    canonicalization: 'relaxed/relaxed',
+    signTime,
+    bodyHash: hasher.digest('base64'),
   });
   const input = keyType === 'rsa' ? canonicalizedHeader : createHash('sha256').update(canonicalizedHeader).digest();
   const signature = await new Promise<Buffer>((resolve, reject) => {

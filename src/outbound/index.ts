@@ -28,9 +28,16 @@ export function createOutbound(ctx: Ctx, overrides: Partial<LoopOptions> = {}): 
   const shaping = shapingFor(c);
   let loop: OutboundLoop | null = null;
   const smtp = new SmtpClient({
-    hostname: c.hostname, port: c.outboundPort, tls: c.outboundTls, timeoutMs, maxMessages: c.outboundMessagesPerConnection,
+    hostname: c.hostname,
+    port: c.outboundPort,
+    tls: c.outboundTls,
+    timeoutMs,
+    maxMessages: c.outboundMessagesPerConnection,
     // An idle connection of a lane closed: the scheduler may open another.
-    onIdleClosed: (key) => { const [ip, site] = key.split(' '); loop?.sched.closed(ip, site); },
+    onIdleClosed: (key) => {
+      const [ip, site] = key.split(' ');
+      loop?.sched.closed(ip, site);
+    },
   });
   // Only addresses this host holds are bound; others (a NAT'd public address listed for SPF) are left
   // to the kernel's choice, with a warning at start (sources.ts).
@@ -38,17 +45,37 @@ export function createOutbound(ctx: Ctx, overrides: Partial<LoopOptions> = {}): 
   const { leaseMs, deadlineMs } = timings(c);
   let verp: Buffer | null = null;
   const signer = new SignerPool(ctx.log);
-  loop = new OutboundLoop(ctx, {
-    ctx, mx: new MxResolver(resolver), smtp, sources, shaping, deadlineMs, prepare: (e) => prepareEmail(ctx, e, signer.sign), signer,
-    messagesPerConnection: c.outboundMessagesPerConnection,
-    policy: { minSeconds: c.retryMinSeconds, maxSeconds: c.retryMaxSeconds, lifetimeSeconds: c.queueLifetimeSeconds },
-    get verpSecret() { return (verp ??= secret(ctx.db, 'verp')); },
-  }, {
-    concurrency: c.outboundConcurrency, leaseMs, batch: 200,
-    maxHeld: Math.max(1000, c.outboundConcurrency * 5), idlePollMs: 1000, graceMs: Math.min(10_000, deadlineMs), ...overrides,
-  });
+  loop = new OutboundLoop(
+    ctx,
+    {
+      ctx,
+      mx: new MxResolver(resolver),
+      smtp,
+      sources,
+      shaping,
+      deadlineMs,
+      prepare: (e) => prepareEmail(ctx, e, signer.sign),
+      signer,
+      messagesPerConnection: c.outboundMessagesPerConnection,
+      policy: { minSeconds: c.retryMinSeconds, maxSeconds: c.retryMaxSeconds, lifetimeSeconds: c.queueLifetimeSeconds },
+      get verpSecret() {
+        return (verp ??= secret(ctx.db, 'verp'));
+      },
+    },
+    {
+      concurrency: c.outboundConcurrency,
+      leaseMs,
+      batch: 200,
+      maxHeld: Math.max(1000, c.outboundConcurrency * 5),
+      idlePollMs: 1000,
+      graceMs: Math.min(10_000, deadlineMs),
+      ...overrides,
+    },
+  );
   loop.control = new Control(ctx, loop);
   // Wake-up: an accepted email appends its `queued` event; the loop starts on it at once.
-  onEvent(ctx.db, (_db, ev) => { if (ev.type === 'queued') loop!.wake(); });
+  onEvent(ctx.db, (_db, ev) => {
+    if (ev.type === 'queued') loop!.wake();
+  });
   return loop;
 }

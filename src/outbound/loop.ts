@@ -3,7 +3,16 @@
 // scheduler decision, reacts to replies, writes results in batches. wake() starts work at once.
 import type { Component } from '../service.js';
 import type { Ctx } from '../services/context.js';
-import { claimDue, confirmClaims, releaseClaims, nextDue, emailBySeq, lightTx as tx, type Claimed, type EmailRow } from '../services/delivery.js';
+import {
+  claimDue,
+  confirmClaims,
+  releaseClaims,
+  nextDue,
+  emailBySeq,
+  lightTx as tx,
+  type Claimed,
+  type EmailRow,
+} from '../services/delivery.js';
 import { FINAL } from '../core/status.js';
 import { Scheduler } from '../core/shaping/scheduler.js';
 import { siteMatcher, type SiteMatcher } from '../core/shaping/sites.js';
@@ -23,10 +32,18 @@ const PREPARE_AT_ONCE = 32;
 
 export interface LoopOptions {
   /** most transactions at once (all sites); lease of a claim; claim batch; most recipients waiting in memory */
-  concurrency: number; leaseMs: number; batch: number; maxHeld: number; idlePollMs: number; graceMs: number;
+  concurrency: number;
+  leaseMs: number;
+  batch: number;
+  maxHeld: number;
+  idlePollMs: number;
+  graceMs: number;
 }
 export interface LoopDeps extends DeliverDeps {
-  prepare: (e: EmailRow) => Promise<Prepared>; sources: SourcePools; shaping: Shaping; messagesPerConnection: number;
+  prepare: (e: EmailRow) => Promise<Prepared>;
+  sources: SourcePools;
+  shaping: Shaping;
+  messagesPerConnection: number;
   /** composes and signs off this thread (optional) */
   signer?: { start(): void; stop(): Promise<void> };
 }
@@ -53,38 +70,66 @@ export class OutboundLoop implements Component {
   private waiting: (() => void)[] = [];
   private stopping = true;
 
-  constructor(private ctx: Ctx, readonly deps: LoopDeps, private o: LoopOptions) {
-    this.sink = new ResultSink(ctx, (ids) => { for (const id of ids) this.held.delete(id); this.wake(); });
+  constructor(
+    private ctx: Ctx,
+    readonly deps: LoopDeps,
+    private o: LoopOptions,
+  ) {
+    this.sink = new ResultSink(ctx, (ids) => {
+      for (const id of ids) this.held.delete(id);
+      this.wake();
+    });
     this.sched = new Scheduler(deps.shaping);
     this.matcher = siteMatcher(deps.shaping.sites);
   }
 
-  async start(): Promise<void> { this.stopping = false; this.deps.signer?.start(); this.control?.start(); this.wake(); }
+  async start(): Promise<void> {
+    this.stopping = false;
+    this.deps.signer?.start();
+    this.control?.start();
+    this.wake();
+  }
 
   /** Look for due work now (coalesced; safe to call from inside a transaction). */
   wake(): void {
     if (this.stopping || this.wakeQueued) return;
     this.wakeQueued = true;
-    setImmediate(() => { this.wakeQueued = false; this.tick(); });
+    setImmediate(() => {
+      this.wakeQueued = false;
+      this.tick();
+    });
   }
 
   /** Counters for tests and metrics. */
-  stats() { return { held: this.held.size, active: this.active, queued: this.ready.total + this.resolving }; }
+  stats() {
+    return { held: this.held.size, active: this.active, queued: this.ready.total + this.resolving };
+  }
 
   /** Recipients waiting and in flight per site (for `mta sites` and metrics). */
-  siteCounts(): Map<string, { queued: number; inFlight: number }> { return this.ready.bySite(); }
+  siteCounts(): Map<string, { queued: number; inFlight: number }> {
+    return this.ready.bySite();
+  }
 
   private tick(): void {
-    if (this.timer) { clearTimeout(this.timer); this.timer = null; }
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
     if (this.stopping) return;
-    try { this.claimMore(); } catch (err) { this.ctx.log.error({ err: (err as Error).message }, 'claim failed'); }
+    try {
+      this.claimMore();
+    } catch (err) {
+      this.ctx.log.error({ err: (err as Error).message }, 'claim failed');
+    }
     this.pump();
     if (this.stopping) return;
     let wait = this.o.idlePollMs;
     try {
       const due = nextDue(this.ctx.db, this.ready.slowDomains(this.ctx.now(), this.o.maxHeld));
       if (due !== null) wait = Math.min(wait, Math.max(5, due - this.ctx.now()));
-    } catch (err) { this.ctx.log.error({ err: (err as Error).message }, 'next due time unknown'); }
+    } catch (err) {
+      this.ctx.log.error({ err: (err as Error).message }, 'next due time unknown');
+    }
     this.timer = setTimeout(() => this.tick(), wait);
   }
 
@@ -97,7 +142,10 @@ export class OutboundLoop implements Component {
       const rows = tx(this.ctx.db, () => claimDue(this.ctx.db, now, now + this.o.leaseMs, limit, skip));
       const fresh = rows.filter((r) => !this.held.has(r.id));
       if (fresh.length) this.accept(fresh);
-      if (rows.length < limit) { if (skip.length) this.skipClaimAfter = now + 200; return; }
+      if (rows.length < limit) {
+        if (skip.length) this.skipClaimAfter = now + 200;
+        return;
+      }
     }
   }
 
@@ -106,16 +154,33 @@ export class OutboundLoop implements Component {
     for (const r of rows) {
       this.held.add(r.id);
       const l = byEmail.get(r.email_seq);
-      if (l) l.push(r); else byEmail.set(r.email_seq, [r]);
+      if (l) l.push(r);
+      else byEmail.set(r.email_seq, [r]);
     }
     for (const [seq, list] of byEmail) {
       const email = emailBySeq(this.ctx.db, seq);
       const live = list.filter((r) => !FINAL.has(r.status));
-      if (!email || live.length < list.length) this.sink.push(seq, [], list.filter((r) => !email || FINAL.has(r.status)).map((r) => r.id));
+      if (!email || live.length < list.length)
+        this.sink.push(
+          seq,
+          [],
+          list.filter((r) => !email || FINAL.has(r.status)).map((r) => r.id),
+        );
       if (!email || live.length === 0) continue;
-      if (email.test_mode === 1) { this.sink.push(seq, live.flatMap((r) => simulate(r, this.ctx.now())), live.map((r) => r.id)); continue; }
+      if (email.test_mode === 1) {
+        this.sink.push(
+          seq,
+          live.flatMap((r) => simulate(r, this.ctx.now())),
+          live.map((r) => r.id),
+        );
+        continue;
+      }
       const byDomain = new Map<string, Claimed[]>();
-      for (const r of live) { const l = byDomain.get(r.domain); if (l) l.push(r); else byDomain.set(r.domain, [r]); }
+      for (const r of live) {
+        const l = byDomain.get(r.domain);
+        if (l) l.push(r);
+        else byDomain.set(r.domain, [r]);
+      }
       for (const [domain, rcpts] of byDomain) void this.resolve(email, domain, rcpts);
     }
   }
@@ -134,29 +199,55 @@ export class OutboundLoop implements Component {
       this.unprepare(email.seq);
     }
     if (this.stopping) return;
-    if (!prep.ok) return this.settle(email.seq, rcpts, { kind: 'failed', error: prep.error, message: prep.message }, {});
-    if (route.kind === 'hard') return this.settle(email.seq, rcpts, { kind: 'dns_hard', reason: route.reason, enhanced: route.enhanced, text: route.text }, {});
-    if (route.kind === 'defer') return this.settle(email.seq, rcpts, { kind: 'deferred', reply: null, command: 'DNS', error: route.text }, {});
+    if (!prep.ok)
+      return this.settle(email.seq, rcpts, { kind: 'failed', error: prep.error, message: prep.message }, {});
+    if (route.kind === 'hard')
+      return this.settle(
+        email.seq,
+        rcpts,
+        { kind: 'dns_hard', reason: route.reason, enhanced: route.enhanced, text: route.text },
+        {},
+      );
+    if (route.kind === 'defer')
+      return this.settle(email.seq, rcpts, { kind: 'deferred', reply: null, command: 'DNS', error: route.text }, {});
     const site = this.matcher.siteOf(route.hosts);
     const { ips, own } = this.deps.sources.lanesFor(email.team_id, site);
     const q = this.ready.queue(site, ips, own, this.deps.shaping.sites.find((s) => s.name === site)?.mx ?? route.hosts);
     const now = this.ctx.now();
     this.ready.noteDomain(site, domain);
-    for (const r of rcpts) q.push({ email, rcpt: r, hosts: route.hosts, raw: prep.raw, returnDomain: prep.returnDomain, since: now, moves: 0 });
+    for (const r of rcpts)
+      q.push({
+        email,
+        rcpt: r,
+        hosts: route.hosts,
+        raw: prep.raw,
+        returnDomain: prep.returnDomain,
+        since: now,
+        moves: 0,
+      });
     this.sched.add(q.key, site, q.ips, rcpts.length);
     this.schedulePump();
   }
 
   private prepared(email: EmailRow): Promise<Prepared> {
     let c = this.preparing.get(email.seq);
-    if (!c) { c = { p: this.limited(() => this.deps.prepare(email)), refs: 0 }; this.preparing.set(email.seq, c); }
+    if (!c) {
+      c = { p: this.limited(() => this.deps.prepare(email)), refs: 0 };
+      this.preparing.set(email.seq, c);
+    }
     c.refs++;
     return c.p;
   }
 
   /** At most PREPARE_AT_ONCE messages composed and signed at a time: no burst of thousands after a big claim. */
   private limited<T>(fn: () => Promise<T>): Promise<T> {
-    const go = (): Promise<T> => { this.composing++; return fn().finally(() => { this.composing--; this.waiting.shift()?.(); }); };
+    const go = (): Promise<T> => {
+      this.composing++;
+      return fn().finally(() => {
+        this.composing--;
+        this.waiting.shift()?.();
+      });
+    };
     if (this.composing < PREPARE_AT_ONCE) return go();
     return new Promise<void>((r) => this.waiting.push(r)).then(go);
   }
@@ -169,7 +260,14 @@ export class OutboundLoop implements Component {
   /** The same verdict for every recipient of a job (no SMTP attempt made). */
   private settle(seq: number, rcpts: Claimed[], v: Verdict, info: Sent['info'], site?: string): void {
     const now = this.ctx.now();
-    this.sink.push(seq, rcpts.map((r) => toOutcome(r, v, { ...info, duration_ms: 0, source: 'smtp' }, this.deps.policy, now, Math.random())), rcpts.map((r) => r.id), site);
+    this.sink.push(
+      seq,
+      rcpts.map((r) =>
+        toOutcome(r, v, { ...info, duration_ms: 0, source: 'smtp' }, this.deps.policy, now, Math.random()),
+      ),
+      rcpts.map((r) => r.id),
+      site,
+    );
   }
 
   /** Starts what the scheduler allows now; their claims confirmed in one transaction; arms the next wake-up. */
@@ -182,23 +280,39 @@ export class OutboundLoop implements Component {
       if (!d) break;
       const q = this.ready.get(d.queue);
       const item = q?.shift();
-      if (!q || !item) { this.sched.done(d.ip, d.site, false); continue; }
+      if (!q || !item) {
+        this.sched.done(d.ip, d.site, false);
+        continue;
+      }
       starts.push({ item, q, ip: d.ip, site: d.site });
     }
     this.armWake(now);
     if (!starts.length) return;
     let ok: Set<number>;
     try {
-      ok = tx(this.ctx.db, () => confirmClaims(this.ctx.db, starts.map((s) => s.item.rcpt.id), now + this.o.leaseMs));
+      ok = tx(this.ctx.db, () =>
+        confirmClaims(
+          this.ctx.db,
+          starts.map((s) => s.item.rcpt.id),
+          now + this.o.leaseMs,
+        ),
+      );
     } catch (err) {
       // A store error (busy, I/O): back to the head of their queues; the next tick retries.
       this.ctx.log.error({ err: (err as Error).message, jobs: starts.length }, 'claim confirmation failed');
-      for (const s of starts.reverse()) { this.sched.done(s.ip, s.site, false); s.q.unshift(s.item); this.sched.add(s.q.key, s.site, s.q.ips, 1); }
+      for (const s of starts.reverse()) {
+        this.sched.done(s.ip, s.site, false);
+        s.q.unshift(s.item);
+        this.sched.add(s.q.key, s.site, s.q.ips, 1);
+      }
       return;
     }
     for (const s of starts) {
       if (ok.has(s.item.rcpt.id)) this.run(s.item, s.q, s.ip, s.site);
-      else { this.sched.done(s.ip, s.site, false); this.sink.push(s.item.email.seq, [], [s.item.rcpt.id]); }
+      else {
+        this.sched.done(s.ip, s.site, false);
+        this.sink.push(s.item.email.seq, [], [s.item.rcpt.id]);
+      }
     }
   }
 
@@ -207,7 +321,14 @@ export class OutboundLoop implements Component {
     if (at === Infinity || (this.wakeTimer && at >= this.wakeAt)) return;
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
     this.wakeAt = at;
-    this.wakeTimer = setTimeout(() => { this.wakeTimer = null; this.wakeAt = Infinity; this.pump(); }, Math.max(0, Math.min(at - now, 2 ** 31 - 1)));
+    this.wakeTimer = setTimeout(
+      () => {
+        this.wakeTimer = null;
+        this.wakeAt = Infinity;
+        this.pump();
+      },
+      Math.max(0, Math.min(at - now, 2 ** 31 - 1)),
+    );
   }
 
   private run(item: Item, q: ReadyQueue, ip: string, site: string): void {
@@ -215,12 +336,26 @@ export class OutboundLoop implements Component {
     q.inFlight++;
     const started = Date.now();
     const p: Promise<void> = deliverOne(this.deps, {
-      emailId: item.email.id, deliveryId: item.rcpt.id, recipient: item.rcpt.recipient, domain: item.rcpt.domain, raw: item.raw,
-      returnDomain: item.returnDomain, hosts: item.hosts, bind: this.deps.sources.bindOf(ip), ownPool: q.own,
-      pool: `${ip} ${site}`, maxMessages: Math.min(this.deps.messagesPerConnection, this.deps.shaping.limitsOf(site).messages_per_connection),
-    }).then((r) => this.finish(item, q, ip, site, r, Date.now() - started))
+      emailId: item.email.id,
+      deliveryId: item.rcpt.id,
+      recipient: item.rcpt.recipient,
+      domain: item.rcpt.domain,
+      raw: item.raw,
+      returnDomain: item.returnDomain,
+      hosts: item.hosts,
+      bind: this.deps.sources.bindOf(ip),
+      ownPool: q.own,
+      pool: `${ip} ${site}`,
+      maxMessages: Math.min(this.deps.messagesPerConnection, this.deps.shaping.limitsOf(site).messages_per_connection),
+    })
+      .then((r) => this.finish(item, q, ip, site, r, Date.now() - started))
       .catch((err) => this.ctx.log.error({ err: (err as Error).message }, 'delivery result not recorded'))
-      .finally(() => { this.active--; q.inFlight--; this.inflight.delete(p); this.schedulePump(); });
+      .finally(() => {
+        this.active--;
+        q.inFlight--;
+        this.inflight.delete(p);
+        this.schedulePump();
+      });
     this.inflight.add(p);
   }
 
@@ -242,7 +377,14 @@ export class OutboundLoop implements Component {
         if (v.kind === 'rejected') v = { kind: 'deferred', reply: v.reply, command: v.command };
       }
     }
-    const o: RecipientOutcome = toOutcome(item.rcpt, v, { ...r.info, duration_ms: duration, source: 'smtp' }, this.deps.policy, now, Math.random());
+    const o: RecipientOutcome = toOutcome(
+      item.rcpt,
+      v,
+      { ...r.info, duration_ms: duration, source: 'smtp' },
+      this.deps.policy,
+      now,
+      Math.random(),
+    );
     if (v.kind === 'accepted') this.control?.sent(site, now);
     this.sink.push(item.email.seq, [o], [item.rcpt.id], site);
     // Turned away before its recipient was judged (time-out, drop, 4xx to MAIL): the email's other waiting
@@ -251,7 +393,13 @@ export class OutboundLoop implements Component {
       const same = q.take((x) => x.email.seq === item.email.seq && x.rcpt.domain === item.rcpt.domain);
       if (same.length) {
         this.sched.setQueue(q.key, site, q.ips, q.length);
-        this.settle(item.email.seq, same.map((x) => x.rcpt), v, r.info, site);
+        this.settle(
+          item.email.seq,
+          same.map((x) => x.rcpt),
+          v,
+          r.info,
+          site,
+        );
       }
     }
   }
@@ -260,7 +408,10 @@ export class OutboundLoop implements Component {
   private schedulePump(): void {
     if (this.pumpQueued) return;
     this.pumpQueued = true;
-    setImmediate(() => { this.pumpQueued = false; if (!this.stopping) this.pump(); });
+    setImmediate(() => {
+      this.pumpQueued = false;
+      if (!this.stopping) this.pump();
+    });
   }
 
   /** Gives waiting recipients of a queue back to the store, due at `at` (a long suspension, a warm-up cap). */
@@ -284,7 +435,12 @@ export class OutboundLoop implements Component {
     for (const id of waitingIds) this.held.delete(id);
     if (this.inflight.size) {
       let t: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.allSettled([...this.inflight]), new Promise((r) => { t = setTimeout(r, this.o.graceMs); })]);
+      await Promise.race([
+        Promise.allSettled([...this.inflight]),
+        new Promise((r) => {
+          t = setTimeout(r, this.o.graceMs);
+        }),
+      ]);
       clearTimeout(t);
     }
     this.sink.close();

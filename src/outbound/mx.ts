@@ -3,7 +3,10 @@
 import { isIP } from 'node:net';
 import type { Resolver } from 'node:dns/promises';
 
-export interface MxRecord { exchange: string; priority: number }
+export interface MxRecord {
+  exchange: string;
+  priority: number;
+}
 export type Route =
   | { kind: 'hosts'; hosts: string[] }
   | { kind: 'hard'; reason: 'hostunknown' | 'notaccept'; enhanced: string; text: string }
@@ -27,11 +30,18 @@ export const isNullMx = (records: readonly MxRecord[]) =>
 
 export class MxResolver {
   private cache = new Map<string, { until: number; value: Promise<unknown> }>();
-  constructor(private resolver: Resolver, private opts: { ttlMs?: number; random?: () => number } = {}) {}
+  constructor(
+    private resolver: Resolver,
+    private opts: { ttlMs?: number; random?: () => number } = {},
+  ) {}
 
   /** Hosts to try for a recipient domain, or a hard bounce / deferral. */
   async route(domain: string): Promise<Route> {
-    const raw = await this.cached(`mx:${domain}`, () => this.lookupMx(domain), (r) => r.kind !== 'defer');
+    const raw = await this.cached(
+      `mx:${domain}`,
+      () => this.lookupMx(domain),
+      (r) => r.kind !== 'defer',
+    );
     if (raw.kind !== 'mx') return raw;
     return { kind: 'hosts', hosts: orderMx(raw.records, this.opts.random) };
   }
@@ -39,25 +49,40 @@ export class MxResolver {
   /** IPv4 then IPv6 addresses of an MX host; empty when it has none (or DNS failed). */
   async addresses(host: string): Promise<string[]> {
     if (isIP(host)) return [host];
-    return this.cached(`a:${host}`, async () => {
-      const out: string[] = [];
-      for (const lookup of [() => this.resolver.resolve4(host), () => this.resolver.resolve6(host)]) {
-        try { out.push(...(await lookup())); } catch { /* no address of this family */ }
-      }
-      return out;
-    }, (a) => a.length > 0);
+    return this.cached(
+      `a:${host}`,
+      async () => {
+        const out: string[] = [];
+        for (const lookup of [() => this.resolver.resolve4(host), () => this.resolver.resolve6(host)]) {
+          try {
+            out.push(...(await lookup()));
+          } catch {
+            /* no address of this family */
+          }
+        }
+        return out;
+      },
+      (a) => a.length > 0,
+    );
   }
 
   private async lookupMx(domain: string): Promise<Raw> {
     try {
       const records = await this.resolver.resolveMx(domain);
-      if (isNullMx(records)) return { kind: 'hard', reason: 'notaccept', enhanced: '5.1.10', text: `${domain} accepts no mail (null MX, RFC 7505)` };
+      if (isNullMx(records))
+        return {
+          kind: 'hard',
+          reason: 'notaccept',
+          enhanced: '5.1.10',
+          text: `${domain} accepts no mail (null MX, RFC 7505)`,
+        };
       if (records.length) return { kind: 'mx', records };
       return this.implicit(domain);
     } catch (err) {
       const code = errCode(err);
       if (code === 'ENODATA') return this.implicit(domain);
-      if (code === 'ENOTFOUND') return { kind: 'hard', reason: 'hostunknown', enhanced: '5.1.2', text: `${domain}: no such domain (NXDOMAIN)` };
+      if (code === 'ENOTFOUND')
+        return { kind: 'hard', reason: 'hostunknown', enhanced: '5.1.2', text: `${domain}: no such domain (NXDOMAIN)` };
       return { kind: 'defer', text: `DNS lookup of MX ${domain} failed: ${code}` };
     }
   }
@@ -65,10 +90,20 @@ export class MxResolver {
   /** No MX records: the domain's own address records act as an MX of preference 0 (RFC 5321 5.1). */
   private async implicit(domain: string): Promise<Raw> {
     const outcomes = await Promise.allSettled([this.resolver.resolve4(domain), this.resolver.resolve6(domain)]);
-    if (outcomes.some((o) => o.status === 'fulfilled' && o.value.length > 0)) return { kind: 'mx', records: [{ exchange: domain, priority: 0 }] };
+    if (outcomes.some((o) => o.status === 'fulfilled' && o.value.length > 0))
+      return { kind: 'mx', records: [{ exchange: domain, priority: 0 }] };
     const failed = outcomes.find((o) => o.status === 'rejected' && !NO_NAME.has(errCode(o.reason)));
-    if (failed) return { kind: 'defer', text: `DNS lookup of ${domain} failed: ${errCode((failed as PromiseRejectedResult).reason)}` };
-    return { kind: 'hard', reason: 'hostunknown', enhanced: '5.1.2', text: `${domain} has no MX and no address record` };
+    if (failed)
+      return {
+        kind: 'defer',
+        text: `DNS lookup of ${domain} failed: ${errCode((failed as PromiseRejectedResult).reason)}`,
+      };
+    return {
+      kind: 'hard',
+      reason: 'hostunknown',
+      enhanced: '5.1.2',
+      text: `${domain} has no MX and no address record`,
+    };
   }
 
   private cached<T>(key: string, load: () => Promise<T>, keep: (v: T) => boolean): Promise<T> {
@@ -77,7 +112,12 @@ export class MxResolver {
     if (hit && hit.until > now) return hit.value as Promise<T>;
     const value = load();
     this.cache.set(key, { until: now + (this.opts.ttlMs ?? 60_000), value });
-    value.then((v) => { if (!keep(v)) this.cache.delete(key); }, () => this.cache.delete(key));
+    value.then(
+      (v) => {
+        if (!keep(v)) this.cache.delete(key);
+      },
+      () => this.cache.delete(key),
+    );
     if (this.cache.size > 10_000) this.cache.delete(this.cache.keys().next().value as string);
     return value;
   }

@@ -13,10 +13,19 @@ export type Verdict =
   | { kind: 'failed'; error: string; message: string };
 
 export interface AttemptInfo {
-  mx_host?: string; remote_ip?: string; source_ip?: string; tls_version?: string | null; tls_cipher?: string | null;
-  duration_ms: number; source: 'smtp' | 'simulated';
+  mx_host?: string;
+  remote_ip?: string;
+  source_ip?: string;
+  tls_version?: string | null;
+  tls_cipher?: string | null;
+  duration_ms: number;
+  source: 'smtp' | 'simulated';
 }
-export interface Attempted { id: number; attempts: number; first_attempt_at: number | null }
+export interface Attempted {
+  id: number;
+  attempts: number;
+  first_attempt_at: number | null;
+}
 
 /** A reply line's class: 2xx accepted, 4xx (or no valid reply) deferred, 5xx rejected. */
 export function verdictOfReply(reply: string | null | undefined, command: string, error?: string): Verdict {
@@ -37,32 +46,71 @@ function withoutEmpty(o: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** The outcome to record for a recipient, at time `now`, with a random draw for retry jitter. */
-export function toOutcome(d: Attempted, v: Verdict, info: AttemptInfo, policy: RetryPolicy, now: number, random: number): RecipientOutcome {
+export function toOutcome(
+  d: Attempted,
+  v: Verdict,
+  info: AttemptInfo,
+  policy: RetryPolicy,
+  now: number,
+  random: number,
+): RecipientOutcome {
   const attempt = d.attempts + 1;
   const base = withoutEmpty({ attempt, ...info });
   switch (v.kind) {
     case 'accepted':
       return { deliveryId: d.id, event: 'accepted', data: { ...base, ...replyData(v.reply) } };
     case 'failed':
-      return { deliveryId: d.id, event: 'failed', data: { attempt, source: info.source, error: v.error, message: v.message } };
+      return {
+        deliveryId: d.id,
+        event: 'failed',
+        data: { attempt, source: info.source, error: v.error, message: v.message },
+      };
     case 'dns_hard':
-      return { deliveryId: d.id, event: 'rejected', data: { ...base, enhanced_status: v.enhanced, smtp_response: v.text, reason: v.reason, hard: true } };
+      return {
+        deliveryId: d.id,
+        event: 'rejected',
+        data: { ...base, enhanced_status: v.enhanced, smtp_response: v.text, reason: v.reason, hard: true },
+      };
     case 'rejected': {
       const p = parseReplyLine(v.reply);
       const c = classifyReply({ ...p, command: v.command });
-      return { deliveryId: d.id, event: 'rejected', data: { ...base, ...replyData(v.reply), reason: c.reason, hard: c.hard === true } };
+      return {
+        deliveryId: d.id,
+        event: 'rejected',
+        data: { ...base, ...replyData(v.reply), reason: c.reason, hard: c.hard === true },
+      };
     }
     case 'deferred':
       return deferral(d, v, base, policy, now, random);
   }
 }
 
-function deferral(d: Attempted, v: Extract<Verdict, { kind: 'deferred' }>, base: Record<string, unknown>, policy: RetryPolicy, now: number, random: number): RecipientOutcome {
-  const reason = v.reply && parseReplyLine(v.reply).code !== null ? classifyReply({ ...parseReplyLine(v.reply), command: v.command }).reason : 'networkerror';
-  const data = withoutEmpty({ ...base, ...replyData(v.reply), smtp_response: v.reply ? parseReplyLine(v.reply).text : v.error, reason, hard: false });
+function deferral(
+  d: Attempted,
+  v: Extract<Verdict, { kind: 'deferred' }>,
+  base: Record<string, unknown>,
+  policy: RetryPolicy,
+  now: number,
+  random: number,
+): RecipientOutcome {
+  const reason =
+    v.reply && parseReplyLine(v.reply).code !== null
+      ? classifyReply({ ...parseReplyLine(v.reply), command: v.command }).reason
+      : 'networkerror';
+  const data = withoutEmpty({
+    ...base,
+    ...replyData(v.reply),
+    smtp_response: v.reply ? parseReplyLine(v.reply).text : v.error,
+    reason,
+    hard: false,
+  });
   const nextAttemptAt = now + retryDelayMs(policy, d.attempts + 1, random);
   if (expired(policy, d.first_attempt_at ?? now, nextAttemptAt)) {
-    return { deliveryId: d.id, event: 'expired', data: { ...data, reason: 'expired', hard: false, enhanced_status: '4.4.7', last_reason: reason } };
+    return {
+      deliveryId: d.id,
+      event: 'expired',
+      data: { ...data, reason: 'expired', hard: false, enhanced_status: '4.4.7', last_reason: reason },
+    };
   }
   return { deliveryId: d.id, event: 'deferred', data, nextAttemptAt };
 }

@@ -3,9 +3,14 @@
 import type { Claimed, EmailRow } from '../services/delivery.js';
 
 export interface Item {
-  email: EmailRow; rcpt: Claimed; hosts: readonly string[]; raw: Buffer; returnDomain: string;
+  email: EmailRow;
+  rcpt: Claimed;
+  hosts: readonly string[];
+  raw: Buffer;
+  returnDomain: string;
   /** when it joined the queue; how often a blocklist reply moved it to another IP */
-  since: number; moves: number;
+  since: number;
+  moves: number;
 }
 
 /** A backlog this large whose oldest item has waited this long is slow: its domains are not claimed for now. */
@@ -16,16 +21,33 @@ export class ReadyQueue {
   private head = 0;
   inFlight = 0;
   readonly domains = new Set<string>();
-  constructor(readonly key: string, readonly site: string, readonly ips: readonly string[], readonly own: boolean, readonly mx: readonly string[]) {}
+  constructor(
+    readonly key: string,
+    readonly site: string,
+    readonly ips: readonly string[],
+    readonly own: boolean,
+    readonly mx: readonly string[],
+  ) {}
 
-  get length(): number { return this.items.length - this.head; }
-  push(i: Item): void { this.items.push(i); this.domains.add(i.rcpt.domain); }
-  unshift(i: Item): void { if (this.head > 0) this.items[--this.head] = i; else this.items.unshift(i); }
+  get length(): number {
+    return this.items.length - this.head;
+  }
+  push(i: Item): void {
+    this.items.push(i);
+    this.domains.add(i.rcpt.domain);
+  }
+  unshift(i: Item): void {
+    if (this.head > 0) this.items[--this.head] = i;
+    else this.items.unshift(i);
+  }
   shift(): Item | undefined {
     if (this.head >= this.items.length) return undefined;
     const i = this.items[this.head];
     this.items[this.head++] = undefined as unknown as Item;
-    if (this.head > 1024 && this.head * 2 > this.items.length) { this.items = this.items.slice(this.head); this.head = 0; }
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
     return i;
   }
   /** Removes and returns the waiting items `pick` selects. */
@@ -35,8 +57,15 @@ export class ReadyQueue {
     this.items = rest.filter((i) => !pick(i));
     return out;
   }
-  peek(): Item | undefined { return this.items[this.head]; }
-  drain(): Item[] { const out = this.items.slice(this.head); this.items = []; this.head = 0; return out; }
+  peek(): Item | undefined {
+    return this.items[this.head];
+  }
+  drain(): Item[] {
+    const out = this.items.slice(this.head);
+    this.items = [];
+    this.head = 0;
+    return out;
+  }
 }
 
 export class ReadyQueues {
@@ -48,7 +77,10 @@ export class ReadyQueues {
   queue(site: string, ips: readonly string[], own: boolean, mx: readonly string[]): ReadyQueue {
     const key = `${site}\n${ips.join(',')}`;
     let q = this.queues.get(key);
-    if (!q) { q = new ReadyQueue(key, site, ips, own, mx); this.queues.set(key, q); }
+    if (!q) {
+      q = new ReadyQueue(key, site, ips, own, mx);
+      this.queues.set(key, q);
+    }
     this.sites.set(site, mx);
     return q;
   }
@@ -60,21 +92,33 @@ export class ReadyQueues {
     this.domainsOf.set(site, s);
   }
 
-  domains(site: string): string[] { return [...(this.domainsOf.get(site) ?? [])];
+  domains(site: string): string[] {
+    return [...(this.domainsOf.get(site) ?? [])];
   }
 
-  get(key: string): ReadyQueue | undefined { return this.queues.get(key); }
-  all(): ReadyQueue[] { return [...this.queues.values()]; }
+  get(key: string): ReadyQueue | undefined {
+    return this.queues.get(key);
+  }
+  all(): ReadyQueue[] {
+    return [...this.queues.values()];
+  }
   /** MX patterns (rule sites) or hosts (other sites) of every site seen. */
-  siteMx(): Map<string, readonly string[]> { return this.sites; }
+  siteMx(): Map<string, readonly string[]> {
+    return this.sites;
+  }
 
-  get total(): number { let n = 0; for (const q of this.queues.values()) n += q.length; return n; }
+  get total(): number {
+    let n = 0;
+    for (const q of this.queues.values()) n += q.length;
+    return n;
+  }
 
   bySite(): Map<string, { queued: number; inFlight: number }> {
     const out = new Map<string, { queued: number; inFlight: number }>();
     for (const q of this.queues.values()) {
       const c = out.get(q.site) ?? { queued: 0, inFlight: 0 };
-      c.queued += q.length; c.inFlight += q.inFlight;
+      c.queued += q.length;
+      c.inFlight += q.inFlight;
       out.set(q.site, c);
     }
     return out;
@@ -94,5 +138,7 @@ export class ReadyQueues {
     for (const [k, q] of this.queues) if (q.length === 0 && q.inFlight === 0) this.queues.delete(k);
   }
 
-  drainAll(): Item[] { return [...this.queues.values()].flatMap((q) => q.drain()); }
+  drainAll(): Item[] {
+    return [...this.queues.values()].flatMap((q) => q.drain());
+  }
 }

@@ -5,8 +5,12 @@ import { applyOutcomes, type RecipientOutcome } from '../services/transition.js'
 import type { Ctx } from '../services/context.js';
 import { countSiteOutcomes } from '../services/stats.js';
 
-
-interface Item { emailSeq: number; outcomes: RecipientOutcome[]; ids: number[]; site?: string }
+interface Item {
+  emailSeq: number;
+  outcomes: RecipientOutcome[];
+  ids: number[];
+  site?: string;
+}
 
 export class ResultSink {
   private pending: Item[] = [];
@@ -14,7 +18,11 @@ export class ResultSink {
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
 
-  constructor(private ctx: Ctx, private onFlushed: (ids: number[]) => void, private opts: { delayMs: number; max: number } = { delayMs: 10, max: 200 }) {}
+  constructor(
+    private ctx: Ctx,
+    private onFlushed: (ids: number[]) => void,
+    private opts: { delayMs: number; max: number } = { delayMs: 10, max: 200 },
+  ) {}
 
   /** Queues the outcomes of one email's claimed deliveries `ids` (outcomes may be empty: just settle), at `site` if known (per-site counters). */
   push(emailSeq: number, outcomes: RecipientOutcome[], ids: number[], site?: string): void {
@@ -27,18 +35,31 @@ export class ResultSink {
 
   /** Writes everything pending now (synchronous). */
   flush(): void {
-    if (this.timer) { clearTimeout(this.timer); this.timer = null; }
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
     const batch = this.pending;
     if (batch.length === 0) return;
     this.pending = [];
     this.count = 0;
     try {
-      tx(this.ctx.db, () => { for (const item of batch) this.apply(item); });
+      tx(this.ctx.db, () => {
+        for (const item of batch) this.apply(item);
+      });
     } catch (err) {
-      this.ctx.log.error({ err: (err as Error).message, items: batch.length }, 'batched result write failed; writing one email at a time');
+      this.ctx.log.error(
+        { err: (err as Error).message, items: batch.length },
+        'batched result write failed; writing one email at a time',
+      );
       for (const item of batch) {
-        try { tx(this.ctx.db, () => this.apply(item)); } catch (e) {
-          this.ctx.log.error({ err: (e as Error).message, email_seq: item.emailSeq }, 'result write failed; the lease will bring it back');
+        try {
+          tx(this.ctx.db, () => this.apply(item));
+        } catch (e) {
+          this.ctx.log.error(
+            { err: (e as Error).message, email_seq: item.emailSeq },
+            'result write failed; the lease will bring it back',
+          );
         }
       }
     }
@@ -46,11 +67,19 @@ export class ResultSink {
   }
 
   /** Flushes, then drops anything pushed later (shutdown). */
-  close(): void { this.flush(); this.closed = true; }
+  close(): void {
+    this.flush();
+    this.closed = true;
+  }
 
   private apply(item: Item): void {
     if (item.outcomes.length) applyOutcomes(this.ctx, item.emailSeq, item.outcomes);
-    if (item.site) countSiteOutcomes(this.ctx, item.site, item.outcomes.map((o) => o.event));
+    if (item.site)
+      countSiteOutcomes(
+        this.ctx,
+        item.site,
+        item.outcomes.map((o) => o.event),
+      );
     for (const id of item.ids) settleClaim(this.ctx.db, id);
   }
 }

@@ -14,7 +14,20 @@ export function simulate(d: Attempted & { recipient: string }, now: number): Rec
   const ok = { ...base, smtp_code: 250, enhanced_status: '2.0.0', smtp_response: '250 2.0.0 OK (simulated)' };
   switch (local) {
     case 'bounced':
-      return [{ deliveryId: d.id, event: 'rejected', data: { ...base, smtp_code: 550, enhanced_status: '5.1.1', smtp_response: '550 5.1.1 The email account does not exist (simulated)', reason: 'userunknown', hard: true } }];
+      return [
+        {
+          deliveryId: d.id,
+          event: 'rejected',
+          data: {
+            ...base,
+            smtp_code: 550,
+            enhanced_status: '5.1.1',
+            smtp_response: '550 5.1.1 The email account does not exist (simulated)',
+            reason: 'userunknown',
+            hard: true,
+          },
+        },
+      ];
     case 'complained':
       return [
         { deliveryId: d.id, event: 'accepted', data: ok },
@@ -22,7 +35,14 @@ export function simulate(d: Attempted & { recipient: string }, now: number): Rec
       ];
     case 'delayed':
       if (d.attempts === 0) {
-        const data = { ...base, smtp_code: 451, enhanced_status: '4.7.1', smtp_response: '451 4.7.1 Try again later (simulated)', reason: 'ratelimited', hard: false };
+        const data = {
+          ...base,
+          smtp_code: 451,
+          enhanced_status: '4.7.1',
+          smtp_response: '451 4.7.1 Try again later (simulated)',
+          reason: 'ratelimited',
+          hard: false,
+        };
         return [{ deliveryId: d.id, event: 'deferred', data, nextAttemptAt: now + SIMULATED_RETRY_MS }];
       }
       return [{ deliveryId: d.id, event: 'accepted', data: ok }];

@@ -8,28 +8,60 @@ import { rejectedRecipientsOf, socketOf } from '../lib/internals.js';
 import { verdictOfReply, type Verdict } from './outcome.js';
 
 export interface SmtpOptions {
-  hostname: string; port: number; tls: 'opportunistic' | 'required' | 'off'; timeoutMs: number;
-  maxMessages: number; idleMs?: number;
+  hostname: string;
+  port: number;
+  tls: 'opportunistic' | 'required' | 'off';
+  timeoutMs: number;
+  maxMessages: number;
+  idleMs?: number;
   /** An idle session of pool `key` was closed (idle time-out or the server hung up). */
   onIdleClosed?: (key: string) => void;
 }
 /** Per send: the pool key (sessions of one key are reused for any target) and its messages-per-connection limit. */
-export interface SendOptions { pool?: string; maxMessages?: number }
-export interface Target { mxHost: string; ip: string }
+export interface SendOptions {
+  pool?: string;
+  maxMessages?: number;
+}
+export interface Target {
+  mxHost: string;
+  ip: string;
+}
 export interface SendResult {
   verdicts: Verdict[];
   /** source_ip: the local address of the connection (the bound one, else the kernel's choice once connected). */
-  info: { mx_host: string; remote_ip: string; source_ip?: string; tls_version: string | null; tls_cipher: string | null };
+  info: {
+    mx_host: string;
+    remote_ip: string;
+    source_ip?: string;
+    tls_version: string | null;
+    tls_cipher: string | null;
+  };
   /** The connection itself failed (connect, greeting, EHLO, TLS): worth trying the next MX. */
   tryNext: boolean;
   /** The session is gone after this transaction (or none was opened): not back in the idle pool. */
   closed: boolean;
 }
-type SmtpError = Error & { code?: string; response?: string; responseCode?: number; command?: string; recipient?: string; rejectedErrors?: SmtpError[] };
+type SmtpError = Error & {
+  code?: string;
+  response?: string;
+  responseCode?: number;
+  command?: string;
+  recipient?: string;
+  rejectedErrors?: SmtpError[];
+};
 interface Session {
-  conn: SMTPConnection; key: string; uses: number; dead: boolean; dirty: boolean;
-  tls: { version: string | null; cipher: string | null } | null; idleTimer?: NodeJS.Timeout; fail?: (err: SmtpError) => void;
-  localAddress?: string; target: Target; max: number; idle: boolean;
+  conn: SMTPConnection;
+  key: string;
+  uses: number;
+  dead: boolean;
+  dirty: boolean;
+  tls: { version: string | null; cipher: string | null } | null;
+  idleTimer?: NodeJS.Timeout;
+  fail?: (err: SmtpError) => void;
+  localAddress?: string;
+  target: Target;
+  max: number;
+  idle: boolean;
 }
 
 /** Idle sessions are pooled per MX address AND source address: one team's IP never carries another pool's mail. */
@@ -47,8 +79,22 @@ export class SmtpClient {
    * One transaction to `t` from `source` (undefined: the kernel's choice); resolves by `deadline` (ms
    * epoch) at the latest. Only a session opened from the same source address is reused.
    */
-  async send(t: Target, from: string, rcpts: string[], raw: Buffer, deadline: number, source?: string, opt: SendOptions = {}): Promise<SendResult> {
-    const info: SendResult['info'] = { mx_host: t.mxHost, remote_ip: t.ip, source_ip: source, tls_version: null, tls_cipher: null };
+  async send(
+    t: Target,
+    from: string,
+    rcpts: string[],
+    raw: Buffer,
+    deadline: number,
+    source?: string,
+    opt: SendOptions = {},
+  ): Promise<SendResult> {
+    const info: SendResult['info'] = {
+      mx_host: t.mxHost,
+      remote_ip: t.ip,
+      source_ip: source,
+      tls_version: null,
+      tls_cipher: null,
+    };
     let s: Session;
     try {
       s = await this.acquire(t, deadline, source, opt);
@@ -56,7 +102,13 @@ export class SmtpClient {
       const e = err as SmtpError;
       // TLS could not be set up (MTA_OUTBOUND_TLS=required and not offered, or a failed upgrade): retry later.
       const tlsFailed = e.code === 'ETLS' || e.command === 'STARTTLS';
-      const v: Verdict = tlsFailed ? { kind: 'deferred', reply: e.response ?? null, command: 'STARTTLS', error: `TLS required but not available: ${e.message}` }
+      const v: Verdict = tlsFailed
+        ? {
+            kind: 'deferred',
+            reply: e.response ?? null,
+            command: 'STARTTLS',
+            error: `TLS required but not available: ${e.message}`,
+          }
         : verdictOfReply(e.response, 'CONN', e.message);
       return { verdicts: rcpts.map(() => v), info, tryNext: true, closed: true };
     }
@@ -80,10 +132,14 @@ export class SmtpClient {
     this.idle.clear();
   }
 
-  get openConnections(): number { return this.open.size; }
+  get openConnections(): number {
+    return this.open.size;
+  }
 
   /** Whether an idle session of `pool` is ready for reuse. */
-  hasIdle(pool: string): boolean { return (this.idle.get(pool)?.length ?? 0) > 0; }
+  hasIdle(pool: string): boolean {
+    return (this.idle.get(pool)?.length ?? 0) > 0;
+  }
 
   private async acquire(t: Target, deadline: number, source: string | undefined, opt: SendOptions): Promise<Session> {
     const key = opt.pool ?? sessionKey(t, source);
@@ -102,34 +158,64 @@ export class SmtpClient {
   private connect(t: Target, deadline: number, source: string | undefined, key: string, max: number): Promise<Session> {
     const servername = isIP(t.mxHost) ? undefined : t.mxHost;
     const conn = new SMTPConnection({
-      host: t.ip, port: this.o.port, name: this.o.hostname, servername, localAddress: source,
-      connectionTimeout: this.o.timeoutMs, greetingTimeout: this.o.timeoutMs, socketTimeout: this.o.timeoutMs,
-      socketCloseTimeout: 1000, ignoreTLS: this.o.tls === 'off', requireTLS: this.o.tls === 'required',
-      opportunisticTLS: this.o.tls === 'opportunistic', tls: { rejectUnauthorized: false, servername }, logger: false,
+      host: t.ip,
+      port: this.o.port,
+      name: this.o.hostname,
+      servername,
+      localAddress: source,
+      connectionTimeout: this.o.timeoutMs,
+      greetingTimeout: this.o.timeoutMs,
+      socketTimeout: this.o.timeoutMs,
+      socketCloseTimeout: 1000,
+      ignoreTLS: this.o.tls === 'off',
+      requireTLS: this.o.tls === 'required',
+      opportunisticTLS: this.o.tls === 'opportunistic',
+      tls: { rejectUnauthorized: false, servername },
+      logger: false,
     });
     const s: Session = { conn, key, uses: 0, dead: false, dirty: false, tls: null, target: t, max, idle: false };
     this.open.add(s);
-    const idleGone = () => { if (s.idle) { s.idle = false; this.o.onIdleClosed?.(s.key); } };
-    conn.on('error', (err: SmtpError) => { s.dead = true; s.fail?.(err); idleGone(); });
+    const idleGone = () => {
+      if (s.idle) {
+        s.idle = false;
+        this.o.onIdleClosed?.(s.key);
+      }
+    };
+    conn.on('error', (err: SmtpError) => {
+      s.dead = true;
+      s.fail?.(err);
+      idleGone();
+    });
     conn.on('end', () => {
-      s.dead = true; this.open.delete(s); s.fail?.(Object.assign(new Error('Connection closed'), { code: 'ECONNECTION' }));
+      s.dead = true;
+      this.open.delete(s);
+      s.fail?.(Object.assign(new Error('Connection closed'), { code: 'ECONNECTION' }));
       idleGone();
     });
     return new Promise<Session>((resolve, reject) => {
       let settled = false;
       const fail = (err: SmtpError) => {
         if (settled) return;
-        settled = true; clearTimeout(timer); s.fail = undefined; s.dead = true; this.open.delete(s);
+        settled = true;
+        clearTimeout(timer);
+        s.fail = undefined;
+        s.dead = true;
+        this.open.delete(s);
         conn.close();
         reject(err);
       };
       // connect + greeting + EHLO + STARTTLS + EHLO: each bounded by nodemailer, the whole by this.
-      const timer = setTimeout(() => fail(timeoutError('connection set-up')), Math.max(1, Math.min(deadline - Date.now(), this.o.timeoutMs * 3)));
+      const timer = setTimeout(
+        () => fail(timeoutError('connection set-up')),
+        Math.max(1, Math.min(deadline - Date.now(), this.o.timeoutMs * 3)),
+      );
       s.fail = fail;
       conn.connect((err) => {
         if (err) return fail(err as SmtpError);
         if (settled) return;
-        settled = true; clearTimeout(timer); s.fail = undefined;
+        settled = true;
+        clearTimeout(timer);
+        s.fail = undefined;
         s.tls = tlsInfo(conn);
         s.localAddress = socketOf(conn)?.localAddress ?? undefined;
         resolve(s);
@@ -137,21 +223,37 @@ export class SmtpClient {
     });
   }
 
-  private transact(s: Session, from: string, rcpts: string[], raw: Buffer, deadline: number): Promise<{ verdicts: Verdict[]; healthy: boolean }> {
+  private transact(
+    s: Session,
+    from: string,
+    rcpts: string[],
+    raw: Buffer,
+    deadline: number,
+  ): Promise<{ verdicts: Verdict[]; healthy: boolean }> {
     return new Promise((resolve) => {
       let done = false;
       const finish = (err: SmtpError | null, info?: SMTPConnection.SentMessageInfo) => {
         if (done) return;
-        done = true; clearTimeout(timer); s.fail = undefined;
+        done = true;
+        clearTimeout(timer);
+        s.fail = undefined;
         const r = mapSend(err, info, rcpts);
         s.dirty = r.dirty;
         resolve(r);
       };
-      const timer = setTimeout(() => { s.dead = true; finish(timeoutError('SMTP transaction')); s.conn.close(); }, Math.max(1, deadline - Date.now()));
+      const timer = setTimeout(
+        () => {
+          s.dead = true;
+          finish(timeoutError('SMTP transaction'));
+          s.conn.close();
+        },
+        Math.max(1, deadline - Date.now()),
+      );
       // A server that replies 421 and hangs up (Gmail's 4.7.28 does) ends the session before nodemailer hands
       // back that reply: the last reply seen on the connection is the transaction's.
       s.fail = (err) => finish(withLastReply(s, err));
-      const go = () => s.conn.send({ from, to: rcpts }, raw, (err, info) => finish(withRcptErrors(s, err as SmtpError | null), info));
+      const go = () =>
+        s.conn.send({ from, to: rcpts }, raw, (err, info) => finish(withRcptErrors(s, err as SmtpError | null), info));
       if (s.dirty) s.conn.reset((err) => (err ? finish(err as SmtpError) : go()));
       else go();
     });
@@ -160,7 +262,10 @@ export class SmtpClient {
   /** Back to the idle pool (true) or closed (false). */
   private release(s: Session, healthy: boolean): boolean {
     s.uses++;
-    if (!healthy || s.dead || this.closing || s.uses >= Math.min(s.max, this.o.maxMessages)) { this.quit(s); return false; }
+    if (!healthy || s.dead || this.closing || s.uses >= Math.min(s.max, this.o.maxMessages)) {
+      this.quit(s);
+      return false;
+    }
     const list = this.idle.get(s.key) ?? [];
     s.idle = true;
     list.push(s);
@@ -183,7 +288,12 @@ export class SmtpClient {
     this.open.delete(s);
     const wasDead = s.dead;
     s.dead = true;
-    try { if (wasDead) s.conn.close(); else s.conn.quit(); } catch { /* already closed */ }
+    try {
+      if (wasDead) s.conn.close();
+      else s.conn.quit();
+    } catch {
+      /* already closed */
+    }
   }
 }
 
@@ -214,7 +324,8 @@ function withRcptErrors(s: Session, err: SmtpError | null): SmtpError | null {
 /** Reads nodemailer's send result into one verdict per recipient; `healthy` = session reusable. */
 export function mapSend(err: SmtpError | null, info: SMTPConnection.SentMessageInfo | undefined, rcpts: string[]) {
   const perRcpt = new Map<string, SmtpError>();
-  for (const e of err?.rejectedErrors ?? info?.rejectedErrors ?? []) if ((e as SmtpError).recipient) perRcpt.set((e as SmtpError).recipient!, e as SmtpError);
+  for (const e of err?.rejectedErrors ?? info?.rejectedErrors ?? [])
+    if ((e as SmtpError).recipient) perRcpt.set((e as SmtpError).recipient!, e as SmtpError);
   const rcptVerdict = (r: string) => {
     const e = perRcpt.get(r);
     return e ? verdictOfReply(e.response, 'RCPT', e.message) : null;
@@ -228,6 +339,10 @@ export function mapSend(err: SmtpError | null, info: SMTPConnection.SentMessageI
     const all = verdictOfReply(err.response, command, err.message);
     return { verdicts: rcpts.map((r) => rcptVerdict(r) ?? all), healthy: true, dirty: true };
   }
-  const v = verdictOfReply(err.response && err.responseCode && err.responseCode >= 400 && err.responseCode < 500 ? err.response : null, err.command ?? 'CONN', err.message);
+  const v = verdictOfReply(
+    err.response && err.responseCode && err.responseCode >= 400 && err.responseCode < 500 ? err.response : null,
+    err.command ?? 'CONN',
+    err.message,
+  );
   return { verdicts: rcpts.map(() => v), healthy: false, dirty: true };
 }

@@ -11,7 +11,11 @@ import type { Target } from './smtp.js';
 /** Bind `ip`; or let the kernel choose (`ip` undefined); or skip this MX address (the team's pool has no address of its family). */
 export type SourceChoice = { kind: 'bind'; ip: string | undefined } | { kind: 'skip'; reason: string };
 
-interface Pool { listed: string[]; bindable: string[]; own: boolean }
+interface Pool {
+  listed: string[];
+  bindable: string[];
+  own: boolean;
+}
 
 /** Linux routes all of 127.0.0.0/8 to `lo`, though os.networkInterfaces() lists only 127.0.0.1. */
 const isLoopback4 = (ip: string) => isIP(ip) === 4 && ip.startsWith('127.');
@@ -31,7 +35,10 @@ export function rendezvous(ips: string[], key: string): string | undefined {
   let bestScore = -1;
   for (const ip of ips) {
     const score = createHash('sha256').update(`${key}\n${ip}`).digest().readUInt32BE(0);
-    if (score > bestScore) { best = ip; bestScore = score; }
+    if (score > bestScore) {
+      best = ip;
+      bestScore = score;
+    }
   }
   return best;
 }
@@ -42,7 +49,10 @@ export const DEFAULT_IP = 'default';
 /** `ips` ordered by rendezvous score for `key` (highest first): stable, and an address added moves few keys. */
 export function preferenceOrder(ips: readonly string[], key: string): string[] {
   const score = (ip: string) => createHash('sha256').update(`${key}\n${ip}`).digest().readUInt32BE(0);
-  return ips.map((ip) => ({ ip, s: score(ip) })).sort((a, b) => b.s - a.s).map((x) => x.ip);
+  return ips
+    .map((ip) => ({ ip, s: score(ip) }))
+    .sort((a, b) => b.s - a.s)
+    .map((x) => x.ip);
 }
 
 const sameFamily = (ips: string[], ip: string) => ips.filter((a) => isIP(a) !== 0 && isIPv6(a) === isIPv6(ip));
@@ -52,7 +62,10 @@ export class SourcePools {
   private byTeam = new Map<string, Pool>();
   private held: (ip: string) => boolean;
 
-  constructor(private ctx: Ctx, held = heldBy()) {
+  constructor(
+    private ctx: Ctx,
+    held = heldBy(),
+  ) {
     this.held = held;
     this.default = this.pool(ctx.config.sendingIps, false, 'MTA_SENDING_IPS');
     for (const [team, ips] of Object.entries(ctx.config.ipPools)) this.pool(ips, true, `MTA_IP_POOLS (${team})`); // warn once, at start
@@ -68,7 +81,10 @@ export class SourcePools {
     const bindable = sameFamily(p.bindable, t.ip);
     if (bindable.length) return { kind: 'bind', ip: rendezvous(bindable, `${teamId}|${t.mxHost}`) };
     if (p.own && sameFamily(p.listed, t.ip).length === 0) {
-      return { kind: 'skip', reason: `the team's IP pool has no IPv${isIPv6(t.ip) ? 6 : 4} address for ${t.mxHost} (${t.ip})` };
+      return {
+        kind: 'skip',
+        reason: `the team's IP pool has no IPv${isIPv6(t.ip) ? 6 : 4} address for ${t.mxHost} (${t.ip})`,
+      };
     }
     return { kind: 'bind', ip: undefined }; // listed but not held here (NAT, say), or the default pool lacks this family
   }
@@ -84,12 +100,16 @@ export class SourcePools {
   }
 
   /** The address to bind for a lane IP (undefined: the kernel chooses). */
-  bindOf(ip: string): string | undefined { return ip !== DEFAULT_IP && this.held(ip) ? ip : undefined; }
+  bindOf(ip: string): string | undefined {
+    return ip !== DEFAULT_IP && this.held(ip) ? ip : undefined;
+  }
 
   /** Every lane IP of the configuration with its pool name (`default` for MTA_SENDING_IPS or none). */
   allIps(): { ip: string; pool: string }[] {
     const out = new Map<string, string>();
-    const add = (ips: string[], pool: string) => { for (const ip of ips.filter((x) => isIP(x) !== 0)) if (!out.has(ip)) out.set(ip, pool); };
+    const add = (ips: string[], pool: string) => {
+      for (const ip of ips.filter((x) => isIP(x) !== 0)) if (!out.has(ip)) out.set(ip, pool);
+    };
     for (const [team, ips] of Object.entries(this.ctx.config.ipPools)) add(ips, team);
     add(this.ctx.config.sendingIps, 'default');
     if (this.ctx.config.sendingIps.filter((x) => isIP(x) !== 0).length === 0) out.set(DEFAULT_IP, 'default');
@@ -109,7 +129,8 @@ export class SourcePools {
   private pool(listed: string[], own: boolean, warnAs: string | null): Pool {
     const ips = listed.filter((s) => isIP(s) !== 0);
     const other = ips.filter((ip) => !this.held(ip));
-    if (other.length && warnAs) this.ctx.log.warn({ ips: other }, `${warnAs} not held by this host: not bound as source addresses`);
+    if (other.length && warnAs)
+      this.ctx.log.warn({ ips: other }, `${warnAs} not held by this host: not bound as source addresses`);
     return { listed: ips, bindable: ips.filter((ip) => this.held(ip)), own };
   }
 }

@@ -17,16 +17,28 @@ export const inTx = lightTx;
 
 export class ControlError extends Error {}
 
-export interface IpState { ip: string; state: 'open' | 'throttled' | 'suspended'; until: string | null; reason: string | null; rate: string | null }
+export interface IpState {
+  ip: string;
+  state: 'open' | 'throttled' | 'suspended';
+  until: string | null;
+  reason: string | null;
+  rate: string | null;
+}
 export interface SiteView {
-  site: string; mx: string[]; queued: number; in_flight: number; sent_last_hour: number;
-  limits: { connections: number; messages_per_connection: number; rate: string | null }; ips: IpState[];
+  site: string;
+  mx: string[];
+  queued: number;
+  in_flight: number;
+  sent_last_hour: number;
+  limits: { connections: number; messages_per_connection: number; rate: string | null };
+  ips: IpState[];
 }
 
 /** Every source IP of the configuration with its pool (`default`: MTA_SENDING_IPS, or the kernel's choice). */
 export function configuredIps(config: Ctx['config']): { ip: string; pool: string }[] {
   const out = new Map<string, string>();
-  for (const [team, ips] of Object.entries(config.ipPools)) for (const ip of ips) if (isIP(ip) && !out.has(ip)) out.set(ip, team);
+  for (const [team, ips] of Object.entries(config.ipPools))
+    for (const ip of ips) if (isIP(ip) && !out.has(ip)) out.set(ip, team);
   const sending = config.sendingIps.filter((ip) => isIP(ip) !== 0);
   for (const ip of sending) if (!out.has(ip)) out.set(ip, 'default');
   if (sending.length === 0) out.set('default', 'default');
@@ -57,24 +69,53 @@ export function siteView(ctx: Ctx, site: string): SiteView {
   const row = dc.sites(ctx.db).find((s) => s.site === site);
   const lanes = dc.lanes(ctx.db).filter((l) => l.site === site);
   const hold = lanes.find((l) => l.ip === '*' && (l.until === null || l.until > now));
-  const ipNames = [...new Set([...configuredIps(ctx.config).map((x) => x.ip), ...lanes.filter((l) => l.ip !== '*').map((l) => l.ip)])];
+  const ipNames = [
+    ...new Set([...configuredIps(ctx.config).map((x) => x.ip), ...lanes.filter((l) => l.ip !== '*').map((l) => l.ip)]),
+  ];
   const ips: IpState[] = ipNames.map((ip) => {
     const l = lanes.find((x) => x.ip === ip);
     const live = l && l.state !== 'open' && (l.state !== 'suspended' || l.until === null || l.until > now);
-    if (live) return { ip, state: l.state, until: l.until === null ? null : new Date(l.until).toISOString(), reason: l.reason, rate: rateText(l.rate, limits.rate) };
-    if (hold) return { ip, state: 'suspended', until: hold.until === null ? null : new Date(hold.until).toISOString(), reason: hold.reason, rate: limits.rate };
+    if (live)
+      return {
+        ip,
+        state: l.state,
+        until: l.until === null ? null : new Date(l.until).toISOString(),
+        reason: l.reason,
+        rate: rateText(l.rate, limits.rate),
+      };
+    if (hold)
+      return {
+        ip,
+        state: 'suspended',
+        until: hold.until === null ? null : new Date(hold.until).toISOString(),
+        reason: hold.reason,
+        rate: limits.rate,
+      };
     return { ip, state: 'open', until: null, reason: null, rate: limits.rate };
   });
   for (const c of dc.pendingCommands(ctx.db).filter((x) => x.site === site)) {
     for (const s of ips.filter((x) => c.ip === null || x.ip === c.ip)) {
-      if (c.kind === 'suspend') Object.assign(s, { state: 'suspended', until: c.seconds === null ? null : new Date(c.created_at + c.seconds * 1000).toISOString(), reason: c.reason ?? 'operator' });
+      if (c.kind === 'suspend')
+        Object.assign(s, {
+          state: 'suspended',
+          until: c.seconds === null ? null : new Date(c.created_at + c.seconds * 1000).toISOString(),
+          reason: c.reason ?? 'operator',
+        });
       else Object.assign(s, { state: 'open', until: null, reason: null, rate: limits.rate });
     }
   }
   return {
-    site, mx: rule ? [...rule.mx] : row ? JSON.parse(row.mx_json) as string[] : site.split(','),
-    queued: row?.queued ?? 0, in_flight: row?.in_flight ?? 0, sent_last_hour: row?.sent_last_hour ?? 0,
-    limits: { connections: limits.connections, messages_per_connection: limits.messages_per_connection, rate: limits.rate }, ips,
+    site,
+    mx: rule ? [...rule.mx] : row ? (JSON.parse(row.mx_json) as string[]) : site.split(','),
+    queued: row?.queued ?? 0,
+    in_flight: row?.in_flight ?? 0,
+    sent_last_hour: row?.sent_last_hour ?? 0,
+    limits: {
+      connections: limits.connections,
+      messages_per_connection: limits.messages_per_connection,
+      rate: limits.rate,
+    },
+    ips,
   };
 }
 
@@ -82,13 +123,19 @@ export const listSites = (ctx: Ctx): SiteView[] => knownSites(ctx).map((s) => si
 
 function checkSite(ctx: Ctx, site: string, ip: string | null): void {
   if (!knownSites(ctx).includes(site)) throw new ControlError(`no site named ${JSON.stringify(site)} (see mta sites)`);
-  if (ip !== null && !configuredIps(ctx.config).some((x) => x.ip === ip) && !dc.lanes(ctx.db).some((l) => l.ip === ip)) throw new ControlError(`${ip} is not a source IP of this service (see mta ip list)`);
+  if (ip !== null && !configuredIps(ctx.config).some((x) => x.ip === ip) && !dc.lanes(ctx.db).some((l) => l.ip === ip))
+    throw new ControlError(`${ip} is not a source IP of this service (see mta ip list)`);
 }
 
 /** Queues an operator suspension or resumption; waits up to `waitMs` for the running loop to apply it. */
-export async function siteCommand(ctx: Ctx, c: { kind: 'suspend' | 'resume'; site: string; ip: string | null; seconds: number | null; reason: string | null }, waitMs = 2500): Promise<SiteView> {
+export async function siteCommand(
+  ctx: Ctx,
+  c: { kind: 'suspend' | 'resume'; site: string; ip: string | null; seconds: number | null; reason: string | null },
+  waitMs = 2500,
+): Promise<SiteView> {
   checkSite(ctx, c.site, c.ip);
-  if (c.seconds !== null && (!Number.isInteger(c.seconds) || c.seconds < 1)) throw new ControlError('--seconds is a whole number of seconds, 1 or more');
+  if (c.seconds !== null && (!Number.isInteger(c.seconds) || c.seconds < 1))
+    throw new ControlError('--seconds is a whole number of seconds, 1 or more');
   const id = dc.addCommand(ctx.db, c, ctx.now());
   const until = Date.now() + waitMs;
   while (Date.now() < until && !dc.commandById(ctx.db, id)?.applied_at) await new Promise((r) => setTimeout(r, 50));
@@ -96,7 +143,16 @@ export async function siteCommand(ctx: Ctx, c: { kind: 'suspend' | 'resume'; sit
   return c.ip === null ? view : { ...view, ips: view.ips.filter((x) => x.ip === c.ip) };
 }
 
-export interface IpView { ip: string; pool: string; warmup: null | { started_at: string; day: number; caps_today: Record<string, number | null>; sent_today: Record<string, number> } }
+export interface IpView {
+  ip: string;
+  pool: string;
+  warmup: null | {
+    started_at: string;
+    day: number;
+    caps_today: Record<string, number | null>;
+    sent_today: Record<string, number>;
+  };
+}
 
 export function ipView(ctx: Ctx, ip: string, pool: string): IpView {
   const now = ctx.now();
@@ -105,9 +161,19 @@ export function ipView(ctx: Ctx, ip: string, pool: string): IpView {
   const warm = { startedAt: w.started_at, startDay: w.start_day };
   const cap = capToday(shapingFor(ctx.config).warmup.schedule, warm, now);
   const sent: Record<string, number> = {};
-  for (const l of dc.lanes(ctx.db)) if (l.ip === ip && l.day === utcDay(now) && l.sent_today > 0) sent[l.site] = l.sent_today;
+  for (const l of dc.lanes(ctx.db))
+    if (l.ip === ip && l.day === utcDay(now) && l.sent_today > 0) sent[l.site] = l.sent_today;
   const caps = Object.fromEntries([...new Set([...knownSites(ctx), ...Object.keys(sent)])].map((s) => [s, cap]));
-  return { ip, pool, warmup: { started_at: new Date(w.started_at).toISOString(), day: warmupDay(warm, now), caps_today: caps, sent_today: sent } };
+  return {
+    ip,
+    pool,
+    warmup: {
+      started_at: new Date(w.started_at).toISOString(),
+      day: warmupDay(warm, now),
+      caps_today: caps,
+      sent_today: sent,
+    },
+  };
 }
 
 export const listIps = (ctx: Ctx): IpView[] => configuredIps(ctx.config).map((x) => ipView(ctx, x.ip, x.pool));

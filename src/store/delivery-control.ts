@@ -3,15 +3,41 @@
 import { sql, type DB } from './db.js';
 
 export interface LaneRow {
-  ip: string; site: string; state: 'open' | 'throttled' | 'suspended'; until: number | null; reason: string | null;
-  rate: number | null; blocklisted: number; day: number; sent_today: number; updated_at: number;
+  ip: string;
+  site: string;
+  state: 'open' | 'throttled' | 'suspended';
+  until: number | null;
+  reason: string | null;
+  rate: number | null;
+  blocklisted: number;
+  day: number;
+  sent_today: number;
+  updated_at: number;
 }
-export interface SiteRow { site: string; mx_json: string; queued: number; in_flight: number; sent_last_hour: number; domains_json: string; updated_at: number }
+export interface SiteRow {
+  site: string;
+  mx_json: string;
+  queued: number;
+  in_flight: number;
+  sent_last_hour: number;
+  domains_json: string;
+  updated_at: number;
+}
 export interface CommandRow {
-  id: number; kind: 'suspend' | 'resume'; site: string; ip: string | null; seconds: number | null; reason: string | null;
-  created_at: number; applied_at: number | null;
+  id: number;
+  kind: 'suspend' | 'resume';
+  site: string;
+  ip: string | null;
+  seconds: number | null;
+  reason: string | null;
+  created_at: number;
+  applied_at: number | null;
 }
-export interface WarmupRow { ip: string; started_at: number; start_day: number }
+export interface WarmupRow {
+  ip: string;
+  started_at: number;
+  start_day: number;
+}
 
 export function lanes(db: DB): LaneRow[] {
   return sql<LaneRow>(db, 'SELECT * FROM delivery_lanes ORDER BY site, ip').all();
@@ -23,10 +49,13 @@ export function sites(db: DB): SiteRow[] {
 
 /** Writes the loop's view (one transaction by the caller). */
 export function upsertLane(db: DB, l: Omit<LaneRow, 'updated_at'>, now: number): void {
-  sql(db, `INSERT INTO delivery_lanes (ip, site, state, until, reason, rate, blocklisted, day, sent_today, updated_at)
+  sql(
+    db,
+    `INSERT INTO delivery_lanes (ip, site, state, until, reason, rate, blocklisted, day, sent_today, updated_at)
     VALUES (@ip, @site, @state, @until, @reason, @rate, @blocklisted, @day, @sent_today, @now)
     ON CONFLICT (site, ip) DO UPDATE SET state = excluded.state, until = excluded.until, reason = excluded.reason, rate = excluded.rate,
-      blocklisted = excluded.blocklisted, day = excluded.day, sent_today = excluded.sent_today, updated_at = excluded.updated_at`).run({ ...l, now });
+      blocklisted = excluded.blocklisted, day = excluded.day, sent_today = excluded.sent_today, updated_at = excluded.updated_at`,
+  ).run({ ...l, now });
 }
 
 export function deleteLane(db: DB, site: string, ip: string): void {
@@ -34,15 +63,26 @@ export function deleteLane(db: DB, site: string, ip: string): void {
 }
 
 export function upsertSite(db: DB, s: Omit<SiteRow, 'updated_at'>, now: number): void {
-  sql(db, `INSERT INTO delivery_sites (site, mx_json, queued, in_flight, sent_last_hour, domains_json, updated_at)
+  sql(
+    db,
+    `INSERT INTO delivery_sites (site, mx_json, queued, in_flight, sent_last_hour, domains_json, updated_at)
     VALUES (@site, @mx_json, @queued, @in_flight, @sent_last_hour, @domains_json, @now)
     ON CONFLICT (site) DO UPDATE SET mx_json = excluded.mx_json, queued = excluded.queued, in_flight = excluded.in_flight,
-      sent_last_hour = excluded.sent_last_hour, domains_json = excluded.domains_json, updated_at = excluded.updated_at`).run({ ...s, now });
+      sent_last_hour = excluded.sent_last_hour, domains_json = excluded.domains_json, updated_at = excluded.updated_at`,
+  ).run({ ...s, now });
 }
 
-export function addCommand(db: DB, c: Pick<CommandRow, 'kind' | 'site' | 'ip' | 'seconds' | 'reason'>, now: number): number {
-  return Number(sql(db, 'INSERT INTO delivery_commands (kind, site, ip, seconds, reason, created_at) VALUES (@kind, @site, @ip, @seconds, @reason, @now)')
-    .run({ ...c, now }).lastInsertRowid);
+export function addCommand(
+  db: DB,
+  c: Pick<CommandRow, 'kind' | 'site' | 'ip' | 'seconds' | 'reason'>,
+  now: number,
+): number {
+  return Number(
+    sql(
+      db,
+      'INSERT INTO delivery_commands (kind, site, ip, seconds, reason, created_at) VALUES (@kind, @site, @ip, @seconds, @reason, @now)',
+    ).run({ ...c, now }).lastInsertRowid,
+  );
 }
 
 export function pendingCommands(db: DB): CommandRow[] {
@@ -63,5 +103,9 @@ export function warmups(db: DB): WarmupRow[] {
 
 export function setWarmup(db: DB, ip: string, w: { started_at: number; start_day: number } | null): void {
   if (w === null) sql(db, 'DELETE FROM ip_warmups WHERE ip = ?').run(ip);
-  else sql(db, 'INSERT INTO ip_warmups (ip, started_at, start_day) VALUES (?, ?, ?) ON CONFLICT (ip) DO UPDATE SET started_at = excluded.started_at, start_day = excluded.start_day').run(ip, w.started_at, w.start_day);
+  else
+    sql(
+      db,
+      'INSERT INTO ip_warmups (ip, started_at, start_day) VALUES (?, ?, ?) ON CONFLICT (ip) DO UPDATE SET started_at = excluded.started_at, start_day = excluded.start_day',
+    ).run(ip, w.started_at, w.start_day);
 }

@@ -87,7 +87,14 @@ describe('mta command line', function () {
 
   it('serve logs one line naming every listener with its real port, and stops on SIGTERM', async () => {
     const child = spawn(process.execPath, [BIN, 'serve'], {
-      env: { PATH: process.env.PATH!, ...env, MTA_HTTP_PORT: '0', MTA_SMTP_PORT: '0', MTA_SMTP_HOST: '127.0.0.1', MTA_SUBMISSION_PORT: '0' },
+      env: {
+        PATH: process.env.PATH!,
+        ...env,
+        MTA_HTTP_PORT: '0',
+        MTA_SMTP_PORT: '0',
+        MTA_SMTP_HOST: '127.0.0.1',
+        MTA_SUBMISSION_PORT: '0',
+      },
     });
     let err = '';
     child.stderr.on('data', (d) => {

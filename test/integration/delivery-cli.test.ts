@@ -19,7 +19,11 @@ import { route, sleep } from './outbound-env.js';
 describe('delivery control: mta sites / site / ip against a running service', function () {
   this.timeout(60000);
   let dns: TestDns, mx: TestMx, child: ChildProcess | undefined;
-  after(async () => { child?.kill('SIGKILL'); await mx?.stop(); await dns?.stop(); });
+  after(async () => {
+    child?.kill('SIGKILL');
+    await mx?.stop();
+    await dns?.stop();
+  });
 
   const SITE = 'mx.rcpt.test';
   const cli = async (env: Record<string, string>, ...args: string[]) => {
@@ -27,7 +31,11 @@ describe('delivery control: mta sites / site / ip against a running service', fu
     expect(r.code, r.stderr).to.equal(0);
     return JSON.parse(r.stdout);
   };
-  const stop = async (c: ChildProcess) => { const gone = new Promise((r) => c.once('exit', r)); c.kill('SIGTERM'); await gone; };
+  const stop = async (c: ChildProcess) => {
+    const gone = new Promise((r) => c.once('exit', r));
+    c.kill('SIGTERM');
+    await gone;
+  };
 
   it('warm-up cap, suspend/resume, ip list, persistence across a restart, metrics', async () => {
     dns = await new TestDns().start();
@@ -37,9 +45,21 @@ describe('delivery control: mta sites / site / ip against a running service', fu
     const shaping = path.join(dataDir, 'shaping.json');
     fs.writeFileSync(shaping, JSON.stringify({ warmup: { schedule: [3, 5] } }));
     const env: Record<string, string> = {
-      MTA_DATA_DIR: dataDir, MTA_HTTP_PORT: '0', MTA_SMTP_PORT: '0', MTA_SMTP_HOST: '127.0.0.1', MTA_SUBMISSION_PORT: '0', MTA_HOSTNAME: 'mta.test',
-      MTA_DNS_SERVERS: dns.server, MTA_OUTBOUND_PORT: String(mx.port), MTA_OUTBOUND_TIMEOUT_SECONDS: '2', MTA_RETRY_MIN_SECONDS: '0.2',
-      MTA_RETRY_MAX_SECONDS: '2', MTA_RATE_LIMIT: '0', MTA_LOG_LEVEL: 'info', MTA_SENDING_IPS: '127.0.0.2', MTA_SHAPING_FILE: shaping,
+      MTA_DATA_DIR: dataDir,
+      MTA_HTTP_PORT: '0',
+      MTA_SMTP_PORT: '0',
+      MTA_SMTP_HOST: '127.0.0.1',
+      MTA_SUBMISSION_PORT: '0',
+      MTA_HOSTNAME: 'mta.test',
+      MTA_DNS_SERVERS: dns.server,
+      MTA_OUTBOUND_PORT: String(mx.port),
+      MTA_OUTBOUND_TIMEOUT_SECONDS: '2',
+      MTA_RETRY_MIN_SECONDS: '0.2',
+      MTA_RETRY_MAX_SECONDS: '2',
+      MTA_RATE_LIMIT: '0',
+      MTA_LOG_LEVEL: 'info',
+      MTA_SENDING_IPS: '127.0.0.2',
+      MTA_SHAPING_FILE: shaping,
       MTA_DNS_CHECK_CRON: '0 0 1 1 *',
     };
     const db = openDb(dataDir);
@@ -61,10 +81,20 @@ describe('delivery control: mta sites / site / ip against a running service', fu
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const r = await fetch(`${svc.url}/v1/emails`, { method: 'POST', headers, body: JSON.stringify({ from: 'app@sender.test', to: `u${i}@rcpt.test`, subject: 's', text: 'x' }) });
+      const r = await fetch(`${svc.url}/v1/emails`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ from: 'app@sender.test', to: `u${i}@rcpt.test`, subject: 's', text: 'x' }),
+      });
       ids.push(((await r.json()) as { id: string }).id);
     }
-    const statuses = async () => Promise.all(ids.map(async (id) => ((await (await fetch(`${svc.url}/v1/emails/${id}`, { headers })).json()) as { status: string }).status));
+    const statuses = async () =>
+      Promise.all(
+        ids.map(
+          async (id) =>
+            ((await (await fetch(`${svc.url}/v1/emails/${id}`, { headers })).json()) as { status: string }).status,
+        ),
+      );
     const until = Date.now() + 8000;
     while (mx.messages.length < 3 && Date.now() < until) await sleep(50);
     await sleep(1500);
@@ -83,7 +113,15 @@ describe('delivery control: mta sites / site / ip against a running service', fu
     expect(Date.parse(s.ips[0].until) - Date.now()).to.be.within(590_000, 601_000);
     const all = await cli(env, 'sites');
     expect(all.map((x: any) => x.site)).to.include.members(['google', SITE]);
-    expect(Object.keys(all.find((x: any) => x.site === SITE)).sort()).to.deep.equal(['in_flight', 'ips', 'limits', 'mx', 'queued', 'sent_last_hour', 'site']);
+    expect(Object.keys(all.find((x: any) => x.site === SITE)).sort()).to.deep.equal([
+      'in_flight',
+      'ips',
+      'limits',
+      'mx',
+      'queued',
+      'sent_last_hour',
+      'site',
+    ]);
     expect(all.find((x: any) => x.site === SITE).sent_last_hour).to.equal(3);
 
     const metrics = await (await fetch(`${svc.url}/metrics`)).text();

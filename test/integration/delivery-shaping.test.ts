@@ -8,7 +8,10 @@ import { outboundEnv, route, sleep, type OutboundEnv } from './outbound-env.js';
 describe('delivery scheduler: sites, limits and reactions', function () {
   this.timeout(30000);
   let e: OutboundEnv | undefined;
-  afterEach(async () => { await e?.close(); e = undefined; });
+  afterEach(async () => {
+    await e?.close();
+    e = undefined;
+  });
 
   /** Publishes `domain` → MX `mxHost` → 127.0.0.1 (the test MX). */
   const mxOf = (domain: string, mxHost: string) => {
@@ -20,17 +23,24 @@ describe('delivery scheduler: sites, limits and reactions', function () {
     let maxOpen = 0;
     e = await outboundEnv({
       shaping: { sites: { pair: { mx: ['*.pair.test'], connections: 2 } } },
-      script: { data: () => { maxOpen = Math.max(maxOpen, e!.mx.open); return { delayMs: 150 }; } },
+      script: {
+        data: () => {
+          maxOpen = Math.max(maxOpen, e!.mx.open);
+          return { delayMs: 150 };
+        },
+      },
     });
     mxOf('one.test', 'mx1.pair.test');
     mxOf('two.test', 'mx2.pair.test');
-    const sent = await Promise.all(Array.from({ length: 12 }, (_, i) => e!.send({ to: `u${i}@${i % 2 ? 'one' : 'two'}.test` })));
+    const sent = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => e!.send({ to: `u${i}@${i % 2 ? 'one' : 'two'}.test` })),
+    );
     for (const s of sent) await e.waitStatus(s.id, ['delivered'], 15000);
     expect(e.mx.messages).to.have.length(12);
     expect(maxOpen, 'sessions open at once at the MX').to.equal(2);
   });
 
-  it('holds a site\'s rate (120/min: one message every 500 ms at the MX)', async () => {
+  it("holds a site's rate (120/min: one message every 500 ms at the MX)", async () => {
     e = await outboundEnv({ shaping: { sites: { slow: { mx: ['mx.slow.test'], rate: '120/min' } } } });
     route(e.dns, 'slow.test');
     const sent = await Promise.all(Array.from({ length: 6 }, (_, i) => e!.send({ to: `s${i}@slow.test` })));
@@ -40,7 +50,8 @@ describe('delivery scheduler: sites, limits and reactions', function () {
     const at = e.mx.messages.map((m) => m.at).sort((a, b) => a - b);
     const gaps = at.slice(2).map((t, i) => t - at[i + 1]);
     for (const g of gaps) expect(g, `gaps ${gaps.join(', ')} ms`).to.be.at.least(450);
-    for (const t of at) expect(at.filter((x) => x >= t && x < t + 1000).length, 'messages in one second').to.be.at.most(3);
+    for (const t of at)
+      expect(at.filter((x) => x >= t && x < t + 1000).length, 'messages in one second').to.be.at.most(3);
     expect(at[5] - at[0], '6 messages at 2/s').to.be.at.least(2000);
   });
 
@@ -57,7 +68,9 @@ describe('delivery scheduler: sites, limits and reactions', function () {
         rcpt: (to) => {
           if (!to.endsWith('@gsite.test')) return undefined;
           rcptAt.push(Date.now());
-          return refused++ === 0 ? { code: 421, message: '4.7.28 Our system has detected an unusual rate of unsolicited mail' } : undefined;
+          return refused++ === 0
+            ? { code: 421, message: '4.7.28 Our system has detected an unusual rate of unsolicited mail' }
+            : undefined;
         },
       },
     });
@@ -73,7 +86,8 @@ describe('delivery scheduler: sites, limits and reactions', function () {
     expect(Date.now() - t0, 'the other site is not held by the suspension').to.be.lessThan(1500);
     for (const m of [first, ...g]) await e.waitStatus(m.id, ['delivered'], 10000);
     expect(rcptAt.length, '421 once, then five accepted RCPTs').to.equal(6);
-    for (const t of rcptAt.slice(1)) expect(t - rcptAt[0], 'no attempt at the site while suspended').to.be.at.least(1900);
+    for (const t of rcptAt.slice(1))
+      expect(t - rcptAt[0], 'no attempt at the site while suspended').to.be.at.least(1900);
   });
 
   it('a blocklist reply moves the site to another IP of the pool; the message is not bounced', async () => {
@@ -82,10 +96,15 @@ describe('delivery scheduler: sites, limits and reactions', function () {
     e = await outboundEnv({
       env: { MTA_SENDING_IPS: '127.0.0.2,127.0.0.3' },
       script: {
-        connect: (session: SMTPServerSession) => { peers.set(session.id, session.remoteAddress); return undefined; },
+        connect: (session: SMTPServerSession) => {
+          peers.set(session.id, session.remoteAddress);
+          return undefined;
+        },
         rcpt: (_to, session) => {
           blocked ??= session.remoteAddress;
-          return session.remoteAddress === blocked ? { code: 550, message: '5.7.1 Service unavailable; client host blocked using Spamhaus' } : undefined;
+          return session.remoteAddress === blocked
+            ? { code: 550, message: '5.7.1 Service unavailable; client host blocked using Spamhaus' }
+            : undefined;
         },
       },
     });
@@ -96,7 +115,9 @@ describe('delivery scheduler: sites, limits and reactions', function () {
     expect(from).to.have.length(4);
     expect(new Set(from)).to.deep.equal(new Set([blocked === '127.0.0.2' ? '127.0.0.3' : '127.0.0.2']));
     await sleep(1200); // the control tick writes the lanes once a second
-    const lanes = e.s.db.prepare("SELECT ip, state, reason FROM delivery_lanes WHERE site = 'mx.rcpt.test' ORDER BY ip").all() as any[];
+    const lanes = e.s.db
+      .prepare("SELECT ip, state, reason FROM delivery_lanes WHERE site = 'mx.rcpt.test' ORDER BY ip")
+      .all() as any[];
     expect(lanes.find((l) => l.ip === blocked)).to.include({ state: 'suspended' });
     expect(lanes.find((l) => l.ip === blocked).reason).to.match(/Spamhaus/);
   });
