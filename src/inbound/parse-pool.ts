@@ -1,5 +1,5 @@
-// Runs parseReport in a small pool of long-lived worker threads, so a report never blocks the event loop.
-// Each report gets a time budget; one over it ends its worker (replaced at once) and reads as `error: 'timeout'`.
+// Runs parseReport in a small pool of worker threads, so a report never blocks the event loop. Workers start on
+// the first report and stop after idling; a report over its time budget ends its worker and reads as `error: 'timeout'`.
 import { Worker } from 'node:worker_threads';
 import type { Report } from './parse.js';
 
@@ -7,10 +7,14 @@ export interface ParsePool {
   /** The reading of one message; an empty `kind: 'other'` report with `error` when it could not be read. */
   parse(raw: Buffer, timeoutMs?: number): Promise<Report>;
   close(): Promise<void>;
+  /** worker threads running now (started or booting) */
+  readonly workers: number;
 }
 export interface ParsePoolOptions {
-  /** worker threads kept alive (default 2) */
+  /** most worker threads at once (default 2); none until the first report */
   size?: number;
+  /** a worker with nothing to read for this long ends (default 30 s); the next report starts one again */
+  idleMs?: number;
   /** parse time allowed per report in ms (default 2000); the wait in the queue does not count */
   timeoutMs?: number;
   /** told when a report is abandoned (timeout) or a worker dies while reading one */
@@ -38,6 +42,7 @@ interface Slot {
   booted: boolean;
   busy: Job | null;
   timer: NodeJS.Timeout | null;
+  idle: NodeJS.Timeout | null;
   ending: boolean;
 }
 
@@ -51,8 +56,10 @@ class Pool implements ParsePool {
   constructor(
     private readonly opts: ParsePoolOptions,
     private readonly budget: number,
-  ) {
-    for (let i = 0; i < Math.max(1, opts.size ?? 2); i++) this.spawn();
+  ) {}
+
+  get workers(): number {
+    return this.slots.size;
   }
 
   parse(raw: Buffer, timeoutMs = this.budget): Promise<Report> {
@@ -98,14 +105,36 @@ class Pool implements ParsePool {
 
   private dispatch(): void {
     for (const slot of this.slots) {
-      if (!this.queue.length) return;
+      if (!this.queue.length) break;
       if (!slot.booted || slot.ending || slot.busy) continue;
       const job = this.queue.shift() as Job;
+      if (slot.idle) clearTimeout(slot.idle);
+      slot.idle = null;
       slot.busy = job;
       slot.timer = setTimeout(() => this.abandon(slot, 'timeout', `not read within ${job.budget} ms`), job.budget);
       // a view is cloned with its whole ArrayBuffer (Buffer.concat, a slab): send only the message's bytes
       slot.worker.postMessage(job.raw.byteLength === job.raw.buffer.byteLength ? job.raw : new Uint8Array(job.raw));
     }
+    // Reports still waiting: one more worker for each while under the size (a booting one counts as free).
+    const booting = [...this.slots].filter((s) => !s.booted && !s.ending).length;
+    let want = this.queue.length - booting;
+    while (want-- > 0 && this.slots.size < this.size && !this.closed && !this.broken) this.spawn();
+    for (const slot of this.slots) if (slot.booted && !slot.busy && !slot.ending && !slot.idle) this.idleOut(slot);
+  }
+
+  private get size(): number {
+    return Math.max(1, this.opts.size ?? 2);
+  }
+
+  /** A free worker ends after idleMs with nothing to read (memory back to the process). */
+  private idleOut(slot: Slot): void {
+    slot.idle = setTimeout(() => {
+      slot.idle = null;
+      if (slot.busy || slot.ending) return;
+      slot.ending = true;
+      void slot.worker.terminate();
+    }, this.opts.idleMs ?? 30_000);
+    slot.idle.unref();
   }
 
   private fail(err: Error): void {
@@ -115,7 +144,7 @@ class Pool implements ParsePool {
 
   private spawn(): void {
     const worker = new Worker(BOOT, { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: 256 } });
-    const slot: Slot = { worker, booted: false, busy: null, timer: null, ending: false };
+    const slot: Slot = { worker, booted: false, busy: null, timer: null, idle: null, ending: false };
     let lastError: Error | null = null;
     this.slots.add(slot);
     worker.unref(); // a job in progress keeps the process alive through its budget timer
@@ -135,13 +164,14 @@ class Pool implements ParsePool {
     });
     worker.on('exit', () => {
       this.slots.delete(slot);
+      if (slot.idle) clearTimeout(slot.idle);
       this.abandon(slot, 'failed', 'worker exited');
       if (this.closed) return;
       if (!slot.booted && ++this.bootFailures >= MAX_BOOT_FAILURES) {
         this.broken = new Error(`report parser worker does not start: ${lastError?.message ?? 'it exited'}`);
         return this.fail(this.broken);
       }
-      this.spawn();
+      this.dispatch(); // a replacement only when reports are waiting
     });
   }
 }

@@ -1,7 +1,7 @@
 // The signing worker: composes and DKIM-signs messages off the delivery loop's thread. In: {id, job: SignJob};
 // out: {id, raw} (the signed message's bytes, transferred) or {id, error}. Holds nothing between jobs but the key cache.
 import { parentPort } from 'node:worker_threads';
-import { composeAndSign, type SignJob } from './compose.js';
+import { composeAndSign, type SignJob } from './message.js';
 
 parentPort!.on('message', (m: { id: number; job: SignJob }) => {
   composeAndSign(m.job).then(

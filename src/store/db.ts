@@ -17,7 +17,7 @@ export function openDb(dataDir: string, opts: { synchronous?: 'NORMAL' | 'FULL' 
   db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`); // FULL: a 202 survives power loss (group commit keeps it cheap)
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
-  db.pragma('cache_size = -65536');
+  db.pragma('cache_size = -16384');
   db.pragma('temp_store = MEMORY');
   // The store holds DKIM private keys and webhook secrets: owner-only, whatever the umask.
   for (const f of ['mta.sqlite', 'mta.sqlite-wal', 'mta.sqlite-shm']) {

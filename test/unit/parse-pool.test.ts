@@ -37,6 +37,21 @@ describe('report parser pool (worker threads, time budget)', function () {
     expect(all.map((r) => r.recipients[0]?.address)).to.deep.equal(Array(6).fill('someone@dest.test'));
   });
 
+  it('starts no worker before the first report and ends an idle one; the next report starts it again', async () => {
+    const p = createParsePool({ size: 2, idleMs: 300 });
+    try {
+      expect(p.workers).to.equal(0);
+      expect((await p.parse(ordinary)).recipients[0]?.address).to.equal('someone@dest.test');
+      expect(p.workers).to.equal(1); // one report at a time: one worker is enough
+      const t = Date.now();
+      while (p.workers > 0 && Date.now() - t < 5000) await new Promise((r) => setTimeout(r, 50));
+      expect(p.workers).to.equal(0);
+      expect((await p.parse(ordinary)).recipients[0]?.address).to.equal('someone@dest.test');
+    } finally {
+      await p.close();
+    }
+  });
+
   it('refuses work once closed', async () => {
     const p = createParsePool({ size: 1 });
     await p.close();
