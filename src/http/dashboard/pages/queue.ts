@@ -70,7 +70,9 @@ function groupTable(title: string, groups: QueueGroup[]): Html {
   );
 }
 
-function listTable(rows: QueueEntry[], actions: (r: QueueEntry) => Html | string): Html {
+/** The oldest waiting recipients; an Actions column only when `actions` is given (a team's own mail). */
+function listTable(rows: QueueEntry[], actions?: (r: QueueEntry) => Html | string): Html {
+  const cols = actions ? 8 : 7;
   return tableWrap(
     'Waiting recipients',
     html`<table class="stack" id="queue">
@@ -86,14 +88,14 @@ function listTable(rows: QueueEntry[], actions: (r: QueueEntry) => Html | string
           <th scope="col">Attempts</th>
           <th scope="col">Next attempt</th>
           <th scope="col">Last reply</th>
-          <th scope="col">Actions</th>
+          ${actions ? html`<th scope="col">Actions</th>` : ''}
         </tr>
       </thead>
       <tbody>
         ${
           rows.length === 0
             ? html`<tr>
-                <td colspan="8" class="muted">Nothing waits.</td>
+                <td colspan="${cols}" class="muted">Nothing waits.</td>
               </tr>`
             : ''
         }
@@ -107,7 +109,7 @@ function listTable(rows: QueueEntry[], actions: (r: QueueEntry) => Html | string
               <td data-label="Attempts">${r.attempts}</td>
               <td data-label="Next attempt">${time(r.next_attempt_at)}</td>
               <td data-label="Last reply">${r.last_reply ?? '—'}</td>
-              <td data-label="Actions">${actions(r)}</td>
+              ${actions ? html`<td data-label="Actions">${actions(r)}</td>` : ''}
             </tr>`,
         )}
       </tbody>
@@ -121,7 +123,13 @@ function filtersFrom(get: (name: string) => string | undefined): FilterInput {
 }
 
 function filterForm(f: FilterInput, hidden: Html | string, submit: string, method = 'get'): Html {
-  return html`<form method="${method}" action="/dashboard/queue${method === 'post' ? '/confirm' : ''}" class="filters">
+  const name = method === 'post' ? 'Bulk action' : 'Filters';
+  return html`<form
+    method="${method}"
+    action="/dashboard/queue${method === 'post' ? '/confirm' : ''}"
+    class="filters"
+    aria-label="${name}"
+  >
     ${hidden}
     ${FILTER_NAMES.map((n) =>
       n === 'state'
@@ -165,7 +173,7 @@ function operatorPage(deps: Deps, k: DCtx): void {
     <p>Applies to every waiting recipient matching these filters (a hold or purge needs at least one filter).</p>
     ${filterForm(input, csrfField(sess(k)), 'Review', 'post')}
     <h2>Oldest waiting</h2>
-    ${listTable(queueList(deps.app, f, 100), () => '')}`;
+    ${listTable(queueList(deps.app, f, 100))}`;
   page(deps.app, k, { title: 'Queue', active: 'queue', body, notice });
 }
 
@@ -218,7 +226,7 @@ function teamPage(deps: Deps, k: DCtx): void {
   const write = can(s, 'emails:send');
   const button = (email: string, what: string, label: string) =>
     html`<form method="post" action="/dashboard/queue/emails/${email}/${what}" class="inline">
-      ${csrfField(s)}<button type="submit">${label}</button>
+      ${csrfField(s)}<button type="submit" aria-label="${label} ${email}">${label}</button>
     </form>`;
   const actions = (r: QueueEntry) =>
     write
