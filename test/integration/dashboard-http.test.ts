@@ -5,40 +5,7 @@ import { expect } from 'chai';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { feature as dashboard } from '../../src/features/dashboard.js';
 import { html, raw } from '../../src/http/dashboard/html.js';
-
-class Browserish {
-  cookies = new Map<string, string>();
-  constructor(readonly base: string) {}
-  async req(method: string, path: string, form?: Record<string, string>, headers: Record<string, string> = {}) {
-    const h: Record<string, string> = { ...headers, cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
-    if (form) h['content-type'] ??= 'application/x-www-form-urlencoded';
-    const res = await fetch(this.base + path, {
-      method,
-      headers: h,
-      body: form && new URLSearchParams(form),
-      redirect: 'manual',
-    });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(';');
-      const [k, v] = pair.split('=');
-      if (v) this.cookies.set(k, v);
-      else this.cookies.delete(k);
-    }
-    return {
-      status: res.status,
-      location: res.headers.get('location'),
-      setCookie: res.headers.getSetCookie(),
-      text: await res.text(),
-    };
-  }
-  csrf(page: string) {
-    return /name="_csrf" value="([^"]+)"/.exec(page)?.[1] ?? '';
-  }
-  async signIn(key: string) {
-    const page = await this.req('GET', '/dashboard/sign-in');
-    return this.req('POST', '/dashboard/sign-in', { _csrf: this.csrf(page.text), key });
-  }
-}
+import { FormClient as Browserish } from '../helpers/form-client.js';
 
 describe('dashboard over HTTP', () => {
   let s: TestService;

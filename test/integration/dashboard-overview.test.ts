@@ -5,35 +5,9 @@ import { outboundEnv, type OutboundEnv } from './outbound-env.js';
 import { feature as outbound } from '../../src/features/outbound.js';
 import { feature as dashboard } from '../../src/features/dashboard.js';
 import { siteCommand, listSites } from '../../src/services/delivery-control.js';
+import { FormClient } from '../helpers/form-client.js';
 
 const PASSWORD = 'correct horse battery staple';
-
-class Client {
-  cookies = new Map<string, string>();
-  constructor(readonly base: string) {}
-  async req(method: string, path: string, form?: Record<string, string>) {
-    const headers: Record<string, string> = { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
-    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const res = await fetch(this.base + path, {
-      method,
-      headers,
-      body: form && new URLSearchParams(form),
-      redirect: 'manual',
-    });
-    for (const c of res.headers.getSetCookie()) {
-      const [k, v] = c.split(';')[0].split('=');
-      if (v) this.cookies.set(k, v);
-      else this.cookies.delete(k);
-    }
-    return { status: res.status, text: await res.text() };
-  }
-  async signIn(fields: Record<string, string>) {
-    const page = await this.req('GET', '/dashboard/sign-in');
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)![1];
-    const r = await this.req('POST', '/dashboard/sign-in', { _csrf: csrf, ...fields });
-    expect(r.status).to.equal(303);
-  }
-}
 
 /** The figures of a page: id, svg title, description and the data table's rows. */
 function figures(page: string) {
@@ -68,8 +42,8 @@ describe('dashboard Overview and Delivery pages', function () {
   after(() => env?.close());
 
   it('shows a test session its test-mode counts as charts with title, description and numbers', async () => {
-    const c = new Client(env.s.url);
-    await c.signIn({ key: env.test });
+    const c = new FormClient(env.s.url);
+    expect((await c.signInWith({ key: env.test })).status).to.equal(303);
     const page = await c.req('GET', '/dashboard/overview');
     expect(page.status).to.equal(200);
     expect(page.text).to.contain('Test mode: simulated emails only.');
@@ -93,8 +67,8 @@ describe('dashboard Overview and Delivery pages', function () {
   });
 
   it('shows a live session live counts, by day over 30 days, and test counts on request', async () => {
-    const c = new Client(env.s.url);
-    await c.signIn({ key: env.live });
+    const c = new FormClient(env.s.url);
+    expect((await c.signInWith({ key: env.live })).status).to.equal(303);
     const day = await c.req('GET', '/dashboard/overview?range=30d');
     expect(day.text)
       .to.match(/data-stat="sent">3</)
@@ -106,9 +80,9 @@ describe('dashboard Overview and Delivery pages', function () {
   });
 
   it('shows the operator the Delivery page: sites, suspensions, warm-up and per-site charts', async () => {
-    const c = new Client(env.s.url);
+    const c = new FormClient(env.s.url);
     const team = env.s.db.prepare('SELECT name FROM teams').pluck().get() as string;
-    await c.signIn({ password: PASSWORD, team });
+    expect((await c.signInWith({ password: PASSWORD, team })).status).to.equal(303);
     const until = Date.now() + 3000; // the loop stores its sites once a second
     while (!listSites(env.s.ctx).some((x) => x.site.includes('rcpt.test')) && Date.now() < until)
       await new Promise((r) => setTimeout(r, 100));

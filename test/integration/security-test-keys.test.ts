@@ -7,37 +7,9 @@ import { feature as webhooks } from '../../src/features/webhooks.js';
 import { feature as domains } from '../../src/features/domains.js';
 import { feature as dashboard } from '../../src/features/dashboard.js';
 import { Receiver, sleep } from './webhooks-receiver.js';
+import { FormClient as Browserish } from '../helpers/form-client.js';
 
 const ALL = ['emails:send', 'emails:read', 'domains:read', 'domains:write', 'webhooks:write', 'keys:write'] as const;
-
-/** A cookie-keeping form client for the dashboard (no redirects followed). */
-class Browserish {
-  cookies = new Map<string, string>();
-  constructor(readonly base: string) {}
-  async req(method: string, path: string, form?: Record<string, string>) {
-    const headers: Record<string, string> = { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
-    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const res = await fetch(this.base + path, {
-      method,
-      headers,
-      body: form && new URLSearchParams(form),
-      redirect: 'manual',
-    });
-    for (const c of res.headers.getSetCookie()) {
-      const [k, v] = c.split(';')[0].split('=');
-      if (v) this.cookies.set(k, v);
-      else this.cookies.delete(k);
-    }
-    return { status: res.status, location: res.headers.get('location'), text: await res.text() };
-  }
-  csrf(page: string) {
-    return /name="_csrf" value="([^"]+)"/.exec(page)?.[1] ?? '';
-  }
-  async signIn(key: string) {
-    const page = await this.req('GET', '/dashboard/sign-in');
-    return this.req('POST', '/dashboard/sign-in', { _csrf: this.csrf(page.text), key });
-  }
-}
 
 describe('security: test keys are not a privilege boundary (finding 4)', function () {
   this.timeout(20_000);
