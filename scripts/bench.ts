@@ -10,6 +10,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 console.log(`node ${process.version}, ${(await import('node:os')).cpus().length} cpus`);
 if (which === 'all' || which === 'api') await benchApi({ seconds });
 if (which === 'all' || which === 'submission') await benchSubmission({ seconds });
+if (which === 'purge') await (await import('./bench-purge.js')).benchPurge();
 if ((which === 'all' || which === 'delivery') && fs.existsSync(new URL('./bench-delivery.ts', import.meta.url))) {
   const mod = await import('./bench-delivery.js' as string);
   await (mod.benchDelivery ?? mod.default)?.({
