@@ -130,7 +130,8 @@ export function appendStatusEvent(
 }
 
 /** One recipient under an operator action: its status after it, or null when the action does not apply. */
-function actOn(ctx: Ctx, d: QueueRow, action: QueueAction, now: number): Status | null {
+/** `scheduledAt`: the email's scheduled_at; a released recipient never attempted waits for it (never sent early). */
+function actOn(ctx: Ctx, d: QueueRow, action: QueueAction, now: number, scheduledAt: number | null): Status | null {
   const move = queueTransition(
     {
       status: d.status,
@@ -147,7 +148,8 @@ function actOn(ctx: Ctx, d: QueueRow, action: QueueAction, now: number): Status 
     const w = { status: move.status, attempts: d.attempts, next_attempt_at: null, last_reply: d.last_reply };
     writeDelivery(ctx.db, d.id, { ...w, reason: 'purged' }, now);
   }
-  writeQueueState(ctx.db, d.id, move.held, move.due, now);
+  const notBefore = action === 'release' && d.attempts === 0 ? (scheduledAt ?? 0) : 0;
+  writeQueueState(ctx.db, d.id, move.held, move.due, now, notBefore);
   return move.status;
 }
 
@@ -172,7 +174,7 @@ export function applyQueueAction(
   if (action === 'purge') Object.assign(data, { reason: 'purged' }, by.note ? { message: by.note } : {});
   const events: { type: EventType; recipient: string }[] = [];
   for (const d of rows) {
-    const to = ids.has(d.id) ? actOn(ctx, d, action, now) : null;
+    const to = ids.has(d.id) ? actOn(ctx, d, action, now, email.scheduled_at) : null;
     if (to === null) continue;
     d.status = to;
     events.push({ type: to, recipient: d.recipient });

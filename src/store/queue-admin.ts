@@ -126,11 +126,12 @@ export const queueRowsOf = (db: DB, emailSeq: number): QueueRow[] =>
  * Writes a recipient's hold and due time. A held recipient has next_attempt_at NULL (the due index never
  * offers it); one due again while a lease still runs is due when the lease ends (never sent twice at once).
  */
-export function writeQueueState(db: DB, id: number, held: boolean, due: boolean, now: number): void {
+/** Holds or releases one recipient; `due` makes it due at once, but not before `notBefore` (a scheduled send). */
+export function writeQueueState(db: DB, id: number, held: boolean, due: boolean, now: number, notBefore = 0): void {
   sql(
     db,
     `UPDATE deliveries SET held_at = CASE WHEN @held THEN coalesce(held_at, @now) ELSE NULL END,
-    next_attempt_at = CASE WHEN @held THEN NULL WHEN @due THEN max(@now, coalesce(leased_until, 0)) ELSE next_attempt_at END,
+    next_attempt_at = CASE WHEN @held THEN NULL WHEN @due THEN max(@now, coalesce(leased_until, 0), @notBefore) ELSE next_attempt_at END,
     updated_at = @now WHERE id = @id`,
-  ).run({ id, held: held ? 1 : 0, due: due ? 1 : 0, now });
+  ).run({ id, held: held ? 1 : 0, due: due ? 1 : 0, now, notBefore });
 }

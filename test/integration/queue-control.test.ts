@@ -76,6 +76,19 @@ describe('queue control: hold, release, retry', function () {
     });
   });
 
+  it('a released email that was scheduled for later keeps its scheduled time (never sent early)', async () => {
+    e = await outboundEnv({ features: [operations, outbound], env: { MTA_ADMIN_TOKEN: TOKEN } });
+    const at = Date.now() + 3600_000;
+    const later = await e.send({ to: 'later@rcpt.test', scheduled_at: new Date(at).toISOString() });
+    expect((await admin('POST', `/queue/hold?email=${later.id}`)).body).to.deep.equal({ matched: 1 });
+    expect((await admin('POST', `/queue/release?email=${later.id}`)).body).to.deep.equal({ matched: 1 });
+    const [row] = (await admin('GET', `/queue?email=${later.id}`)).body;
+    expect(row.state).to.equal('scheduled');
+    expect(Date.parse(row.next_attempt_at)).to.be.within(at - 1000, at + 1000);
+    await sleep(1500);
+    expect(delivered('rcpt.test'), 'nothing was sent early').to.have.length(0);
+  });
+
   it('retry makes deferred recipients due at once (the backoff is skipped)', async () => {
     let refuse = true;
     e = await outboundEnv({
