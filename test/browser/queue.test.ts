@@ -126,12 +126,13 @@ describe('Queue page in a browser', function () {
     await page.getByRole('button', { name: `Release ${otherId}` }).click();
     await page.waitForURL(/done=release/);
     expect(await page.getByRole('status').textContent()).to.contain('Released 1 recipients.');
-    // A released recipient is due at once (operations.md "Queue control"), even before its scheduled time.
-    await env.waitStatus(otherId, ['delivered'], 5000, otherKey);
+    // A released recipient that was never attempted waits for its scheduled time again (never sent early).
+    expect(await row('news@rcpt.test').getAttribute('data-state')).to.equal('scheduled');
     await page.getByRole('button', { name: `Cancel ${cancelId}` }).click();
     await page.waitForURL(/done=cancel/);
     expect(await page.getByRole('status').textContent()).to.contain('canceled');
-    expect(await rows.first().textContent()).to.contain('Nothing waits.');
+    expect(await rows.count(), 'only the released, still scheduled recipient waits').to.equal(1);
+    expect(await row('news@rcpt.test').getAttribute('data-state')).to.equal('scheduled');
     expect((await env.s.api('GET', `/v1/emails/${cancelId}`, { key: otherKey })).body.status).to.equal('canceled');
     await page.context().close();
   });
