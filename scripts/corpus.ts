@@ -28,10 +28,7 @@ export interface Tally {
  * Samples where Sisimai's label is judged wrong (file → why). They stay misses in every figure; listed here so the
  * report shows them apart from the reader's own misses.
  */
-export const DISPUTED: Record<string, string> = {
-  'rfc3464-01.eml':
-    'one Final-Recipient (Status 5.1.1, "550 5.1.1 ... User Unknown"), but the Go table lists two mailboxfull rows',
-};
+export const DISPUTED: Record<string, string> = {};
 
 const DIR = fileURLToPath(new URL('../test/fixtures/sisimai/', import.meta.url));
 

@@ -71,7 +71,7 @@ export function recipientLines(section: string, exclude: Set<string>, own?: read
 
 /** Gmail "(state N)" → the SMTP command and the reason Gmail reports for it (null: read the reply text). */
 const GMAIL_STATES: Record<string, [string, RawRecipient['reason']]> = {
-  '6': ['MAIL', 'userunknown'],
+  '6': ['MAIL', 'failedstarttls'], // go-sisimai (Sisimai 5.2+); userunknown before
   '9': ['HELO', 'blocked'],
   '12': ['MAIL', 'rejected'],
   '13': ['EHLO', null],

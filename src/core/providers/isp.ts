@@ -166,7 +166,7 @@ const RULES: readonly CodeRule[] = [
   // Yahoo Inc. (yahoo.com, aol.com, ...): phrases, when the reply names a Yahoo/AOL host or help page
   {
     name: 'YahooInc',
-    gate: /yahoo(?:inc)?\.|\baol\.|yahoodns\.net/i,
+    gate: /yahoodns\.net/i,
     phrases: [
       { reason: 'authfailure', includes: ['yahoo requires all senders to authenticate with either spf or dkim'] },
       {

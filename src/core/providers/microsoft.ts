@@ -28,7 +28,7 @@ const EXCHANGE_NDR: CodeRule = {
     'RESOLVER.ADR.Ambiguous': 'systemerror',
     'RESOLVER.RST.AuthRequired': 'securityerror',
     'RESOLVER.RST.NotAuthorized': 'rejected',
-    'RESOLVER.RST.RecipSizeLimit': 'mesgtoobig',
+    'RESOLVER.RST.RecipSizeLimit': 'exceedlimit',
     'QUEUE.Expired': 'expired',
   },
 };
@@ -97,7 +97,7 @@ const MICROSOFT: readonly [string, number, number, string, R][] = [
   ['5.6.11', 0, 0, 'invalid characters', 'contenterror'],
   ['5.4.11', 0, 0, 'agent generated message depth exceeded', 'contenterror'],
   ['5.5.6', 0, 0, 'invalid message content', 'contenterror'],
-  ['5.2.3', 0, 0, 'resolver.rst.recipsizelimit; message too large for this recipient', 'mesgtoobig'],
+  ['5.2.3', 0, 0, 'resolver.rst.recipsizelimit; message too large for this recipient', 'exceedlimit'],
   ['5.3.4', 0, 0, 'message size exceeds fixed maximum message size', 'mesgtoobig'],
   ['5.3.4', 0, 0, 'message too big for system', 'mesgtoobig'],
   ['4.4.1', 0, 0, 'connection timed out', 'expired'],
