@@ -19,6 +19,8 @@ export interface RawRecipient {
   lhost?: string | null;
   /** Original-Recipient (RFC 3464): the address as we sent it, before an alias or forward rewrote it */
   original?: string | null;
+  /** the notice's own words ahead of its delivery-status part, when it names this recipient alone */
+  lead?: string | null;
 }
 
 export interface DsnFields {

@@ -176,6 +176,10 @@ function bounceReport(root: Entity): Report | null {
   const notice = noticeText(root);
   const format = detectFormat(root, notice);
   let raws = dsnRecipients(root, notice);
+  // go-sisimai RFC3464: a DSN about one recipient (not Sendmail's, with its transcript) may name the cause in its
+  // human-readable part (a local agent's words): kept as the recipient's lead
+  if (raws.length === 1 && !/^[ \t]*-+ Transcript of session follows/m.test(notice))
+    (raws[0] as RawRecipient).lead = notice.slice(0, 4096);
   const failed = (header(root.headers, 'x-failed-recipients') ?? '')
     .split(',')
     .map((a) => findAddress(a))
@@ -265,6 +269,7 @@ function presetReason(r: RawRecipient, diagnostic: string | null): BounceReason 
     destination: r.address?.split('@')[1] ?? null,
     lhost: r.lhost ?? null,
     notice: (r.reason as BounceReason | null | undefined) ?? null,
+    lead: r.lead ?? null,
   });
 }
 

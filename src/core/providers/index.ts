@@ -18,6 +18,7 @@ import { GOOGLE_PROVIDER } from './google.js';
 import { ISP_PROVIDERS } from './isp.js';
 import { JAPAN_PROVIDERS } from './japan.js';
 import { MICROSOFT_PROVIDERS } from './microsoft.js';
+import { localAgentReason } from './local-agents.js';
 import { MTA_PROVIDERS } from './mta.js';
 import { MORE_MTA_PROVIDERS } from './mta-more.js';
 import { MAILBOX_PROVIDERS } from './brands.js';
@@ -44,13 +45,15 @@ export const PROVIDERS: readonly Provider[] = [
 ];
 
 /** Sources of a recipient's reason, strongest first (see PRECEDENCE). */
-export type Source = 'notice-definite' | 'remote-host' | 'notice' | 'code-rules' | 'vendor-phrases';
+export type Source = 'notice-definite' | 'local-agent' | 'remote-host' | 'notice' | 'code-rules' | 'vendor-phrases';
 
 /**
  * Who decides a recipient's reason: the first source that answers wins; classify.ts then keeps that answer unless it
  * is one of RETRY_REASONS, which it re-reads against the status and text (Sisimai's order):
  * 1. notice-definite: the notice's own reader (its format's tables, Gmail's "(state N)") gave a definite reason —
  *    the MTA that wrote the notice knows what it meant;
+ * 1b. local-agent: a local delivery agent's error text (dovecot, procmail, ...; local-agents.ts), also in the notice's
+ *    own words ahead of the delivery-status part when it names one recipient (go-sisimai lda.Find, before Rhost);
  * 2. remote-host: the table of the provider whose host returned the reply — it knows its replies better than a
  *    relaying MTA's retry-class reading of them (Sisimai Rhost);
  * 3. notice: the notice reader's retry-class reason (userunknown, expired, ...) when no host table answered;
@@ -59,6 +62,7 @@ export type Source = 'notice-definite' | 'remote-host' | 'notice' | 'code-rules'
  */
 export const PRECEDENCE: readonly Source[] = [
   'notice-definite',
+  'local-agent',
   'remote-host',
   'notice',
   'code-rules',
@@ -226,10 +230,13 @@ export function codeRuleReason(text: string, host?: string | null): BounceReason
 export interface RecipientFacts extends ProviderInput {
   /** the reason the notice's own reader gave (format tables, Gmail state), if any */
   notice?: BounceReason | null;
+  /** the notice's own words about this (single) recipient, ahead of its delivery-status part, if any */
+  lead?: string | null;
 }
 
 const SOURCES: Readonly<Record<Source, (f: RecipientFacts) => BounceReason | null>> = {
   'notice-definite': (f) => (f.notice && !RETRY_REASONS.has(f.notice) ? f.notice : null),
+  'local-agent': (f) => localAgentReason(`${f.lead ?? ''} ${f.text}`, f.command),
   'remote-host': providerReason,
   notice: (f) => f.notice ?? null,
   'code-rules': (f) => codeRuleReason(f.text, f.rhost),
