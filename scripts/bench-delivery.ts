@@ -15,7 +15,7 @@ import { openDb } from '../src/store/db.js';
 import { loadConfig } from '../src/config/load.js';
 import { createTeam, createKey } from '../src/services/keys.js';
 import { addCredits } from '../src/services/credits.js';
-import { startChild, pct, fmt, memoryOf } from './bench-lib.js';
+import { startChild, pct, fmt, memoryOf, cpuSecondsOf } from './bench-lib.js';
 
 interface Sink {
   port: number;
@@ -113,6 +113,8 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
   const headers = { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' };
   const lat: number[] = [];
   let next = 0;
+  const load = os.loadavg()[0];
+  const cpu0 = { bench: process.cpuUsage(), service: cpuSecondsOf(child.proc.pid) };
   const t0 = Date.now();
   const worker = async () => {
     while (next < n) {
@@ -130,6 +132,8 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
   const deadline = Date.now() + 600_000;
   while (sink.count < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   const last = Math.max(...[...sink.times.values()].flat());
+  const benchCpu = process.cpuUsage(cpu0.bench);
+  const serviceCpu = cpuSecondsOf(child.proc.pid) - cpu0.service;
   lat.sort((a, b) => a - b);
   const out: Record<string, number> = {
     received: sink.count,
@@ -146,7 +150,21 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
     console.log(
       `delivery[${run.name}]: per domain msg/s ${[...sink.times].map(([d, ts]) => `${d} ${fmt(ts.length / ((Math.max(...ts) - t0) / 1000), 0)}`).join(', ')}`,
     );
-  console.log(`delivery[${run.name}]: service after the run: ${await memoryOf(child)}`);
+  console.log(
+    `delivery[${run.name}]: load average ${fmt(load, 2)} at the start; CPU during the run: service ${fmt(serviceCpu, 1)} s, bench process (clients + sink) ${fmt((benchCpu.user + benchCpu.system) / 1e6, 1)} s`,
+  );
+  console.log(`delivery[${run.name}]: service right after the run: ${await memoryOf(child)}`);
+  // The loop gives memory back once it has been idle for a second (outbound/trim.ts).
+  await new Promise((r) => setTimeout(r, 3000));
+  console.log(`delivery[${run.name}]: service 3 s after the run: ${await memoryOf(child)}`);
+  for (const l of child.logTail) if (l.includes('memory trimmed')) console.log(`delivery[${run.name}]: ${l}`);
+  if (process.env.BENCH_HOLD) await new Promise((r) => setTimeout(r, Number(process.env.BENCH_HOLD) * 1000));
+  // BENCH_HEAPSNAPSHOT=1 (with BENCH_NODE_ARGS=--heapsnapshot-signal=SIGUSR2): the main thread's heap after the run.
+  if (process.env.BENCH_HEAPSNAPSHOT === '1') {
+    child.proc.kill('SIGUSR2');
+    await new Promise((r) => setTimeout(r, 8000));
+    console.log(`delivery[${run.name}]: after the heap snapshot (a full GC): ${await memoryOf(child)}`);
+  }
   await child.stop();
   await sink.stop();
   await dns.stop();

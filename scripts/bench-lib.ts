@@ -52,7 +52,7 @@ export async function startChild(extraEnv: Record<string, string> = {}, nodeArgs
     tail.push(
       ...String(d)
         .split('\n')
-        .filter((l) => /"level":(40|50|60)/.test(l)),
+        .filter((l) => /"level":(40|50|60)|memory trimmed/.test(l)),
     );
     tail.splice(0, Math.max(0, tail.length - 20));
   });
@@ -82,9 +82,33 @@ export const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 export const fmt = (n: number, d = 1) => n.toFixed(d);
 
-/** The service's resident memory (MiB) and event-loop lag p99 (ms), read from its own /metrics. */
-export async function memoryOf(child: Pick<Child, 'http'>): Promise<string> {
+/**
+ * The service's resident memory (MiB) and event-loop lag p99 (ms), read from its own /metrics; with `detail`, the
+ * V8 heap committed, external (Buffers) and anonymous/file-backed parts of the RSS (/proc, Linux).
+ */
+export async function memoryOf(child: Pick<Child, 'http'> & { proc?: ChildProcess }, detail = true): Promise<string> {
   const text = await (await fetch(`${child.http}/metrics`)).text();
   const v = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
-  return `RSS ${fmt(v('process_resident_memory_bytes') / 1048576, 0)} MiB, heap used ${fmt(v('nodejs_heap_size_used_bytes') / 1048576, 0)} MiB, event-loop lag p99 ${fmt(v('nodejs_eventloop_lag_p99_seconds') * 1000, 1)} ms`;
+  const mib = (n: number) => fmt(n / 1048576, 0);
+  let out = `RSS ${mib(v('process_resident_memory_bytes'))} MiB, heap used ${mib(v('nodejs_heap_size_used_bytes'))} MiB, event-loop lag p99 ${fmt(v('nodejs_eventloop_lag_p99_seconds') * 1000, 1)} ms`;
+  if (!detail) return out;
+  out += ` (heap committed ${mib(v('nodejs_heap_size_total_bytes'))} MiB, external ${mib(v('nodejs_external_memory_bytes'))} MiB`;
+  try {
+    const st = fs.readFileSync(`/proc/${child.proc?.pid}/status`, 'utf8');
+    const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(st)?.[1] ?? NaN) * 1024;
+    out += `, anon ${mib(kb('RssAnon'))} MiB, file ${mib(kb('RssFile'))} MiB, ${kb('Threads') / 1024} threads`;
+  } catch {
+    /* not Linux */
+  }
+  return `${out})`;
+}
+
+/** CPU seconds (user + system) a process has used so far (/proc, Linux; NaN elsewhere). */
+export function cpuSecondsOf(pid: number | undefined): number {
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return NaN;
+  }
 }

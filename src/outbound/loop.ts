@@ -24,11 +24,16 @@ import { simulate } from './simulate.js';
 import { toOutcome, type Verdict } from './outcome.js';
 import type { Prepared } from './compose.js';
 import type { SourcePools } from './sources.js';
+import { IdleTrim, fullGc } from './trim.js';
 import { ReadyQueues, type Item, type ReadyQueue } from './ready.js';
 import type { Control } from './control.js';
 
 /** Messages composed and signed at once (signing runs on libuv's pool; composing on the event loop). */
 const PREPARE_AT_ONCE = 32;
+/** Shortest time between two claims started by wake-ups (new mail, results written). */
+const TICK_MS = 5;
+/** Longest sleep while some domains are left in the store for now (their queue in memory is slow). */
+const SKIP_POLL_MS = 200;
 
 export interface LoopOptions {
   /** most transactions at once (all sites); lease of a claim; claim batch; most recipients waiting in memory */
@@ -45,7 +50,7 @@ export interface LoopDeps extends DeliverDeps {
   shaping: Shaping;
   messagesPerConnection: number;
   /** composes and signs off this thread (optional) */
-  signer?: { start(): void; stop(): Promise<void> };
+  signer?: { start(): void; stop(): Promise<void>; trim?(): void };
 }
 
 export class OutboundLoop implements Component {
@@ -64,6 +69,18 @@ export class OutboundLoop implements Component {
   private wakeTimer: NodeJS.Timeout | null = null;
   private wakeAt = Infinity;
   private wakeQueued = false;
+  private lastTick = 0;
+  /** After a burst, once idle: memory back to the system (full GC here and in the signing worker). */
+  private trimmer = new IdleTrim(() => {
+    const before = process.memoryUsage.rss();
+    const done = fullGc();
+    this.deps.signer?.trim?.();
+    const mib = (n: number) => Math.round(n / 1048576);
+    this.ctx.log.info(
+      { done, rss_before_mib: mib(before), rss_mib: mib(process.memoryUsage.rss()) },
+      'idle: memory trimmed',
+    );
+  });
   private pumpQueued = false;
   private skipClaimAfter = 0;
   private composing = 0;
@@ -77,6 +94,8 @@ export class OutboundLoop implements Component {
   ) {
     this.sink = new ResultSink(ctx, (ids) => {
       for (const id of ids) this.held.delete(id);
+      this.trimmer.busy(ids.length);
+      if (this.held.size === 0 && this.active === 0) this.trimmer.idle();
       this.wake();
     });
     this.sched = new Scheduler(deps.shaping);
@@ -94,10 +113,15 @@ export class OutboundLoop implements Component {
   wake(): void {
     if (this.stopping || this.wakeQueued) return;
     this.wakeQueued = true;
-    setImmediate(() => {
+    const run = () => {
       this.wakeQueued = false;
       this.tick();
-    });
+    };
+    // At once after a quiet spell, else one claim per TICK_MS: hundreds of API submissions a second do not
+    // each pay a claim query.
+    const wait = this.lastTick + TICK_MS - Date.now();
+    if (wait > 0) setTimeout(run, wait);
+    else setImmediate(run);
   }
 
   /** Counters for tests and metrics. */
@@ -116,6 +140,7 @@ export class OutboundLoop implements Component {
       this.timer = null;
     }
     if (this.stopping) return;
+    this.lastTick = Date.now();
     try {
       this.claimMore();
     } catch (err) {
@@ -123,14 +148,22 @@ export class OutboundLoop implements Component {
     }
     this.pump();
     if (this.stopping) return;
-    let wait = this.o.idlePollMs;
+    this.timer = setTimeout(() => this.tick(), this.nextWait());
+  }
+
+  /**
+   * How long to sleep: until the next due time, at most idlePollMs. While domains are left in the store (a slow
+   * queue) no query (skipping them would scan their due rows on every tick): look again within SKIP_POLL_MS.
+   */
+  private nextWait(): number {
+    if (this.ready.slowDomains(this.ctx.now(), this.o.maxHeld).length) return Math.min(this.o.idlePollMs, SKIP_POLL_MS);
     try {
-      const due = nextDue(this.ctx.db, this.ready.slowDomains(this.ctx.now(), this.o.maxHeld));
-      if (due !== null) wait = Math.min(wait, Math.max(5, due - this.ctx.now()));
+      const due = nextDue(this.ctx.db);
+      return due === null ? this.o.idlePollMs : Math.min(this.o.idlePollMs, Math.max(5, due - this.ctx.now()));
     } catch (err) {
       this.ctx.log.error({ err: (err as Error).message }, 'next due time unknown');
+      return this.o.idlePollMs;
     }
-    this.timer = setTimeout(() => this.tick(), wait);
   }
 
   private claimMore(): void {
@@ -150,6 +183,7 @@ export class OutboundLoop implements Component {
   }
 
   private accept(rows: Claimed[]): void {
+    this.trimmer.busy(0);
     const byEmail = new Map<number, Claimed[]>();
     for (const r of rows) {
       this.held.add(r.id);
@@ -445,6 +479,7 @@ export class OutboundLoop implements Component {
     }
     this.sink.close();
     this.control?.stop();
+    this.trimmer.stop();
     this.deps.smtp.closeAll();
     await this.deps.signer?.stop();
     const n = releaseClaims(this.ctx.db, [...this.held], this.ctx.now());
