@@ -161,6 +161,10 @@ const COMMAND_PATTERNS: readonly [RegExp, string][] = [
   [/>>> (?:helo|ehlo)/i, 'EHLO'],
   [/but my name was rejected/i, 'EHLO'],
   [/but sender was rejected/i, 'MAIL'],
+  // qmail-remote.c: "<host> does not like recipient.", "Connected to <host> but greeting failed.", DATA failures
+  [/ does not like recipient\./i, 'RCPT'],
+  [/ but greeting failed\./i, 'CONN'],
+  [/ failed on DATA command| failed after I sent the message/i, 'DATA'],
   [/but the remote host rejected/i, 'RCPT'],
   [/did not like our rcpt to/i, 'RCPT'],
   [/did not like our (?:final )?data/i, 'DATA'],

@@ -184,10 +184,30 @@ const NOTICES: readonly NoticeFormat[] = [
         reason: 'networkerror',
         phrases: [
           "Sorry, I wasn't able to establish an SMTP connection",
-          "Sorry, I couldn't find a mail exchanger or IP address",
           "Sorry. Although I'm listed as a best-preference MX or A for that host",
         ],
       },
+      // notqmail 1.08 on a null MX (go-sisimai qmail)
+      { reason: 'notaccept', phrases: ["Sorry, I couldn't find a mail exchanger or IP address"] },
+      // qmail-ldap-1.03-20040101.patch (go-sisimai qmail)
+      {
+        reason: 'systemerror',
+        phrases: [
+          'Automatic homedir creator crashed',
+          'Illegal value in LDAP attribute',
+          'LDAP attribute is not given but mandatory',
+          'Timeout while performing search on LDAP server',
+          'Too many results returned but needs to be unique',
+          'Permanent error while executing qmail-forward',
+          'Temporary error in automatic homedir creation',
+          'Temporary error while executing qmail-forward',
+          'Temporary failure in LDAP lookup',
+          'Unable to contact LDAP server',
+          'Unable to login into LDAP server, bad credentials',
+          'bad interpreter: No such file or directory',
+        ],
+      },
+      { reason: 'userunknown', phrases: ['no mailbox here by that name'] },
     ],
   },
   {
