@@ -1,6 +1,7 @@
 // Turns what one attempt learned about a recipient (a Verdict) into the RecipientOutcome that
 // applyOutcomes records: event data (decisions.md names), classification, retry time or expiry. Pure.
 import { classifyReply, parseReplyLine } from '../core/classify.js';
+import { mailboxProvider } from '../core/providers/index.js';
 import { retryDelayMs, expired, type RetryPolicy } from '../core/retry.js';
 import type { RecipientOutcome } from '../services/transition.js';
 
@@ -77,7 +78,14 @@ export function toOutcome(
       return {
         deliveryId: d.id,
         event: 'rejected',
-        data: { ...base, ...replyData(v.reply), reason: c.reason, hard: c.hard === true },
+        // The mailbox provider that refused (by its MX host, else a sign in the reply), like DSN bounces carry.
+        data: {
+          ...base,
+          ...replyData(v.reply),
+          reason: c.reason,
+          hard: c.hard === true,
+          provider: mailboxProvider({ rhost: info.mx_host, text: p.text }),
+        },
       };
     }
     case 'deferred':

@@ -42,6 +42,7 @@ describe('outbound delivery: SMTP replies per recipient', function () {
       reason: 'userunknown',
       hard: true,
       mx_host: 'mx.rcpt.test',
+      provider: null, // neither the MX host nor the reply names a mailbox provider
     });
     const delayed = ev.find((x) => x.type === 'delivery_delayed').data;
     expect(delayed).to.include({ smtp_code: 451, enhanced_status: '4.7.1', attempt: 1, hard: false });
@@ -52,13 +53,14 @@ describe('outbound delivery: SMTP replies per recipient', function () {
 
   it('a 5xx after DATA bounces every recipient, soft (not suppressed), classified from the reply', async () => {
     e = await outboundEnv({
-      script: { data: () => bounce(554, '5.7.1 Message rejected as spam by Content Filtering') },
+      script: { data: () => bounce(554, '5.7.1 Message rejected as spam by Content Filtering - gsmtp') },
     });
     const sent = await e.send({ to: ['a@rcpt.test', 'b@rcpt.test'] });
     await e.waitStatus(sent.id, ['bounced']);
     const ev = (await e.events(sent.id)).filter((x) => x.type === 'bounced');
     expect(ev).to.have.length(2);
-    expect(ev[0].data).to.include({ smtp_code: 554, reason: 'spamdetected', hard: false });
+    // Gmail's sign in the reply ("gsmtp") names the provider, as on a DSN bounce.
+    expect(ev[0].data).to.include({ smtp_code: 554, reason: 'spamdetected', hard: false, provider: 'google' });
     expect(count(e.s.db, 'suppressions')).to.equal(0);
   });
 
