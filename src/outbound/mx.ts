@@ -1,5 +1,5 @@
 // Where mail for a domain goes: MX lookup (preference order, random among equals), implicit MX
-// (the domain's own A/AAAA), null MX and NXDOMAIN as hard bounces, DNS failures as deferrals; cached.
+// (the domain's own A/AAAA), null MX and NXDOMAIN as hard bounces, DNS failures as deferrals; cached (addresses by TTL).
 import { isIP } from 'node:net';
 import type { Resolver } from 'node:dns/promises';
 
@@ -32,7 +32,8 @@ export class MxResolver {
   private cache = new Map<string, { until: number; value: Promise<unknown> }>();
   constructor(
     private resolver: Resolver,
-    private opts: { ttlMs?: number; random?: () => number } = {},
+    /** ttlMs: MX answers (no TTL from node:dns resolveMx); min/maxTtlMs: bounds of the addresses' own TTL */
+    private opts: { ttlMs?: number; minTtlMs?: number; maxTtlMs?: number; random?: () => number } = {},
   ) {}
 
   /** Hosts to try for a recipient domain, or a hard bounce / deferral. */
@@ -46,24 +47,36 @@ export class MxResolver {
     return { kind: 'hosts', hosts: orderMx(raw.records, this.opts.random) };
   }
 
-  /** IPv4 then IPv6 addresses of an MX host; empty when it has none (or DNS failed). */
+  /** IPv4 then IPv6 addresses of an MX host; empty when it has none (or DNS failed). Cached by their DNS TTL. */
   async addresses(host: string): Promise<string[]> {
     if (isIP(host)) return [host];
-    return this.cached(
+    const r = await this.cached(
       `a:${host}`,
-      async () => {
-        const out: string[] = [];
-        for (const lookup of [() => this.resolver.resolve4(host), () => this.resolver.resolve6(host)]) {
-          try {
-            out.push(...(await lookup()));
-          } catch {
-            /* no address of this family */
-          }
-        }
-        return out;
-      },
-      (a) => a.length > 0,
+      () => this.lookupAddresses(host),
+      (a) => a.list.length > 0,
+      (a) => a.ttl,
     );
+    return r.list;
+  }
+
+  /** The addresses and their smallest TTL (s). */
+  private async lookupAddresses(host: string): Promise<{ list: string[]; ttl: number | null }> {
+    const list: string[] = [];
+    let ttl: number | null = null;
+    for (const lookup of [
+      () => this.resolver.resolve4(host, { ttl: true }),
+      () => this.resolver.resolve6(host, { ttl: true }),
+    ]) {
+      try {
+        for (const r of await lookup()) {
+          list.push(r.address);
+          ttl = ttl === null ? r.ttl : Math.min(ttl, r.ttl);
+        }
+      } catch {
+        /* no address of this family */
+      }
+    }
+    return { list, ttl };
   }
 
   private async lookupMx(domain: string): Promise<Raw> {
@@ -106,18 +119,32 @@ export class MxResolver {
     };
   }
 
-  private cached<T>(key: string, load: () => Promise<T>, keep: (v: T) => boolean): Promise<T> {
+  /**
+   * One lookup per key while fresh: `ttlMs` (60 s) unless `ttlOf` gives the answer's DNS TTL (seconds), then that
+   * TTL bounded to [minTtlMs, maxTtlMs] (60 s – 1 h). Answers `keep` refuses (failures) are not cached.
+   */
+  private cached<T>(
+    key: string,
+    load: () => Promise<T>,
+    keep: (v: T) => boolean,
+    ttlOf?: (v: T) => number | null,
+  ): Promise<T> {
     const now = Date.now();
     const hit = this.cache.get(key);
     if (hit && hit.until > now) return hit.value as Promise<T>;
     const value = load();
-    this.cache.set(key, { until: now + (this.opts.ttlMs ?? 60_000), value });
-    value.then(
-      (v) => {
-        if (!keep(v)) this.cache.delete(key);
-      },
-      () => this.cache.delete(key),
-    );
+    const entry = { until: now + (this.opts.ttlMs ?? 60_000), value };
+    this.cache.set(key, entry);
+    const drop = () => {
+      if (this.cache.get(key) === entry) this.cache.delete(key);
+    };
+    value.then((v) => {
+      if (!keep(v)) return drop();
+      const ttl = ttlOf?.(v);
+      if (ttl === undefined || ttl === null) return;
+      const { minTtlMs = 60_000, maxTtlMs = 3_600_000 } = this.opts;
+      entry.until = Date.now() + Math.min(maxTtlMs, Math.max(minTtlMs, ttl * 1000));
+    }, drop);
     if (this.cache.size > 10_000) this.cache.delete(this.cache.keys().next().value as string);
     return value;
   }

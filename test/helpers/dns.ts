@@ -18,6 +18,8 @@ export interface Records {
   stall?: boolean;
   /** Answer SERVFAIL. */
   servfail?: boolean;
+  /** TTL of this name's records (s; default 60). */
+  ttl?: number;
 }
 
 export class TestDns {
@@ -91,7 +93,7 @@ export class TestDns {
       rec = this.zone.get(owner);
     }
     const add = (t: string, data: Record<string, unknown>) =>
-      res.answers.push({ name: owner, type: Packet.TYPE[t], class: Packet.CLASS.IN, ttl: 60, ...data });
+      res.answers.push({ name: owner, type: Packet.TYPE[t], class: Packet.CLASS.IN, ttl: rec?.ttl ?? 60, ...data });
     if (rec && type === 'MX')
       for (const mx of rec.MX ?? []) add('MX', { exchange: mx.exchange, priority: mx.priority });
     if (rec && type === 'A') for (const a of rec.A ?? []) add('A', { address: a });
