@@ -26,6 +26,10 @@ export function createOutbound(ctx: Ctx, overrides: Partial<LoopOptions> = {}): 
   const timeoutMs = c.outboundTimeoutSeconds * 1000;
   const resolver = createResolver(c, { timeoutMs: Math.round(Math.max(200, Math.min(3000, timeoutMs / 3))), tries: 2 });
   const shaping = shapingFor(c);
+  if (c.outboundPerDomainConcurrency !== 20)
+    ctx.log.warn(
+      "MTA_OUTBOUND_PER_DOMAIN_CONCURRENCY no longer does anything: set the site's connections in the shaping rules",
+    );
   let loop: OutboundLoop | null = null;
   const smtp = new SmtpClient({
     hostname: c.hostname,
