@@ -258,10 +258,11 @@ function unnamed(notice: string): RawRecipient {
  * table, provider codes, vendor phrases), or null; the generic reading (classifyBounce) does the rest.
  */
 function presetReason(r: RawRecipient, diagnostic: string | null): BounceReason | null {
+  // codes are read from the text as given, phrases from the unfolded reply (unfoldReply)
   const text = diagnostic ?? '';
   const status = r.status && !r.status.endsWith('.0.0') ? r.status : (findStatus(text) ?? r.status);
   return registryReason({
-    text,
+    text: unfoldReply(text),
     status,
     replycode: r.replycode ?? findReply(text, status?.[0]),
     command: r.command,
@@ -276,6 +277,23 @@ function presetReason(r: RawRecipient, diagnostic: string | null): BounceReason 
 /** The host that returned the reply: Remote-MTA, else the "host X [addr]" of the notice's text. */
 function remoteHost(r: RawRecipient, text: string): string | null {
   return r.rhost ?? /\bhost\s+([\w-]+(?:\.[\w-]+)+)\s*\[/i.exec(text)?.[1] ?? null;
+}
+
+/**
+ * A multi-line reply read as one text (go-sisimai): "550-5.2.1 a rate that 550-5.2.1 prevents" loses its repeated
+ * "550-5.2.1" / "550 5.2.1" / "550-" prefixes, and starts with "550 5.2.1" again when the code is still in it.
+ */
+export function unfoldReply(text: string): string {
+  const cs = findStatus(text);
+  const cr = findReply(text, cs?.[0]);
+  if (!cr || !text.includes(`${cr}-`)) return text;
+  let out = text;
+  for (const q of ['-', ' ']) {
+    if (cs) out = out.split(`${cr}${q}${cs}`).join('');
+    out = out.split(`${cr}${q}`).join('');
+  }
+  if (out.includes(cr)) out = `${cr} ${cs ?? ''} ${out}`;
+  return out.replace(/\s+/g, ' ').trim();
 }
 
 function toRecipient(r: RawRecipient): ReportRecipient {
