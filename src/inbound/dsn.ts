@@ -21,6 +21,8 @@ export interface RawRecipient {
   original?: string | null;
   /** the notice's own words ahead of its delivery-status part, when it names this recipient alone */
   lead?: string | null;
+  /** the remote server's replies in a Sendmail transcript ("<<< ..." lines), when it names this recipient alone */
+  replies?: string | null;
 }
 
 export interface DsnFields {

@@ -178,8 +178,11 @@ function bounceReport(root: Entity): Report | null {
   let raws = dsnRecipients(root, notice);
   // go-sisimai RFC3464: a DSN about one recipient (not Sendmail's, with its transcript) may name the cause in its
   // human-readable part (a local agent's words): kept as the recipient's lead
-  if (raws.length === 1 && !/^[ \t]*-+ Transcript of session follows/m.test(notice))
-    (raws[0] as RawRecipient).lead = notice.slice(0, 4096);
+  if (raws.length === 1) {
+    const one = raws[0] as RawRecipient;
+    if (!TRANSCRIPT.test(notice)) one.lead = notice.slice(0, 4096);
+    else one.replies = transcriptReplies(notice);
+  }
   const failed = (header(root.headers, 'x-failed-recipients') ?? '')
     .split(',')
     .map((a) => findAddress(a))
@@ -198,6 +201,18 @@ function bounceReport(root: Entity): Report | null {
   }
   applyFormat(format, root, raws, errorSection(notice, format));
   return { kind: 'dsn', recipients: raws.map(toRecipient), original };
+}
+
+const TRANSCRIPT = /^[ \t]*-+ Transcript of session follows/m;
+
+/**
+ * The remote server's replies ("<<< 550-5.7.1 ...", each once) in a Sendmail transcript: go-sisimai reads them ahead
+ * of a lone recipient's Diagnostic-Code, which often keeps only their first line.
+ */
+function transcriptReplies(notice: string): string | null {
+  const lines = notice.slice(0, 16384).split('\n');
+  const replies = [...new Set(lines.filter((l) => l.startsWith('<<< ')).map((l) => l.slice(4).trim()))];
+  return replies.length ? replies.join(' ') : null;
 }
 
 /** A format's own tables (phrases, status codes, header rule) decide the reason before the generic reading. */
@@ -262,7 +277,7 @@ function presetReason(r: RawRecipient, diagnostic: string | null): BounceReason 
   const text = diagnostic ?? '';
   const status = r.status && !r.status.endsWith('.0.0') ? r.status : (findStatus(text) ?? r.status);
   return registryReason({
-    text: unfoldReply(text),
+    text: unfoldReply(r.replies ? `${r.replies} ${text}` : text),
     status,
     replycode: r.replycode ?? findReply(text, status?.[0]),
     command: r.command,
