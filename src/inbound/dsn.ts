@@ -193,7 +193,8 @@ const COMMAND_PATTERNS: readonly [RegExp, string][] = [
 ];
 
 export function commandIn(text: string): string | null {
-  for (const [re, cmd] of COMMAND_PATTERNS) if (re.test(text)) return cmd;
+  const flat = text.replace(/\s+/g, ' ');
+  for (const [re, cmd] of COMMAND_PATTERNS) if (re.test(flat)) return cmd;
   return null;
 }
 

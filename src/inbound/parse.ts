@@ -158,8 +158,23 @@ function dsnRecipients(root: Entity, notice: string): RawRecipient[] {
     const para = paragraphFor(section, r.address, all);
     r.command = commandIn(para ?? '') ?? commandIn(r.diagnostic ?? '');
     if (!r.diagnostic && para) r.diagnostic = para;
+    else if (para) r.diagnostic = fullerReply(r.diagnostic as string, para, r.status);
   }
   return list;
+}
+
+/**
+ * Postfix (go-sisimai): the notice's own line "<rcpt>: host X said: 550 5.7.1 Access denied (in reply to MAIL FROM
+ * command)" replaces a Diagnostic-Code it contains when it gives a detailed status (if the Status does not) or reply
+ * code, so its "(in reply to ...)" tail is read with the reply.
+ */
+function fullerReply(diag: string, para: string, status: string | null): string {
+  const d = diag.replace(/\s+/g, ' ').trim();
+  const at = para.indexOf('>:');
+  const p = (at >= 0 ? para.slice(at + 2) : para).replace(/\s+/g, ' ').trim();
+  if (!/\(in reply to /i.test(p) || p.length <= d.length || !p.includes(d)) return diag;
+  const detail = (status && !status.endsWith('.0.0') ? null : findStatus(p)) ?? findReply(p);
+  return detail && !/\.0\.0$|00$/.test(detail) ? p : diag;
 }
 
 function senders(root: Entity, original: OriginalInfo): Set<string> {
