@@ -6,7 +6,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
+import http from 'node:http';
+import net from 'node:net';
+import { execFileSync, spawn } from 'node:child_process';
 import pino from 'pino';
 import { SMTPServer } from 'smtp-server';
 import { TestDns } from '../test/helpers/dns.js';
@@ -18,10 +20,60 @@ import { addCredits } from '../src/services/credits.js';
 import { startChild, pct, fmt, memoryOf, cpuSecondsOf } from './bench-lib.js';
 
 interface Sink {
+  kind: string;
   port: number;
+  /** the address of domain i's MX */
+  ip(i: number): string;
   times: Map<string, number[]>;
   count: number;
   stop(): Promise<void>;
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+
+/**
+ * Postfix's smtp-sink (C; the receiver of the Postfix reference too), one per domain on 127.0.0.(2+i), one port:
+ * `-c` prints "mesg=N" after every message, timed here. null when absent (or BENCH_SINK=node).
+ */
+async function startPostfixSink(domains: string[]): Promise<Sink | null> {
+  const bin = '/usr/sbin/smtp-sink';
+  if (!fs.existsSync(bin) || process.env.BENCH_SINK === 'node') return null;
+  const port = await freePort();
+  const times = new Map<string, number[]>();
+  const state = { count: 0 };
+  const user = process.getuid?.() === 0 ? ['-u', 'nobody'] : [];
+  const procs = domains.map((d, i) => {
+    const p = spawn(bin, ['-c', ...user, '-h', 'sink.bench.test', `127.0.0.${2 + i}:${port}`, '1000'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    const l: number[] = [];
+    times.set(d, l);
+    p.stdout.on('data', (b: Buffer) => {
+      const all = [...String(b).matchAll(/mesg=(\d+)/g)];
+      const now = Date.now();
+      for (let m = Number(all.at(-1)?.[1] ?? 0); l.length < m; state.count++) l.push(now);
+    });
+    return p;
+  });
+  await new Promise((r) => setTimeout(r, 300)); // bound and listening
+  return {
+    kind: 'Postfix smtp-sink',
+    port,
+    ip: (i) => `127.0.0.${2 + i}`,
+    times,
+    get count() {
+      return state.count;
+    },
+    stop: async () => {
+      for (const p of procs) p.kill();
+    },
+  };
 }
 
 /** A sink that accepts everything at once; records when each message arrived, per recipient domain. */
@@ -47,6 +99,8 @@ async function startSink(): Promise<Sink> {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return {
+    kind: 'smtp-server in the bench process',
+    ip: () => '127.0.0.1',
     port: (server.server.address() as { port: number }).port,
     times,
     get count() {
@@ -67,11 +121,11 @@ interface Run {
 async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
   const dns = await new TestDns().start();
   // Each domain has its own MX host: one site per domain (unknown sites, named by their MX host).
-  for (const d of run.domains) {
+  const sink = (await startPostfixSink(run.domains)) ?? (await startSink());
+  run.domains.forEach((d, i) => {
     dns.set(d, { MX: [{ exchange: `mx.${d}`, priority: 10 }] });
-    dns.set(`mx.${d}`, { A: ['127.0.0.1'] });
-  }
-  const sink = await startSink();
+    dns.set(`mx.${d}`, { A: [sink.ip(i)] });
+  });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mta-bench-delivery-'));
   const env: Record<string, string> = {
     MTA_DATA_DIR: dataDir,
@@ -116,14 +170,24 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
   const load = os.loadavg()[0];
   const cpu0 = { bench: process.cpuUsage(), service: cpuSecondsOf(child.proc.pid) };
   const t0 = Date.now();
+  // node:http with keep-alive (fetch costs this process about twice the CPU per request, on the same 2 cores).
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const post = (payload: string) =>
+    new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = http.request(`${child.http}/v1/emails`, { method: 'POST', headers, agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+      });
+      req.on('error', reject);
+      req.end(payload);
+    });
   const worker = async () => {
     while (next < n) {
       const i = next++;
       const s = performance.now();
-      const r = await fetch(`${child.http}/v1/emails`, { method: 'POST', headers, body: body(i) });
-      if (r.status !== 202)
-        throw new Error(`POST /v1/emails: ${r.status} ${await r.text()}\n${child.logTail.join('\n')}`);
-      await r.arrayBuffer();
+      const r = await post(body(i));
+      if (r.status !== 202) throw new Error(`POST /v1/emails: ${r.status} ${r.text}\n${child.logTail.join('\n')}`);
       lat.push(performance.now() - s);
     }
   };
@@ -151,7 +215,7 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
       `delivery[${run.name}]: per domain msg/s ${[...sink.times].map(([d, ts]) => `${d} ${fmt(ts.length / ((Math.max(...ts) - t0) / 1000), 0)}`).join(', ')}`,
     );
   console.log(
-    `delivery[${run.name}]: load average ${fmt(load, 2)} at the start; CPU during the run: service ${fmt(serviceCpu, 1)} s, bench process (clients + sink) ${fmt((benchCpu.user + benchCpu.system) / 1e6, 1)} s`,
+    `delivery[${run.name}]: load average ${fmt(load, 2)} at the start; sink: ${sink.kind}; CPU during the run: service ${fmt(serviceCpu, 1)} s, bench process ${fmt((benchCpu.user + benchCpu.system) / 1e6, 1)} s`,
   );
   console.log(`delivery[${run.name}]: service right after the run: ${await memoryOf(child)}`);
   // The loop gives memory back once it has been idle for a second (outbound/trim.ts).
@@ -165,6 +229,7 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
     await new Promise((r) => setTimeout(r, 8000));
     console.log(`delivery[${run.name}]: after the heap snapshot (a full GC): ${await memoryOf(child)}`);
   }
+  agent.destroy();
   await child.stop();
   await sink.stop();
   await dns.stop();
