@@ -107,7 +107,7 @@ function sendmailLine(section: string, address: string): { diag: string; ctx: st
   return null;
 }
 
-function readOne(section: string, address: string, all: string[]): RawRecipient {
+function readOne(section: string, address: string, all: string[], textOnly?: boolean): RawRecipient {
   const sm = sendmailLine(section, address);
   let diag = sm ? sm.diag : (paragraphFor(section, address, all) ?? '');
   const rest = diag
@@ -116,7 +116,7 @@ function readOne(section: string, address: string, all: string[]): RawRecipient 
     .join(' ')
     .replace(/[<>:\s]/g, '');
   const hasCode = /\b[245]\d\d\b|\b[245]\.\d{1,3}\.\d{1,3}\b/.test(diag);
-  if (all.length === 1 && (rest.length < 8 || !hasCode)) diag = section;
+  if (all.length === 1 && (rest.length < 8 || (!hasCode && !textOnly))) diag = section;
   if (/remote host said:/i.test(diag))
     diag = diag.replace(/I'm not going to try again; this message has been in the queue too long\./i, '');
   const rec: RawRecipient = {
@@ -146,7 +146,7 @@ export function readNotice(
   text: string,
   failed: string[],
   exclude: Set<string>,
-  format?: Pick<NoticeFormat, 'end' | 'endsOnly' | 'recipientLines'> | null,
+  format?: Pick<NoticeFormat, 'end' | 'endsOnly' | 'recipientLines' | 'textOnly'> | null,
 ): RawRecipient[] {
   const section = errorSection(text, format);
   let addrs = recipientLines(section, exclude, format?.recipientLines);
@@ -158,5 +158,5 @@ export function readNotice(
   }
   if (!addrs.length) return [];
   addrs = addrs.slice(0, MAX_NOTICE_RECIPIENTS);
-  return addrs.map((a) => readOne(section, a, addrs));
+  return addrs.map((a) => readOne(section, a, addrs, format?.textOnly));
 }

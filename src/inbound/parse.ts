@@ -190,7 +190,7 @@ function bounceReport(root: Entity): Report | null {
   const original = readOriginal(root);
   const notice = noticeText(root);
   const format = detectFormat(root, notice);
-  let raws = dsnRecipients(root, notice);
+  let raws = format?.textOnly ? [] : dsnRecipients(root, notice);
   // go-sisimai RFC3464: a DSN about one recipient (not Sendmail's, with its transcript) may name the cause in its
   // human-readable part (a local agent's words): kept as the recipient's lead
   if (raws.length === 1) {

@@ -220,6 +220,8 @@ const NOTICES: readonly NoticeFormat[] = [
     need: 2,
     detect: { subject: /Delivery status notification/, received: / \(OpenSMTPD\) with / },
     end: [/^[ \t]*Below is a copy of the original message:/m],
+    // OpenSMTPD 7.x adds a delivery-status part (Status 4.0.0/5.0.0 only); Sisimai reads its text (go-sisimai)
+    textOnly: true,
     // smtpd/queue.c and mta.c failure strings (Sisimai Lhost::OpenSMTPD)
     reasons: [
       { reason: 'expired', phrases: ['Envelope expired'] },

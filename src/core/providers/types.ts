@@ -52,6 +52,11 @@ export interface NoticeFormat {
   end?: readonly RegExp[];
   /** only `end` ends the error block (the reader's usual markers, e.g. "The original message was", occur in it) */
   endsOnly?: boolean;
+  /**
+   * its notices are read from their text alone — a delivery-status part after it is not read — and a recipient's
+   * error is its own "address: error" line, never the whole notice (OpenSMTPD's)
+   */
+  textOnly?: boolean;
   /** phrases in the error text → reason (case-sensitive, as Sisimai matches them) */
   reasons?: readonly { reason: BounceReason; phrases: readonly string[] }[];
   /** enhanced status code → reason, applied before the phrases (Office 365) */
