@@ -126,7 +126,8 @@ function readOne(section: string, address: string, all: string[], textOnly?: boo
     diagnostic: squash(diag),
     spec: null,
     replycode: null,
-    command: commandIn(sm ? sm.ctx : diag),
+    // a lone recipient's command may stand on a line of its own ("... did not like our RCPT TO:", DragonFly)
+    command: commandIn(sm ? sm.ctx : diag) ?? (all.length === 1 ? commandIn(section) : null),
   };
   const state = /\(state (\d+)\)/i.exec(diag)?.[1];
   const g = state ? GMAIL_STATES[state] : undefined;
