@@ -93,10 +93,7 @@ export class SignerPool {
   }
 
   private spawn(js: string | null): void {
-    const w =
-      js === null
-        ? new Worker(BOOT)
-        : new Worker(js, { eval: true, execArgv: workerArgv(), resourceLimits: { maxYoungGenerationSizeMb: 4 } });
+    const w = js === null ? new Worker(BOOT) : new Worker(js, { eval: true, execArgv: workerArgv() });
     this.worker = w;
     w.unref();
     w.on('message', (m: { ready?: true; id: number; raw?: ArrayBuffer; error?: string }) => {
