@@ -903,7 +903,7 @@ export const STATUS_REASONS: Readonly<Record<string, BounceReason>> = {
   '4.2.2': 'mailboxfull',
   '4.2.3': 'exceedlimit',
   '4.2.4': 'filtered',
-  '4.3.0': 'systemerror',
+  // 4.3.0: no reason of its own (go-sisimai leaves it out: 'other or undefined mail system status')
   '4.3.1': 'systemfull',
   '4.3.2': 'notaccept',
   '4.3.3': 'systemerror',

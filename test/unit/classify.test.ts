@@ -43,12 +43,12 @@ describe('classification helpers', () => {
     expect(classifyReply({ code: 552, enhanced: '5.2.2', text: 'quota' }).reason).to.equal('mailboxfull');
     expect(classifyReply({ code: 550, enhanced: '5.1.2', text: 'bad host' }).reason).to.equal('hostunknown');
   });
-  it('reads 4.3.0 as systemerror unless the text says more (Sisimai SMTP::Status)', () => {
+  it('gives 4.3.0 no reason of its own: onhold unless the text says more (go-sisimai smtp/status)', () => {
     const bare = classifyBounce({
       status: '4.3.0',
       diagnostic: '451 4.3.0 This message could not be delivered due to a recipient error.',
     });
-    expect([bare.reason, bare.hard]).to.deep.equal(['systemerror', false]);
+    expect([bare.reason, bare.hard]).to.deep.equal(['onhold', false]);
     expect(classifyBounce({ status: '4.3.0', diagnostic: 'mailbox is full' }).reason).to.equal('mailboxfull');
   });
   it('makes Sisimai pseudo status codes when no enhanced code exists', () => {
