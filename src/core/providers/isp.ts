@@ -225,6 +225,8 @@ const YAHOO: NoticeFormat = {
   family: 'Yahoo',
   detect: { headers: ['x-ymailisg'] },
   end: [/^--- Below this line is a copy of the message\./m],
+  // Yahoo's notices are qmail's; go-sisimai reads them with qmail's table, where "Unable to" is a system error
+  reasons: [{ reason: 'systemerror', phrases: ['Unable to deliver message after multiple retries'] }],
 };
 /** Aol: phrases matched case-sensitively, as Sisimai does; its notices use the same table. */
 const AOL: Phrases = [
