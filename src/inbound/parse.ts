@@ -191,13 +191,7 @@ function bounceReport(root: Entity): Report | null {
   const notice = noticeText(root);
   const format = detectFormat(root, notice);
   let raws = format?.textOnly ? [] : dsnRecipients(root, notice);
-  // go-sisimai RFC3464: a DSN about one recipient (not Sendmail's, with its transcript) may name the cause in its
-  // human-readable part (a local agent's words): kept as the recipient's lead
-  if (raws.length === 1) {
-    const one = raws[0] as RawRecipient;
-    if (!TRANSCRIPT.test(notice)) one.lead = notice.slice(0, 4096);
-    else one.replies = transcriptReplies(notice);
-  }
+  if (raws.length === 1) addContext(raws[0] as RawRecipient, root, notice);
   const failed = (header(root.headers, 'x-failed-recipients') ?? '')
     .split(',')
     .map((a) => findAddress(a))
@@ -219,6 +213,17 @@ function bounceReport(root: Entity): Report | null {
 }
 
 const TRANSCRIPT = /^[ \t]*-+ Transcript of session follows/m;
+const SENDMAIL_SUBJECT = /^Warning: |see transcript for details\s*$/;
+
+/**
+ * A DSN's lone recipient, read with the notice around it (go-sisimai): a Sendmail notice's transcript replies
+ * ("<<< ..."), else the human-readable text (a local agent's words, e.g. dovecot's or procmail's) as its lead.
+ */
+function addContext(one: RawRecipient, root: Entity, notice: string): void {
+  const subject = decodeWords(header(root.headers, 'subject') ?? '');
+  if (TRANSCRIPT.test(notice) && SENDMAIL_SUBJECT.test(subject)) one.replies = transcriptReplies(notice);
+  else one.lead = notice.slice(0, 4096);
+}
 
 /**
  * The remote server's replies ("<<< 550-5.7.1 ...", each once) in a Sendmail transcript: go-sisimai reads them ahead
