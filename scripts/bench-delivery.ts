@@ -1,6 +1,6 @@
 // Delivery benchmark (issue 12): the real service (child process, `mta serve`, default settings) gets N live,
-// DKIM-signed emails through its API and delivers them to a loopback sink (smtp-server in this process) found
-// by a loopback DNS server. Prints msg/s from the first request to the last message received, the API p99
+// DKIM-signed emails through its API and delivers them to a loopback sink (Postfix smtp-sink, else smtp-server in
+// this process) found by a loopback DNS server. Prints msg/s from the first request to the last message received, the API p99
 // during the run and the service's memory after. Runs: one domain; 5 domains on 5 sites; 5 sites queued before the
 // start, with and without one site throttled. `--postfix` also runs ../shared/bench/postfix-bench.sh (takes over /etc/postfix) for the ratio.
 import fs from 'node:fs';
@@ -274,7 +274,7 @@ export async function benchDelivery(opts: { n?: number; postfix?: boolean; only?
     },
   ];
   console.log(
-    `delivery: ${n} emails per run through POST /v1/emails (${process.env.BENCH_CLIENTS ?? 16} clients), RSA-2048 DKIM, smtp-server sink in the bench process`,
+    `delivery: ${n} emails per run through POST /v1/emails (${process.env.BENCH_CLIENTS ?? 16} clients), RSA-2048 DKIM, Postfix smtp-sink as the receiver when installed (else smtp-server in the bench process)`,
   );
   const results: Record<string, number>[] = [];
   for (const r of runs) if (!opts.only || r.name.startsWith(opts.only)) results.push(await runOnce(r, n));
