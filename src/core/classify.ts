@@ -250,12 +250,13 @@ function anotherOne(c: Ctx): BounceReason | '' {
   const subject = c.status.slice(0, 3);
   if (subject === '5.6' || subject === '4.6') return 'contenterror';
   if (subject === '5.7' || subject === '4.7') return 'securityerror';
-  if (subject === '5.5') return 'syntaxerror';
   if (c.spec.startsWith('X-UNIX')) return 'mailererror';
   const n = Number(c.reply);
   if ((n > 400 && n < 408) || (n > 500 && n < 508)) return 'syntaxerror';
   if (c.action === 'delayed' || c.action === 'expired') return 'expired';
   if (c.command === 'EHLO' || c.command === 'HELO') return 'blocked';
+  // not in go-sisimai (no reason for 5.5.x there): a protocol error, after a greeting-time rejection (blocked)
+  if (subject === '5.5') return 'syntaxerror';
   return '';
 }
 

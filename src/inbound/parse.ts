@@ -217,12 +217,16 @@ const SENDMAIL_SUBJECT = /^Warning: |see transcript for details\s*$/;
 
 /**
  * A DSN's lone recipient, read with the notice around it (go-sisimai): a Sendmail notice's transcript replies
- * ("<<< ..."), else the human-readable text (a local agent's words, e.g. dovecot's or procmail's) as its lead.
+ * ("<<< ...", with no ">>>" command: EHLO), else the human-readable text (a local agent's words, e.g. dovecot's or
+ * procmail's) as its lead.
  */
 function addContext(one: RawRecipient, root: Entity, notice: string): void {
   const subject = decodeWords(header(root.headers, 'subject') ?? '');
-  if (TRANSCRIPT.test(notice) && SENDMAIL_SUBJECT.test(subject)) one.replies = transcriptReplies(notice);
-  else one.lead = notice.slice(0, 4096);
+  if (TRANSCRIPT.test(notice) && SENDMAIL_SUBJECT.test(subject)) {
+    one.replies = transcriptReplies(notice);
+    // replies with no ">>> command" before them answered the greeting: the session ended at EHLO
+    if (one.replies && !one.command && !/^>>> /m.test(notice)) one.command = 'EHLO';
+  } else one.lead = notice.slice(0, 4096);
 }
 
 /**
