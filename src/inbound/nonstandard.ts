@@ -107,7 +107,7 @@ function sendmailLine(section: string, address: string): { diag: string; ctx: st
   return null;
 }
 
-function readOne(section: string, address: string, all: string[], textOnly?: boolean): RawRecipient {
+function readOne(section: string, address: string, all: string[], ownLine?: boolean): RawRecipient {
   const sm = sendmailLine(section, address);
   let diag = sm ? sm.diag : (paragraphFor(section, address, all) ?? '');
   const rest = diag
@@ -116,7 +116,9 @@ function readOne(section: string, address: string, all: string[], textOnly?: boo
     .join(' ')
     .replace(/[<>:\s]/g, '');
   const hasCode = /\b[245]\d\d\b|\b[245]\.\d{1,3}\.\d{1,3}\b/.test(diag);
-  if (all.length === 1 && (rest.length < 8 || (!hasCode && !textOnly))) diag = section;
+  // a format read from its text alone says nothing more than its recipient's line: no cause given (undefined)
+  if (ownLine && rest.length < 8) diag = '';
+  else if (all.length === 1 && (rest.length < 8 || (!hasCode && !ownLine))) diag = section;
   if (/remote host said:/i.test(diag))
     diag = diag.replace(/I'm not going to try again; this message has been in the queue too long\./i, '');
   const rec: RawRecipient = {
@@ -147,7 +149,7 @@ export function readNotice(
   text: string,
   failed: string[],
   exclude: Set<string>,
-  format?: Pick<NoticeFormat, 'end' | 'endsOnly' | 'recipientLines' | 'textOnly'> | null,
+  format?: Pick<NoticeFormat, 'end' | 'endsOnly' | 'recipientLines' | 'textOnly' | 'ownLine'> | null,
 ): RawRecipient[] {
   const section = errorSection(text, format);
   let addrs = recipientLines(section, exclude, format?.recipientLines);
@@ -159,5 +161,5 @@ export function readNotice(
   }
   if (!addrs.length) return [];
   addrs = addrs.slice(0, MAX_NOTICE_RECIPIENTS);
-  return addrs.map((a) => readOne(section, a, addrs, format?.textOnly));
+  return addrs.map((a) => readOne(section, a, addrs, format?.textOnly || format?.ownLine));
 }

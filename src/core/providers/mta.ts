@@ -163,7 +163,12 @@ const NOTICES: readonly NoticeFormat[] = [
     detect: { subject: /^(?:Delivery failure|failure delivery|failed delivery)/ },
     end: [/^--- Original message follows\./m],
   },
-  { family: 'X3', need: 2, detect: { from: /^Mail Delivery System/, subject: /^Delivery status notification/ } },
+  {
+    family: 'X3',
+    need: 2,
+    detect: { from: /^Mail Delivery System/, subject: /^Delivery status notification/ },
+    ownLine: true, // an error is the text after "  * address"; none there: no cause given
+  },
   {
     family: 'X4',
     detect: {

@@ -57,6 +57,8 @@ export interface NoticeFormat {
    * error is its own "address: error" line, never the whole notice (OpenSMTPD's)
    */
   textOnly?: boolean;
+  /** a recipient's error is its own paragraph, never the whole notice: a bare address line gives no cause (X3) */
+  ownLine?: boolean;
   /** phrases in the error text → reason (case-sensitive, as Sisimai matches them) */
   reasons?: readonly { reason: BounceReason; phrases: readonly string[] }[];
   /** enhanced status code → reason, applied before the phrases (Office 365) */
