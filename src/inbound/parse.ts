@@ -280,12 +280,16 @@ function looksLikeBounce(root: Entity, notice: string): boolean {
   );
 }
 
+/** Notices that say they hold no report (Postfix bounce_notify_util.c): their recipient has no cause (undefined). */
+const NO_REPORT: readonly RegExp[] = [/^[ \t]*--- Delivery report unavailable ---/im];
+
 function unnamed(notice: string): RawRecipient {
+  const section = errorSection(notice);
   return {
     address: null,
     status: null,
     action: 'failed',
-    diagnostic: errorSection(notice).replace(/\s+/g, ' ').trim(),
+    diagnostic: NO_REPORT.some((re) => re.test(section)) ? null : section.replace(/\s+/g, ' ').trim(),
     spec: null,
     replycode: null,
     command: null,
