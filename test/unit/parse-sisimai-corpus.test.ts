@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { FIGURES, measure, share, tally, type SampleResult } from '../../scripts/corpus.js';
 
 /** The overall "all four" figure reached (rounded down); raise it when the reader improves, never lower it. */
-const FLOOR = 95;
+const FLOOR = 99;
 
 describe('parseReport: parity with Sisimai on its public corpus', function () {
   this.timeout(60_000);
