@@ -25,6 +25,8 @@ export interface BounceFacts {
   spec?: string | null;
   /** reason already decided by a format-specific reader */
   reason?: BounceReason | null;
+  /** the notice's own words about this recipient, read with the diagnostic's phrases (not for codes) */
+  context?: string | null;
 }
 export interface BounceReading {
   reason: BounceReason;
@@ -176,7 +178,7 @@ export function classifyBounce(f: BounceFacts): BounceReading {
   const ctx: Ctx = {
     status: status ?? '',
     reply: replycode ?? '',
-    text: text ? `${text.toLowerCase()} ` : '',
+    text: phraseText(text, f.context),
     command: (f.command ?? '').toUpperCase(),
     action: (f.action ?? '').toLowerCase(),
     spec: (f.spec ?? 'SMTP').toUpperCase() || 'SMTP',
@@ -184,6 +186,12 @@ export function classifyBounce(f: BounceFacts): BounceReading {
   };
   const reason = decide(ctx);
   return finish(reason, status, replycode, text);
+}
+
+/** The lower-case text phrases are read in: the diagnostic, after the notice's own words when given (go-sisimai). */
+function phraseText(text: string, context: string | null | undefined): string {
+  const all = context ? `${context.replace(/\s+/g, ' ').trim()} ${text}`.trim() : text;
+  return all ? `${all.toLowerCase()} ` : '';
 }
 
 function finish(reason: BounceReason, status: string | null, replycode: string | null, text: string): BounceReading {

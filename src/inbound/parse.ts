@@ -350,6 +350,7 @@ function toRecipient(r: RawRecipient): ReportRecipient {
     action: r.action,
     spec: r.spec,
     reason: preset,
+    context: r.lead,
   });
   // An explicit Action field wins: a Postfix expiry (Action: failed, Status: 4.4.7) is a final failure, not a delay.
   const action: Action =
