@@ -213,7 +213,7 @@ export function paragraphFor(text: string, address: string, others: string[]): s
     for (let j = i + 1; j < lines.length; j++) {
       const l = lines[j] as string;
       if (!l.trim()) break;
-      if (others.some((o) => o !== lower && l.trim().toLowerCase().replace(/^</, '').startsWith(o))) break;
+      if (others.some((o) => o !== lower && l.trim().toLowerCase().replace(/^[<"]/, '').startsWith(o))) break;
       out.push(l);
       size += l.length + 1;
       if (size > PARAGRAPH_CAP) break;

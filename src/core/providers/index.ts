@@ -114,6 +114,7 @@ export const NOTICE_ORDER: readonly string[] = [
   'Aol',
   'MailRu',
   'MXLogic',
+  'GMX',
   'DragonFly',
   'Exim',
   'Gmail',

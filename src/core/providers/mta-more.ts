@@ -1,5 +1,5 @@
 // More notice formats in the provider registry, from go-sisimai's Lhost modules (BSD-2-Clause): the fml mailing-list
-// manager, Zoho Mail, Trend Micro InterScan MSS and IMail Server — how each notice is recognised and read. Pure data.
+// manager, Zoho Mail, Trend Micro InterScan MSS and IMail Server, GMX — how each notice is recognised and read. Pure data.
 import { ADDRESS_SOURCE } from '../address.js';
 import type { NoticeFormat, Provider } from './types.js';
 
@@ -75,6 +75,15 @@ export const IMAIL: NoticeFormat = {
   ],
 };
 
-const NOTICES: readonly NoticeFormat[] = [FML, ZOHO, INTERSCAN, IMAIL];
+/** GMX (and mail.com): Exim-like notices, one '"address":' or '<address>' line per recipient (go-sisimai Lhost::GMX). */
+export const GMX: NoticeFormat = {
+  family: 'GMX',
+  detect: { headers: ['x-gmx-antispam'] },
+  recipientLines: [new RegExp(`^"(${ADDRESS_SOURCE})":?\\s*$`), new RegExp(`^<(${ADDRESS_SOURCE})>:?\\s*$`)],
+  end: [/^--- The header of the original message is following\. ---/m],
+  reasons: [{ reason: 'expired', phrases: ['delivery retry timeout exceeded'] }],
+};
+
+const NOTICES: readonly NoticeFormat[] = [FML, ZOHO, INTERSCAN, IMAIL, GMX];
 
 export const MORE_MTA_PROVIDERS: readonly Provider[] = NOTICES.map((n): Provider => ({ name: n.family, notices: [n] }));
