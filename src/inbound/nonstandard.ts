@@ -53,6 +53,9 @@ export const RECIPIENT_LINES: readonly RegExp[] = [
   new RegExp(`^[A-Za-z][\\w'-]*(?: [\\w'-]+){1,8}:\\s*<?(${ADDR_SRC})>?\\s*$`),
 ];
 
+/** Sentences that name the sender, not a recipient (Exim deliver.c: "A message sent by\n\n  <sender>\n\ncould not be"). */
+export const SENDER_LINES: readonly RegExp[] = [new RegExp(`^A message sent by\\s+<(${ADDR_SRC})>`, 'im')];
+
 /** Addresses that the notice presents as failed recipients, in order of appearance. */
 export function recipientLines(section: string, exclude: Set<string>, own?: readonly RegExp[]): string[] {
   const found: string[] = [];
@@ -152,6 +155,8 @@ export function readNotice(
   format?: Pick<NoticeFormat, 'end' | 'endsOnly' | 'recipientLines' | 'textOnly' | 'ownLine'> | null,
 ): RawRecipient[] {
   const section = errorSection(text, format);
+  const sender = SENDER_LINES.map((re) => findAddress(re.exec(section)?.[1])).filter((a): a is string => !!a);
+  if (sender.length) exclude = new Set([...exclude, ...sender]);
   let addrs = recipientLines(section, exclude, format?.recipientLines);
   if (!addrs.length) addrs = failed;
   // A Postfix-style "<address>: host ... said" line names the recipient even when it equals the sender.
