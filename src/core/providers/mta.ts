@@ -172,7 +172,7 @@ const NOTICES: readonly NoticeFormat[] = [
   {
     family: 'X4',
     detect: {
-      subject: /^failure notice|^Permanent Delivery Failure/,
+      subject: /^failure notice/,
       received: /\(qmail \d+ invoked (?:for bounce|from network)\)/,
     },
     reasons: [
