@@ -168,3 +168,41 @@ export function readNotice(
   addrs = addrs.slice(0, MAX_NOTICE_RECIPIENTS);
   return addrs.map((a) => readOne(section, a, addrs, format?.textOnly || format?.ownLine));
 }
+
+/** Postfix smtpd's notice to the postmaster about a failed session (smtpd_chat.c "SMTP server: errors from"). */
+export const SMTPD_TRANSCRIPT_SUBJECT = /SMTP server: errors from /;
+
+/**
+ * The recipients of a Postfix smtpd transcript (" In:  RCPT TO:<a>" / " Out: 451 4.3.0 ..."): each RCPT TO address,
+ * with the first reply of 400 or more as its error and the command it answered (go-sisimai Lhost::Postfix).
+ */
+export function readSmtpdTranscript(text: string): RawRecipient[] {
+  const out: RawRecipient[] = [];
+  let command: string | null = null;
+  let error: { diag: string; command: string | null } | null = null;
+  for (const line of text.slice(0, 65536).split('\n')) {
+    const m = /^[ \t]*(In|Out):[ \t]/.exec(line);
+    if (!m) continue;
+    const rest = line.slice(m[0].length).trim();
+    if (m[1] === 'In') {
+      command = /^[A-Za-z]+/.exec(rest)?.[0]?.toUpperCase() ?? null;
+      const address = command === 'RCPT' ? findAddress(rest) : null;
+      if (address)
+        out.push({
+          address,
+          status: null,
+          action: 'failed',
+          diagnostic: null,
+          spec: null,
+          replycode: null,
+          command: null,
+        });
+    } else if (!error && /^[45]\d\d\b/.test(rest)) error = { diag: rest, command };
+  }
+  if (!error) return [];
+  for (const r of out) {
+    r.diagnostic = error.diag;
+    r.command = error.command;
+  }
+  return out;
+}

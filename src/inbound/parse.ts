@@ -7,7 +7,13 @@ import { mailboxProvider, registryReason } from '../core/providers/index.js';
 import { type Entity, decodeWords, header, leaves, parseEntity } from './mime.js';
 import { findAddress } from '../core/address.js';
 import { type RawRecipient, commandIn, dnsHost, dsnRecipient, paragraphFor, readDsnFields } from './dsn.js';
-import { readNotice, errorSection, MAX_NOTICE_RECIPIENTS } from './nonstandard.js';
+import {
+  readNotice,
+  errorSection,
+  MAX_NOTICE_RECIPIENTS,
+  SMTPD_TRANSCRIPT_SUBJECT,
+  readSmtpdTranscript,
+} from './nonstandard.js';
 import { readComplaint } from './arf.js';
 import { readOriginal } from './original.js';
 import type { OriginalInfo } from '../core/report.js';
@@ -204,7 +210,9 @@ function bounceReport(root: Entity): Report | null {
   if (!raws.length) {
     // a known notice format (FML's "You are not a member" has no other sign of a bounce) is read for recipients
     if (!failed.length && !format && !looksLikeBounce(root, notice)) return null;
-    raws = readNotice(notice, failed, senders(root, original), format);
+    raws = SMTPD_TRANSCRIPT_SUBJECT.test(decodeWords(header(root.headers, 'subject') ?? ''))
+      ? readSmtpdTranscript(notice)
+      : readNotice(notice, failed, senders(root, original), format);
     if (!raws.length && !failed.length && !looksLikeBounce(root, notice)) return null;
     if (!raws.length) raws = [unnamed(notice)];
   }
