@@ -3,8 +3,8 @@
 import { expect } from 'chai';
 import { FIGURES, measure, share, tally, type SampleResult } from '../../scripts/corpus.js';
 
-/** The overall "all four" figure reached (rounded down); raise it when the reader improves, never lower it. */
-const FLOOR = 99;
+/** The overall "all four" figure reached (rounded down to a tenth); raise it when the reader improves, never lower it. */
+const FLOOR = 99.8;
 
 describe('parseReport: parity with Sisimai on its public corpus', function () {
   this.timeout(60_000);
