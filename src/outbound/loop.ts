@@ -25,6 +25,7 @@ import { toOutcome, type Verdict } from './outcome.js';
 import type { Prepared } from './compose.js';
 import type { SourcePools } from './sources.js';
 import { IdleTrim, fullGc } from './trim.js';
+import { Preparing } from './preparing.js';
 import { ReadyQueues, type Item, type ReadyQueue } from './ready.js';
 import type { Control } from './control.js';
 
@@ -63,7 +64,7 @@ export class OutboundLoop implements Component {
   private active = 0;
   private resolving = 0;
   private inflight = new Set<Promise<void>>();
-  private preparing = new Map<number, { p: Promise<Prepared>; refs: number }>();
+  private preparing: Preparing;
   private matcher: SiteMatcher;
   private timer: NodeJS.Timeout | null = null;
   private wakeTimer: NodeJS.Timeout | null = null;
@@ -83,8 +84,6 @@ export class OutboundLoop implements Component {
   });
   private pumpQueued = false;
   private skipClaimAfter = 0;
-  private composing = 0;
-  private waiting: (() => void)[] = [];
   private stopping = true;
 
   constructor(
@@ -98,6 +97,7 @@ export class OutboundLoop implements Component {
       if (this.held.size === 0 && this.active === 0) this.trimmer.idle();
       this.wake();
     });
+    this.preparing = new Preparing((e) => deps.prepare(e), PREPARE_AT_ONCE);
     this.sched = new Scheduler(deps.shaping);
     this.matcher = siteMatcher(deps.shaping.sites);
   }
@@ -224,13 +224,13 @@ export class OutboundLoop implements Component {
     this.resolving += rcpts.length;
     let prep: Prepared, route: Awaited<ReturnType<LoopDeps['mx']['route']>>;
     try {
-      [prep, route] = await Promise.all([this.prepared(email), this.deps.mx.route(domain)]);
+      [prep, route] = await Promise.all([this.preparing.get(email), this.deps.mx.route(domain)]);
     } catch (err) {
       prep = { ok: false, error: 'compose_failed', message: (err as Error).message };
       route = { kind: 'defer', text: 'internal error' };
     } finally {
       this.resolving -= rcpts.length;
-      this.unprepare(email.seq);
+      this.preparing.release(email.seq);
     }
     if (this.stopping) return;
     if (!prep.ok)
@@ -261,34 +261,6 @@ export class OutboundLoop implements Component {
       });
     this.sched.add(q.key, site, q.ips, rcpts.length);
     this.schedulePump();
-  }
-
-  private prepared(email: EmailRow): Promise<Prepared> {
-    let c = this.preparing.get(email.seq);
-    if (!c) {
-      c = { p: this.limited(() => this.deps.prepare(email)), refs: 0 };
-      this.preparing.set(email.seq, c);
-    }
-    c.refs++;
-    return c.p;
-  }
-
-  /** At most PREPARE_AT_ONCE messages composed and signed at a time: no burst of thousands after a big claim. */
-  private limited<T>(fn: () => Promise<T>): Promise<T> {
-    const go = (): Promise<T> => {
-      this.composing++;
-      return fn().finally(() => {
-        this.composing--;
-        this.waiting.shift()?.();
-      });
-    };
-    if (this.composing < PREPARE_AT_ONCE) return go();
-    return new Promise<void>((r) => this.waiting.push(r)).then(go);
-  }
-
-  private unprepare(seq: number): void {
-    const c = this.preparing.get(seq);
-    if (c && --c.refs <= 0) this.preparing.delete(seq);
   }
 
   /** The same verdict for every recipient of a job (no SMTP attempt made). */
