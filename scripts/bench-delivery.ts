@@ -134,6 +134,8 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
     MTA_LOG_LEVEL: 'info',
     // No scheduled DNS re-check of the sender domain during the run (it would fail it half-way).
     MTA_DNS_CHECK_CRON: '0 0 1 1 *',
+    // glibc's malloc arenas, passed on to try their effect on RSS
+    ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
   };
   if (run.shaping) {
     const f = path.join(dataDir, 'shaping.json');
