@@ -46,9 +46,32 @@ describe('provider registry', () => {
   });
 
   it('asks its sources in PRECEDENCE order', () => {
-    expect(PRECEDENCE).to.deep.equal(['notice-definite', 'remote-host', 'notice', 'code-rules', 'vendor-phrases']);
+    expect(PRECEDENCE).to.deep.equal([
+      'notice-definite',
+      'local-agent',
+      'remote-host',
+      'notice',
+      'code-rules',
+      'vendor-phrases',
+    ]);
     // a definite reason from the notice's own reader wins over the remote host's table
     expect(registryReason({ ...google, notice: 'blocked' })).to.equal('blocked');
+    // a local delivery agent's words (here in the notice's own text, the lead) come before the remote host's table...
+    const dovecot = "Your message to <nekochan> was automatically rejected:\nMailbox doesn't exist: nekochan";
+    expect(registryReason({ ...google, lead: dovecot })).to.equal('userunknown');
+    // ...but not for a reply to an SMTP command before DATA (go-sisimai lda.Find)
+    expect(registryReason({ ...google, command: 'RCPT', lead: dovecot })).to.equal('mailboxfull');
+    expect(registryReason({ text: 'procmail: Quota exceeded while writing', status: null, replycode: null })).to.equal(
+      'mailboxfull',
+    );
+    expect(
+      registryReason({
+        text: 'procmail: Quota exceeded while writing',
+        status: null,
+        replycode: null,
+        command: 'RCPT',
+      }),
+    ).to.equal(null);
     // a retry-class reason from the notice yields to the remote host's table...
     expect(registryReason({ ...google, notice: 'userunknown' })).to.equal('mailboxfull');
     // ...and is kept when no host table answers
