@@ -12,14 +12,6 @@ const CORE_NODE = '^(crypto|url|net)$';
 const IO_PACKAGES = `${NPM}(better-sqlite3|koa|@koa|koa-bodyparser|nodemailer|smtp-server|mailauth|node-cron|pino|prom-client|rate-limiter-flexible)/`;
 /** The composition root and the command line: they wire everything and are not checked. */
 const WIRING = '^src/(main|service|features|cli)\\.ts$|^src/features/';
-/**
- * TEMPORARY (issue 12, the delivery scheduler): two type-only imports in src/outbound that its owner routes
- * through services/ and src/types/. Each entry exempts exactly one edge; delete the entry when it is gone.
- */
-const KNOWN = [
-  { from: '^src/outbound/compose\\.ts$', to: '^src/store/emails\\.ts$' },
-  { from: '^src/outbound/loop\\.ts$', to: '^src/service\\.ts$' },
-];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -62,16 +54,9 @@ module.exports = {
       name: 'adapters-import-services-and-core',
       comment: 'adapters reach the store only through services, and never another adapter or the wiring',
       severity: 'error',
-      from: { path: ADAPTERS, pathNot: KNOWN.map((k) => k.from) },
+      from: { path: ADAPTERS },
       to: { path: '^src/', pathNot: ['^src/services/', LEAVES, LIB, '^src/$1/'] },
     },
-    ...KNOWN.map((k) => ({
-      name: 'adapters-import-services-and-core',
-      comment: 'the same rule for a file with one known, temporary exception (KNOWN)',
-      severity: 'error',
-      from: { path: k.from },
-      to: { path: '^src/', pathNot: ['^src/services/', LEAVES, LIB, '^src/outbound/', k.to] },
-    })),
     {
       name: 'lib-is-a-leaf',
       comment: 'src/lib wraps third-party packages and imports nothing of ours but leaves',

@@ -1,6 +1,6 @@
 // Prepares an email's signed message from the store: the sending domain's keys, tracking applied, stored attachments
 // or an SMTP submission's own bytes; the composing and signing itself is message.ts (a worker thread's, when up).
-import type { EmailRow } from '../store/emails.js';
+import type { EmailRow } from '../services/delivery.js';
 import type { Ctx } from '../services/context.js';
 import { applyTracking } from '../services/tracking.js';
 import { signingKeyFor } from '../services/sending-domain.js';

@@ -1,7 +1,7 @@
 // The delivery loop (an adapter around core/shaping's Scheduler): claims due recipients in batches under a
 // lease, resolves each domain's MX → site, feeds per-(site, IP list) ready queues, starts one transaction per
 // scheduler decision, reacts to replies, writes results in batches. wake() starts work at once.
-import type { Component } from '../service.js';
+import type { Component } from '../types/component.js';
 import type { Ctx } from '../services/context.js';
 import {
   claimDue,
