@@ -28,11 +28,7 @@ export interface Tally {
  * Samples where Sisimai's label is judged wrong (file → why). They stay misses in every figure; listed here so the
  * report shows them apart from the reader's own misses.
  */
-export const DISPUTED: Record<string, string> = {
-  'lhost-notes-02.eml':
-    'the ISO-2022-JP notice says "ディレクトリのリストにありません" (not listed in the directory): userunknown, as ' +
-    "p5-sisimai's and rb-sisimai's tables read it (5.0.911, hard); go-sisimai does not decode the body and reads onhold",
-};
+export const DISPUTED: Record<string, string> = {};
 
 const DIR = fileURLToPath(new URL('../test/fixtures/sisimai/', import.meta.url));
 
