@@ -179,6 +179,14 @@ export const REPLY_RULES: readonly ReplyRule[] = [
       'failed dmarc',
       'dkim signature',
       'unauthenticated email from',
+      // mailbox providers' own texts (docs/inbound.md, test/fixtures/synthetic/provider-texts.json has each source),
+      "spf authentication didn't pass",
+      "dkim authentication didn't pass",
+      "isn't aligned with either the authenticated spf or dkim",
+      'the sender is unauthenticated',
+      'senders to authenticate with spf',
+      'does not meet the required authentication level',
+      'does not pass dmarc verification',
     ],
     aligned: [
       [' is not allowed to send mail.', '_401'],
@@ -355,6 +363,8 @@ export const REPLY_RULES: readonly ReplyRule[] = [
       'this system will not accept messages from servers/devices with no reverse dns',
       'unresolvable relay host name',
       'we do not accept mail from hosts with dynamic ip or generic dns ptr-records',
+      // Gmail 4.7.23,
+      "doesn't have a ptr record, or the ptr record's forward dns entry",
     ],
     aligned: [
       ['domain ', ' mismatches client ip'],
@@ -383,6 +393,11 @@ export const REPLY_RULES: readonly ReplyRule[] = [
       'none/bad reputation',
       'temporarily deferred due to unexpected volume or user complaints',
       "the sending mta's poor reputation",
+      // mailbox providers' own texts: Gmail 4.7.28 (2025 wording), Yahoo TS01/TS02,
+      'unusual rate of unsolicited email',
+      'unusual rate of email',
+      'unusual amount of unsolicited email',
+      'temporarily deferred due to user complaints',
     ],
   },
   {
@@ -402,6 +417,8 @@ export const REPLY_RULES: readonly ReplyRule[] = [
   {
     reason: 'rejected',
     includes: [
+      // Microsoft 5.7.750
+      'client blocked from sending from unregistered domains',
       'access denied (in reply to mail from command)',
       'access denied (sender blacklisted)',
       'address rejected',
@@ -595,6 +612,8 @@ export const REPLY_RULES: readonly ReplyRule[] = [
       'mail sent from your ip address has been temporarily rate limited',
       'please try again slower',
       'receiving mail at a rate that prevents additional messages from being delivered',
+      // Outlook.com 4.7.500: throttled,
+      'server busy. please try again later from',
     ],
   },
   {
@@ -624,6 +643,9 @@ export const REPLY_RULES: readonly ReplyRule[] = [
     reason: 'blocked',
     includes: [
       ' said: 550 blocked',
+      // Microsoft 5.7.708, 5.7.510,
+      'traffic not accepted from this ip',
+      'does not accept email over ipv6',
       '//www.spamcop.net/bl.',
       'bad sender ip address',
       'banned sending ip',

@@ -32,6 +32,11 @@ const GOOGLE: readonly [string, string, string, R][] = [
   ['501', '5.5.4', 'helo/ehlo argument is invalid', 'blocked'],
   ['421', '4.7.0', 'an unusual rate of unsolicited mail', 'blocked'],
   ['421', '4.7.28', 'an unusual rate of mail', 'blocked'],
+  // support.google.com/a/answer/3726730 (Gmail SMTP errors and codes), wording of 2025-2026: rate limited for reputation
+  ['421', '4.7.28', 'an unusual rate of unsolicited email', 'badreputation'],
+  ['421', '4.7.28', 'an unusual rate of email', 'badreputation'],
+  ['421', '4.7.28', 'an unusual amount of unsolicited email', 'badreputation'],
+  ['451', '4.7.23', "doesn't have a ptr record, or the ptr record's forward dns entry", 'requireptr'],
   ['550', '5.7.1', 'an unusual rate of unsolicited mail', 'blocked'],
   ['550', '5.7.28', 'an unusual rate of unsolicited mail', 'blocked'],
   ['552', '5.2.3', "exceeded google's message size limits", 'exceedlimit'],

@@ -80,6 +80,8 @@ const MICROSOFT: readonly [string, number, number, string, R][] = [
   ['5.7.23', 0, 0, 'the message was rejected because of sender policy framework violation', 'authfailure'],
   ['5.7.509', 0, 0, 'does not pass dmarc verification', 'authfailure'],
   ['5.7.515', 0, 0, "doesn't meet the required authentication level", 'authfailure'],
+  // Outlook.com's own wording (techcommunity.microsoft.com, "Outlook's new requirements for high-volume senders", 2025)
+  ['5.7.515', 0, 0, 'does not meet the required authentication level', 'authfailure'],
   ['4.7.650', 0, 0, 'has been temporarily rate limited due to ip reputation', 'badreputation'],
   ['4.4.2', 0, 0, 'connection dropped', 'blocked'],
   ['4.7.', 850, 899, 'access denied, please try again later', 'blocked'],
@@ -177,7 +179,8 @@ const MICROSOFT: readonly [string, number, number, string, R][] = [
   ['5.2.122', 0, 0, 'the recipient has exceeded their limit for', 'speeding'],
   ['5.7.508', 0, 0, 'has exceeded permitted limits within', 'speeding'],
   ['5.7.', 700, 749, 'tenant has exceeded threshold', 'speeding'],
-  ['5.7.', 700, 749, 'traffic not accepted from this ip', 'speeding'],
+  // the sending IP is refused (learn.microsoft.com Exchange Online NDR reference, 5.7.708); speeding in Sisimai
+  ['5.7.', 700, 749, 'traffic not accepted from this ip', 'blocked'],
   ['5.7.504', 0, 0, 'recipient address rejected: access denied', 'suspend'],
   ['5.7.505', 0, 0, 'access denied, banned recipient', 'suspend'],
   ['5.2.1', 0, 0, 'mailbox cannot be accessed', 'suspend'],
@@ -196,7 +199,8 @@ const MICROSOFT: readonly [string, number, number, string, R][] = [
   ['4.7.0', 0, 0, 'temporary server error. please try again later. prx4 nexthop:', 'systemerror'],
   ['4.4.318', 0, 0, '(suspiciousremoteservererror)', 'systemerror'],
   ['5.4.318', 0, 0, '(suspiciousremoteservererror)', 'systemerror'],
-  ['4.7.500', 0, 0, 'server busy. please try again later from ', 'systemerror'],
+  // Outlook.com throttles the sending IP (learn.microsoft.com NDR reference, 4.7.500-699); systemerror in Sisimai
+  ['4.7.500', 0, 0, 'server busy. please try again later from ', 'speeding'],
   ['4.7.700', 0, 0, 'pfa agent busy, please try again.', 'systemerror'],
   ['4.3.1', 0, 0, 'insufficient system resources', 'systemfull'],
   ['5.1.1', 0, 0, 'resolver.adr.exrecipnotfound; not found', 'userunknown'],
