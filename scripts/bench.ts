@@ -11,6 +11,7 @@ console.log(`node ${process.version}, ${(await import('node:os')).cpus().length}
 if (which === 'all' || which === 'api') await benchApi({ seconds });
 if (which === 'all' || which === 'submission') await benchSubmission({ seconds });
 if (which === 'purge') await (await import('./bench-purge.js')).benchPurge();
+if (which === 'summary') (await import('./bench-summary.js')).benchSummary();
 if ((which === 'all' || which === 'delivery') && fs.existsSync(new URL('./bench-delivery.ts', import.meta.url))) {
   const mod = await import('./bench-delivery.js' as string);
   await (mod.benchDelivery ?? mod.default)?.({

@@ -3,6 +3,7 @@
 import { ApiError, invalid } from '../core/errors.js';
 import { QUEUE_STATES, appliesTo, type QueueAction, type QueueState } from '../core/status.js';
 import * as qa from '../store/queue-admin.js';
+import { summarizeFromCounts } from '../store/queue-counts.js';
 import { tx } from '../store/db.js';
 import { teamById } from '../store/teams.js';
 import { onEvent } from '../store/events.js';
@@ -115,10 +116,17 @@ export interface QueueGroup {
   oldest_seconds: number;
 }
 
-/** `mta queue summary`: counts per site (default), domain, team or state, largest first. */
+/**
+ * `mta queue summary`: counts per site (default), domain, team or state, largest first. With no filter and
+ * by site, domain or team it reads the counters (migration 013); by state or filtered, the waiting rows.
+ */
 export function queueSummary(ctx: Ctx, by: GroupBy, f: qa.QueueFilter): { by: GroupBy; groups: QueueGroup[] } {
   const now = ctx.now();
-  const rows = qa.summarize(ctx.db, by === 'site' ? 'domain' : by, f, now);
+  const key = by === 'site' ? 'domain' : by;
+  const rows =
+    key !== 'state' && Object.values(f).every((v) => v === undefined)
+      ? summarizeFromCounts(ctx.db, key)
+      : qa.summarize(ctx.db, key, f, now);
   const keyOf = by === 'site' ? siteOfDomain(ctx) : by === 'team' ? teamNames(ctx) : (k: string) => k;
   const groups = new Map<string, QueueGroup & { oldest: number }>();
   for (const r of rows) {

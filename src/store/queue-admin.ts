@@ -91,13 +91,16 @@ export interface GroupRow {
 }
 const KEY: Record<GroupKey, string> = { domain: 'd.domain', team: 'e.team_id', state: STATE };
 
-/** Counts per group (a site summary groups by domain, then the service merges domains into sites). */
+/**
+ * Counts per group by reading the matching waiting rows (a site summary groups by domain, then the service
+ * merges domains into sites). `deferred` as the counters of migration 013 count it: not held, attempted before.
+ */
 export function summarize(db: DB, by: GroupKey, f: QueueFilter, now: number): GroupRow[] {
   const w = where(f, now);
   return sql<GroupRow>(
     db,
     `SELECT ${KEY[by]} AS key, count(*) AS recipients, sum(d.held_at IS NOT NULL) AS held,
-    sum((${STATE}) = 'deferred') AS deferred, min(e.created_at) AS oldest_at
+    sum(d.held_at IS NULL AND d.attempts > 0) AS deferred, min(e.created_at) AS oldest_at
     FROM ${from(f)} WHERE ${w.text} GROUP BY 1 ORDER BY 2 DESC`,
   ).all(w.params);
 }

@@ -1,6 +1,7 @@
 // The queue-control statements (list, summary, action batches, with every filter) checked with EXPLAIN QUERY
 // PLAN: the waiting recipients are reached through the partial indexes of migration 012 (or by team, email or
-// domain lookups), never by scanning deliveries, emails or events, which keep every delivered message.
+// domain lookups), never by scanning deliveries, emails or events, which keep every delivered message. The
+// unfiltered summary reads the counters of migration 013 plus one index seek per group.
 import { expect } from 'chai';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { preparedTexts } from '../../src/store/db.js';
@@ -77,6 +78,22 @@ describe('query plans of queue control', function () {
           /USING (COVERING )?INDEX deliveries_waiting/,
         );
       }
+    }
+  });
+
+  it('the unfiltered summary reads the counters and seeks the oldest email, never scanning a growing table', () => {
+    for (const by of ['site', 'domain', 'team'] as const) queueSummary(s.ctx, by, {});
+    const texts = preparedTexts(s.db).filter((t) => /queue_counts|e\.seq = \(SELECT min/.test(t));
+    expect(texts.filter((t) => /FROM queue_counts/.test(t))).to.have.length(2);
+    expect(texts.filter((t) => /e\.seq = \(SELECT min/.test(t))).to.have.length(2);
+    for (const text of texts) {
+      const rows = s.db.prepare(`EXPLAIN QUERY PLAN ${text}`).all({ key: 'x' }) as { detail: string }[];
+      const plan = rows.map((r) => r.detail).join('\n');
+      for (const { detail } of rows)
+        expect(detail, `${text}\n${plan}`).not.to.match(/^SCAN (?!queue_counts|CONSTANT ROW)/);
+      if (/FROM deliveries d WHERE d\.domain/.test(text))
+        expect(plan).to.match(/deliveries_waiting_domain \(domain=\?\)/);
+      if (/e\.team_id = @key/.test(text)) expect(plan).to.match(/emails_team_status \(team_id=\? AND status=\?\)/);
     }
   });
 });
