@@ -1,7 +1,7 @@
 // Delivery insight: counts emails reaching each status (and first opened / clicked) per team, mode and hour
 // inside the writing transaction, per-site attempt outcomes for the Delivery page, and reads them as buckets.
 import { invalid } from '../core/errors.js';
-import type { EventType, RecipientEvent, Status } from '../core/status.js';
+import { EVENT_TYPES, type EventType, type RecipientEvent, type Status } from '../core/status.js';
 import { hasEventOfType } from '../store/events.js';
 import * as store from '../store/stats.js';
 import type { Ctx } from './context.js';
@@ -10,19 +10,9 @@ import type { Owner } from './keys.js';
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
 export const MAX_RANGE_MS = 90 * DAY_MS;
-/** The statuses counted, in the order of the API's buckets (decisions.md "Statistics"). */
-export const STAT_TYPES = [
-  'sent',
-  'delivered',
-  'delivery_delayed',
-  'bounced',
-  'complained',
-  'failed',
-  'canceled',
-  'opened',
-  'clicked',
-] as const;
-export type StatType = (typeof STAT_TYPES)[number];
+/** The statuses counted, in the order of the API's buckets (decisions.md "Statistics"): every event type but `queued`. */
+export type StatType = Exclude<EventType, 'queued'>;
+export const STAT_TYPES: readonly StatType[] = EVENT_TYPES.filter((t): t is StatType => t !== 'queued');
 export type Counts = Record<StatType, number>;
 export interface Bucket extends Counts {
   start: string;

@@ -4,6 +4,7 @@
 import { expect } from 'chai';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { preparedTexts } from '../../src/store/db.js';
+import { plan } from '../helpers/plans.js';
 
 const GROWING = [
   'emails',
@@ -22,18 +23,6 @@ const GROWING = [
 function tableOf(text: string, name: string): string {
   for (const m of text.matchAll(/(?:FROM|JOIN)\s+(\w+)(?:\s+AS)?\s+(\w+)/gi)) if (m[2] === name) return m[1];
   return name;
-}
-
-function plan(s: TestService, text: string): string[] {
-  const named = [...new Set([...text.matchAll(/@(\w+)/g)].map((m) => m[1]))];
-  const positional = (text.match(/\?/g) ?? []).length;
-  const stmt = s.db.prepare(`EXPLAIN QUERY PLAN ${text}`);
-  const rows = (
-    named.length
-      ? stmt.all(Object.fromEntries(named.map((n) => [n, null])))
-      : stmt.all(...new Array(positional).fill(null))
-  ) as { detail: string }[];
-  return rows.map((r) => r.detail);
 }
 
 describe('query plans of hot statements', function () {

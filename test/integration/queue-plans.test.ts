@@ -7,6 +7,7 @@ import { startTestService, type TestService } from '../helpers/service.js';
 import { preparedTexts } from '../../src/store/db.js';
 import { parseFilter, queueList, queueSummary, queueAction, FILTER_NAMES } from '../../src/services/queue.js';
 import { feature as operations } from '../../src/features/operations.js';
+import { planOf } from '../helpers/plans.js';
 
 const GROWING = ['emails', 'deliveries', 'events', 'email_tags', 'credit_ledger', 'webhook_deliveries'];
 
@@ -63,20 +64,11 @@ describe('query plans of queue control', function () {
     const texts = preparedTexts(s.db).filter((t) => /held_at|deliveries d JOIN emails e/.test(t));
     expect(texts.length).to.be.greaterThan(15);
     for (const text of texts) {
-      const named = [...new Set([...text.matchAll(/@(\w+)/g)].map((m) => m[1]))];
-      const positional = (text.match(/\?/g) ?? []).length;
-      const stmt = s.db.prepare(`EXPLAIN QUERY PLAN ${text}`);
-      const rows = (
-        named.length
-          ? stmt.all(Object.fromEntries(named.map((n) => [n, null])))
-          : stmt.all(...new Array(positional).fill(null))
-      ) as { detail: string }[];
-      for (const { detail } of rows) {
+      const details = planOf(s.db, text);
+      for (const detail of details) {
         const m = /^SCAN (\w+)/.exec(detail);
         if (!m || !GROWING.includes(tableOf(text, m[1]))) continue;
-        expect(detail, `${text}\n${rows.map((r) => r.detail).join('\n')}`).to.match(
-          /USING (COVERING )?INDEX deliveries_waiting/,
-        );
+        expect(detail, `${text}\n${details.join('\n')}`).to.match(/USING (COVERING )?INDEX deliveries_waiting/);
       }
     }
   });
