@@ -1,0 +1,219 @@
+-- PostgreSQL 15 translation of migrations/014_queue_states.sql. Differences from the SQLite text, same effect:
+--   * DROP TRIGGER names its table (PostgreSQL triggers belong to a table); 013's trigger functions are replaced
+--     (CREATE OR REPLACE FUNCTION) with the re-keyed bodies.
+--   * Backfills: sum(bool) -> count(*) FILTER (WHERE …); a boolean stored in an integer column -> ::int.
+--   * CAST(coalesce(x, 0) / 60000 AS INTEGER) -> (coalesce(x, 0) / 60000)::bigint: both engines divide integers
+--     truncating toward zero; the minute is kept as BIGINT like every integer here.
+--   * The slot expression, spelled out for OLD and NEW in SQLite (a SQLite trigger cannot call a function of its own),
+--     is one IMMUTABLE SQL function queue_slot(status, held_at, leased_until, next_attempt_at) here, used in the
+--     triggers' WHEN clauses and bodies.
+--   * `x IS NOT y` -> `x IS DISTINCT FROM y`; RAISE(ABORT, msg) -> RAISE EXCEPTION msg.
+--   * Row-value lookups `(team_id, domain, sender_domain) = (SELECT …)` -> the email's team and sender domain read
+--     once into variables; when the email row is missing (impossible under the foreign key) nothing is written, as the
+--     SQLite INSERT … SELECT … FROM emails writes nothing.
+--   * ON CONFLICT DO UPDATE SET qualifies the old row's columns (queue_counts.recipients): unqualified is ambiguous.
+-- Queue summary by state and with filters from counters (operations.md "Queue control"), kept by triggers in the
+-- very transaction of each write, backfilled here:
+-- * queue_counts (013's, re-keyed): waiting recipients per team, recipient domain AND sender domain, so the
+--   team, domain, site and sender-domain filters select counter rows. held and deferred as in 013.
+-- * queue_slots: the waiting, not held recipients per (slot, team, domain, sender domain, attempted) where slot is
+--   -1 for a leased one (leased_until set: in flight unless the lease ran out) and otherwise the minute of its
+--   next attempt (next_attempt_at / 60000; NULL counts as minute 0, due). A summary at time `now` reads the slots
+--   before now's minute (due, and the leased), counts the current minute's due ones through deliveries_due, and
+--   leaves the rest (total minus those) to `scheduled` (never attempted) or `deferred` (attempted).
+-- * deliveries_leased: the leased recipients by lease end, to find the few whose lease ran out (state by row).
+-- The emails' team_id and sender_domain, like the deliveries' email_seq and domain (013), never change.
+DROP TRIGGER queue_counts_insert ON deliveries;
+DROP TRIGGER queue_counts_update ON deliveries;
+DROP TRIGGER queue_counts_delete ON deliveries;
+DROP TABLE queue_counts;
+
+CREATE TABLE queue_counts (
+  team_id TEXT NOT NULL,
+  domain TEXT NOT NULL,
+  sender_domain TEXT NOT NULL,
+  recipients BIGINT NOT NULL,
+  held BIGINT NOT NULL,
+  deferred BIGINT NOT NULL,
+  PRIMARY KEY (team_id, domain, sender_domain)
+);
+
+INSERT INTO queue_counts (team_id, domain, sender_domain, recipients, held, deferred)
+SELECT e.team_id, d.domain, e.sender_domain, count(*), count(*) FILTER (WHERE d.held_at IS NOT NULL),
+  count(*) FILTER (WHERE d.held_at IS NULL AND d.attempts > 0)
+FROM deliveries d JOIN emails e ON e.seq = d.email_seq
+WHERE d.status IN ('queued', 'sent', 'delivery_delayed')
+GROUP BY e.team_id, d.domain, e.sender_domain;
+
+CREATE TABLE queue_slots (
+  slot BIGINT NOT NULL,
+  team_id TEXT NOT NULL,
+  domain TEXT NOT NULL,
+  sender_domain TEXT NOT NULL,
+  attempted BIGINT NOT NULL,
+  recipients BIGINT NOT NULL,
+  PRIMARY KEY (slot, team_id, domain, sender_domain, attempted)
+);
+
+INSERT INTO queue_slots (slot, team_id, domain, sender_domain, attempted, recipients)
+SELECT CASE WHEN d.leased_until IS NOT NULL THEN -1 ELSE (coalesce(d.next_attempt_at, 0) / 60000)::bigint END,
+  e.team_id, d.domain, e.sender_domain, (d.attempts > 0)::int, count(*)
+FROM deliveries d JOIN emails e ON e.seq = d.email_seq
+WHERE d.status IN ('queued', 'sent', 'delivery_delayed') AND d.held_at IS NULL
+GROUP BY 1, 2, 3, 4, 5;
+
+CREATE INDEX deliveries_leased ON deliveries (leased_until) WHERE leased_until IS NOT NULL;
+
+CREATE FUNCTION emails_key_fixed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'emails.team_id and emails.sender_domain never change';
+END;
+$$;
+CREATE TRIGGER emails_key_fixed BEFORE UPDATE OF team_id, sender_domain ON emails
+FOR EACH ROW WHEN (NEW.team_id IS DISTINCT FROM OLD.team_id OR NEW.sender_domain IS DISTINCT FROM OLD.sender_domain)
+EXECUTE FUNCTION emails_key_fixed();
+
+CREATE OR REPLACE FUNCTION queue_counts_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO queue_counts (team_id, domain, sender_domain, recipients, held, deferred)
+  SELECT e.team_id, NEW.domain, e.sender_domain, 1, (NEW.held_at IS NOT NULL)::int,
+    (NEW.held_at IS NULL AND NEW.attempts > 0)::int
+  FROM emails e WHERE e.seq = NEW.email_seq
+  ON CONFLICT (team_id, domain, sender_domain) DO UPDATE SET recipients = queue_counts.recipients + excluded.recipients,
+    held = queue_counts.held + excluded.held, deferred = queue_counts.deferred + excluded.deferred;
+  RETURN NULL;
+END;
+$$;
+CREATE TRIGGER queue_counts_insert AFTER INSERT ON deliveries
+FOR EACH ROW WHEN (NEW.status IN ('queued', 'sent', 'delivery_delayed'))
+EXECUTE FUNCTION queue_counts_insert();
+
+CREATE OR REPLACE FUNCTION queue_counts_update() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  w0 int := (OLD.status IN ('queued', 'sent', 'delivery_delayed'))::int;
+  w1 int := (NEW.status IN ('queued', 'sent', 'delivery_delayed'))::int;
+  h0 int := (OLD.held_at IS NOT NULL)::int;
+  h1 int := (NEW.held_at IS NOT NULL)::int;
+  a0 int := (OLD.attempts > 0)::int;
+  a1 int := (NEW.attempts > 0)::int;
+  v_team text;
+  v_sender text;
+BEGIN
+  SELECT e.team_id, e.sender_domain INTO v_team, v_sender FROM emails e WHERE e.seq = NEW.email_seq;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  INSERT INTO queue_counts (team_id, domain, sender_domain, recipients, held, deferred)
+  VALUES (v_team, NEW.domain, v_sender, w1 - w0, w1 * h1 - w0 * h0, w1 * (1 - h1) * a1 - w0 * (1 - h0) * a0)
+  ON CONFLICT (team_id, domain, sender_domain) DO UPDATE SET recipients = queue_counts.recipients + excluded.recipients,
+    held = queue_counts.held + excluded.held, deferred = queue_counts.deferred + excluded.deferred;
+  DELETE FROM queue_counts q
+  WHERE q.recipients <= 0 AND q.team_id = v_team AND q.domain = NEW.domain AND q.sender_domain = v_sender;
+  RETURN NULL;
+END;
+$$;
+CREATE TRIGGER queue_counts_update AFTER UPDATE OF status, attempts, held_at ON deliveries
+FOR EACH ROW WHEN ((OLD.status IN ('queued', 'sent', 'delivery_delayed')) IS DISTINCT FROM (NEW.status IN ('queued', 'sent', 'delivery_delayed'))
+  OR (OLD.status IN ('queued', 'sent', 'delivery_delayed') AND (
+    (OLD.held_at IS NULL) IS DISTINCT FROM (NEW.held_at IS NULL) OR (OLD.attempts > 0) IS DISTINCT FROM (NEW.attempts > 0))))
+EXECUTE FUNCTION queue_counts_update();
+
+CREATE OR REPLACE FUNCTION queue_counts_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  v_team text;
+  v_sender text;
+BEGIN
+  SELECT e.team_id, e.sender_domain INTO v_team, v_sender FROM emails e WHERE e.seq = OLD.email_seq;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  UPDATE queue_counts q SET recipients = q.recipients - 1, held = q.held - (OLD.held_at IS NOT NULL)::int,
+    deferred = q.deferred - (OLD.held_at IS NULL AND OLD.attempts > 0)::int
+  WHERE q.team_id = v_team AND q.domain = OLD.domain AND q.sender_domain = v_sender;
+  DELETE FROM queue_counts q
+  WHERE q.recipients <= 0 AND q.team_id = v_team AND q.domain = OLD.domain AND q.sender_domain = v_sender;
+  RETURN NULL;
+END;
+$$;
+CREATE TRIGGER queue_counts_delete AFTER DELETE ON deliveries
+FOR EACH ROW WHEN (OLD.status IN ('queued', 'sent', 'delivery_delayed'))
+EXECUTE FUNCTION queue_counts_delete();
+
+-- A recipient's slot: NULL when final or held, -1 when leased, else the minute of its next attempt.
+CREATE FUNCTION queue_slot(status text, held_at bigint, leased_until bigint, next_attempt_at bigint) RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE WHEN status NOT IN ('queued', 'sent', 'delivery_delayed') OR held_at IS NOT NULL THEN NULL
+    WHEN leased_until IS NOT NULL THEN -1 ELSE (coalesce(next_attempt_at, 0) / 60000)::bigint END
+$$;
+
+CREATE FUNCTION queue_slots_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO queue_slots (slot, team_id, domain, sender_domain, attempted, recipients)
+  SELECT queue_slot(NEW.status, NEW.held_at, NEW.leased_until, NEW.next_attempt_at), e.team_id, NEW.domain,
+    e.sender_domain, (NEW.attempts > 0)::int, 1
+  FROM emails e WHERE e.seq = NEW.email_seq
+  ON CONFLICT (slot, team_id, domain, sender_domain, attempted) DO UPDATE SET recipients = queue_slots.recipients + 1;
+  RETURN NULL;
+END;
+$$;
+CREATE TRIGGER queue_slots_insert AFTER INSERT ON deliveries
+FOR EACH ROW WHEN (NEW.status IN ('queued', 'sent', 'delivery_delayed') AND NEW.held_at IS NULL)
+EXECUTE FUNCTION queue_slots_insert();
+
+CREATE FUNCTION queue_slots_update() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  s0 bigint := queue_slot(OLD.status, OLD.held_at, OLD.leased_until, OLD.next_attempt_at);
+  s1 bigint := queue_slot(NEW.status, NEW.held_at, NEW.leased_until, NEW.next_attempt_at);
+  v_team text;
+  v_sender text;
+BEGIN
+  SELECT e.team_id, e.sender_domain INTO v_team, v_sender FROM emails e WHERE e.seq = NEW.email_seq;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  IF s0 IS NOT NULL THEN
+    UPDATE queue_slots q SET recipients = q.recipients - 1
+    WHERE q.slot = s0 AND q.team_id = v_team AND q.domain = OLD.domain AND q.sender_domain = v_sender
+      AND q.attempted = (OLD.attempts > 0)::int;
+    DELETE FROM queue_slots q
+    WHERE q.recipients <= 0 AND q.slot = s0 AND q.team_id = v_team AND q.domain = OLD.domain
+      AND q.sender_domain = v_sender AND q.attempted = (OLD.attempts > 0)::int;
+  END IF;
+  IF s1 IS NOT NULL THEN
+    INSERT INTO queue_slots (slot, team_id, domain, sender_domain, attempted, recipients)
+    VALUES (s1, v_team, NEW.domain, v_sender, (NEW.attempts > 0)::int, 1)
+    ON CONFLICT (slot, team_id, domain, sender_domain, attempted) DO UPDATE SET recipients = queue_slots.recipients + 1;
+  END IF;
+  RETURN NULL;
+END;
+$$;
+CREATE TRIGGER queue_slots_update AFTER UPDATE OF status, attempts, held_at, leased_until, next_attempt_at ON deliveries
+FOR EACH ROW WHEN (queue_slot(OLD.status, OLD.held_at, OLD.leased_until, OLD.next_attempt_at)
+    IS DISTINCT FROM queue_slot(NEW.status, NEW.held_at, NEW.leased_until, NEW.next_attempt_at)
+  OR ((OLD.attempts > 0) IS DISTINCT FROM (NEW.attempts > 0) AND (
+    (OLD.status IN ('queued', 'sent', 'delivery_delayed') AND OLD.held_at IS NULL)
+    OR (NEW.status IN ('queued', 'sent', 'delivery_delayed') AND NEW.held_at IS NULL))))
+EXECUTE FUNCTION queue_slots_update();
+
+CREATE FUNCTION queue_slots_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  s0 bigint := queue_slot(OLD.status, OLD.held_at, OLD.leased_until, OLD.next_attempt_at);
+  v_team text;
+  v_sender text;
+BEGIN
+  SELECT e.team_id, e.sender_domain INTO v_team, v_sender FROM emails e WHERE e.seq = OLD.email_seq;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  UPDATE queue_slots q SET recipients = q.recipients - 1
+  WHERE q.slot = s0 AND q.team_id = v_team AND q.domain = OLD.domain AND q.sender_domain = v_sender
+    AND q.attempted = (OLD.attempts > 0)::int;
+  DELETE FROM queue_slots q
+  WHERE q.recipients <= 0 AND q.slot = s0 AND q.team_id = v_team AND q.domain = OLD.domain
+    AND q.sender_domain = v_sender AND q.attempted = (OLD.attempts > 0)::int;
+  RETURN NULL;
+END;
+$$;
+CREATE TRIGGER queue_slots_delete AFTER DELETE ON deliveries
+FOR EACH ROW WHEN (OLD.status IN ('queued', 'sent', 'delivery_delayed') AND OLD.held_at IS NULL)
+EXECUTE FUNCTION queue_slots_delete();
