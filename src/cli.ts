@@ -256,7 +256,7 @@ export async function run(argv: string[]): Promise<number> {
     const config = loadConfig();
     const log = createLogger(process.env.MTA_LOG_LEVEL ?? 'warn');
     return (ctx = {
-      db: openDb(config.dataDir, { synchronous: config.sqliteSynchronous }),
+      db: openDb(config.dataDir, { synchronous: config.sqliteSynchronous, databaseUrl: config.databaseUrl }),
       config,
       now: Date.now,
       log,

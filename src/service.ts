@@ -37,7 +37,7 @@ export interface StartOptions {
 
 export async function startService(config: Config, opts: StartOptions = {}): Promise<Running> {
   const log = opts.log ?? createLogger(config.logLevel);
-  const db = openDb(config.dataDir, { synchronous: config.sqliteSynchronous });
+  const db = openDb(config.dataDir, { synchronous: config.sqliteSynchronous, databaseUrl: config.databaseUrl });
   const ctx: Ctx = { db, config, now: opts.now ?? Date.now, log, parseReport };
   const features = [api, ...(opts.features ?? FEATURES)].map((f) => f(ctx));
   const components = features.flatMap((f) => f.components ?? []);

@@ -9,6 +9,8 @@ export const ConfigSchema = Type.Object(
   {
     dataDir: Type.String({ minLength: 1 }),
     sqliteSynchronous: Type.Union([Type.Literal('FULL'), Type.Literal('NORMAL')]),
+    /** postgres://… puts the store on PostgreSQL (several nodes may share it); unset keeps SQLite in dataDir. */
+    databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://[^\\s]+$' })),
     httpHost: Type.String({ minLength: 1 }),
     httpPort: Port,
     smtpHost: Type.String({ minLength: 1 }),
@@ -84,6 +86,7 @@ type Kind = 'string' | 'int' | 'number' | 'bool' | 'list' | 'pools';
 export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_DATA_DIR: ['dataDir', 'string'],
   MTA_SQLITE_SYNCHRONOUS: ['sqliteSynchronous', 'string'],
+  MTA_DATABASE_URL: ['databaseUrl', 'string'],
   MTA_HTTP_HOST: ['httpHost', 'string'],
   MTA_HTTP_PORT: ['httpPort', 'int'],
   MTA_SMTP_HOST: ['smtpHost', 'string'],

@@ -4,6 +4,7 @@ import { schedule, validate, type ScheduledTask } from 'node-cron';
 import type { Component } from '../types/component.js';
 import type { Ctx } from '../services/context.js';
 import { checkAllDomains } from '../services/domains.js';
+import { onOneNode } from '../services/locks.js';
 
 export interface DomainCheckJob extends Component {
   runs: number;
@@ -26,10 +27,10 @@ export function domainCheckJob(ctx: Ctx, expr = ctx.config.dnsCheckCron): Domain
         expr,
         () => {
           job.maxActive = Math.max(job.maxActive, ++job.active);
-          const run = checkAllDomains(ctx).then(
+          const run = onOneNode(ctx, 'domain-checks', () => checkAllDomains(ctx)).then(
             (n) => {
               job.runs++;
-              log.debug({ domains: n }, 'domain re-check done');
+              log.debug({ domains: n }, n === null ? 'domain re-check left to another node' : 'domain re-check done');
             },
             (err) => log.error({ err }, 'domain re-check failed'),
           );

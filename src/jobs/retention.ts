@@ -3,6 +3,7 @@ import { schedule, type ScheduledTask } from 'node-cron';
 import type { Component } from '../types/component.js';
 import type { Ctx } from '../services/context.js';
 import { runRetention } from '../services/retention.js';
+import { onOneNode } from '../services/locks.js';
 
 export function retentionJob(ctx: Ctx, expr = '17 * * * *'): Component {
   const log = ctx.log.child({ component: 'retention' });
@@ -12,13 +13,11 @@ export function retentionJob(ctx: Ctx, expr = '17 * * * *'): Component {
     async start() {
       task = schedule(
         expr,
-        () => {
-          try {
-            log.info(runRetention(ctx), 'retention pass');
-          } catch (err) {
-            log.error({ err }, 'retention pass failed');
-          }
-        },
+        () =>
+          onOneNode(ctx, 'retention', () => runRetention(ctx)).then(
+            (r) => r && log.info(r, 'retention pass'),
+            (err) => log.error({ err }, 'retention pass failed'),
+          ),
         { name: 'retention', noOverlap: true },
       );
     },

@@ -1,5 +1,5 @@
 // Credit grants, the free monthly allowance and the ledger of charges and refunds.
-import { sql, type DB } from './db.js';
+import { isPg, sql, type DB } from './db.js';
 import { allocate, monthOf, type Allocation, type GrantBalance } from '../core/credits.js';
 
 export interface GrantRow {
@@ -43,6 +43,9 @@ export function charge(
   nowMs: number,
 ): Allocation[] | null {
   const month = monthOf(nowMs);
+  // PostgreSQL (several nodes): one charge per team at a time, held until this transaction ends (SQLite's
+  // writes are serialized already). The balance read below is then the balance written against.
+  if (isPg(db)) sql(db, 'SELECT 1 FROM teams WHERE id = ? FOR UPDATE').get(teamId);
   const plan = allocate(
     n,
     freeMonthly - freeUsed(db, teamId, month),
@@ -73,9 +76,10 @@ export function charge(
  * charged first: purchased credits before free ones). Returns how many were refunded.
  */
 export function refund(db: DB, teamId: string, emailSeq: number, n: number, nowMs: number): number {
+  if (isPg(db)) sql(db, 'SELECT 1 FROM teams WHERE id = ? FOR UPDATE').get(teamId);
   const rows = sql<{ grant_id: string | null; month: string; net: number }>(
     db,
-    'SELECT grant_id, month, -sum(amount) AS net FROM credit_ledger WHERE email_seq = ? GROUP BY grant_id, month HAVING net > 0 ORDER BY grant_id IS NULL, grant_id DESC',
+    'SELECT grant_id, month, -sum(amount) AS net FROM credit_ledger WHERE email_seq = ? GROUP BY grant_id, month HAVING -sum(amount) > 0 ORDER BY grant_id IS NULL, grant_id DESC',
   ).all(emailSeq);
   let left = n;
   const ledger = sql(
@@ -86,11 +90,11 @@ export function refund(db: DB, teamId: string, emailSeq: number, n: number, nowM
     if (left === 0) break;
     const back = Math.min(left, r.net);
     if (r.grant_id === null)
-      sql(db, 'UPDATE free_usage SET used = max(0, used - ?) WHERE team_id = ? AND month = ?').run(
-        back,
-        teamId,
-        r.month,
-      );
+      sql(
+        db,
+        'UPDATE free_usage SET used = max(0, used - ?) WHERE team_id = ? AND month = ?',
+        'UPDATE free_usage SET used = greatest(0, used - ?) WHERE team_id = ? AND month = ?',
+      ).run(back, teamId, r.month);
     else sql(db, 'UPDATE credit_grants SET remaining = remaining + ? WHERE id = ?').run(back, r.grant_id);
     ledger.run(teamId, emailSeq, r.grant_id, r.month, back, nowMs);
     left -= back;

@@ -1,14 +1,46 @@
-// Opens the SQLite database (WAL), applies numbered migrations from ./migrations at start,
-// and offers a transaction helper. Every multi-row change goes through `tx`.
+// Opens the store: SQLite (WAL, better-sqlite3) in the data folder by default, PostgreSQL when a database
+// URL is given (./pg: the same synchronous API over a worker-thread connection). Applies the engine's numbered
+// migrations at start (./migrations, ./migrations-pg) and offers the transaction helpers. Every multi-row
+// change goes through `tx`.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { PgDatabase } from './pg/database.js';
 
-export type DB = Database.Database;
-const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+/** A prepared statement: better-sqlite3's, or the PostgreSQL engine's with the same methods. */
+export interface Stmt<R = unknown> {
+  run(...args: unknown[]): { changes: number; lastInsertRowid: number | bigint };
+  get(...args: unknown[]): R | undefined;
+  all(...args: unknown[]): R[];
+  pluck(on?: boolean): this;
+}
+/** The store's connection on either engine (better-sqlite3's Database has exactly this shape). */
+export interface DB {
+  readonly inTransaction: boolean;
+  prepare(text: string): Stmt<unknown>;
+  exec(text: string): unknown;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  transaction<F extends (...params: any[]) => unknown>(fn: F): Database.Transaction<F>;
+  pragma(text: string, opts?: { simple?: boolean }): unknown;
+  close(): unknown;
+}
+export type Engine = 'sqlite' | 'postgres';
+export const engineOf = (db: DB): Engine => (db instanceof PgDatabase ? 'postgres' : 'sqlite');
+export const isPg = (db: DB): db is DB & PgDatabase => db instanceof PgDatabase;
 
-export function openDb(dataDir: string, opts: { synchronous?: 'NORMAL' | 'FULL' } = {}): DB {
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const MIGRATIONS = path.join(HERE, 'migrations');
+const MIGRATIONS_PG = path.join(HERE, 'migrations-pg');
+
+export interface OpenOptions {
+  synchronous?: 'NORMAL' | 'FULL';
+  /** postgres://… : the store lives in PostgreSQL (MTA_DATABASE_URL); unset: SQLite in the data folder. */
+  databaseUrl?: string;
+}
+
+export function openDb(dataDir: string, opts: OpenOptions = {}): DB {
+  if (opts.databaseUrl) return openPg(opts.databaseUrl);
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   // An existing folder keeps the mode it was made with: tighten it (owner-only), whatever the umask was.
   if ((fs.statSync(dataDir).mode & 0o077) !== 0) fs.chmodSync(dataDir, 0o700);
@@ -29,6 +61,51 @@ export function openDb(dataDir: string, opts: { synchronous?: 'NORMAL' | 'FULL' 
   }
   migrate(db);
   return db;
+}
+
+/** Opens PostgreSQL and applies its migrations; several nodes starting at once take turns (advisory lock). */
+export function openPg(url: string): DB {
+  const db = new PgDatabase(url);
+  try {
+    db.exec('SELECT pg_advisory_lock(72100001)');
+    try {
+      migratePg(db);
+    } finally {
+      db.exec('SELECT pg_advisory_unlock(72100001)');
+    }
+    db.loadCatalog();
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return db;
+}
+
+function pendingMigrations(db: DB, dir: string): { version: number; file: string; sql: string }[] {
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)',
+  );
+  const done = new Set((db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]).map(Number));
+  return fs
+    .readdirSync(dir)
+    .filter((f) => /^\d+_.*\.sql$/.test(f))
+    .sort()
+    .map((file) => ({ version: parseInt(file, 10), file, sql: '' }))
+    .filter((m) => !done.has(m.version))
+    .map((m) => ({ ...m, sql: fs.readFileSync(path.join(dir, m.file), 'utf8') }));
+}
+
+function migratePg(db: PgDatabase): void {
+  for (const m of pendingMigrations(db, MIGRATIONS_PG)) {
+    db.transaction(() => {
+      db.client.query(m.sql);
+      db.client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+        m.version,
+        m.file,
+        Date.now(),
+      ]);
+    })();
+  }
 }
 
 export function migrate(db: DB): void {
@@ -60,14 +137,23 @@ export function tx<T>(db: DB, fn: () => T): T {
   return db.transaction(fn).immediate();
 }
 
-const cache = new WeakMap<DB, Map<string, Database.Statement>>();
-/** A prepared statement, compiled once per connection and reused. */
-export function sql<R = unknown>(db: DB, text: string): Database.Statement<unknown[], R> {
+const cache = new WeakMap<DB, Map<string, Stmt>>();
+/**
+ * A prepared statement, compiled once per connection and reused. `pg`: the PostgreSQL text where the
+ * mechanical translation of `text` (src/store/pg/translate.ts) isn't right; it takes the same parameters.
+ */
+export function sql<R = unknown>(db: DB, text: string, pg?: string): Stmt<R> {
   let m = cache.get(db);
   if (!m) cache.set(db, (m = new Map()));
   let s = m.get(text);
-  if (!s) m.set(text, (s = db.prepare(text)));
-  return s as Database.Statement<unknown[], R>;
+  if (!s) m.set(text, (s = db.prepare(pg && isPg(db) ? pg : text)));
+  return s as Stmt<R>;
+}
+
+/** A unique or primary-key constraint refused the write (either engine). */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: string }).code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
 }
 
 interface Batch {

@@ -48,6 +48,8 @@ export const hasAsyncBounce = (db: DB, emailSeq: number, recipient: string, reas
     db,
     `SELECT 1 FROM events WHERE email_seq = ? AND recipient = ? AND type = 'bounced'
     AND json_extract(data_json, '$.async') = 1 AND json_extract(data_json, '$.reason') = ? LIMIT 1`,
+    `SELECT 1 FROM events WHERE email_seq = ? AND recipient = ? AND type = 'bounced'
+    AND (data_json::jsonb -> 'async') = 'true'::jsonb AND (data_json::jsonb ->> 'reason') = ? LIMIT 1`,
   )
     .pluck()
     .get(emailSeq, recipient, reason) !== undefined;
@@ -62,4 +64,6 @@ export const clickedSince = (db: DB, emailSeq: number, recipient: string | null,
     db,
     `SELECT 1 FROM events WHERE email_seq = ? AND type = 'clicked' AND recipient IS ? AND created_at > ?
     AND json_extract(data_json, '$.url') = ? LIMIT 1`,
+    `SELECT 1 FROM events WHERE email_seq = ? AND type = 'clicked' AND recipient IS NOT DISTINCT FROM ?
+    AND created_at > ? AND (data_json::jsonb ->> 'url') = ? LIMIT 1`,
   ).get(emailSeq, recipient, since, url) !== undefined;

@@ -1,6 +1,6 @@
 // The delivery queue in SQLite: claim due recipients under a lease (crash → re-delivered when the
 // lease ends), confirm a claim before sending, settle or release claims. Synchronous statements.
-import { sql, type DB } from './db.js';
+import { isPg, sql, type DB } from './db.js';
 import type { Status } from '../core/status.js';
 
 export interface Claimed {
@@ -13,6 +13,9 @@ export interface Claimed {
   first_attempt_at: number | null;
 }
 
+/** A JSON array of ids as a set (PostgreSQL: cast from the JSON text values). */
+const ID_LIST = 'SELECT value FROM json_each(@ids)';
+const ID_LIST_PG = 'SELECT value::bigint FROM json_each(@ids)';
 const SENDABLE = "('queued', 'sent', 'delivery_delayed')";
 const FINAL = "('delivered', 'bounced', 'complained', 'failed', 'canceled')";
 
@@ -23,13 +26,17 @@ const FINAL = "('delivered', 'bounced', 'complained', 'failed', 'canceled')";
 export function claimDue(db: DB, now: number, until: number, limit: number, skip: readonly string[] = []): Claimed[] {
   // The due index picks the rows. A held recipient (operator hold, migration 012) has next_attempt_at NULL,
   // so the index never offers it; `held_at IS NULL` states it all the same.
+  // PostgreSQL, several nodes: rows another node is claiming right now are skipped, not waited for.
   const filter = skip.length ? 'AND domain NOT IN (SELECT value FROM json_each(@skip))' : '';
-  return sql<Claimed>(
-    db,
-    `UPDATE deliveries SET next_attempt_at = @until, leased_until = @until
-    WHERE id IN (SELECT id FROM deliveries WHERE next_attempt_at <= @now AND held_at IS NULL ${filter} ORDER BY next_attempt_at LIMIT @limit)
-    RETURNING id, email_seq, recipient, domain, status, attempts, first_attempt_at`,
-  ).all({ now, until, limit, ...(skip.length ? { skip: JSON.stringify(skip) } : {}) });
+  const pick = `SELECT id FROM deliveries WHERE next_attempt_at <= @now AND held_at IS NULL ${filter} ORDER BY next_attempt_at LIMIT @limit`;
+  const claim = (select: string) => `UPDATE deliveries SET next_attempt_at = @until, leased_until = @until
+    WHERE id IN (${select}) RETURNING id, email_seq, recipient, domain, status, attempts, first_attempt_at`;
+  return sql<Claimed>(db, claim(pick), claim(`${pick} FOR UPDATE SKIP LOCKED`)).all({
+    now,
+    until,
+    limit,
+    ...(skip.length ? { skip: JSON.stringify(skip) } : {}),
+  });
 }
 
 /**
@@ -37,11 +44,9 @@ export function claimDue(db: DB, now: number, until: number, limit: number, skip
  * and returns their ids. One statement, so a concurrent cancel or hold either sees the lease or wins before it.
  */
 export function confirmClaims(db: DB, ids: readonly number[], until: number): Set<number> {
-  const rows = sql<{ id: number }>(
-    db,
-    `UPDATE deliveries SET next_attempt_at = @until, leased_until = @until
-    WHERE id IN (SELECT value FROM json_each(@ids)) AND status IN ${SENDABLE} AND held_at IS NULL RETURNING id`,
-  ).all({ ids: JSON.stringify(ids), until });
+  const text = (ids: string) => `UPDATE deliveries SET next_attempt_at = @until, leased_until = @until
+    WHERE id IN (${ids}) AND status IN ${SENDABLE} AND held_at IS NULL RETURNING id`;
+  const rows = sql<{ id: number }>(db, text(ID_LIST), text(ID_LIST_PG)).all({ ids: JSON.stringify(ids), until });
   return new Set(rows.map((r) => r.id));
 }
 
@@ -57,11 +62,10 @@ export function settleClaim(db: DB, id: number): void {
 /** Gives unfinished claims back: due at `at` (now, at shutdown), no lease; a held one stays not due. */
 export function releaseClaims(db: DB, ids: readonly number[], at: number): number {
   if (ids.length === 0) return 0;
-  return sql(
-    db,
-    `UPDATE deliveries SET next_attempt_at = CASE WHEN status IN ${FINAL} OR held_at IS NOT NULL THEN NULL ELSE @at END, leased_until = NULL
-    WHERE id IN (SELECT value FROM json_each(@ids)) AND leased_until IS NOT NULL`,
-  ).run({ ids: JSON.stringify(ids), at }).changes;
+  const text = (ids: string) => `UPDATE deliveries
+    SET next_attempt_at = CASE WHEN status IN ${FINAL} OR held_at IS NOT NULL THEN NULL ELSE @at END, leased_until = NULL
+    WHERE id IN (${ids}) AND leased_until IS NOT NULL`;
+  return sql(db, text(ID_LIST), text(ID_LIST_PG)).run({ ids: JSON.stringify(ids), at }).changes;
 }
 
 /** Makes the waiting (unleased, not final) deliveries to `domains` due at `now` (an operator resumed their site). */
@@ -101,6 +105,12 @@ const FULL = 2;
  */
 export function lightTx<T>(db: DB, fn: () => T): T {
   if (db.inTransaction) return db.transaction(fn)();
+  // PostgreSQL: the same bargain per transaction (its WAL order holds too; the next durable commit flushes it).
+  if (isPg(db))
+    return db.transaction(() => {
+      db.exec('SET LOCAL synchronous_commit = off');
+      return fn();
+    })();
   const prev = db.pragma('synchronous', { simple: true }) as number;
   if (prev === FULL) db.pragma('synchronous = NORMAL');
   try {

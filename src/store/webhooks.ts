@@ -142,11 +142,10 @@ export const attemptsOf = (db: DB, outboxSeq: number) =>
 
 /** Claims up to `limit` due outbox rows of enabled endpoints: moves next_attempt_at to the lease's end. */
 export function claimDue(db: DB, now: number, leaseUntil: number, limit: number): number[] {
-  const seqs = sql<{ seq: number }>(
-    db,
-    `SELECT d.seq FROM webhook_deliveries d JOIN webhook_endpoints e ON e.seq = d.endpoint_seq
-    WHERE d.next_attempt_at IS NOT NULL AND d.next_attempt_at <= ? AND e.enabled = 1 ORDER BY d.next_attempt_at LIMIT ?`,
-  )
+  // PostgreSQL (several nodes): rows another node is leasing right now are skipped (locked until its commit).
+  const pick = `SELECT d.seq FROM webhook_deliveries d JOIN webhook_endpoints e ON e.seq = d.endpoint_seq
+    WHERE d.next_attempt_at IS NOT NULL AND d.next_attempt_at <= ? AND e.enabled = 1 ORDER BY d.next_attempt_at LIMIT ?`;
+  const seqs = sql<{ seq: number }>(db, pick, `${pick} FOR UPDATE OF d SKIP LOCKED`)
     .all(now, limit)
     .map((r) => r.seq);
   const lease = sql(db, 'UPDATE webhook_deliveries SET next_attempt_at = ? WHERE seq = ?');

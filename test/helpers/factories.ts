@@ -17,6 +17,6 @@ export function insertVerifiedDomain(db: DB, teamId: string, name: string, selec
   return { id, selector, publicKey: pub, privateKey: pem };
 }
 
-export function count(db: DB, table: string, where = '1'): number {
+export function count(db: DB, table: string, where = '1 = 1'): number {
   return (db.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get() as { n: number }).n;
 }

@@ -9,6 +9,8 @@ import type { Config } from '../../src/config/schema.js';
 import { startService, type Running, type FeatureFactory } from '../../src/service.js';
 import { createTeam, createKey, type Scope } from '../../src/services/keys.js';
 import { addCredits } from '../../src/services/credits.js';
+import { openDb, type DB } from '../../src/store/db.js';
+import { createDatabase, sharedPg } from './pg.js';
 
 export interface TestClock {
   now: () => number;
@@ -90,6 +92,28 @@ export class TestService {
   }
 }
 
+/** The engine the test run uses: SQLite unless MTA_TEST_ENGINE=pg (then a throwaway PostgreSQL cluster). */
+export const testEngine = (): 'sqlite' | 'pg' => (process.env.MTA_TEST_ENGINE === 'pg' ? 'pg' : 'sqlite');
+
+const pgDatabases = new Map<string, Promise<string>>();
+/**
+ * On PostgreSQL, the database standing for a data folder (created on first use): a test that restarts the
+ * service on the same data folder finds the same store, as with SQLite.
+ */
+export function pgUrlFor(dataDir: string): Promise<string> {
+  let url = pgDatabases.get(dataDir);
+  if (!url) {
+    url = sharedPg().then((c) => createDatabase(c.url));
+    pgDatabases.set(dataDir, url);
+  }
+  return url;
+}
+
+/** Opens the store of a data folder as the service would on this run's engine (for tests that inspect it). */
+export async function openTestDb(dataDir: string): Promise<DB> {
+  return testEngine() === 'pg' ? openDb(dataDir, { databaseUrl: await pgUrlFor(dataDir) }) : openDb(dataDir);
+}
+
 export async function startTestService(
   opts: {
     env?: Record<string, string>;
@@ -113,6 +137,7 @@ export async function startTestService(
       MTA_ALLOW_PRIVATE_WEBHOOKS: '1',
       // DNS never leaves loopback in tests: a dead local resolver unless the test brings TestDns.
       MTA_DNS_SERVERS: '127.0.0.1:9',
+      ...(testEngine() === 'pg' ? { MTA_DATABASE_URL: await pgUrlFor(dataDir) } : {}),
       ...(opts.env ?? {}),
     },
     overrides: opts.overrides,

@@ -1,0 +1,44 @@
+// The PostgreSQL side of the synchronous bridge (see ./sync-client.ts): one `pg` client on a worker thread.
+// Plain JS (no TypeScript loader in workers). It receives one query at a time on `port`, runs it, posts the
+// result back and wakes the waiting main thread through the shared flag.
+import { workerData } from 'node:worker_threads';
+import pg from 'pg';
+
+const { url, port, flag: sab } = workerData;
+const flag = new Int32Array(sab);
+const client = new pg.Client({ connectionString: url });
+// Integers (int8) and numerics come back as JS numbers: timestamps are ms, counts fit easily.
+const asNumber = (v) => (v === null ? null : Number(v));
+const types = { getTypeParser: (oid, format) => (oid === 20 || oid === 1700 ? asNumber : pg.types.getTypeParser(oid, format)) };
+
+function reply(msg) {
+  port.postMessage(msg);
+  Atomics.store(flag, 0, 1);
+  Atomics.notify(flag, 0);
+}
+
+const ready = client.connect().then(
+  () => null,
+  (err) => err,
+);
+
+port.on('message', async (m) => {
+  const err0 = await ready;
+  if (err0) return reply({ error: { message: err0.message, code: err0.code } });
+  if (m.end) {
+    await client.end().catch(() => {});
+    return reply({ ok: true });
+  }
+  try {
+    const r = await client.query({
+      text: m.text,
+      values: m.values,
+      rowMode: m.array ? 'array' : undefined,
+      types,
+      name: m.name,
+    });
+    reply({ rows: r.rows, rowCount: r.rowCount, command: r.command });
+  } catch (e) {
+    reply({ error: { message: e.message, code: e.code, detail: e.detail, constraint: e.constraint } });
+  }
+});
