@@ -3,7 +3,7 @@
 import { ApiError, invalid } from '../core/errors.js';
 import { QUEUE_STATES, appliesTo, type QueueAction, type QueueState } from '../core/status.js';
 import * as qa from '../store/queue-admin.js';
-import { summarizeFromCounts } from '../store/queue-counts.js';
+import { countable, summarizeFromCounts } from '../store/queue-counts.js';
 import { tx } from '../store/db.js';
 import { teamById } from '../store/teams.js';
 import { onEvent } from '../store/events.js';
@@ -117,16 +117,13 @@ export interface QueueGroup {
 }
 
 /**
- * `mta queue summary`: counts per site (default), domain, team or state, largest first. With no filter and
- * by site, domain or team it reads the counters (migration 013); by state or filtered, the waiting rows.
+ * `mta queue summary`: counts per site (default), domain, team or state, largest first. From the counters of
+ * migration 014 unless a tag, email or age filter is given (those read the matching waiting rows).
  */
 export function queueSummary(ctx: Ctx, by: GroupBy, f: qa.QueueFilter): { by: GroupBy; groups: QueueGroup[] } {
   const now = ctx.now();
   const key = by === 'site' ? 'domain' : by;
-  const rows =
-    key !== 'state' && Object.values(f).every((v) => v === undefined)
-      ? summarizeFromCounts(ctx.db, key)
-      : qa.summarize(ctx.db, key, f, now);
+  const rows = countable(f) ? summarizeFromCounts(ctx.db, key, f, now) : qa.summarize(ctx.db, key, f, now);
   const keyOf = by === 'site' ? siteOfDomain(ctx) : by === 'team' ? teamNames(ctx) : (k: string) => k;
   const groups = new Map<string, QueueGroup & { oldest: number }>();
   for (const r of rows) {

@@ -5,9 +5,9 @@ import type { DeliveryRow } from './emails.js';
 import type { QueueState } from '../core/status.js';
 
 /** Must read exactly like the partial indexes' WHERE (SQLite matches the term's text). */
-const WAITING = "d.status IN ('queued', 'sent', 'delivery_delayed')";
+export const WAITING = "d.status IN ('queued', 'sent', 'delivery_delayed')";
 /** core/status queueState, in SQL. */
-const STATE = `CASE WHEN d.held_at IS NOT NULL THEN 'held' WHEN d.leased_until > @now THEN 'in_flight'
+export const STATE = `CASE WHEN d.held_at IS NOT NULL THEN 'held' WHEN d.leased_until > @now THEN 'in_flight'
   WHEN d.next_attempt_at IS NULL OR d.next_attempt_at <= @now THEN 'due' WHEN d.attempts > 0 THEN 'deferred' ELSE 'scheduled' END`;
 
 export interface QueueFilter {
@@ -24,7 +24,7 @@ export interface QueueFilter {
 
 export type QueueRow = DeliveryRow & { held_at: number | null; leased_until: number | null };
 
-function where(f: QueueFilter, now: number): { text: string; params: Record<string, unknown> } {
+export function where(f: QueueFilter, now: number): { text: string; params: Record<string, unknown> } {
   const parts = [WAITING];
   const params: Record<string, unknown> = { now };
   const add = (cond: string, name: string, value: unknown) => {
@@ -54,7 +54,7 @@ function where(f: QueueFilter, now: number): { text: string; params: Record<stri
  * Waiting recipients first (CROSS JOIN keeps that order: the planner would otherwise walk all of a sender's
  * or a tag's emails), except when a team or an email narrows the emails better.
  */
-const from = (f: QueueFilter) =>
+export const from = (f: QueueFilter) =>
   f.teamId !== undefined || f.emailId !== undefined
     ? 'deliveries d JOIN emails e ON e.seq = d.email_seq'
     : 'deliveries d CROSS JOIN emails e ON e.seq = d.email_seq';

@@ -1,10 +1,12 @@
-// The unfiltered queue summary from the counters of migration 013 (per team and recipient domain, kept by
-// triggers in each write's transaction) and the oldest waiting email per group from index seeks, never a scan.
+// The queue summary from the counters of migration 014 (kept by triggers in each write's transaction): per team,
+// recipient domain and sender domain (queue_counts), and per minute of the next attempt (queue_slots) for the
+// states that change with the clock. The oldest waiting email per group comes from index seeks.
 import { sql, type DB } from './db.js';
-import type { GroupRow } from './queue-admin.js';
+import { STATE, WAITING, where, type GroupKey, type GroupRow, type QueueFilter } from './queue-admin.js';
+import type { QueueState } from '../core/status.js';
 
-/** Must read exactly like the partial indexes' WHERE (SQLite matches the term's text). */
-const WAITING = "d.status IN ('queued', 'sent', 'delivery_delayed')";
+/** queue_slots' slot width: the minute of next_attempt_at (ms). */
+export const SLOT_MS = 60_000;
 
 /**
  * The creation time of the domain's oldest waiting email: the first entry of the partial index
@@ -17,25 +19,193 @@ const OLDEST_OF_DOMAIN = `SELECT e.created_at FROM emails e
  * The team's oldest waiting email: an email with a waiting recipient is itself not final (core/status
  * aggregate), so the first email with a waiting recipient in each non-final status, by emails_team_status.
  */
-const firstOf = (
-  status: string,
-) => `SELECT (SELECT e.seq FROM emails e WHERE e.team_id = @key AND e.status = '${status}'
-  AND EXISTS (SELECT 1 FROM deliveries d WHERE d.email_seq = e.seq AND ${WAITING}) ORDER BY e.seq LIMIT 1) AS s`;
-const OLDEST_OF_TEAM = `SELECT e.created_at FROM emails e WHERE e.seq = (SELECT min(s) FROM (${firstOf('queued')}
-  UNION ALL ${firstOf('sent')} UNION ALL ${firstOf('delivery_delayed')}))`;
+const firstOf = (status: string, cond = WAITING) => `SELECT (SELECT e.seq FROM emails e WHERE e.team_id = @key
+  AND e.status = '${status}' AND EXISTS (SELECT 1 FROM deliveries d WHERE d.email_seq = e.seq AND ${cond})
+  ORDER BY e.seq LIMIT 1) AS s`;
+const oldestOfTeam = (cond = WAITING) => `SELECT e.created_at FROM emails e WHERE e.seq = (SELECT min(s) FROM
+  (${firstOf('queued', cond)} UNION ALL ${firstOf('sent', cond)} UNION ALL ${firstOf('delivery_delayed', cond)}))`;
+const OLDEST_OF_TEAM = oldestOfTeam();
 
-/** Counts per domain or team of every waiting recipient: O(teams × domains with mail waiting). */
-export function summarizeCounts(db: DB, by: 'domain' | 'team'): GroupRow[] {
-  const key = by === 'domain' ? 'domain' : 'team_id';
-  const groups = sql<Omit<GroupRow, 'oldest_at'>>(
+/** The group's column in the counter tables and in the delivery rows (by state: one group, split later). */
+const COL: Record<GroupKey, [counter: string, row: string]> = {
+  domain: ['domain', 'd.domain'],
+  team: ['team_id', 'e.team_id'],
+  state: ["''", "''"],
+};
+
+/** The team, domain and sender domain filters over the counter tables' columns or over the rows (d, e). */
+function keyWhere(f: QueueFilter, rows: boolean): { text: string; params: Record<string, unknown> } {
+  const [team, domain, sender] = rows
+    ? ['e.team_id', 'd.domain', 'e.sender_domain']
+    : ['team_id', 'domain', 'sender_domain'];
+  const parts: string[] = [];
+  const params: Record<string, unknown> = {};
+  const add = (cond: string, name: string, value: unknown) => {
+    parts.push(cond);
+    params[name] = value;
+  };
+  if (f.teamId !== undefined) add(`${team} = @team`, 'team', f.teamId);
+  if (f.domains?.length === 1) add(`${domain} = @domain`, 'domain', f.domains[0]);
+  else if (f.domains !== undefined)
+    add(`${domain} IN (SELECT value FROM json_each(@domains))`, 'domains', JSON.stringify(f.domains));
+  if (f.senderDomain !== undefined) add(`${sender} = @sender`, 'sender', f.senderDomain);
+  return { text: parts.map((p) => ` AND ${p}`).join(''), params };
+}
+
+/** A group's waiting recipients by state; [i]: never attempted (0) or attempted (1). */
+interface StateAcc {
+  held: number;
+  rest: [number, number];
+  leased: [number, number];
+  due: [number, number];
+}
+
+/**
+ * The waiting recipients matching the team, domain and sender filters, per group and state at `now`, from:
+ * queue_counts (totals, held), queue_slots before now's minute (leased; due), the current minute's due
+ * recipients through deliveries_due, and the leases that ran out through deliveries_leased (classified row by
+ * row). What is left of a group's not held, not leased recipients lies ahead: scheduled, or deferred if attempted.
+ * Cost: O(counter rows read + recipients due since the minute began + expired leases).
+ */
+export function stateGroups(db: DB, by: GroupKey, f: QueueFilter, now: number): Map<string, StateAcc> {
+  const minute = Math.floor(now / SLOT_MS);
+  const [col, rowCol] = COL[by];
+  const cw = keyWhere(f, false);
+  // The rows' domain filter is applied here, not in SQL: the planner would walk the domain's waiting rows.
+  const rw = keyWhere({ ...f, domains: undefined }, true);
+  const domains = f.domains && new Set(f.domains);
+  const acc = new Map<string, StateAcc>();
+  for (const r of sql<{ key: string; held: number; fresh: number; deferred: number }>(
     db,
-    `SELECT ${key} AS key, sum(recipients) AS recipients, sum(held) AS held, sum(deferred) AS deferred
-    FROM queue_counts GROUP BY 1 HAVING sum(recipients) > 0 ORDER BY 2 DESC`,
-  ).all();
-  const oldest = sql<number>(db, by === 'domain' ? OLDEST_OF_DOMAIN : OLDEST_OF_TEAM).pluck();
-  return groups.map((g) => ({ ...g, oldest_at: oldest.get({ key: g.key }) ?? Infinity }));
+    `SELECT ${col} AS key, sum(held) AS held, sum(recipients - held - deferred) AS fresh, sum(deferred) AS deferred
+    FROM queue_counts WHERE true${cw.text} GROUP BY 1`,
+  ).all(cw.params))
+    acc.set(r.key, { held: r.held, rest: [r.fresh, r.deferred], leased: [0, 0], due: [0, 0] });
+  for (const r of sql<{ key: string; leased: number; attempted: number; n: number }>(
+    db,
+    `SELECT ${col} AS key, slot < 0 AS leased, attempted, sum(recipients) AS n FROM queue_slots
+    WHERE slot < @minute${cw.text} GROUP BY 1, 2, 3`,
+  ).all({ ...cw.params, minute })) {
+    const a = acc.get(r.key);
+    if (a) (r.leased ? a.leased : a.due)[r.attempted ? 1 : 0] += r.n;
+  }
+  // The emails only when the team or sender domain matters.
+  const from =
+    by === 'team' || f.teamId !== undefined || f.senderDomain !== undefined
+      ? 'deliveries d CROSS JOIN emails e ON e.seq = d.email_seq'
+      : 'deliveries d';
+  for (const r of sql<{ key: string; domain: string; attempted: number; n: number }>(
+    db,
+    `SELECT ${rowCol} AS key, d.domain, d.attempts > 0 AS attempted, count(*) AS n FROM ${from}
+    WHERE d.next_attempt_at >= @from AND d.next_attempt_at <= @now AND d.leased_until IS NULL AND d.held_at IS NULL
+    AND ${WAITING}${rw.text} GROUP BY 1, 2, 3`,
+  ).all({ ...rw.params, from: minute * SLOT_MS, now })) {
+    const a = acc.get(r.key);
+    if (a && (!domains || domains.has(r.domain))) a.due[r.attempted ? 1 : 0] += r.n;
+  }
+  // Leases that ran out (a crashed or stopped process's claims): the row's own state.
+  for (const r of sql<{ key: string; domain: string; attempted: number; state: QueueState; n: number }>(
+    db,
+    `SELECT ${rowCol} AS key, d.domain, d.attempts > 0 AS attempted, ${STATE} AS state, count(*) AS n FROM ${from}
+    WHERE d.leased_until <= @now AND d.held_at IS NULL AND ${WAITING}${rw.text} GROUP BY 1, 2, 3, 4`,
+  ).all({ ...rw.params, now })) {
+    const a = acc.get(r.key);
+    if (!a || (domains && !domains.has(r.domain))) continue;
+    const i = r.attempted ? 1 : 0;
+    a.leased[i] -= r.n;
+    if (r.state === 'due') a.due[i] += r.n; // else ahead: what rest keeps beyond the leased and the due
+  }
+  return acc;
+}
+
+/** A group's counts by state: [state, attempted, recipients]. */
+function cellsOf(a: StateAcc): [QueueState, number, number][] {
+  return [
+    ['held', 0, a.held],
+    ...[0, 1].flatMap((i): [QueueState, number, number][] => [
+      ['in_flight', i, a.leased[i]],
+      ['due', i, a.due[i]],
+      [i ? 'deferred' : 'scheduled', i, a.rest[i] - a.leased[i] - a.due[i]],
+    ]),
+  ];
+}
+
+const FAST_FILTERS = new Set(['teamId', 'domains', 'senderDomain', 'states']);
+
+/** Whether the counters can answer a summary with this filter (tag, email and age filters read the rows). */
+export const countable = (f: QueueFilter): boolean =>
+  Object.entries(f).every(([k, v]) => v === undefined || FAST_FILTERS.has(k));
+
+/**
+ * The oldest matching waiting email's creation time: by the team's non-final emails (emails_team_status) when
+ * a team is named, by each domain's waiting recipients (deliveries_waiting_domain), else by all waiting
+ * recipients (deliveries_waiting), in email order. Cost: the entries read before the first match.
+ */
+function oldestMatching(db: DB, f: QueueFilter, now: number): number {
+  if (f.teamId === undefined && f.domains !== undefined && f.domains.length > 1)
+    return Math.min(Infinity, ...f.domains.map((d) => oldestMatching(db, { ...f, domains: [d] }, now)));
+  const w = where(f, now);
+  if (f.teamId !== undefined)
+    return (
+      sql<number>(db, oldestOfTeam(w.text))
+        .pluck()
+        .get({ ...w.params, key: f.teamId }) ?? Infinity
+    );
+  return (
+    sql<number>(
+      db,
+      `SELECT e.created_at FROM deliveries d CROSS JOIN emails e ON e.seq = d.email_seq WHERE ${w.text}
+    ORDER BY d.email_seq LIMIT 1`,
+    )
+      .pluck()
+      .get(w.params) ?? Infinity
+  );
+}
+
+/**
+ * Counts per domain, team or state of the waiting recipients that match a filter on team, domains, sender
+ * domain and states (see countable), from the counters: O(counter rows) plus stateGroups' part when the states
+ * matter, plus one oldest-email seek per group.
+ */
+export function summarizeCounts(db: DB, by: GroupKey, f: QueueFilter = {}, now = Date.now()): GroupRow[] {
+  const unfiltered = Object.values(f).every((v) => v === undefined);
+  let out: Omit<GroupRow, 'oldest_at'>[];
+  if (by === 'state' || f.states !== undefined) {
+    const groups = new Map<string, Omit<GroupRow, 'oldest_at'>>();
+    for (const [key, a] of stateGroups(db, by, f, now))
+      for (const [state, attempted, n] of cellsOf(a)) {
+        if (n === 0 || (f.states !== undefined && !f.states.includes(state))) continue;
+        const k = by === 'state' ? state : key;
+        const g = groups.get(k) ?? { key: k, recipients: 0, held: 0, deferred: 0 };
+        g.recipients += n;
+        if (state === 'held') g.held += n;
+        else if (attempted) g.deferred += n;
+        groups.set(k, g);
+      }
+    out = [...groups.values()];
+  } else {
+    const w = keyWhere(f, false);
+    out = sql<Omit<GroupRow, 'oldest_at'>>(
+      db,
+      `SELECT ${COL[by][0]} AS key, sum(recipients) AS recipients, sum(held) AS held, sum(deferred) AS deferred
+      FROM queue_counts WHERE true${w.text} GROUP BY 1 HAVING sum(recipients) > 0`,
+    ).all(w.params);
+  }
+  if (unfiltered && by !== 'state') {
+    const oldest = sql<number>(db, by === 'domain' ? OLDEST_OF_DOMAIN : OLDEST_OF_TEAM).pluck();
+    return out.map((g) => ({ ...g, oldest_at: oldest.get({ key: g.key }) ?? Infinity }));
+  }
+  return out.map((g) => {
+    const narrowed: QueueFilter =
+      by === 'domain'
+        ? { ...f, domains: [g.key] }
+        : by === 'team'
+          ? { ...f, teamId: g.key }
+          : { ...f, states: [g.key as QueueState] };
+    return { ...g, oldest_at: oldestMatching(db, narrowed, now) };
+  });
 }
 
 /** One snapshot (a read transaction): the counters and the seeks see the same writes. */
-export const summarizeFromCounts = (db: DB, by: 'domain' | 'team'): GroupRow[] =>
-  db.transaction(() => summarizeCounts(db, by))();
+export const summarizeFromCounts = (db: DB, by: GroupKey, f: QueueFilter = {}, now = Date.now()): GroupRow[] =>
+  db.transaction(() => summarizeCounts(db, by, f, now))();

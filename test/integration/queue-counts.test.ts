@@ -1,41 +1,96 @@
-// The queue summary's counters (migration 013) against a full recount after each step of a mixed workload
-// through the real service (submit, deliver, defer, bounce, hold, release, purge, cancel), and the backfill.
+// The queue summary's counters (migration 014: queue_counts per team, recipient domain and sender domain;
+// queue_slots per minute of the next attempt) against a full recount after each step of a mixed workload through
+// the real service (submit, deliver, defer, bounce, hold, release, retry, purge, cancel, claims and leases that
+// run out), for every grouping and filter the counters answer, at several clock times; and the backfill.
 import fs from 'node:fs';
 import { expect } from 'chai';
 import { outboundEnv, sleep, type OutboundEnv } from './outbound-env.js';
+import { insertVerifiedDomain } from '../helpers/factories.js';
 import { feature as outbound } from '../../src/features/outbound.js';
 import { feature as operations } from '../../src/features/operations.js';
-import { parseFilter, queueAction, queueSummary } from '../../src/services/queue.js';
-import { summarize } from '../../src/store/queue-admin.js';
-import { summarizeFromCounts } from '../../src/store/queue-counts.js';
+import { parseFilter, queueAction, queueSummary, type FilterInput } from '../../src/services/queue.js';
+import { summarize, type GroupRow } from '../../src/store/queue-admin.js';
+import { countable, summarizeFromCounts } from '../../src/store/queue-counts.js';
+import { claimDue, releaseClaims } from '../../src/store/queue.js';
 
-const MIGRATION = new URL('../../src/store/migrations/013_queue_counts.sql', import.meta.url);
-const RECOUNT = `SELECT e.team_id, d.domain, count(*) AS recipients, sum(d.held_at IS NOT NULL) AS held,
+const MIGRATION = new URL('../../src/store/migrations/014_queue_states.sql', import.meta.url);
+const WAITING = "d.status IN ('queued', 'sent', 'delivery_delayed')";
+const RECOUNT = `SELECT e.team_id, d.domain, e.sender_domain, count(*) AS recipients, sum(d.held_at IS NOT NULL) AS held,
   sum(d.held_at IS NULL AND d.attempts > 0) AS deferred FROM deliveries d JOIN emails e ON e.seq = d.email_seq
-  WHERE d.status IN ('queued', 'sent', 'delivery_delayed') GROUP BY 1, 2 ORDER BY 1, 2`;
-const COUNTERS = 'SELECT team_id, domain, recipients, held, deferred FROM queue_counts ORDER BY 1, 2';
+  WHERE ${WAITING} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`;
+const COUNTERS = 'SELECT team_id, domain, sender_domain, recipients, held, deferred FROM queue_counts ORDER BY 1, 2, 3';
+const RECOUNT_SLOTS = `SELECT CASE WHEN d.leased_until IS NOT NULL THEN -1 ELSE coalesce(d.next_attempt_at, 0) / 60000 END AS slot,
+  e.team_id, d.domain, e.sender_domain, d.attempts > 0 AS attempted, count(*) AS recipients
+  FROM deliveries d JOIN emails e ON e.seq = d.email_seq WHERE ${WAITING} AND d.held_at IS NULL
+  GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`;
+const SLOTS =
+  'SELECT slot, team_id, domain, sender_domain, attempted, recipients FROM queue_slots ORDER BY 1, 2, 3, 4, 5';
+
+/** Clock offsets the summaries are computed at: now, within the minute, minutes, hours and days ahead. */
+const AHEAD = [0, 1000, 59_000, 61_000, 10 * 60e3, 90 * 60e3, 3 * 3600e3, 2 * 86400e3];
 
 describe('queue summary counters', function () {
-  this.timeout(30000);
+  this.timeout(60000);
   let e: OutboundEnv;
   after(() => e?.close());
 
-  /** Counters = recount, row for row (no zero rows left), and the summary's groups = the scan's. */
+  const sorted = (rows: GroupRow[]) => [...rows].sort((a, b) => a.key.localeCompare(b.key));
+
+  /** Filters the counters answer: none, each of team, domain, site, sender domain and state, and mixes. */
+  function filters(): FilterInput[] {
+    const sites = e.s.db.prepare('SELECT site FROM delivery_sites').pluck().all() as string[];
+    return [
+      {},
+      { team: 'counts' },
+      { team: 'counts2' },
+      { domain: 'rcpt.test' },
+      { domain: 'none.test' },
+      ...sites.map((site) => ({ site })),
+      { sender_domain: 'sender.test' },
+      { sender_domain: 'alt.test' },
+      ...['scheduled', 'due', 'deferred', 'held', 'in_flight'].map((state) => ({ state })),
+      { domain: 'other.test', state: 'deferred' },
+      { team: 'counts', sender_domain: 'alt.test', state: 'scheduled' },
+      { team: 'counts', domain: 'rcpt.test', state: 'due' },
+    ];
+  }
+
+  /** Counters = recount, row for row (no zero rows left), and every summary from them = the row scan's. */
   function check(step: string, waiting: number): void {
     const db = e.s.db;
     const counters = db.prepare(COUNTERS).all();
     expect(counters, step).to.deep.equal(db.prepare(RECOUNT).all());
+    expect(db.prepare(SLOTS).all(), `${step}: slots`).to.deep.equal(db.prepare(RECOUNT_SLOTS).all());
     const total = counters.reduce((n: number, r: any) => n + r.recipients, 0);
     expect(total, `${step}: waiting recipients`).to.equal(waiting);
-    const now = e.s.ctx.now();
-    for (const by of ['domain', 'team'] as const) {
-      const sorted = (rows: any[]) => [...rows].sort((a, b) => a.key.localeCompare(b.key));
-      expect(sorted(summarizeFromCounts(db, by)), `${step} by ${by}`).to.deep.equal(sorted(summarize(db, by, {}, now)));
+    const base = e.s.ctx.now();
+    // Also at, just before and just after each recipient's next attempt and lease end (minute edges included).
+    const edges = db
+      .prepare(
+        `SELECT next_attempt_at AS t FROM deliveries d WHERE ${WAITING} AND t IS NOT NULL
+        UNION SELECT leased_until FROM deliveries d WHERE ${WAITING} AND leased_until IS NOT NULL`,
+      )
+      .pluck()
+      .all() as number[];
+    const times = [
+      ...AHEAD.map((a) => base + a),
+      ...edges.flatMap((t) => [t - 1, t, t + 1, Math.floor(t / 60e3) * 60e3, Math.floor(t / 60e3) * 60e3 - 1]),
+    ];
+    for (const input of filters()) {
+      const f = parseFilter(e.s.ctx, input);
+      expect(countable(f), JSON.stringify(input)).to.equal(true);
+      for (const at of times)
+        for (const by of ['domain', 'team', 'state'] as const) {
+          const what = `${step}: by ${by} ${JSON.stringify(input)} at ${at - base} ms from now`;
+          expect(sorted(summarizeFromCounts(db, by, f, at)), what).to.deep.equal(sorted(summarize(db, by, f, at)));
+        }
     }
-    for (const by of ['site', 'domain', 'team'] as const) {
+    for (const by of ['site', 'domain', 'team', 'state'] as const) {
       const fast = queueSummary(e.s.ctx, by, {});
-      // A filter that matches everything takes the scan.
+      // An age filter that matches everything takes the row scan.
       const scan = queueSummary(e.s.ctx, by, parseFilter(e.s.ctx, { older_than: '0' }));
+      // The clock moved between the two calls: states compared only while nothing is due to change.
+      if (by === 'state') continue;
       expect(
         fast.groups.map((g) => ({ ...g, oldest_seconds: 0 })),
         `${step} summary by ${by}`,
@@ -67,53 +122,89 @@ describe('queue summary counters', function () {
               : undefined,
       },
     });
+    e.s.db.prepare("UPDATE teams SET name = 'counts' WHERE id = ?").run(e.teamId);
+    // A second sender domain for the team, and a second team.
+    for (const [team, name] of [[e.teamId, 'alt.test']] as const) {
+      const dom = insertVerifiedDomain(e.s.db, team, name);
+      e.dns.set(`${dom.selector}._domainkey.${name}`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });
+    }
+    const team2 = e.s.team('counts2');
+    const key2 = e.s.key(team2.id, 'live', ['emails:send', 'emails:read']);
+    const dom2 = insertVerifiedDomain(e.s.db, team2.id, 'second.test');
+    e.dns.set(`${dom2.selector}._domainkey.second.test`, { TXT: [`v=DKIM1; k=rsa; p=${dom2.publicKey}`] });
     check('empty', 0);
+
     const later = new Date(Date.now() + 3600e3).toISOString();
     const scheduled = [];
     for (const to of [['s1@rcpt.test', 's2@other.test'], ['s3@other.test'], ['s4@rcpt.test', 's5@rcpt.test']])
       scheduled.push(await e.send({ to, scheduled_at: later }));
-    check('submitted (scheduled)', 5);
+    scheduled.push(await e.send({ to: ['s6@rcpt.test'], scheduled_at: later, from: 'app@alt.test' }));
+    const soon = new Date(Date.now() + 120e3).toISOString();
+    scheduled.push(
+      await e.send({ to: ['s7@other.test', 's8@rcpt.test'], scheduled_at: soon, from: 'app@second.test' }, key2),
+    );
+    const r2 = await e.s.api('POST', '/v1/emails', {
+      key: key2,
+      body: { from: 'app@second.test', to: ['t1@rcpt.test'], subject: 's', text: 't', scheduled_at: later },
+    });
+    expect(r2.status, JSON.stringify(r2.body)).to.equal(202);
+    check('submitted (scheduled)', 9);
+
     const ok = await e.send({ to: ['a@rcpt.test', 'b@other.test'] });
     const mixed = await e.send({ to: ['c@rcpt.test', 'defer1@other.test', 'bounce1@rcpt.test'] });
     const deferred = await e.send({ to: ['defer2@rcpt.test', 'defer3@other.test'] });
+    const deferredAlt = await e.send({ to: ['defer4@rcpt.test'], from: 'app@alt.test' });
     const bounced = await e.send({ to: ['bounce2@other.test'] });
     await e.waitStatus(ok.id, ['delivered']);
     await e.waitStatus(bounced.id, ['bounced']);
     await waitEvents(mixed.id, 'delivery_delayed', 1);
     await waitEvents(mixed.id, 'bounced', 1);
     await waitEvents(deferred.id, 'delivery_delayed', 2);
-    check('delivered, deferred, bounced', 8);
-    expect(
-      queueSummary(e.s.ctx, 'domain', {}).groups.map((g) => [g.key, g.recipients, g.held, g.deferred]),
-    ).to.deep.equal([
-      ['other.test', 4, 0, 2],
-      ['rcpt.test', 4, 0, 1],
-    ]);
-    expect((await queueAction(e.s.ctx, 'hold', parseFilter(e.s.ctx, { domain: 'other.test' }))).matched).to.equal(4);
-    check('held by domain', 8);
+    await waitEvents(deferredAlt.id, 'delivery_delayed', 1);
+    check('delivered, deferred, bounced', 13);
+
+    // Claims by hand of the two recipients due in 2 min (the loop never offers them then: the lease lies ahead): in flight now,
+    // and once the lease has run out (+3 h) due again; a lease given back makes them scheduled again.
+    const db = e.s.db;
+    const t = Date.now();
+    const claimed = claimDue(db, t + 5 * 60e3, t + 2 * 3600e3 + 30e3, 5);
+    expect(claimed.map((c) => c.recipient).sort()).to.deep.equal(['s7@other.test', 's8@rcpt.test']);
+    check('two claimed under a lease', 13);
+    expect(summarizeFromCounts(db, 'state', {}, t).find((g) => g.key === 'in_flight')?.recipients).to.equal(2);
+    expect(summarizeFromCounts(db, 'state', {}, t + 3 * 3600e3).find((g) => g.key === 'in_flight')).to.equal(undefined);
+    expect(releaseClaims(db, [claimed[0].id], t + 30 * 60e3)).to.equal(1);
+    check('one claim given back (scheduled in 30 min)', 13);
+
+    expect((await queueAction(e.s.ctx, 'hold', parseFilter(e.s.ctx, { domain: 'other.test' }))).matched).to.equal(5);
+    check('held by domain', 13);
     expect(queueSummary(e.s.ctx, 'domain', {}).groups.find((g) => g.key === 'other.test')).to.include({
-      held: 4,
+      held: 5,
       deferred: 0,
     });
     await queueAction(e.s.ctx, 'release', parseFilter(e.s.ctx, { email: deferred.id }));
-    check('released one email', 8);
+    check('released one email', 13);
     await waitEvents(deferred.id, 'delivery_delayed', 3); // defer3 attempted again at once, deferred again
-    check('released and deferred again', 8);
+    check('released and deferred again', 13);
+    expect((await queueAction(e.s.ctx, 'retry', parseFilter(e.s.ctx, { email: deferredAlt.id }))).matched).to.equal(1);
+    await waitEvents(deferredAlt.id, 'delivery_delayed', 2);
+    check('retried and deferred again', 13);
     expect((await queueAction(e.s.ctx, 'purge', parseFilter(e.s.ctx, { email: mixed.id }))).matched).to.equal(1);
-    check('purged one recipient', 7);
+    check('purged one recipient', 12);
     const cancel = await e.s.api('POST', `/v1/emails/${scheduled[2].id}/cancel`, { key: e.live });
     expect(cancel.status, JSON.stringify(cancel.body)).to.equal(200);
-    check('canceled', 5);
+    check('canceled', 10);
     await queueAction(e.s.ctx, 'purge', parseFilter(e.s.ctx, { domain: 'other.test' }));
-    check('purged a domain', 2);
+    check('purged a domain', 6);
     expect(queueSummary(e.s.ctx, 'domain', {}).groups.map((g) => g.key)).to.deep.equal(['rcpt.test']);
 
-    // The migration's backfill, run again over the same rows, writes the counters the triggers kept.
-    const kept = e.s.db.prepare(COUNTERS).all();
-    const backfill = /INSERT INTO queue_counts[^;]+;/.exec(fs.readFileSync(MIGRATION, 'utf8'))![0];
-    e.s.db.exec('DELETE FROM queue_counts');
-    e.s.db.exec(backfill);
-    expect(e.s.db.prepare(COUNTERS).all()).to.deep.equal(kept);
-    expect(() => e.s.db.prepare("UPDATE deliveries SET domain = 'x.test'").run()).to.throw(/never change/);
+    // The migration's backfills, run again over the same rows, write the counters the triggers kept.
+    const kept = [db.prepare(COUNTERS).all(), db.prepare(SLOTS).all()];
+    const text = fs.readFileSync(MIGRATION, 'utf8');
+    db.exec('DELETE FROM queue_counts; DELETE FROM queue_slots');
+    for (const table of ['queue_counts', 'queue_slots'])
+      db.exec(new RegExp(`^INSERT INTO ${table}[^;]+;`, 'm').exec(text)![0]);
+    expect([db.prepare(COUNTERS).all(), db.prepare(SLOTS).all()]).to.deep.equal(kept);
+    expect(() => db.prepare("UPDATE deliveries SET domain = 'x.test'").run()).to.throw(/never change/);
+    expect(() => db.prepare("UPDATE emails SET sender_domain = 'x.test'").run()).to.throw(/never change/);
   });
 });
