@@ -17,7 +17,7 @@ import { openDb } from '../src/store/db.js';
 import { loadConfig } from '../src/config/load.js';
 import { createTeam, createKey } from '../src/services/keys.js';
 import { addCredits } from '../src/services/credits.js';
-import { startChild, pct, fmt, memoryOf, cpuSecondsOf } from './bench-lib.js';
+import { startChild, pct, fmt, memoryOf, cpuSecondsOf, benchDatabaseUrl } from './bench-lib.js';
 
 interface Sink {
   kind: string;
@@ -142,7 +142,9 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
     fs.writeFileSync(f, JSON.stringify(run.shaping));
     env.MTA_SHAPING_FILE = f;
   }
-  const db = openDb(dataDir);
+  const databaseUrl = await benchDatabaseUrl();
+  if (databaseUrl) env.MTA_DATABASE_URL = databaseUrl;
+  const db = openDb(dataDir, { databaseUrl });
   const ctx = { db, config: loadConfig({ env }), now: Date.now, log: pino({ level: 'silent' }) };
   const team = createTeam(ctx, 'bench');
   const body = (i: number) =>

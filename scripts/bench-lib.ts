@@ -17,9 +17,22 @@ export interface Child {
   stop(): Promise<void>;
 }
 
+/**
+ * BENCH_ENGINE=pg: a fresh database on a throwaway PostgreSQL cluster (started once per bench run, fsync on;
+ * BENCH_PG_URL names an existing server instead). Undefined on SQLite (the default).
+ */
+export async function benchDatabaseUrl(): Promise<string | undefined> {
+  if (process.env.BENCH_ENGINE !== 'pg') return undefined;
+  const { sharedPg, createDatabase } = await import('../test/helpers/pg.js');
+  if (process.env.BENCH_PG_URL) process.env.MTA_TEST_PG_URL = process.env.BENCH_PG_URL;
+  return createDatabase((await sharedPg()).url);
+}
+
 export async function startChild(extraEnv: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Child> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mta-bench-'));
+  const databaseUrl = extraEnv.MTA_DATABASE_URL ?? (await benchDatabaseUrl());
   const env = {
+    ...(databaseUrl ? { MTA_DATABASE_URL: databaseUrl } : {}),
     PATH: process.env.PATH!,
     MTA_DATA_DIR: dataDir,
     MTA_HTTP_PORT: '0',

@@ -83,6 +83,8 @@ export function translate(sql: string, catalog: Catalog): Translated {
   text = qualifyUpsert(text);
   text = text.replace(/\bjson_each\(\s*(\?|@[A-Za-z_][A-Za-z0-9_]*)\s*\)/g, 'json_array_elements_text($1::json)');
   text = text.replace(/^\s*BEGIN\s+(IMMEDIATE|EXCLUSIVE|DEFERRED)\b/i, 'BEGIN');
+  // `? IS NULL` (an optional filter): PostgreSQL can't infer the parameter's type from that alone.
+  text = text.replace(/\?(\s+IS\s+(?:NOT\s+)?NULL\b)/gi, '?::text$1');
   const p = rewriteParams(text);
   const ins = /^\s*INSERT\s+INTO\s+([A-Za-z_][A-Za-z0-9_]*)/i.exec(p.text);
   return { text: p.text, names: p.names, insertInto: ins ? ins[1] : null };

@@ -9,7 +9,9 @@ const flag = new Int32Array(sab);
 const client = new pg.Client({ connectionString: url });
 // Integers (int8) and numerics come back as JS numbers: timestamps are ms, counts fit easily.
 const asNumber = (v) => (v === null ? null : Number(v));
-const types = { getTypeParser: (oid, format) => (oid === 20 || oid === 1700 ? asNumber : pg.types.getTypeParser(oid, format)) };
+const types = {
+  getTypeParser: (oid, format) => (oid === 20 || oid === 1700 ? asNumber : pg.types.getTypeParser(oid, format)),
+};
 
 function reply(msg) {
   port.postMessage(msg);
@@ -17,6 +19,11 @@ function reply(msg) {
   Atomics.notify(flag, 0);
 }
 
+// A dropped connection (server shut down, network) fails the next query with this error instead of crashing.
+let lost = null;
+client.on('error', (err) => {
+  lost = err;
+});
 const ready = client.connect().then(
   () => null,
   (err) => err,
@@ -24,7 +31,7 @@ const ready = client.connect().then(
 
 port.on('message', async (m) => {
   const err0 = await ready;
-  if (err0) return reply({ error: { message: err0.message, code: err0.code } });
+  if (err0 || lost) return reply({ error: { message: (err0 ?? lost).message, code: (err0 ?? lost).code } });
   if (m.end) {
     await client.end().catch(() => {});
     return reply({ ok: true });
