@@ -132,7 +132,6 @@ describe('PostgreSQL: two nodes on one database, one killed mid-delivery', funct
     expect(seen.size, 'every recipient reached the MX').to.equal(N);
     const twice = [...seen].filter(([, n]) => n > 1).map(([to]) => to);
     for (const to of twice) expect(inFlight.has(to), `${to} delivered twice but was not in flight`).to.equal(true);
-    // eslint-disable-next-line no-console
     console.log(
       `      killed after ${before} of ${N} at the MX; in flight ${inFlight.size}; duplicates ${twice.length}`,
     );
