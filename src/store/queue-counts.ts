@@ -139,9 +139,23 @@ export const countable = (f: QueueFilter): boolean =>
 /**
  * The oldest matching waiting email's creation time: by the team's non-final emails (emails_team_status) when
  * a team is named, by each domain's waiting recipients (deliveries_waiting_domain), else by all waiting
- * recipients (deliveries_waiting), in email order. Cost: the entries read before the first match.
+ * recipients (deliveries_waiting), in email order. Cost: the entries read before the first match (in flight:
+ * the leased recipients).
  */
 function oldestMatching(db: DB, f: QueueFilter, now: number): number {
+  if (f.states?.length === 1 && f.states[0] === 'in_flight') {
+    // The leased recipients are few (the delivery loop's claims): all of them by deliveries_leased.
+    const w = where(f, now);
+    return (
+      sql<number>(
+        db,
+        `SELECT min(e.created_at) FROM deliveries l CROSS JOIN deliveries d ON d.id = l.id
+      CROSS JOIN emails e ON e.seq = d.email_seq WHERE l.leased_until > @now AND ${w.text}`,
+      )
+        .pluck()
+        .get(w.params) ?? Infinity
+    );
+  }
   if (f.teamId === undefined && f.domains !== undefined && f.domains.length > 1)
     return Math.min(Infinity, ...f.domains.map((d) => oldestMatching(db, { ...f, domains: [d] }, now)));
   const w = where(f, now);
