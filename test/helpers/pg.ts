@@ -259,13 +259,18 @@ export async function startPg(opts: StartPgOptions = {}): Promise<PgCluster> {
   }
 }
 
-/** Creates an empty database in the cluster of `url` and returns its URL (name: given, or a fresh random one). */
-export async function createDatabase(url: string, name?: string): Promise<string> {
+/**
+ * Creates a database in the cluster of `url` and returns its URL (name: given, or a fresh random one). Empty, or a
+ * copy of `template` (a database of the same cluster nobody is connected to): copying one that already holds the
+ * migrated schema is cheaper than migrating each new database (here ~0.4 s per copy vs ~1 s of migrations, load 7).
+ */
+export async function createDatabase(url: string, name?: string, opts: { template?: string } = {}): Promise<string> {
   const db = name ?? `t_${crypto.randomBytes(6).toString('hex')}`;
+  const quote = (id: string) => `"${id.replace(/"/g, '""')}"`;
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(`CREATE DATABASE "${db.replace(/"/g, '""')}"`);
+    await client.query(`CREATE DATABASE ${quote(db)}${opts.template ? ` TEMPLATE ${quote(opts.template)}` : ''}`);
   } finally {
     await client.end();
   }
