@@ -189,6 +189,23 @@ export const COMMANDS: Record<string, Handler> = {
   'queue release': queueCommand('release'),
   'queue retry': queueCommand('retry'),
   'queue purge': queueCommand('purge'),
+  'migrate-to-postgres': async (args) => {
+    const { values } = opts(args, { to: 'string', batch: 'string' });
+    const config = loadConfig();
+    const url = need(values.to ?? config.databaseUrl, '--to postgres://… (or MTA_DATABASE_URL)');
+    if (!/^postgres(ql)?:\/\//.test(url)) throw new UsageError('--to is a postgres://… URL');
+    const batch = Number(values.batch ?? 1000);
+    if (!Number.isInteger(batch) || batch < 1 || batch > 100000) throw new UsageError('--batch is 1 to 100000');
+    const { migrateToPostgres } = await import('./services/migrate-store.js');
+    const r = migrateToPostgres({
+      dataDir: config.dataDir,
+      databaseUrl: url,
+      batch,
+      onTable: (t) => process.stdout.write(`${t.table} ${t.rows}\n`),
+    });
+    const rate = Math.round(r.total / Math.max(r.ms / 1000, 0.001));
+    return `total ${r.total} (${(r.ms / 1000).toFixed(1)} s, ${rate} rows/s)`;
+  },
   'parse-report': async (args) => {
     const file = need(opts(args, {}).positionals[0], 'FILE.eml');
     const { readFile } = await import('node:fs/promises');
@@ -219,6 +236,7 @@ const USAGE = `usage: mta <command>
   reports list [--outcome applied|duplicate|ignored|unmatched] [--limit N]
   reports show REPORT_ID
   parse-report FILE.eml
+  migrate-to-postgres [--to postgres://…] [--batch N]   (copies MTA_DATA_DIR's SQLite store)
   sites
   site suspend SITE [--seconds N] [--reason TEXT] [--ip IP]
   site resume SITE [--ip IP]
