@@ -81,40 +81,59 @@ export function stateGroups(db: DB, by: GroupKey, f: QueueFilter, now: number): 
     FROM queue_counts WHERE true${cw.text} GROUP BY 1`,
   ).all(cw.params))
     acc.set(r.key, { held: r.held, rest: [r.fresh, r.deferred], leased: [0, 0], due: [0, 0] });
-  for (const r of sql<{ key: string; leased: number; attempted: number; n: number }>(
-    db,
-    `SELECT ${col} AS key, slot < 0 AS leased, attempted, sum(recipients) AS n FROM queue_slots
-    WHERE slot < @minute${cw.text} GROUP BY 1, 2, 3`,
-  ).all({ ...cw.params, minute })) {
-    const a = acc.get(r.key);
-    if (a) (r.leased ? a.leased : a.due)[r.attempted ? 1 : 0] += r.n;
-  }
+  // Held and in flight need neither the due slots nor the current minute (and held not the leases either).
+  const asked = (states: QueueState[]) => !f.states || f.states.some((s) => states.includes(s));
+  const dueAsked = asked(['due', 'scheduled', 'deferred']);
+  const current = new Map<string, [number, number]>();
+  if (dueAsked || asked(['in_flight']))
+    for (const r of sql<{ key: string; slot: number; attempted: number; n: number }>(
+      db,
+      `SELECT ${col} AS key, slot, attempted, sum(recipients) AS n FROM queue_slots
+      WHERE slot <= @minute${cw.text} GROUP BY 1, 2, 3`,
+    ).all({ ...cw.params, minute })) {
+      const a = acc.get(r.key);
+      const i = r.attempted ? 1 : 0;
+      if (!a) continue;
+      if (r.slot < 0) a.leased[i] += r.n;
+      else if (r.slot < minute) a.due[i] += r.n;
+      else (current.get(r.key) ?? current.set(r.key, [0, 0]).get(r.key)!)[i] += r.n;
+    }
   // The emails only when the team or sender domain matters.
   const from =
     by === 'team' || f.teamId !== undefined || f.senderDomain !== undefined
       ? 'deliveries d CROSS JOIN emails e ON e.seq = d.email_seq'
       : 'deliveries d';
-  for (const r of sql<{ key: string; domain: string; attempted: number; n: number }>(
-    db,
-    `SELECT ${rowCol} AS key, d.domain, d.attempts > 0 AS attempted, count(*) AS n FROM ${from}
-    WHERE d.next_attempt_at >= @from AND d.next_attempt_at <= @now AND d.leased_until IS NULL AND d.held_at IS NULL
-    AND ${WAITING}${rw.text} GROUP BY 1, 2, 3`,
-  ).all({ ...rw.params, from: minute * SLOT_MS, now })) {
-    const a = acc.get(r.key);
-    if (a && (!domains || domains.has(r.domain))) a.due[r.attempted ? 1 : 0] += r.n;
+  // Now's minute: in its first half, its recipients already due; in its second half, its slot less those whose
+  // next attempt still lies ahead (the fewer rows, if they are spread evenly). Both through deliveries_due.
+  const firstHalf = now - minute * SLOT_MS < SLOT_MS / 2;
+  if (dueAsked) {
+    if (!firstHalf) for (const [key, n] of current) for (const i of [0, 1]) acc.get(key)!.due[i] += n[i];
+    const range = firstHalf
+      ? 'd.next_attempt_at >= @lo AND d.next_attempt_at <= @hi'
+      : 'd.next_attempt_at > @lo AND d.next_attempt_at < @hi';
+    const bounds = firstHalf ? { lo: minute * SLOT_MS, hi: now } : { lo: now, hi: (minute + 1) * SLOT_MS };
+    for (const r of sql<{ key: string; domain: string; attempted: number; n: number }>(
+      db,
+      `SELECT ${rowCol} AS key, d.domain, d.attempts > 0 AS attempted, count(*) AS n FROM ${from}
+      WHERE ${range} AND d.leased_until IS NULL AND d.held_at IS NULL AND ${WAITING}${rw.text} GROUP BY 1, 2, 3`,
+    ).all({ ...rw.params, ...bounds })) {
+      const a = acc.get(r.key);
+      if (a && (!domains || domains.has(r.domain))) a.due[r.attempted ? 1 : 0] += firstHalf ? r.n : -r.n;
+    }
   }
   // Leases that ran out (a crashed or stopped process's claims): the row's own state.
-  for (const r of sql<{ key: string; domain: string; attempted: number; state: QueueState; n: number }>(
-    db,
-    `SELECT ${rowCol} AS key, d.domain, d.attempts > 0 AS attempted, ${STATE} AS state, count(*) AS n FROM ${from}
+  if (asked(['in_flight', 'due', 'scheduled', 'deferred']))
+    for (const r of sql<{ key: string; domain: string; attempted: number; state: QueueState; n: number }>(
+      db,
+      `SELECT ${rowCol} AS key, d.domain, d.attempts > 0 AS attempted, ${STATE} AS state, count(*) AS n FROM ${from}
     WHERE d.leased_until <= @now AND d.held_at IS NULL AND ${WAITING}${rw.text} GROUP BY 1, 2, 3, 4`,
-  ).all({ ...rw.params, now })) {
-    const a = acc.get(r.key);
-    if (!a || (domains && !domains.has(r.domain))) continue;
-    const i = r.attempted ? 1 : 0;
-    a.leased[i] -= r.n;
-    if (r.state === 'due') a.due[i] += r.n; // else ahead: what rest keeps beyond the leased and the due
-  }
+    ).all({ ...rw.params, now })) {
+      const a = acc.get(r.key);
+      if (!a || (domains && !domains.has(r.domain))) continue;
+      const i = r.attempted ? 1 : 0;
+      a.leased[i] -= r.n;
+      if (r.state === 'due') a.due[i] += r.n; // else ahead: what rest keeps beyond the leased and the due
+    }
   return acc;
 }
 
@@ -139,8 +158,8 @@ export const countable = (f: QueueFilter): boolean =>
 /**
  * The oldest matching waiting email's creation time: by the team's non-final emails (emails_team_status) when
  * a team is named, by each domain's waiting recipients (deliveries_waiting_domain), else by all waiting
- * recipients (deliveries_waiting), in email order. Cost: the entries read before the first match (in flight:
- * the leased recipients).
+ * recipients (deliveries_waiting), in email order; held: the held ones (deliveries_held), in email order; in flight:
+ * all the leased ones. Cost: the entries read before the first match (in flight: the leased recipients).
  */
 function oldestMatching(db: DB, f: QueueFilter, now: number): number {
   if (f.states?.length === 1 && f.states[0] === 'in_flight') {
@@ -151,6 +170,19 @@ function oldestMatching(db: DB, f: QueueFilter, now: number): number {
         db,
         `SELECT min(e.created_at) FROM deliveries l CROSS JOIN deliveries d ON d.id = l.id
       CROSS JOIN emails e ON e.seq = d.email_seq WHERE l.leased_until > @now AND ${w.text}`,
+      )
+        .pluck()
+        .get(w.params) ?? Infinity
+    );
+  }
+  if (f.states?.length === 1 && f.states[0] === 'held') {
+    // The held recipients in email order (deliveries_held), to the first that matches.
+    const w = where(f, now);
+    return (
+      sql<number>(
+        db,
+        `SELECT e.created_at FROM deliveries h CROSS JOIN deliveries d ON d.id = h.id
+      CROSS JOIN emails e ON e.seq = d.email_seq WHERE h.held_at IS NOT NULL AND ${w.text} ORDER BY h.email_seq LIMIT 1`,
       )
         .pluck()
         .get(w.params) ?? Infinity

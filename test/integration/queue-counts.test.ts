@@ -74,7 +74,10 @@ describe('queue summary counters', function () {
       .all() as number[];
     const times = [
       ...AHEAD.map((a) => base + a),
-      ...edges.flatMap((t) => [t - 1, t, t + 1, Math.floor(t / 60e3) * 60e3, Math.floor(t / 60e3) * 60e3 - 1]),
+      ...edges.flatMap((t) => {
+        const m = Math.floor(t / 60e3) * 60e3; // the start of t's minute; then its first and second halves
+        return [t - 1, t, t + 1, m - 1, m, m + 15e3, m + 29_999, m + 30e3, m + 45e3];
+      }),
     ];
     for (const input of filters()) {
       const f = parseFilter(e.s.ctx, input);

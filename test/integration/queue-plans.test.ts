@@ -82,11 +82,20 @@ describe('query plans of queue control', function () {
       body: { from: 'a@x.test', to: ['b@one.test'], subject: 's', text: 't' },
     });
     expect(r.status).to.equal(202);
-    // A second one in flight (leased, as a claim leaves it), so the in-flight group looks up its oldest too.
+    // A second one in flight (leased, as a claim leaves it) and a third held, so those groups look up their oldest.
     const r2 = await s.api('POST', '/v1/emails', {
       key: s.key(teamId, 'test', ['emails:send']),
       body: { from: 'a@x.test', to: ['c@one.test'], subject: 's', text: 't' },
     });
+    const r3 = await s.api('POST', '/v1/emails', {
+      key: s.key(teamId, 'test', ['emails:send']),
+      body: { from: 'a@x.test', to: ['d@one.test'], subject: 's', text: 't' },
+    });
+    s.db
+      .prepare(
+        'UPDATE deliveries SET held_at = 1, next_attempt_at = NULL WHERE email_seq = (SELECT seq FROM emails WHERE id = ?)',
+      )
+      .run(r3.body.id);
     const until = Date.now() + 3600e3;
     s.db
       .prepare(
@@ -105,7 +114,7 @@ describe('query plans of queue control', function () {
     for (const input of inputs)
       for (const by of ['site', 'domain', 'team', 'state'] as const) queueSummary(s.ctx, by, parseFilter(s.ctx, input));
     const texts = preparedTexts(s.db).filter((t) =>
-      /queue_counts|queue_slots|d\.next_attempt_at >= @from|d\.leased_until <= @now|e\.seq = \(SELECT min|ORDER BY d\.email_seq LIMIT 1|deliveries l CROSS/.test(
+      /queue_counts|queue_slots|d\.next_attempt_at >=? @lo|d\.leased_until <= @now|e\.seq = \(SELECT min|ORDER BY d\.email_seq LIMIT 1|deliveries l CROSS|deliveries h CROSS/.test(
         t,
       ),
     );
@@ -119,10 +128,12 @@ describe('query plans of queue control', function () {
     for (const plan of of(/FROM queue_counts/)) expect(plan).to.match(/^(SCAN|SEARCH) queue_counts/);
     for (const plan of of(/FROM queue_slots/))
       expect(plan).to.match(/SEARCH queue_slots USING PRIMARY KEY \(slot<\?\)/);
-    for (const plan of of(/d\.next_attempt_at >= @from/))
+    for (const plan of of(/d\.next_attempt_at >=? @lo/))
       expect(plan).to.match(/SEARCH d USING INDEX deliveries_due \(next_attempt_at>\? AND next_attempt_at<\?\)/);
     for (const plan of of(/FROM deliveries l CROSS JOIN/))
       expect(plan).to.match(/^SEARCH l USING COVERING INDEX deliveries_leased \(leased_until>\?\)/);
+    for (const plan of of(/FROM deliveries h CROSS JOIN/))
+      expect(plan).to.match(/^SEARCH h USING INDEX deliveries_held|^SCAN h USING INDEX deliveries_held/);
     for (const plan of of(/d\.leased_until <= @now/))
       expect(plan).to.match(/SEARCH d USING INDEX deliveries_leased \(leased_until<\?\)/);
     expect(plans.filter((p) => /LIMIT 1/.test(p.text)).length).to.be.greaterThan(8);
@@ -130,12 +141,12 @@ describe('query plans of queue control', function () {
       for (const detail of plan.split('\n')) {
         const m = /^SCAN (\w+)/.exec(detail);
         if (!m || !GROWING.includes(tableOf(text, m[1]))) continue;
-        expect(detail, `${text}\n${plan}`).to.match(/USING (COVERING )?INDEX deliveries_waiting/);
+        expect(detail, `${text}\n${plan}`).to.match(/USING (COVERING )?INDEX deliveries_(waiting|held)/);
       }
       if (/FROM deliveries d WHERE d\.domain = @key/.test(text))
         expect(plan).to.match(/deliveries_waiting_domain \(domain=\?\)/);
       if (/e\.team_id = @key/.test(text)) expect(plan).to.match(/emails_team_status \(team_id=\? AND status=\?\)/);
-      if (/d\.domain = @domain/.test(text) && !/deliveries l/.test(text))
+      if (/d\.domain = @domain/.test(text) && !/deliveries [lh] /.test(text))
         expect(plan, text).to.match(/deliveries_waiting_domain \(domain=\?/);
     }
   });

@@ -7,7 +7,8 @@
 --   next attempt (next_attempt_at / 60000; NULL counts as minute 0, due). A summary at time `now` reads the slots
 --   before now's minute (due, and the leased), counts the current minute's due ones through deliveries_due, and
 --   leaves the rest (total minus those) to `scheduled` (never attempted) or `deferred` (attempted).
--- * deliveries_leased: the leased recipients by lease end, to find the few whose lease ran out (state by row).
+-- * deliveries_leased: the leased recipients by lease end, to find the few whose lease ran out (state by row) and
+--   the oldest in flight; deliveries_held: the held ones in email order, for the oldest held (holds are rare writes).
 -- The emails' team_id and sender_domain, like the deliveries' email_seq and domain (013), never change.
 DROP TRIGGER queue_counts_insert;
 DROP TRIGGER queue_counts_update;
@@ -48,6 +49,7 @@ WHERE d.status IN ('queued', 'sent', 'delivery_delayed') AND d.held_at IS NULL
 GROUP BY 1, 2, 3, 4, 5;
 
 CREATE INDEX deliveries_leased ON deliveries (leased_until) WHERE leased_until IS NOT NULL;
+CREATE INDEX deliveries_held ON deliveries (email_seq) WHERE held_at IS NOT NULL;
 
 CREATE TRIGGER emails_key_fixed BEFORE UPDATE OF team_id, sender_domain ON emails
 WHEN NEW.team_id IS NOT OLD.team_id OR NEW.sender_domain IS NOT OLD.sender_domain
