@@ -65,7 +65,8 @@ export function releaseClaims(db: DB, ids: readonly number[], at: number): numbe
   const text = (ids: string) => `UPDATE deliveries
     SET next_attempt_at = CASE WHEN status IN ${FINAL} OR held_at IS NOT NULL THEN NULL ELSE @at END, leased_until = NULL
     WHERE id IN (${ids}) AND leased_until IS NOT NULL`;
-  return sql(db, text(ID_LIST), text(ID_LIST_PG)).run({ ids: JSON.stringify(ids), at }).changes;
+  const pg = text(ID_LIST_PG).replace('ELSE @at END', 'ELSE @at::bigint END');
+  return sql(db, text(ID_LIST), pg).run({ ids: JSON.stringify(ids), at }).changes;
 }
 
 /** Makes the waiting (unleased, not final) deliveries to `domains` due at `now` (an operator resumed their site). */

@@ -2,11 +2,19 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { pgUrlFor, testEngine } from './service.js';
 
 const run = promisify(execFile);
 export const BIN = path.resolve('bin/mta.js');
 
+/** On a PostgreSQL test run, the database standing for the data folder the environment names. */
+async function withEngine(env: Record<string, string>): Promise<Record<string, string>> {
+  if (testEngine() !== 'pg' || !env.MTA_DATA_DIR || env.MTA_DATABASE_URL) return env;
+  return { ...env, MTA_DATABASE_URL: await pgUrlFor(env.MTA_DATA_DIR) };
+}
+
 export async function mta(args: string[], env: Record<string, string>) {
+  env = await withEngine(env);
   try {
     const r = await run(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH!, ...env } });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
@@ -17,7 +25,8 @@ export async function mta(args: string[], env: Record<string, string>) {
 }
 
 /** Runs `mta serve` as a child process; resolves with its HTTP base URL once its listening line is logged. */
-export function serveChild(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+export async function serveChild(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  env = await withEngine(env);
   const child = spawn(process.execPath, [BIN, 'serve'], {
     env: { PATH: process.env.PATH!, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -175,8 +175,8 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
       });
       expect(t.body.credits_charged).to.equal(0);
       s.db
-        .prepare("INSERT INTO free_usage (team_id, month, used) VALUES (?, strftime('%Y-%m', 'now'), 2999)")
-        .run(a.id);
+        .prepare('INSERT INTO free_usage (team_id, month, used) VALUES (?, ?, 2999)')
+        .run(a.id, new Date().toISOString().slice(0, 7));
       s.credits(a.id, 2);
       s.credits(a.id, 5);
       const r = await s.api('POST', '/v1/emails', {
@@ -194,8 +194,8 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
     it('402 insufficient_credits states needed and available, and stores nothing', async () => {
       const a = liveTeam();
       s.db
-        .prepare("INSERT INTO free_usage (team_id, month, used) VALUES (?, strftime('%Y-%m', 'now'), 2999)")
-        .run(a.id);
+        .prepare('INSERT INTO free_usage (team_id, month, used) VALUES (?, ?, 2999)')
+        .run(a.id, new Date().toISOString().slice(0, 7));
       const r = await s.api('POST', '/v1/emails', {
         key: a.live,
         body: mail({ to: ['a@example.org', 'b@example.org'] }),
@@ -210,8 +210,8 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
     it('cancel refunds to the grant the credits came from', async () => {
       const a = liveTeam();
       s.db
-        .prepare("INSERT INTO free_usage (team_id, month, used) VALUES (?, strftime('%Y-%m', 'now'), 3000)")
-        .run(a.id);
+        .prepare('INSERT INTO free_usage (team_id, month, used) VALUES (?, ?, 3000)')
+        .run(a.id, new Date().toISOString().slice(0, 7));
       s.credits(a.id, 3);
       const at = new Date(Date.now() + 3600e3).toISOString();
       const r = await s.api('POST', '/v1/emails', {

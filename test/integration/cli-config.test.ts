@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
-import { tempDir } from '../helpers/service.js';
+import { tempDir, openTestDb } from '../helpers/service.js';
 import { mta, BIN } from '../helpers/cli.js';
 
 describe('mta command line', function () {
@@ -50,12 +50,11 @@ describe('mta command line', function () {
   });
 
   it('revokes a key by id', async () => {
-    const { openDb } = await import('../../src/store/db.js');
-    const db = openDb(dir);
+    const db = await openTestDb(dir);
     const id = (db.prepare("SELECT id FROM api_keys WHERE mode = 'test'").get() as { id: string }).id;
     db.close();
     expect((await mta(['key', 'revoke', id], env)).code).to.equal(0);
-    const db2 = openDb(dir);
+    const db2 = await openTestDb(dir);
     expect(
       (db2.prepare('SELECT revoked_at FROM api_keys WHERE id = ?').get(id) as { revoked_at: number | null }).revoked_at,
     ).to.be.a('number');
@@ -63,8 +62,7 @@ describe('mta command line', function () {
   });
 
   it('lists inbound reports kept for the operator and prints a kept raw message', async () => {
-    const { openDb } = await import('../../src/store/db.js');
-    const db = openDb(dir);
+    const db = await openTestDb(dir);
     db.prepare(
       "INSERT INTO inbound_reports (id, kind, outcome, rcpt_to, parsed_json, raw_size, raw, created_at) VALUES ('rep_1', 'other', 'unmatched', 'fbl@b.test', '{\"kind\":\"other\"}', 5, ?, ?)",
     ).run(Buffer.from('hello'), Date.now());

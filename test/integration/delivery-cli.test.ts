@@ -8,10 +8,9 @@ import type { ChildProcess } from 'node:child_process';
 import pino from 'pino';
 import { TestDns } from '../helpers/dns.js';
 import { TestMx } from '../helpers/smtp-mx.js';
-import { tempDir } from '../helpers/service.js';
+import { tempDir, openTestDb } from '../helpers/service.js';
 import { mta, serveChild } from '../helpers/cli.js';
 import { insertVerifiedDomain } from '../helpers/factories.js';
-import { openDb } from '../../src/store/db.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createTeam, createKey } from '../../src/services/keys.js';
 import { route, sleep } from './outbound-env.js';
@@ -62,7 +61,7 @@ describe('delivery control: mta sites / site / ip against a running service', fu
       MTA_SHAPING_FILE: shaping,
       MTA_DNS_CHECK_CRON: '0 0 1 1 *',
     };
-    const db = openDb(dataDir);
+    const db = await openTestDb(dataDir);
     const ctx = { db, config: loadConfig({ env }), now: Date.now, log: pino({ level: 'silent' }) };
     const team = createTeam(ctx, 'ops');
     const key = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send', 'emails:read'] }).key;

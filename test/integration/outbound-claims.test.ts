@@ -2,6 +2,7 @@
 // dropped at confirmation), and a failing store write neither crashes the process nor loses the jobs.
 import { expect } from 'chai';
 import { outboundEnv, route, sleep, type OutboundEnv } from './outbound-env.js';
+import { testEngine } from '../helpers/service.js';
 import { buildDsn } from './inbound-fixtures.js';
 import { recordFeedback } from '../../src/services/feedback.js';
 import { verpAddress } from '../../src/core/verp.js';
@@ -66,13 +67,19 @@ describe('outbound delivery: claim bookkeeping', function () {
   it('a store error while confirming claims neither crashes the process nor loses the jobs: they start once the store recovers', async () => {
     e = await outboundEnv({ env: { MTA_RETRY_MAX_SECONDS: '30' } });
     // A real SQLite failure on the confirmation write only (it extends a lease already held).
-    e.s.db.exec(`CREATE TRIGGER fail_confirm BEFORE UPDATE OF leased_until ON deliveries
+    if (testEngine() === 'pg')
+      e.s.db.exec(`CREATE FUNCTION fail_confirm() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'disk I/O error (injected)'; END $$;
+        CREATE TRIGGER fail_confirm BEFORE UPDATE OF leased_until ON deliveries FOR EACH ROW
+        WHEN (OLD.leased_until IS NOT NULL AND NEW.leased_until IS NOT NULL) EXECUTE FUNCTION fail_confirm()`);
+    else
+      e.s.db.exec(`CREATE TRIGGER fail_confirm BEFORE UPDATE OF leased_until ON deliveries
       WHEN OLD.leased_until IS NOT NULL AND NEW.leased_until IS NOT NULL BEGIN SELECT RAISE(ABORT, 'disk I/O error (injected)'); END`);
     const m = await e.send({ to: 'x@rcpt.test' });
     await sleep(400);
     expect(e.mx.messages).to.have.length(0);
     expect((await e.s.api('GET', `/v1/emails/${m.id}`, { key: e.live })).body.status).to.equal('queued');
-    e.s.db.exec('DROP TRIGGER fail_confirm');
+    e.s.db.exec(testEngine() === 'pg' ? 'DROP TRIGGER fail_confirm ON deliveries' : 'DROP TRIGGER fail_confirm');
     await e.waitStatus(m.id, ['delivered'], 5000);
     expect(e.mx.messages).to.have.length(1);
     expect(loop().stats()).to.include({ held: 0, active: 0, queued: 0 });

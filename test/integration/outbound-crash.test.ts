@@ -3,10 +3,9 @@ import type { ChildProcess } from 'node:child_process';
 import pino from 'pino';
 import { TestDns } from '../helpers/dns.js';
 import { TestMx } from '../helpers/smtp-mx.js';
-import { tempDir } from '../helpers/service.js';
+import { tempDir, openTestDb } from '../helpers/service.js';
 import { serveChild } from '../helpers/cli.js';
 import { insertVerifiedDomain } from '../helpers/factories.js';
-import { openDb } from '../../src/store/db.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createTeam, createKey } from '../../src/services/keys.js';
 import { route, sleep } from './outbound-env.js';
@@ -43,7 +42,7 @@ describe('outbound delivery: kill -9 in the middle of a batch loses nothing', fu
       MTA_LOG_LEVEL: 'info',
       MTA_ALLOW_PRIVATE_WEBHOOKS: '1',
     };
-    const db = openDb(dataDir);
+    const db = await openTestDb(dataDir);
     const ctx = { db, config: loadConfig({ env }), now: Date.now, log: pino({ level: 'silent' }) };
     const team = createTeam(ctx, 'crash');
     const key = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send', 'emails:read'] }).key;

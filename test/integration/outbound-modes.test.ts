@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { openTestDb } from '../helpers/service.js';
 import { outboundEnv, sleep, type OutboundEnv } from './outbound-env.js';
 import { count } from '../helpers/factories.js';
 
@@ -105,7 +106,6 @@ describe('outbound delivery: test mode, scheduling, cancel, sessions', function 
 describe('outbound delivery: stop (SIGTERM)', function () {
   this.timeout(20000);
   it('finishes the transaction in flight and releases claims not yet started', async () => {
-    const { openDb } = await import('../../src/store/db.js');
     const e = await outboundEnv({
       shaping: { default: { connections: 1 } },
       script: { data: () => ({ delayMs: 400 }) },
@@ -115,7 +115,7 @@ describe('outbound delivery: stop (SIGTERM)', function () {
     while (e.mx.open === 0 && Date.now() < until) await sleep(5);
     await e.s.close();
     expect(e.mx.messages).to.have.length(1);
-    const db = openDb(e.s.config.dataDir);
+    const db = await openTestDb(e.s.config.dataDir);
     const rows = db.prepare('SELECT status, leased_until, next_attempt_at FROM deliveries ORDER BY id').all() as any[];
     db.close();
     expect(rows.map((r) => r.status).sort()).to.deep.equal(['delivered', 'queued', 'queued']);

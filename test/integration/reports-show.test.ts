@@ -1,7 +1,7 @@
 // `mta reports show` prints a stored message (anyone's input) with its control characters escaped, so
 // a report cannot drive the operator's terminal; line breaks and tabs stay as they are.
 import { expect } from 'chai';
-import { tempDir } from '../helpers/service.js';
+import { tempDir, openTestDb } from '../helpers/service.js';
 import { mta } from '../helpers/cli.js';
 import { printable } from '../../src/inbound/printable.js';
 
@@ -10,8 +10,7 @@ describe('mta reports show: control characters', function () {
   const dir = tempDir();
 
   it('escapes ESC, NUL, lone CR, DEL, C1 and bidi controls, keeps \\n and \\t, prints CRLF as a newline', async () => {
-    const { openDb } = await import('../../src/store/db.js');
-    const db = openDb(dir);
+    const db = await openTestDb(dir);
     const raw = Buffer.from(
       'Subject: \x1b]0;owned\x07\x1b[2J hi\r\nX: a\tb\x00c\rd\x7f\u009b\u202e\r\n\r\nbody é\n',
       'utf8',

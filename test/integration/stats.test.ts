@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { outboundEnv, sleep, type OutboundEnv } from './outbound-env.js';
 import { preparedTexts } from '../../src/store/db.js';
 import { siteSeries } from '../../src/services/stats.js';
+import { testEngine } from '../helpers/service.js';
 
 const TYPES = ['sent', 'delivered', 'delivery_delayed', 'bounced', 'complained', 'failed', 'canceled'];
 
@@ -123,7 +124,8 @@ describe('GET /v1/stats', function () {
     }).to.deep.equal({ delivered: 5, deferred: deferrals, bounced: 2 });
   });
 
-  it('reads and writes the counters by key, never scanning a table', () => {
+  it('reads and writes the counters by key, never scanning a table', function () {
+    if (testEngine() === 'pg') this.skip(); // EXPLAIN QUERY PLAN is SQLite's
     const texts = preparedTexts(env.s.db).filter((t) => /stats_hourly|site_hourly/.test(t));
     expect(texts.length).to.be.at.least(4);
     for (const text of texts) {

@@ -16,6 +16,11 @@ export class PgError extends Error {
   constraint?: string;
 }
 
+function toBuffer(row: Record<string | number, unknown>, k: string | number): void {
+  const v = row[k];
+  if (v instanceof Uint8Array && !Buffer.isBuffer(v)) row[k] = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
 const WORKER = new URL('./worker.mjs', import.meta.url);
 const TIMEOUT_MS = 60_000;
 
@@ -37,7 +42,12 @@ export class SyncPgClient {
     this.worker.unref();
   }
 
-  private call(msg: object): { rows?: unknown[]; rowCount?: number | null; error?: Record<string, string> } {
+  private call(msg: object): {
+    rows?: unknown[];
+    rowCount?: number | null;
+    bin?: (string | number)[];
+    error?: Record<string, string>;
+  } {
     if (this.closed) throw new PgError('The database connection is closed');
     Atomics.store(this.flag, 0, 0);
     this.port.postMessage(msg);
@@ -57,7 +67,9 @@ export class SyncPgClient {
       Object.assign(e, { code: r.error.code, detail: r.error.detail, constraint: r.error.constraint });
       throw e;
     }
-    return { rows: r.rows ?? [], rowCount: r.rowCount ?? null };
+    const rows = r.rows ?? [];
+    if (r.bin) for (const row of rows as Record<string | number, unknown>[]) for (const k of r.bin) toBuffer(row, k);
+    return { rows, rowCount: r.rowCount ?? null };
   }
 
   close(): void {

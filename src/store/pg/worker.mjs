@@ -44,7 +44,9 @@ port.on('message', async (m) => {
       types,
       name: m.name,
     });
-    reply({ rows: r.rows, rowCount: r.rowCount, command: r.command });
+    // Buffers (bytea) cross the thread boundary as plain Uint8Arrays: name the columns to turn back.
+    const bin = r.fields?.filter((f) => f.dataTypeID === 17).map((f) => (m.array ? r.fields.indexOf(f) : f.name));
+    reply({ rows: r.rows, rowCount: r.rowCount, bin: bin?.length ? bin : undefined });
   } catch (e) {
     reply({ error: { message: e.message, code: e.code, detail: e.detail, constraint: e.constraint } });
   }
