@@ -62,10 +62,10 @@ interface StateAcc {
 
 /**
  * The waiting recipients matching the team, domain and sender filters, per group and state at `now`, from:
- * queue_counts (totals, held), queue_slots before now's minute (leased; due), the current minute's due
- * recipients through deliveries_due, and the leases that ran out through deliveries_leased (classified row by
- * row). What is left of a group's not held, not leased recipients lies ahead: scheduled, or deferred if attempted.
- * Cost: O(counter rows read + recipients due since the minute began + expired leases).
+ * queue_counts (totals, held), queue_slots before now's minute (due), the current minute's through
+ * deliveries_due, and the leased recipients through deliveries_leased (each in its state: in flight, or due or
+ * ahead once its lease ran out). What is left of a group's not held recipients lies ahead: scheduled, or
+ * deferred if attempted. Cost: O(counter rows read + half a minute's due recipients at most + leased recipients).
  */
 export function stateGroups(db: DB, by: GroupKey, f: QueueFilter, now: number): Map<string, StateAcc> {
   const minute = Math.floor(now / SLOT_MS);
@@ -81,11 +81,11 @@ export function stateGroups(db: DB, by: GroupKey, f: QueueFilter, now: number): 
     FROM queue_counts WHERE true${cw.text} GROUP BY 1`,
   ).all(cw.params))
     acc.set(r.key, { held: r.held, rest: [r.fresh, r.deferred], leased: [0, 0], due: [0, 0] });
-  // Held and in flight need neither the due slots nor the current minute (and held not the leases either).
+  // Held needs neither the slots nor the leases; in flight only the leases.
   const asked = (states: QueueState[]) => !f.states || f.states.some((s) => states.includes(s));
   const dueAsked = asked(['due', 'scheduled', 'deferred']);
   const current = new Map<string, [number, number]>();
-  if (dueAsked || asked(['in_flight']))
+  if (dueAsked)
     for (const r of sql<{ key: string; slot: number; attempted: number; n: number }>(
       db,
       `SELECT ${col} AS key, slot, attempted, sum(recipients) AS n FROM queue_slots
@@ -93,10 +93,8 @@ export function stateGroups(db: DB, by: GroupKey, f: QueueFilter, now: number): 
     ).all({ ...cw.params, minute })) {
       const a = acc.get(r.key);
       const i = r.attempted ? 1 : 0;
-      if (!a) continue;
-      if (r.slot < 0) a.leased[i] += r.n;
-      else if (r.slot < minute) a.due[i] += r.n;
-      else (current.get(r.key) ?? current.set(r.key, [0, 0]).get(r.key)!)[i] += r.n;
+      if (a && r.slot < minute) a.due[i] += r.n;
+      else if (a) (current.get(r.key) ?? current.set(r.key, [0, 0]).get(r.key)!)[i] += r.n;
     }
   // The emails only when the team or sender domain matters.
   const from =
@@ -121,18 +119,20 @@ export function stateGroups(db: DB, by: GroupKey, f: QueueFilter, now: number): 
       if (a && (!domains || domains.has(r.domain))) a.due[r.attempted ? 1 : 0] += firstHalf ? r.n : -r.n;
     }
   }
-  // Leases that ran out (a crashed or stopped process's claims): the row's own state.
+  // The leased recipients (the delivery loop's claims), each in its own state: in flight, or once the lease ran
+  // out (a crashed or stopped process's claims) due or ahead. Through deliveries_leased (`> 0`: a range, so the
+  // planner takes that index rather than walking deliveries_waiting).
   if (asked(['in_flight', 'due', 'scheduled', 'deferred']))
     for (const r of sql<{ key: string; domain: string; attempted: number; state: QueueState; n: number }>(
       db,
       `SELECT ${rowCol} AS key, d.domain, d.attempts > 0 AS attempted, ${STATE} AS state, count(*) AS n FROM ${from}
-    WHERE d.leased_until <= @now AND d.held_at IS NULL AND ${WAITING}${rw.text} GROUP BY 1, 2, 3, 4`,
+      WHERE d.leased_until > 0 AND d.held_at IS NULL AND ${WAITING}${rw.text} GROUP BY 1, 2, 3, 4`,
     ).all({ ...rw.params, now })) {
       const a = acc.get(r.key);
       if (!a || (domains && !domains.has(r.domain))) continue;
       const i = r.attempted ? 1 : 0;
-      a.leased[i] -= r.n;
-      if (r.state === 'due') a.due[i] += r.n; // else ahead: what rest keeps beyond the leased and the due
+      if (r.state === 'in_flight') a.leased[i] += r.n;
+      else if (r.state === 'due') a.due[i] += r.n; // else ahead: what rest keeps beyond the leased and the due
     }
   return acc;
 }

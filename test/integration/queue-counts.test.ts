@@ -19,9 +19,9 @@ const RECOUNT = `SELECT e.team_id, d.domain, e.sender_domain, count(*) AS recipi
   sum(d.held_at IS NULL AND d.attempts > 0) AS deferred FROM deliveries d JOIN emails e ON e.seq = d.email_seq
   WHERE ${WAITING} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`;
 const COUNTERS = 'SELECT team_id, domain, sender_domain, recipients, held, deferred FROM queue_counts ORDER BY 1, 2, 3';
-const RECOUNT_SLOTS = `SELECT CASE WHEN d.leased_until IS NOT NULL THEN -1 ELSE coalesce(d.next_attempt_at, 0) / 60000 END AS slot,
+const RECOUNT_SLOTS = `SELECT coalesce(d.next_attempt_at, 0) / 60000 AS slot,
   e.team_id, d.domain, e.sender_domain, d.attempts > 0 AS attempted, count(*) AS recipients
-  FROM deliveries d JOIN emails e ON e.seq = d.email_seq WHERE ${WAITING} AND d.held_at IS NULL
+  FROM deliveries d JOIN emails e ON e.seq = d.email_seq WHERE ${WAITING} AND d.held_at IS NULL AND d.leased_until IS NULL
   GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`;
 const SLOTS =
   'SELECT slot, team_id, domain, sender_domain, attempted, recipients FROM queue_slots ORDER BY 1, 2, 3, 4, 5';

@@ -114,7 +114,7 @@ describe('query plans of queue control', function () {
     for (const input of inputs)
       for (const by of ['site', 'domain', 'team', 'state'] as const) queueSummary(s.ctx, by, parseFilter(s.ctx, input));
     const texts = preparedTexts(s.db).filter((t) =>
-      /queue_counts|queue_slots|d\.next_attempt_at >=? @lo|d\.leased_until <= @now|e\.seq = \(SELECT min|ORDER BY d\.email_seq LIMIT 1|deliveries l CROSS|deliveries h CROSS/.test(
+      /queue_counts|queue_slots|d\.next_attempt_at >=? @lo|d\.leased_until > 0 AND d\.held_at|e\.seq = \(SELECT min|ORDER BY d\.email_seq LIMIT 1|deliveries l CROSS|deliveries h CROSS/.test(
         t,
       ),
     );
@@ -134,14 +134,14 @@ describe('query plans of queue control', function () {
       expect(plan).to.match(/^SEARCH l USING COVERING INDEX deliveries_leased \(leased_until>\?\)/);
     for (const plan of of(/FROM deliveries h CROSS JOIN/))
       expect(plan).to.match(/^SEARCH h USING INDEX deliveries_held|^SCAN h USING INDEX deliveries_held/);
-    for (const plan of of(/d\.leased_until <= @now/))
-      expect(plan).to.match(/SEARCH d USING INDEX deliveries_leased \(leased_until<\?\)/);
+    for (const plan of of(/d\.leased_until > 0 AND d\.held_at/))
+      expect(plan).to.match(/^(SCAN|SEARCH) d USING INDEX deliveries_leased/);
     expect(plans.filter((p) => /LIMIT 1/.test(p.text)).length).to.be.greaterThan(8);
     for (const { text, plan } of plans) {
       for (const detail of plan.split('\n')) {
         const m = /^SCAN (\w+)/.exec(detail);
         if (!m || !GROWING.includes(tableOf(text, m[1]))) continue;
-        expect(detail, `${text}\n${plan}`).to.match(/USING (COVERING )?INDEX deliveries_(waiting|held)/);
+        expect(detail, `${text}\n${plan}`).to.match(/USING (COVERING )?INDEX deliveries_(waiting|held|leased)/);
       }
       if (/FROM deliveries d WHERE d\.domain = @key/.test(text))
         expect(plan).to.match(/deliveries_waiting_domain \(domain=\?\)/);

@@ -2,13 +2,15 @@
 -- very transaction of each write, backfilled here:
 -- * queue_counts (013's, re-keyed): waiting recipients per team, recipient domain AND sender domain, so the
 --   team, domain, site and sender-domain filters select counter rows. held and deferred as in 013.
--- * queue_slots: the waiting, not held recipients per (slot, team, domain, sender domain, attempted) where slot is
---   -1 for a leased one (leased_until set: in flight unless the lease ran out) and otherwise the minute of its
---   next attempt (next_attempt_at / 60000; NULL counts as minute 0, due). A summary at time `now` reads the slots
---   before now's minute (due, and the leased), counts the current minute's due ones through deliveries_due, and
---   leaves the rest (total minus those) to `scheduled` (never attempted) or `deferred` (attempted).
--- * deliveries_leased: the leased recipients by lease end, to find the few whose lease ran out (state by row) and
---   the oldest in flight; deliveries_held: the held ones in email order, for the oldest held (holds are rare writes).
+-- * queue_slots: the waiting recipients neither held nor leased, per (slot, team, domain, sender domain,
+--   attempted) where slot is the minute of the next attempt (next_attempt_at / 60000; NULL counts as minute 0,
+--   due). A summary at time `now` reads the slots before now's minute (due), counts the current minute's through
+--   deliveries_due, and leaves the rest to `scheduled` (never attempted) or `deferred` (attempted). A claim takes
+--   its row out of the slots (one decrement) and a settlement puts a still waiting one back (one increment); the
+--   delivery loop's other writes while the lease runs (results, lease extensions) touch no slot.
+-- * deliveries_leased: the leased recipients (at most the delivery loop's claims in memory), read one by one for
+--   `in_flight` (or their own state once the lease ran out); deliveries_held: the held ones in email order, for
+--   the oldest held (holds are rare writes).
 -- The emails' team_id and sender_domain, like the deliveries' email_seq and domain (013), never change.
 DROP TRIGGER queue_counts_insert;
 DROP TRIGGER queue_counts_update;
@@ -42,10 +44,9 @@ CREATE TABLE queue_slots (
 ) WITHOUT ROWID;
 
 INSERT INTO queue_slots (slot, team_id, domain, sender_domain, attempted, recipients)
-SELECT CASE WHEN d.leased_until IS NOT NULL THEN -1 ELSE CAST(coalesce(d.next_attempt_at, 0) / 60000 AS INTEGER) END,
-  e.team_id, d.domain, e.sender_domain, d.attempts > 0, count(*)
+SELECT CAST(coalesce(d.next_attempt_at, 0) / 60000 AS INTEGER), e.team_id, d.domain, e.sender_domain, d.attempts > 0, count(*)
 FROM deliveries d JOIN emails e ON e.seq = d.email_seq
-WHERE d.status IN ('queued', 'sent', 'delivery_delayed') AND d.held_at IS NULL
+WHERE d.status IN ('queued', 'sent', 'delivery_delayed') AND d.held_at IS NULL AND d.leased_until IS NULL
 GROUP BY 1, 2, 3, 4, 5;
 
 CREATE INDEX deliveries_leased ON deliveries (leased_until) WHERE leased_until IS NOT NULL;
@@ -95,51 +96,50 @@ BEGIN
     AND (team_id, domain, sender_domain) = (SELECT e.team_id, OLD.domain, e.sender_domain FROM emails e WHERE e.seq = OLD.email_seq);
 END;
 
--- A recipient's slot: NULL when final or held, -1 when leased, else the minute of its next attempt. The WHEN
--- clauses and bodies below spell it out for OLD and NEW (a trigger cannot call a function of its own).
+-- A recipient's slot: NULL when final, held or leased, else the minute of its next attempt. The WHEN clauses
+-- and bodies below spell it out for OLD and NEW (a trigger cannot call a function of its own).
 CREATE TRIGGER queue_slots_insert AFTER INSERT ON deliveries
-WHEN NEW.status IN ('queued', 'sent', 'delivery_delayed') AND NEW.held_at IS NULL
+WHEN NEW.status IN ('queued', 'sent', 'delivery_delayed') AND NEW.held_at IS NULL AND NEW.leased_until IS NULL
 BEGIN
   INSERT INTO queue_slots (slot, team_id, domain, sender_domain, attempted, recipients)
-  SELECT CASE WHEN NEW.leased_until IS NOT NULL THEN -1 ELSE CAST(coalesce(NEW.next_attempt_at, 0) / 60000 AS INTEGER) END,
-    e.team_id, NEW.domain, e.sender_domain, NEW.attempts > 0, 1
+  SELECT CAST(coalesce(NEW.next_attempt_at, 0) / 60000 AS INTEGER), e.team_id, NEW.domain, e.sender_domain,
+    NEW.attempts > 0, 1
   FROM emails e WHERE e.seq = NEW.email_seq
   ON CONFLICT (slot, team_id, domain, sender_domain, attempted) DO UPDATE SET recipients = recipients + 1;
 END;
 
 CREATE TRIGGER queue_slots_update AFTER UPDATE OF status, attempts, held_at, leased_until, next_attempt_at ON deliveries
-WHEN (CASE WHEN OLD.status NOT IN ('queued', 'sent', 'delivery_delayed') OR OLD.held_at IS NOT NULL THEN NULL
-    WHEN OLD.leased_until IS NOT NULL THEN -1 ELSE CAST(coalesce(OLD.next_attempt_at, 0) / 60000 AS INTEGER) END)
-  IS NOT (CASE WHEN NEW.status NOT IN ('queued', 'sent', 'delivery_delayed') OR NEW.held_at IS NOT NULL THEN NULL
-    WHEN NEW.leased_until IS NOT NULL THEN -1 ELSE CAST(coalesce(NEW.next_attempt_at, 0) / 60000 AS INTEGER) END)
+WHEN (CASE WHEN OLD.status NOT IN ('queued', 'sent', 'delivery_delayed') OR OLD.held_at IS NOT NULL
+    OR OLD.leased_until IS NOT NULL THEN NULL ELSE CAST(coalesce(OLD.next_attempt_at, 0) / 60000 AS INTEGER) END)
+  IS NOT (CASE WHEN NEW.status NOT IN ('queued', 'sent', 'delivery_delayed') OR NEW.held_at IS NOT NULL
+    OR NEW.leased_until IS NOT NULL THEN NULL ELSE CAST(coalesce(NEW.next_attempt_at, 0) / 60000 AS INTEGER) END)
   OR ((OLD.attempts > 0) IS NOT (NEW.attempts > 0) AND (
-    (OLD.status IN ('queued', 'sent', 'delivery_delayed') AND OLD.held_at IS NULL)
-    OR (NEW.status IN ('queued', 'sent', 'delivery_delayed') AND NEW.held_at IS NULL)))
+    (OLD.status IN ('queued', 'sent', 'delivery_delayed') AND OLD.held_at IS NULL AND OLD.leased_until IS NULL)
+    OR (NEW.status IN ('queued', 'sent', 'delivery_delayed') AND NEW.held_at IS NULL AND NEW.leased_until IS NULL)))
 BEGIN
   UPDATE queue_slots SET recipients = recipients - 1
-  WHERE OLD.status IN ('queued', 'sent', 'delivery_delayed') AND OLD.held_at IS NULL
-    AND (slot, team_id, domain, sender_domain, attempted) = (SELECT
-      CASE WHEN OLD.leased_until IS NOT NULL THEN -1 ELSE CAST(coalesce(OLD.next_attempt_at, 0) / 60000 AS INTEGER) END,
+  WHERE OLD.status IN ('queued', 'sent', 'delivery_delayed') AND OLD.held_at IS NULL AND OLD.leased_until IS NULL
+    AND (slot, team_id, domain, sender_domain, attempted) = (SELECT CAST(coalesce(OLD.next_attempt_at, 0) / 60000 AS INTEGER),
       e.team_id, OLD.domain, e.sender_domain, OLD.attempts > 0 FROM emails e WHERE e.seq = OLD.email_seq);
-  DELETE FROM queue_slots WHERE recipients <= 0 AND OLD.status IN ('queued', 'sent', 'delivery_delayed') AND OLD.held_at IS NULL
-    AND (slot, team_id, domain, sender_domain, attempted) = (SELECT
-      CASE WHEN OLD.leased_until IS NOT NULL THEN -1 ELSE CAST(coalesce(OLD.next_attempt_at, 0) / 60000 AS INTEGER) END,
+  DELETE FROM queue_slots WHERE recipients <= 0
+    AND OLD.status IN ('queued', 'sent', 'delivery_delayed') AND OLD.held_at IS NULL AND OLD.leased_until IS NULL
+    AND (slot, team_id, domain, sender_domain, attempted) = (SELECT CAST(coalesce(OLD.next_attempt_at, 0) / 60000 AS INTEGER),
       e.team_id, OLD.domain, e.sender_domain, OLD.attempts > 0 FROM emails e WHERE e.seq = OLD.email_seq);
   INSERT INTO queue_slots (slot, team_id, domain, sender_domain, attempted, recipients)
-  SELECT CASE WHEN NEW.leased_until IS NOT NULL THEN -1 ELSE CAST(coalesce(NEW.next_attempt_at, 0) / 60000 AS INTEGER) END,
-    e.team_id, NEW.domain, e.sender_domain, NEW.attempts > 0, 1
-  FROM emails e WHERE e.seq = NEW.email_seq AND NEW.status IN ('queued', 'sent', 'delivery_delayed') AND NEW.held_at IS NULL
+  SELECT CAST(coalesce(NEW.next_attempt_at, 0) / 60000 AS INTEGER), e.team_id, NEW.domain, e.sender_domain,
+    NEW.attempts > 0, 1
+  FROM emails e WHERE e.seq = NEW.email_seq
+    AND NEW.status IN ('queued', 'sent', 'delivery_delayed') AND NEW.held_at IS NULL AND NEW.leased_until IS NULL
   ON CONFLICT (slot, team_id, domain, sender_domain, attempted) DO UPDATE SET recipients = recipients + 1;
 END;
 
 CREATE TRIGGER queue_slots_delete AFTER DELETE ON deliveries
-WHEN OLD.status IN ('queued', 'sent', 'delivery_delayed') AND OLD.held_at IS NULL
+WHEN OLD.status IN ('queued', 'sent', 'delivery_delayed') AND OLD.held_at IS NULL AND OLD.leased_until IS NULL
 BEGIN
   UPDATE queue_slots SET recipients = recipients - 1
-  WHERE (slot, team_id, domain, sender_domain, attempted) = (SELECT
-    CASE WHEN OLD.leased_until IS NOT NULL THEN -1 ELSE CAST(coalesce(OLD.next_attempt_at, 0) / 60000 AS INTEGER) END,
+  WHERE (slot, team_id, domain, sender_domain, attempted) = (SELECT CAST(coalesce(OLD.next_attempt_at, 0) / 60000 AS INTEGER),
     e.team_id, OLD.domain, e.sender_domain, OLD.attempts > 0 FROM emails e WHERE e.seq = OLD.email_seq);
-  DELETE FROM queue_slots WHERE recipients <= 0 AND (slot, team_id, domain, sender_domain, attempted) = (SELECT
-    CASE WHEN OLD.leased_until IS NOT NULL THEN -1 ELSE CAST(coalesce(OLD.next_attempt_at, 0) / 60000 AS INTEGER) END,
-    e.team_id, OLD.domain, e.sender_domain, OLD.attempts > 0 FROM emails e WHERE e.seq = OLD.email_seq);
+  DELETE FROM queue_slots WHERE recipients <= 0
+    AND (slot, team_id, domain, sender_domain, attempted) = (SELECT CAST(coalesce(OLD.next_attempt_at, 0) / 60000 AS INTEGER),
+      e.team_id, OLD.domain, e.sender_domain, OLD.attempts > 0 FROM emails e WHERE e.seq = OLD.email_seq);
 END;
