@@ -86,16 +86,16 @@ export const enabledEndpointsOfTeam = (db: DB, teamId: string) =>
   ).all(teamId);
 export const deleteEndpoint = (db: DB, seq: number) => sql(db, 'DELETE FROM webhook_endpoints WHERE seq = ?').run(seq);
 
-export function updateEndpoint(db: DB, seq: number, f: { url: string; events: string; enabled: number; at: number }) {
-  sql(
-    db,
-    `UPDATE webhook_endpoints SET url = @url, events = @events, enabled = @enabled, updated_at = @at,
+const UPDATE_ENDPOINT = `UPDATE webhook_endpoints SET url = @url, events = @events, enabled = @enabled, updated_at = @at,
     disabled_reason = CASE WHEN @enabled = 1 THEN NULL ELSE disabled_reason END,
     disabled_at = CASE WHEN @enabled = 1 THEN NULL WHEN enabled = 1 THEN @at ELSE disabled_at END,
     failing_since = CASE WHEN @enabled = 1 AND enabled = 0 THEN NULL ELSE failing_since END,
     consecutive_failed = CASE WHEN @enabled = 1 AND enabled = 0 THEN 0 ELSE consecutive_failed END
-    WHERE seq = @seq`,
-  ).run({ seq, ...f });
+    WHERE seq = @seq`;
+export function updateEndpoint(db: DB, seq: number, f: { url: string; events: string; enabled: number; at: number }) {
+  // PostgreSQL infers one type per parameter: the same number used as a column value and in a comparison.
+  const pg = UPDATE_ENDPOINT.replace(/@(enabled|at)\b/g, '@$1::bigint');
+  sql(db, UPDATE_ENDPOINT, pg).run({ seq, ...f });
 }
 export const rotateSecret = (db: DB, seq: number, secret: string, oldUntil: number, at: number) =>
   sql(
