@@ -262,9 +262,10 @@ describe('PostgreSQL schema (migrations-pg) matches the SQLite one', function ()
         FROM deliveries d JOIN emails e ON e.seq = d.email_seq WHERE d.status IN ${WAITING}
         GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
       queue_slots: `SELECT slot, team_id, domain, sender_domain, attempted, count(*) AS recipients FROM (
-        SELECT CASE WHEN d.leased_until IS NOT NULL THEN -1 ELSE coalesce(d.next_attempt_at, 0) / 60000 END AS slot,
-          e.team_id, d.domain, e.sender_domain, (d.attempts > 0)::int AS attempted
-        FROM deliveries d JOIN emails e ON e.seq = d.email_seq WHERE d.status IN ${WAITING} AND d.held_at IS NULL) w
+        SELECT coalesce(d.next_attempt_at, 0) / 60000 AS slot, e.team_id, d.domain, e.sender_domain,
+          (d.attempts > 0)::int AS attempted
+        FROM deliveries d JOIN emails e ON e.seq = d.email_seq
+        WHERE d.status IN ${WAITING} AND d.held_at IS NULL AND d.leased_until IS NULL) w
         GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`,
     };
 

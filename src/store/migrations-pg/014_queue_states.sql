@@ -16,13 +16,15 @@
 -- very transaction of each write, backfilled here:
 -- * queue_counts (013's, re-keyed): waiting recipients per team, recipient domain AND sender domain, so the
 --   team, domain, site and sender-domain filters select counter rows. held and deferred as in 013.
--- * queue_slots: the waiting, not held recipients per (slot, team, domain, sender domain, attempted) where slot is
---   -1 for a leased one (leased_until set: in flight unless the lease ran out) and otherwise the minute of its
---   next attempt (next_attempt_at / 60000; NULL counts as minute 0, due). A summary at time `now` reads the slots
---   before now's minute (due, and the leased), counts the current minute's due ones through deliveries_due, and
---   leaves the rest (total minus those) to `scheduled` (never attempted) or `deferred` (attempted).
--- * deliveries_leased: the leased recipients by lease end, to find the few whose lease ran out (state by row) and
---   the oldest in flight; deliveries_held: the held ones in email order, for the oldest held (holds are rare writes).
+-- * queue_slots: the waiting recipients neither held nor leased, per (slot, team, domain, sender domain,
+--   attempted) where slot is the minute of the next attempt (next_attempt_at / 60000; NULL counts as minute 0,
+--   due). A summary at time `now` reads the slots before now's minute (due), counts the current minute's through
+--   deliveries_due, and leaves the rest to `scheduled` (never attempted) or `deferred` (attempted). A claim takes
+--   its row out of the slots (one decrement) and a settlement puts a still waiting one back (one increment); the
+--   delivery loop's other writes while the lease runs (results, lease extensions) touch no slot.
+-- * deliveries_leased: the leased recipients (at most the delivery loop's claims in memory), read one by one for
+--   `in_flight` (or their own state once the lease ran out); deliveries_held: the held ones in email order, for
+--   the oldest held (holds are rare writes).
 -- The emails' team_id and sender_domain, like the deliveries' email_seq and domain (013), never change.
 DROP TRIGGER queue_counts_insert ON deliveries;
 DROP TRIGGER queue_counts_update ON deliveries;
@@ -57,10 +59,10 @@ CREATE TABLE queue_slots (
 );
 
 INSERT INTO queue_slots (slot, team_id, domain, sender_domain, attempted, recipients)
-SELECT CASE WHEN d.leased_until IS NOT NULL THEN -1 ELSE (coalesce(d.next_attempt_at, 0) / 60000)::bigint END,
-  e.team_id, d.domain, e.sender_domain, (d.attempts > 0)::int, count(*)
+SELECT (coalesce(d.next_attempt_at, 0) / 60000)::bigint, e.team_id, d.domain, e.sender_domain, (d.attempts > 0)::int,
+  count(*)
 FROM deliveries d JOIN emails e ON e.seq = d.email_seq
-WHERE d.status IN ('queued', 'sent', 'delivery_delayed') AND d.held_at IS NULL
+WHERE d.status IN ('queued', 'sent', 'delivery_delayed') AND d.held_at IS NULL AND d.leased_until IS NULL
 GROUP BY 1, 2, 3, 4, 5;
 
 CREATE INDEX deliveries_leased ON deliveries (leased_until) WHERE leased_until IS NOT NULL;
@@ -141,11 +143,11 @@ CREATE TRIGGER queue_counts_delete AFTER DELETE ON deliveries
 FOR EACH ROW WHEN (OLD.status IN ('queued', 'sent', 'delivery_delayed'))
 EXECUTE FUNCTION queue_counts_delete();
 
--- A recipient's slot: NULL when final or held, -1 when leased, else the minute of its next attempt.
+-- A recipient's slot: NULL when final, held or leased, else the minute of its next attempt.
 CREATE FUNCTION queue_slot(status text, held_at bigint, leased_until bigint, next_attempt_at bigint) RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$
-  SELECT CASE WHEN status NOT IN ('queued', 'sent', 'delivery_delayed') OR held_at IS NOT NULL THEN NULL
-    WHEN leased_until IS NOT NULL THEN -1 ELSE (coalesce(next_attempt_at, 0) / 60000)::bigint END
+  SELECT CASE WHEN status NOT IN ('queued', 'sent', 'delivery_delayed') OR held_at IS NOT NULL
+    OR leased_until IS NOT NULL THEN NULL ELSE (coalesce(next_attempt_at, 0) / 60000)::bigint END
 $$;
 
 CREATE FUNCTION queue_slots_insert() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -159,7 +161,7 @@ BEGIN
 END;
 $$;
 CREATE TRIGGER queue_slots_insert AFTER INSERT ON deliveries
-FOR EACH ROW WHEN (NEW.status IN ('queued', 'sent', 'delivery_delayed') AND NEW.held_at IS NULL)
+FOR EACH ROW WHEN (NEW.status IN ('queued', 'sent', 'delivery_delayed') AND NEW.held_at IS NULL AND NEW.leased_until IS NULL)
 EXECUTE FUNCTION queue_slots_insert();
 
 CREATE FUNCTION queue_slots_update() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -193,8 +195,8 @@ CREATE TRIGGER queue_slots_update AFTER UPDATE OF status, attempts, held_at, lea
 FOR EACH ROW WHEN (queue_slot(OLD.status, OLD.held_at, OLD.leased_until, OLD.next_attempt_at)
     IS DISTINCT FROM queue_slot(NEW.status, NEW.held_at, NEW.leased_until, NEW.next_attempt_at)
   OR ((OLD.attempts > 0) IS DISTINCT FROM (NEW.attempts > 0) AND (
-    (OLD.status IN ('queued', 'sent', 'delivery_delayed') AND OLD.held_at IS NULL)
-    OR (NEW.status IN ('queued', 'sent', 'delivery_delayed') AND NEW.held_at IS NULL))))
+    (OLD.status IN ('queued', 'sent', 'delivery_delayed') AND OLD.held_at IS NULL AND OLD.leased_until IS NULL)
+    OR (NEW.status IN ('queued', 'sent', 'delivery_delayed') AND NEW.held_at IS NULL AND NEW.leased_until IS NULL))))
 EXECUTE FUNCTION queue_slots_update();
 
 CREATE FUNCTION queue_slots_delete() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -217,5 +219,5 @@ BEGIN
 END;
 $$;
 CREATE TRIGGER queue_slots_delete AFTER DELETE ON deliveries
-FOR EACH ROW WHEN (OLD.status IN ('queued', 'sent', 'delivery_delayed') AND OLD.held_at IS NULL)
+FOR EACH ROW WHEN (OLD.status IN ('queued', 'sent', 'delivery_delayed') AND OLD.held_at IS NULL AND OLD.leased_until IS NULL)
 EXECUTE FUNCTION queue_slots_delete();
