@@ -109,7 +109,7 @@ export function lightTx<T>(db: DB, fn: () => T): T {
   // PostgreSQL: the same bargain per transaction (its WAL order holds too; the next durable commit flushes it).
   if (isPg(db))
     return db.transaction(() => {
-      db.exec('SET LOCAL synchronous_commit = off');
+      db.client.defer('SET LOCAL synchronous_commit = off', []);
       return fn();
     })();
   const prev = db.pragma('synchronous', { simple: true }) as number;

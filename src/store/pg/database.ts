@@ -2,7 +2,7 @@
 // run/get/all/pluck, exec, transaction (BEGIN, nested SAVEPOINTs), inTransaction, close. Statements are
 // translated once (./translate.ts) and prepared by name on the connection.
 import type Database from 'better-sqlite3';
-import { SyncPgClient } from './sync-client.js';
+import { SyncPgClient, type Deferred } from './sync-client.js';
 import { bindValues, translate, type Catalog, type Translated } from './translate.js';
 
 export interface RunResult {
@@ -51,15 +51,37 @@ export class PgStatement<R = unknown> {
     return this.all(...args)[Symbol.iterator]();
   }
 
+  /**
+   * Inside a transaction the write is deferred: it travels to the server with the next statement that needs an
+   * answer, or when its transaction scope ends (errors surface there, inside the scope). Reading `changes` or
+   * `lastInsertRowid` sends it at once.
+   */
   run(...args: unknown[]): RunResult {
     const ret = this.returning();
-    if (ret) {
-      const r = this.db.client.query(ret.text, bindValues(this.t, args), { name: ret.name });
-      const row = r.rows[0] as Record<string, number> | undefined;
-      return { changes: r.rowCount ?? 0, lastInsertRowid: row ? row[ret.col] : 0 };
+    const text = ret ? ret.text : this.t.text;
+    const opts = { name: ret ? ret.name : this.name };
+    const values = bindValues(this.t, args);
+    const client = this.db.client;
+    const col = ret?.col;
+    const idOf = (r: { rows?: unknown[] }) => (col ? ((r.rows?.[0] as Record<string, number>)?.[col] ?? 0) : 0);
+    if (!this.db.inTransaction) {
+      const r = client.query(text, values, opts);
+      return { changes: r.rowCount ?? 0, lastInsertRowid: idOf(r) };
     }
-    const r = this.query(args, true);
-    return { changes: r.rowCount ?? 0, lastInsertRowid: 0 };
+    const into: Deferred = {};
+    client.defer(text, values, opts, into);
+    const settled = () => {
+      if (!into.done) client.flush();
+      return into;
+    };
+    return {
+      get changes() {
+        return settled().rowCount ?? 0;
+      },
+      get lastInsertRowid() {
+        return idOf(settled());
+      },
+    };
   }
 
   /** An INSERT into a table with an identity column, without its own RETURNING: add one (lastInsertRowid). */
@@ -118,9 +140,18 @@ export class PgDatabase {
   exec(text: string): this {
     const t = translate(text, this.catalog).text;
     const head = /^\s*(\w+)/.exec(t)?.[1]?.toUpperCase();
-    this.client.query(t);
-    if (head === 'BEGIN') this.depth = 1;
-    else if (head === 'COMMIT' || head === 'END' || (head === 'ROLLBACK' && !/\bTO\b/i.test(t))) this.depth = 0;
+    if (head === 'BEGIN') {
+      this.client.defer(t, []); // sent with the transaction's first statement that needs an answer
+      this.depth = 1;
+      return this;
+    }
+    const ends = head === 'COMMIT' || head === 'END' || (head === 'ROLLBACK' && !/\bTO\b/i.test(t));
+    if (head === 'ROLLBACK' && ends) this.client.discard();
+    try {
+      this.client.query(t);
+    } finally {
+      if (ends) this.depth = 0;
+    }
     return this;
   }
 
@@ -129,30 +160,50 @@ export class PgDatabase {
     return null;
   }
 
+  /**
+   * BEGIN or SAVEPOINT … COMMIT or RELEASE, like better-sqlite3. Deferred writes (see run) make a scope cost one
+   * round trip plus one per read; its end sends what is left, so a failing write fails its own scope.
+   */
   transaction<F extends AnyFn>(fn: F): Database.Transaction<F> {
     const run = ((...args: unknown[]) => {
       const nested = this.depth > 0;
       const sp = `sp${this.depth}`;
-      this.client.query(nested ? `SAVEPOINT ${sp}` : 'BEGIN');
+      this.client.defer(nested ? `SAVEPOINT ${sp}` : 'BEGIN', []);
       this.depth++;
       try {
         const result = fn(...args);
         this.depth--;
-        this.client.query(nested ? `RELEASE SAVEPOINT ${sp}` : 'COMMIT');
+        if (nested) {
+          this.client.defer(`RELEASE SAVEPOINT ${sp}`, []);
+          this.client.flush();
+        } else this.client.query('COMMIT');
         return result;
       } catch (err) {
         this.depth = nested ? this.depth - 1 : 0;
-        try {
-          if (nested) this.client.query(`ROLLBACK TO SAVEPOINT ${sp}; RELEASE SAVEPOINT ${sp}`);
-          else this.client.query('ROLLBACK');
-        } catch {
-          /* the connection is gone: the server rolled back */
-        }
+        this.rollback(nested ? sp : null);
         throw err;
       }
     }) as unknown as Database.Transaction<F>;
     run.default = run.immediate = run.deferred = run.exclusive = run;
     return run;
+  }
+
+  private rollback(savepoint: string | null): void {
+    try {
+      if (savepoint) {
+        try {
+          this.client.flush();
+        } catch {
+          /* the scope failed: rolled back just below */
+        }
+        this.client.query(`ROLLBACK TO SAVEPOINT ${savepoint}; RELEASE SAVEPOINT ${savepoint}`);
+      } else {
+        this.client.discard();
+        this.client.query('ROLLBACK');
+      }
+    } catch {
+      /* the connection is gone (the server rolled back), or the savepoint never ran */
+    }
   }
 
   close(): void {

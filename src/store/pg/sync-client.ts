@@ -10,6 +10,31 @@ export interface PgResult {
   rowCount: number | null;
 }
 
+interface Query {
+  text: string;
+  values: unknown[];
+  array?: boolean;
+  name?: string;
+}
+interface RawResult {
+  rows: unknown[];
+  rowCount: number | null;
+  bin?: (string | number)[];
+}
+interface Reply {
+  results: RawResult[];
+  error?: Record<string, string>;
+}
+/** Filled in when a deferred statement has run. */
+export interface Deferred extends Partial<PgResult> {
+  done?: boolean;
+}
+
+function toResult(r: RawResult): PgResult {
+  if (r.bin) for (const row of r.rows as Record<string | number, unknown>[]) for (const k of r.bin) toBuffer(row, k);
+  return { rows: r.rows, rowCount: r.rowCount };
+}
+
 export class PgError extends Error {
   code?: string;
   detail?: string;
@@ -29,6 +54,11 @@ export class SyncPgClient {
   private readonly port: MessagePort;
   private readonly worker: Worker;
   private closed = false;
+  /** Statements run, round trips to the worker, and the time this thread spent waiting (metrics, benchmarks). */
+  queries = 0;
+  roundTrips = 0;
+  waitedNs = 0n;
+  private pending: { q: Query; into?: Deferred }[] = [];
 
   constructor(url: string) {
     const { port1, port2 } = new MessageChannel();
@@ -42,13 +72,18 @@ export class SyncPgClient {
     this.worker.unref();
   }
 
-  private call(msg: object): {
-    rows?: unknown[];
-    rowCount?: number | null;
-    bin?: (string | number)[];
-    error?: Record<string, string>;
-  } {
+  private call(msg: object): Reply {
     if (this.closed) throw new PgError('The database connection is closed');
+    this.roundTrips++;
+    const t0 = process.hrtime.bigint();
+    try {
+      return this.roundTrip(msg);
+    } finally {
+      this.waitedNs += process.hrtime.bigint() - t0;
+    }
+  }
+
+  private roundTrip(msg: object): Reply {
     Atomics.store(this.flag, 0, 0);
     this.port.postMessage(msg);
     const deadline = Date.now() + TIMEOUT_MS;
@@ -60,16 +95,44 @@ export class SyncPgClient {
     }
   }
 
+  /**
+   * Queues a statement whose answer nobody waits for yet (a write inside a transaction): it travels with the next
+   * statement that needs an answer, or with flush(). `into` receives its result then.
+   */
+  defer(text: string, values: unknown[], opts: { array?: boolean; name?: string } = {}, into?: Deferred): void {
+    this.pending.push({ q: { text, values, array: opts.array, name: opts.name }, into });
+  }
+
+  /** Sends the queued statements (one round trip); throws the first one's error (the rest did not run). */
+  flush(): void {
+    if (this.pending.length) this.send([]);
+  }
+
+  /** Forgets the queued statements (the transaction they belong to is being rolled back). */
+  discard(): void {
+    this.pending = [];
+  }
+
   query(text: string, values: unknown[] = [], opts: { array?: boolean; name?: string } = {}): PgResult {
-    const r = this.call({ text, values, array: opts.array, name: opts.name });
+    return this.send([{ text, values, array: opts.array, name: opts.name }])!;
+  }
+
+  private send(extra: Query[]): PgResult | undefined {
+    const queued = this.pending;
+    this.pending = [];
+    const batch = [...queued.map((p) => p.q), ...extra];
+    this.queries += batch.length;
+    const r = this.call({ batch });
+    const results = r.results.map(toResult);
+    queued.forEach((p, i) => {
+      if (p.into && results[i]) Object.assign(p.into, results[i], { done: true });
+    });
     if (r.error) {
       const e = new PgError(r.error.message);
       Object.assign(e, { code: r.error.code, detail: r.error.detail, constraint: r.error.constraint });
       throw e;
     }
-    const rows = r.rows ?? [];
-    if (r.bin) for (const row of rows as Record<string | number, unknown>[]) for (const k of r.bin) toBuffer(row, k);
-    return { rows, rowCount: r.rowCount ?? null };
+    return extra.length ? results[results.length - 1] : undefined;
   }
 
   close(): void {

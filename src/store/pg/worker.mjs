@@ -29,25 +29,38 @@ const ready = client.connect().then(
   (err) => err,
 );
 
+async function run(q) {
+  const r = await client.query({
+    text: q.text,
+    values: q.values,
+    rowMode: q.array ? 'array' : undefined,
+    types,
+    name: q.name,
+  });
+  // Buffers (bytea) cross the thread boundary as plain Uint8Arrays: name the columns to turn back.
+  const bin = r.fields?.filter((f) => f.dataTypeID === 17).map((f) => (q.array ? r.fields.indexOf(f) : f.name));
+  return { rows: r.rows, rowCount: r.rowCount, bin: bin?.length ? bin : undefined };
+}
+
+// A message is a batch of statements run in order; the answer holds each one's result, up to the first error.
 port.on('message', async (m) => {
   const err0 = await ready;
-  if (err0 || lost) return reply({ error: { message: (err0 ?? lost).message, code: (err0 ?? lost).code } });
+  if (err0 || lost)
+    return reply({ results: [], error: { message: (err0 ?? lost).message, code: (err0 ?? lost).code } });
   if (m.end) {
     await client.end().catch(() => {});
-    return reply({ ok: true });
+    return reply({ results: [] });
   }
-  try {
-    const r = await client.query({
-      text: m.text,
-      values: m.values,
-      rowMode: m.array ? 'array' : undefined,
-      types,
-      name: m.name,
-    });
-    // Buffers (bytea) cross the thread boundary as plain Uint8Arrays: name the columns to turn back.
-    const bin = r.fields?.filter((f) => f.dataTypeID === 17).map((f) => (m.array ? r.fields.indexOf(f) : f.name));
-    reply({ rows: r.rows, rowCount: r.rowCount, bin: bin?.length ? bin : undefined });
-  } catch (e) {
-    reply({ error: { message: e.message, code: e.code, detail: e.detail, constraint: e.constraint } });
+  const results = [];
+  for (const q of m.batch) {
+    try {
+      results.push(await run(q));
+    } catch (e) {
+      return reply({
+        results,
+        error: { message: e.message, code: e.code, detail: e.detail, constraint: e.constraint },
+      });
+    }
   }
+  reply({ results });
 });
