@@ -132,9 +132,28 @@ export function migrate(db: DB): void {
   }
 }
 
-/** Runs fn in an IMMEDIATE transaction (takes the write lock up front: no upgrade deadlocks). */
+/**
+ * PostgreSQL refused a transaction because of another one (deadlock, serialization): several nodes wrote the same
+ * rows in opposite orders. Running it again is safe. Never on SQLite (writes are serialized).
+ */
+export function isRetryable(err: unknown): boolean {
+  const code = (err as { code?: string }).code;
+  return code === '40P01' || code === '40001';
+}
+const RETRIES = 5;
+
+/**
+ * Runs fn in an IMMEDIATE transaction (takes the write lock up front: no upgrade deadlocks). On PostgreSQL a
+ * top-level transaction refused by a deadlock with another node is run again (fn must only touch the store).
+ */
 export function tx<T>(db: DB, fn: () => T): T {
-  return db.transaction(fn).immediate();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return db.transaction(fn).immediate();
+    } catch (err) {
+      if (db.inTransaction || !isRetryable(err) || attempt >= RETRIES) throw err;
+    }
+  }
 }
 
 const cache = new WeakMap<DB, Map<string, Stmt>>();
@@ -156,8 +175,15 @@ export function isUniqueViolation(err: unknown): boolean {
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
 }
 
+interface Entry {
+  fn: () => unknown;
+  result?: unknown;
+  failed?: boolean;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
 interface Batch {
-  waiters: { resolve: () => void; reject: (e: unknown) => void }[];
+  entries: Entry[];
 }
 const batches = new WeakMap<DB, Batch>();
 
@@ -166,39 +192,69 @@ const batches = new WeakMap<DB, Batch>();
  * committed once per event-loop turn; the promise settles after that COMMIT, so a caller that
  * answers only then answers durably, while many requests share one WAL write.
  * Writes by plain `tx` made while a batch is open join it (they become savepoints too).
+ * PostgreSQL, several nodes: when another node's transaction deadlocks with this one, the whole turn's
+ * transaction is rolled back (releasing its locks) and every request of the turn runs again in a new one.
  */
 export function groupTx<T>(db: DB, fn: () => T): Promise<T> {
   let batch = batches.get(db);
   if (!batch) {
     if (db.inTransaction) return Promise.resolve().then(() => tx(db, fn));
     db.exec('BEGIN IMMEDIATE');
-    const b: Batch = (batch = { waiters: [] });
+    const b: Batch = (batch = { entries: [] });
     batches.set(db, b);
     setImmediate(() => flush(db, b));
   }
-  let result: T;
-  try {
-    result = db.transaction(fn)();
-  } catch (err) {
-    return Promise.reject(err);
+  const b = batch;
+  return new Promise<T>((resolve, reject) => {
+    const e: Entry = { fn, resolve: resolve as (v: unknown) => void, reject };
+    b.entries.push(e);
+    try {
+      e.result = db.transaction(fn)();
+    } catch (err) {
+      if (isRetryable(err)) return restart(db, b, 1);
+      e.failed = true;
+      reject(err);
+    }
+  });
+}
+
+/** Rolls the turn's transaction back and runs its requests again in a new one (PostgreSQL deadlock). */
+function restart(db: DB, b: Batch, attempt: number): void {
+  db.exec('ROLLBACK');
+  db.exec('BEGIN');
+  for (const e of b.entries) {
+    if (e.failed) continue;
+    try {
+      e.result = db.transaction(e.fn)();
+    } catch (err) {
+      if (isRetryable(err) && attempt < RETRIES) return restart(db, b, attempt + 1);
+      e.failed = true;
+      e.reject(err);
+    }
   }
-  return new Promise<T>((resolve, reject) => batch!.waiters.push({ resolve: () => resolve(result), reject }));
 }
 
 function flush(db: DB, b: Batch): void {
   batches.delete(db);
-  try {
-    db.exec('COMMIT');
-  } catch (err) {
+  for (let attempt = 1; ; attempt++) {
     try {
-      if (db.inTransaction) db.exec('ROLLBACK');
-    } catch {
-      /* already rolled back */
+      db.exec('COMMIT');
+      break;
+    } catch (err) {
+      if (isRetryable(err) && attempt < RETRIES) {
+        restart(db, b, attempt);
+        continue;
+      }
+      try {
+        if (db.inTransaction) db.exec('ROLLBACK');
+      } catch {
+        /* already rolled back */
+      }
+      for (const e of b.entries) if (!e.failed) e.reject(err);
+      return;
     }
-    for (const w of b.waiters) w.reject(err);
-    return;
   }
-  for (const w of b.waiters) w.resolve();
+  for (const e of b.entries) if (!e.failed) e.resolve(e.result);
 }
 
 /** The SQL texts prepared so far on a connection (for query-plan checks). */

@@ -1,6 +1,6 @@
 // The delivery queue in SQLite: claim due recipients under a lease (crash → re-delivered when the
 // lease ends), confirm a claim before sending, settle or release claims. Synchronous statements.
-import { isPg, sql, type DB } from './db.js';
+import { isPg, sql, tx, type DB } from './db.js';
 import type { Status } from '../core/status.js';
 
 export interface Claimed {
@@ -108,10 +108,10 @@ export function lightTx<T>(db: DB, fn: () => T): T {
   if (db.inTransaction) return db.transaction(fn)();
   // PostgreSQL: the same bargain per transaction (its WAL order holds too; the next durable commit flushes it).
   if (isPg(db))
-    return db.transaction(() => {
+    return tx(db, () => {
       db.client.defer('SET LOCAL synchronous_commit = off', []);
       return fn();
-    })();
+    });
   const prev = db.pragma('synchronous', { simple: true }) as number;
   if (prev === FULL) db.pragma('synchronous = NORMAL');
   try {

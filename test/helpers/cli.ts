@@ -25,7 +25,9 @@ export async function mta(args: string[], env: Record<string, string>) {
 }
 
 /** Runs `mta serve` as a child process; resolves with its HTTP base URL once its listening line is logged. */
-export async function serveChild(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+export async function serveChild(
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; url: string; errors: () => string[] }> {
   env = await withEngine(env);
   const child = spawn(process.execPath, [BIN, 'serve'], {
     env: { PATH: process.env.PATH!, ...env },
@@ -33,13 +35,18 @@ export async function serveChild(env: Record<string, string>): Promise<{ child: 
   });
   return new Promise((resolve, reject) => {
     let buf = '';
+    // Lines logged at error level or above (kept for a failing test's message).
+    const errors: string[] = [];
+    child.stderr!.on('data', (c) => {
+      for (const l of String(c).split('\n')) if (/"level":(50|60)/.test(l) && errors.length < 50) errors.push(l);
+    });
     const t = setTimeout(() => reject(new Error(`service did not start: ${buf.slice(-2000)}`)), 45_000);
     child.stderr!.on('data', (c) => {
       buf += c;
       const m = /http=([0-9.]+:\d+)/.exec(buf);
       if (m) {
         clearTimeout(t);
-        resolve({ child, url: `http://${m[1]}` });
+        resolve({ child, url: `http://${m[1]}`, errors: () => errors });
       }
     });
     child.once('exit', (code) => {

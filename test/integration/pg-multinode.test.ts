@@ -71,7 +71,7 @@ describe('PostgreSQL: two nodes on one database, one killed mid-delivery', funct
       MTA_OUTBOUND_PORT: String(mx.port),
       MTA_OUTBOUND_TIMEOUT_SECONDS: '2',
       MTA_RETRY_MIN_SECONDS: '0.2',
-      MTA_RETRY_MAX_SECONDS: '1',
+      MTA_RETRY_MAX_SECONDS: '10', // leases of 10 s: the killed node's claims come back after that
       MTA_RATE_LIMIT: '0',
       MTA_LOG_LEVEL: 'info',
     });
@@ -112,7 +112,9 @@ describe('PostgreSQL: two nodes on one database, one killed mid-delivery', funct
     // Posts to the killed node's API failed with it: once node B's half is in, post what node A did not take
     // (a request cut by the kill may have been stored all the same: the store says which) through the restarted one.
     const [, halfB] = await posting;
-    expect(halfB.status, 'node B took its half').to.equal('fulfilled');
+    expect(halfB.status, `node B took its half: ${(halfB as PromiseRejectedResult).reason} ${b.errors()}`).to.equal(
+      'fulfilled',
+    );
     let posted = count(db, '1 = 1');
     if (posted < N) {
       const have = new Set(
