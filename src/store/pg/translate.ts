@@ -81,6 +81,8 @@ function qualifyUpsert(text: string): string {
 export function translate(sql: string, catalog: Catalog): Translated {
   let text = insertOr(sql, catalog);
   text = qualifyUpsert(text);
+  // SQLite's CROSS JOIN … ON (a join order hint): a plain join.
+  text = text.replace(/\bCROSS\s+JOIN\s+([A-Za-z_]\w*(?:\s+(?:AS\s+)?[A-Za-z_]\w*)?)\s+ON\b/gi, 'JOIN $1 ON');
   text = text.replace(/\bjson_each\(\s*(\?|@[A-Za-z_][A-Za-z0-9_]*)\s*\)/g, 'json_array_elements_text($1::json)');
   text = text.replace(/^\s*BEGIN\s+(IMMEDIATE|EXCLUSIVE|DEFERRED)\b/i, 'BEGIN');
   // `? IS NULL` (an optional filter): PostgreSQL can't infer the parameter's type from that alone.
