@@ -54,9 +54,11 @@ const recountSql = {
       sum(CASE WHEN d.held_at IS NULL AND d.attempts > 0 THEN 1 ELSE 0 END) AS deferred
     FROM deliveries d JOIN emails e ON e.seq = d.email_seq WHERE d.status IN ${WAITING}
     GROUP BY e.team_id, d.domain, e.sender_domain ORDER BY 1, 2, 3`,
-  slots: `SELECT CASE WHEN d.leased_until IS NOT NULL THEN -1 ELSE (coalesce(d.next_attempt_at, 0) / 60000) END AS slot,
-      e.team_id, d.domain, e.sender_domain, CASE WHEN d.attempts > 0 THEN 1 ELSE 0 END AS attempted, count(*) AS recipients
-    FROM deliveries d JOIN emails e ON e.seq = d.email_seq WHERE d.status IN ${WAITING} AND d.held_at IS NULL
+  // migration 014: the waiting recipients neither held nor leased, by minute of the next attempt
+  slots: `SELECT coalesce(d.next_attempt_at, 0) / 60000 AS slot, e.team_id, d.domain, e.sender_domain,
+      CASE WHEN d.attempts > 0 THEN 1 ELSE 0 END AS attempted, count(*) AS recipients
+    FROM deliveries d JOIN emails e ON e.seq = d.email_seq
+    WHERE d.status IN ${WAITING} AND d.held_at IS NULL AND d.leased_until IS NULL
     GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`,
 };
 const num = (rows: unknown[]) =>
