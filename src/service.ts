@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from './config/schema.js';
-import { openDb, type DB } from './store/db.js';
+import { openDb, storeWarnings, type DB } from './store/db.js';
 import { buildApp } from './http/app.js';
 import { createLogger } from './log.js';
 import type { Ctx } from './services/context.js';
@@ -39,6 +39,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   const log = opts.log ?? createLogger(config.logLevel);
   const db = openDb(config.dataDir, { synchronous: config.sqliteSynchronous, databaseUrl: config.databaseUrl });
   const ctx: Ctx = { db, config, now: opts.now ?? Date.now, log, parseReport };
+  for (const w of storeWarnings(db)) log.warn(w);
   const features = [api, ...(opts.features ?? FEATURES)].map((f) => f(ctx));
   const components = features.flatMap((f) => f.components ?? []);
   let up = false;

@@ -169,6 +169,20 @@ export function sql<R = unknown>(db: DB, text: string, pg?: string): Stmt<R> {
   return s as Stmt<R>;
 }
 
+/**
+ * What an operator should fix about the store's setup (logged at start). PostgreSQL: a database whose text
+ * collation is not C orders text unlike SQLite (byte order), e.g. names with dots or dashes.
+ */
+export function storeWarnings(db: DB): string[] {
+  if (!isPg(db)) return [];
+  const c = sql<string>(db, 'SELECT datcollate FROM pg_database WHERE datname = current_database()').pluck().get();
+  return c === 'C' || c === 'POSIX' || c === 'C.UTF-8' || c === 'C.utf8'
+    ? []
+    : [
+        `the database's collation is ${c}: text sorts unlike SQLite's byte order; create the database with LC_COLLATE 'C' (docs/operations.md)`,
+      ];
+}
+
 /** A unique or primary-key constraint refused the write (either engine). */
 export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: string }).code;

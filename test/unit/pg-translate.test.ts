@@ -17,6 +17,8 @@ describe('SQLite → PostgreSQL statement translation', () => {
     expect(t.text).to.equal('UPDATE t SET a = $1, b = $2 WHERE a <> $1 AND id = $3');
     expect(bindValues(t, [{ id: 7, b: null, a: 'x', extra: 1 }])).to.deep.equal(['x', null, 7]);
     expect(() => bindValues(t, [{ a: 1 }])).to.throw(/Missing named parameter "b"/);
+    // PostgreSQL text never holds NUL: replaced, never an error half-way through a transaction.
+    expect(bindValues(translate('SELECT ?', catalog), ['a\0b'])).to.deep.equal(['a\uFFFDb']);
   });
 
   it('turns INSERT OR IGNORE into ON CONFLICT DO NOTHING, before a RETURNING clause', () => {

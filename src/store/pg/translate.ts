@@ -106,6 +106,8 @@ export function bindValues(t: Translated, args: readonly unknown[]): unknown[] {
 }
 
 function toPg(v: unknown): unknown {
+  // PostgreSQL text never holds U+0000 (SQLite does): a NUL from a hostile reply or input becomes U+FFFD.
+  if (typeof v === 'string') return v.includes('\0') ? v.replaceAll('\0', '\uFFFD') : v;
   if (typeof v === 'bigint') return v.toString();
   if (v === undefined) return null;
   return v;
