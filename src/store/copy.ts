@@ -206,7 +206,16 @@ export function copySqliteToPg(
   try {
     pgdb.transaction(() => {
       // ACCESS EXCLUSIVE on every table: nobody writes (or reads half a copy) until COMMIT.
-      client.query(`LOCK TABLE ${tables.map((t) => q(t.name)).join(', ')} IN ACCESS EXCLUSIVE MODE`);
+      client.query("SET LOCAL lock_timeout = '10s'");
+      try {
+        client.query(`LOCK TABLE ${tables.map((t) => q(t.name)).join(', ')} IN ACCESS EXCLUSIVE MODE`);
+      } catch (err) {
+        if ((err as { code?: string }).code !== '55P03') throw err;
+        throw new Error('the PostgreSQL tables are in use by another connection (a running service?): stop it first', {
+          cause: err,
+        });
+      }
+      client.query('SET LOCAL lock_timeout = 0');
       opts.check?.();
       for (const t of tables) if (t.hasUserTriggers) client.query(`ALTER TABLE ${q(t.name)} DISABLE TRIGGER USER`);
       for (const t of tables) {
