@@ -5,7 +5,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
 import { Registry, Counter, Histogram, Gauge, collectDefaultMetrics } from 'prom-client';
 import { ApiError } from '../core/errors.js';
-import { dueDeliveries, onEmailEvent, pendingDeliveries, pendingOutboxRows } from '../services/metrics.js';
+import { dueDeliveries, onEmailEvent, pendingDeliveries, pendingOutboxRows, storeWork } from '../services/metrics.js';
 import type { MountFn } from './app.js';
 import type { Ctx } from '../services/context.js';
 
@@ -56,6 +56,26 @@ function queueGauges(ctx: Ctx, registry: Registry): void {
   }
 }
 
+/** PostgreSQL only: the engine's statements, round trips and the time the event loop waited for them. */
+function storeMetrics(ctx: Ctx, registry: Registry): void {
+  if (!storeWork(ctx)) return;
+  const counters: [string, string, (w: NonNullable<ReturnType<typeof storeWork>>) => number][] = [
+    ['mta_db_statements_total', 'SQL statements sent to PostgreSQL.', (w) => w.statements],
+    ['mta_db_round_trips_total', "Round trips to the PostgreSQL connection's thread.", (w) => w.roundTrips],
+    ['mta_db_wait_seconds_total', 'Time the main thread waited for PostgreSQL.', (w) => w.waitSeconds],
+  ];
+  for (const [name, help, read] of counters)
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read(storeWork(ctx)!));
+      },
+    });
+}
+
 export function createMetrics(ctx: Ctx): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -67,6 +87,7 @@ export function createMetrics(ctx: Ctx): Metrics {
   });
   onEmailEvent(ctx, (_db, ev) => events.inc({ type: ev.type }));
   queueGauges(ctx, registry);
+  storeMetrics(ctx, registry);
   const http = new Histogram({
     name: 'mta_http_request_duration_seconds',
     help: 'HTTP request durations by method, route and status.',

@@ -3,8 +3,11 @@
 import { countDueDeliveries, countPendingDeliveries } from '../store/emails.js';
 import { onEvent, type EventListener } from '../store/events.js';
 import { countPendingOutbox } from '../store/webhooks.js';
+import { storeCounters } from '../store/db.js';
 import type { Ctx } from './context.js';
 
+/** PostgreSQL engine counters (null on SQLite). */
+export const storeWork = (ctx: Ctx) => storeCounters(ctx.db);
 export const pendingDeliveries = (ctx: Ctx): number => countPendingDeliveries(ctx.db);
 export const dueDeliveries = (ctx: Ctx): number => countDueDeliveries(ctx.db, ctx.now());
 export const pendingOutboxRows = (ctx: Ctx): number => countPendingOutbox(ctx.db);

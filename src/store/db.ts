@@ -183,6 +183,13 @@ export function storeWarnings(db: DB): string[] {
       ];
 }
 
+/** PostgreSQL: statements sent, round trips to the connection's thread, seconds the main thread waited. */
+export function storeCounters(db: DB): { statements: number; roundTrips: number; waitSeconds: number } | null {
+  if (!isPg(db)) return null;
+  const c = db.client;
+  return { statements: c.queries, roundTrips: c.roundTrips, waitSeconds: Number(c.waitedNs) / 1e9 };
+}
+
 /** A unique or primary-key constraint refused the write (either engine). */
 export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: string }).code;

@@ -1,6 +1,6 @@
 // /metrics (Prometheus text from the running service) and the retention pass over real tables.
 import { expect } from 'chai';
-import { startTestService, testClock, type TestService } from '../helpers/service.js';
+import { startTestService, testClock, testEngine, type TestService } from '../helpers/service.js';
 import { count } from '../helpers/factories.js';
 import { runRetention } from '../../src/services/retention.js';
 import { feature as operations } from '../../src/features/operations.js';
@@ -36,6 +36,13 @@ describe('operations: metrics and retention', () => {
     );
     expect(text).to.contain('process_cpu_user_seconds_total');
     expect(text).not.to.contain(key);
+    // On PostgreSQL, the engine's own work: statements, round trips, time waited (absent on SQLite).
+    const statements = Number(/^mta_db_statements_total (\d+)$/m.exec(text)?.[1] ?? -1);
+    if (testEngine() === 'pg') {
+      expect(statements).to.be.greaterThan(3 * 3);
+      expect(text).to.match(/^mta_db_round_trips_total \d+$/m);
+      expect(text).to.match(/^mta_db_wait_seconds_total [0-9.e-]+$/m);
+    } else expect(statements).to.equal(-1);
   });
 
   it('drops idempotency records after 24 hours and inbound reports after 30 days, nothing younger', async () => {
