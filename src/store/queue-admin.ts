@@ -10,6 +10,12 @@ export const WAITING = "d.status IN ('queued', 'sent', 'delivery_delayed')";
 export const STATE = `CASE WHEN d.held_at IS NOT NULL THEN 'held' WHEN d.leased_until > @now THEN 'in_flight'
   WHEN d.next_attempt_at IS NULL OR d.next_attempt_at <= @now THEN 'due' WHEN d.attempts > 0 THEN 'deferred' ELSE 'scheduled' END`;
 
+/** The named parameters a statement uses, as its arguments (PostgreSQL refuses unused ones; none: no object). */
+export function argsFor(text: string, params: Record<string, unknown>): [Record<string, unknown>] | [] {
+  const used = Object.entries(params).filter(([k]) => new RegExp(`@${k}\\b`).test(text));
+  return used.length ? [Object.fromEntries(used)] : [];
+}
+
 export interface QueueFilter {
   teamId?: string;
   /** Recipient domains (a site stands for the domains routed to it). */
@@ -97,12 +103,11 @@ const KEY: Record<GroupKey, string> = { domain: 'd.domain', team: 'e.team_id', s
  */
 export function summarize(db: DB, by: GroupKey, f: QueueFilter, now: number): GroupRow[] {
   const w = where(f, now);
-  return sql<GroupRow>(
-    db,
-    `SELECT ${KEY[by]} AS key, count(*) AS recipients, sum(d.held_at IS NOT NULL) AS held,
-    sum(d.held_at IS NULL AND d.attempts > 0) AS deferred, min(e.created_at) AS oldest_at
-    FROM ${from(f)} WHERE ${w.text} GROUP BY 1 ORDER BY 2 DESC`,
-  ).all(w.params);
+  const text = `SELECT ${KEY[by]} AS key, count(*) AS recipients,
+    sum(CASE WHEN d.held_at IS NOT NULL THEN 1 ELSE 0 END) AS held,
+    sum(CASE WHEN d.held_at IS NULL AND d.attempts > 0 THEN 1 ELSE 0 END) AS deferred, min(e.created_at) AS oldest_at
+    FROM ${from(f)} WHERE ${w.text} GROUP BY 1 ORDER BY 2 DESC`;
+  return sql<GroupRow>(db, text).all(...argsFor(text, w.params));
 }
 
 /** The next `limit` matching recipients after the cursor (email_seq, id), in that order: one batch of an action. */
@@ -131,10 +136,11 @@ export const queueRowsOf = (db: DB, emailSeq: number): QueueRow[] =>
  */
 /** Holds or releases one recipient; `due` makes it due at once, but not before `notBefore` (a scheduled send). */
 export function writeQueueState(db: DB, id: number, held: boolean, due: boolean, now: number, notBefore = 0): void {
-  sql(
-    db,
-    `UPDATE deliveries SET held_at = CASE WHEN @held THEN coalesce(held_at, @now) ELSE NULL END,
-    next_attempt_at = CASE WHEN @held THEN NULL WHEN @due THEN max(@now, coalesce(leased_until, 0), @notBefore) ELSE next_attempt_at END,
-    updated_at = @now WHERE id = @id`,
-  ).run({ id, held: held ? 1 : 0, due: due ? 1 : 0, now, notBefore });
+  // SQLite's max() of several values is PostgreSQL's greatest().
+  const text = (
+    max: string,
+  ) => `UPDATE deliveries SET held_at = CASE WHEN @held THEN coalesce(held_at, @now) ELSE NULL END,
+    next_attempt_at = CASE WHEN @held THEN NULL WHEN @due THEN ${max}(@now, coalesce(leased_until, 0), @notBefore) ELSE next_attempt_at END,
+    updated_at = @now WHERE id = @id`;
+  sql(db, text('max'), text('greatest')).run({ id, held: held ? 1 : 0, due: due ? 1 : 0, now, notBefore });
 }

@@ -2,7 +2,7 @@
 // recipient domain and sender domain (queue_counts), and per minute of the next attempt (queue_slots) for the
 // states that change with the clock. The oldest waiting email per group comes from index seeks.
 import { sql, type DB } from './db.js';
-import { STATE, WAITING, where, type GroupKey, type GroupRow, type QueueFilter } from './queue-admin.js';
+import { STATE, WAITING, argsFor, where, type GroupKey, type GroupRow, type QueueFilter } from './queue-admin.js';
 import type { QueueState } from '../core/status.js';
 
 /** queue_slots' slot width: the minute of next_attempt_at (ms). */
@@ -23,7 +23,7 @@ const firstOf = (status: string, cond = WAITING) => `SELECT (SELECT e.seq FROM e
   AND e.status = '${status}' AND EXISTS (SELECT 1 FROM deliveries d WHERE d.email_seq = e.seq AND ${cond})
   ORDER BY e.seq LIMIT 1) AS s`;
 const oldestOfTeam = (cond = WAITING) => `SELECT e.created_at FROM emails e WHERE e.seq = (SELECT min(s) FROM
-  (${firstOf('queued', cond)} UNION ALL ${firstOf('sent', cond)} UNION ALL ${firstOf('delivery_delayed', cond)}))`;
+  (${firstOf('queued', cond)} UNION ALL ${firstOf('sent', cond)} UNION ALL ${firstOf('delivery_delayed', cond)}) AS firsts)`;
 const OLDEST_OF_TEAM = oldestOfTeam();
 
 /** The group's column in the counter tables and in the delivery rows (by state: one group, split later). */
@@ -32,6 +32,14 @@ const COL: Record<GroupKey, [counter: string, row: string]> = {
   team: ['team_id', 'e.team_id'],
   state: ["''", "''"],
 };
+
+/** A statement's rows, or its first row's single value, given only the named parameters it uses. */
+const all = <R>(db: DB, text: string, params: Record<string, unknown>): R[] =>
+  sql<R>(db, text).all(...argsFor(text, params));
+const first = (db: DB, text: string, params: Record<string, unknown>): number | undefined =>
+  sql<number>(db, text)
+    .pluck()
+    .get(...argsFor(text, params));
 
 /** The team, domain and sender domain filters over the counter tables' columns or over the rows (d, e). */
 function keyWhere(f: QueueFilter, rows: boolean): { text: string; params: Record<string, unknown> } {
@@ -75,22 +83,24 @@ export function stateGroups(db: DB, by: GroupKey, f: QueueFilter, now: number): 
   const rw = keyWhere({ ...f, domains: undefined }, true);
   const domains = f.domains && new Set(f.domains);
   const acc = new Map<string, StateAcc>();
-  for (const r of sql<{ key: string; held: number; fresh: number; deferred: number }>(
+  for (const r of all<{ key: string; held: number; fresh: number; deferred: number }>(
     db,
     `SELECT ${col} AS key, sum(held) AS held, sum(recipients - held - deferred) AS fresh, sum(deferred) AS deferred
     FROM queue_counts WHERE true${cw.text} GROUP BY 1`,
-  ).all(cw.params))
+    cw.params,
+  ))
     acc.set(r.key, { held: r.held, rest: [r.fresh, r.deferred], leased: [0, 0], due: [0, 0] });
   // Held needs neither the slots nor the leases; in flight only the leases.
   const asked = (states: QueueState[]) => !f.states || f.states.some((s) => states.includes(s));
   const dueAsked = asked(['due', 'scheduled', 'deferred']);
   const current = new Map<string, [number, number]>();
   if (dueAsked)
-    for (const r of sql<{ key: string; slot: number; attempted: number; n: number }>(
+    for (const r of all<{ key: string; slot: number; attempted: number; n: number }>(
       db,
       `SELECT ${col} AS key, slot, attempted, sum(recipients) AS n FROM queue_slots
       WHERE slot <= @minute${cw.text} GROUP BY 1, 2, 3`,
-    ).all({ ...cw.params, minute })) {
+      { ...cw.params, minute },
+    )) {
       const a = acc.get(r.key);
       const i = r.attempted ? 1 : 0;
       if (a && r.slot < minute) a.due[i] += r.n;
@@ -110,11 +120,12 @@ export function stateGroups(db: DB, by: GroupKey, f: QueueFilter, now: number): 
       ? 'd.next_attempt_at >= @lo AND d.next_attempt_at <= @hi'
       : 'd.next_attempt_at > @lo AND d.next_attempt_at < @hi';
     const bounds = firstHalf ? { lo: minute * SLOT_MS, hi: now } : { lo: now, hi: (minute + 1) * SLOT_MS };
-    for (const r of sql<{ key: string; domain: string; attempted: number; n: number }>(
+    for (const r of all<{ key: string; domain: string; attempted: number; n: number }>(
       db,
       `SELECT ${rowCol} AS key, d.domain, d.attempts > 0 AS attempted, count(*) AS n FROM ${from}
       WHERE ${range} AND d.leased_until IS NULL AND d.held_at IS NULL AND ${WAITING}${rw.text} GROUP BY 1, 2, 3`,
-    ).all({ ...rw.params, ...bounds })) {
+      { ...rw.params, ...bounds },
+    )) {
       const a = acc.get(r.key);
       if (a && (!domains || domains.has(r.domain))) a.due[r.attempted ? 1 : 0] += firstHalf ? r.n : -r.n;
     }
@@ -123,11 +134,12 @@ export function stateGroups(db: DB, by: GroupKey, f: QueueFilter, now: number): 
   // out (a crashed or stopped process's claims) due or ahead. Through deliveries_leased (`> 0`: a range, so the
   // planner takes that index rather than walking deliveries_waiting).
   if (asked(['in_flight', 'due', 'scheduled', 'deferred']))
-    for (const r of sql<{ key: string; domain: string; attempted: number; state: QueueState; n: number }>(
+    for (const r of all<{ key: string; domain: string; attempted: number; state: QueueState; n: number }>(
       db,
       `SELECT ${rowCol} AS key, d.domain, d.attempts > 0 AS attempted, ${STATE} AS state, count(*) AS n FROM ${from}
       WHERE d.leased_until > 0 AND d.held_at IS NULL AND ${WAITING}${rw.text} GROUP BY 1, 2, 3, 4`,
-    ).all({ ...rw.params, now })) {
+      { ...rw.params, now },
+    )) {
       const a = acc.get(r.key);
       if (!a || (domains && !domains.has(r.domain))) continue;
       const i = r.attempted ? 1 : 0;
@@ -166,45 +178,37 @@ function oldestMatching(db: DB, f: QueueFilter, now: number): number {
     // The leased recipients are few (the delivery loop's claims): all of them by deliveries_leased.
     const w = where(f, now);
     return (
-      sql<number>(
+      first(
         db,
         `SELECT min(e.created_at) FROM deliveries l CROSS JOIN deliveries d ON d.id = l.id
       CROSS JOIN emails e ON e.seq = d.email_seq WHERE l.leased_until > @now AND ${w.text}`,
-      )
-        .pluck()
-        .get(w.params) ?? Infinity
+        w.params,
+      ) ?? Infinity
     );
   }
   if (f.states?.length === 1 && f.states[0] === 'held') {
     // The held recipients in email order (deliveries_held), to the first that matches.
     const w = where(f, now);
     return (
-      sql<number>(
+      first(
         db,
         `SELECT e.created_at FROM deliveries h CROSS JOIN deliveries d ON d.id = h.id
       CROSS JOIN emails e ON e.seq = d.email_seq WHERE h.held_at IS NOT NULL AND ${w.text} ORDER BY h.email_seq LIMIT 1`,
-      )
-        .pluck()
-        .get(w.params) ?? Infinity
+        w.params,
+      ) ?? Infinity
     );
   }
   if (f.teamId === undefined && f.domains !== undefined && f.domains.length > 1)
     return Math.min(Infinity, ...f.domains.map((d) => oldestMatching(db, { ...f, domains: [d] }, now)));
   const w = where(f, now);
-  if (f.teamId !== undefined)
-    return (
-      sql<number>(db, oldestOfTeam(w.text))
-        .pluck()
-        .get({ ...w.params, key: f.teamId }) ?? Infinity
-    );
+  if (f.teamId !== undefined) return first(db, oldestOfTeam(w.text), { ...w.params, key: f.teamId }) ?? Infinity;
   return (
-    sql<number>(
+    first(
       db,
       `SELECT e.created_at FROM deliveries d CROSS JOIN emails e ON e.seq = d.email_seq WHERE ${w.text}
     ORDER BY d.email_seq LIMIT 1`,
-    )
-      .pluck()
-      .get(w.params) ?? Infinity
+      w.params,
+    ) ?? Infinity
   );
 }
 
@@ -231,11 +235,12 @@ export function summarizeCounts(db: DB, by: GroupKey, f: QueueFilter = {}, now =
     out = [...groups.values()];
   } else {
     const w = keyWhere(f, false);
-    out = sql<Omit<GroupRow, 'oldest_at'>>(
+    out = all<Omit<GroupRow, 'oldest_at'>>(
       db,
       `SELECT ${COL[by][0]} AS key, sum(recipients) AS recipients, sum(held) AS held, sum(deferred) AS deferred
       FROM queue_counts WHERE true${w.text} GROUP BY 1 HAVING sum(recipients) > 0`,
-    ).all(w.params);
+      w.params,
+    );
   }
   if (unfiltered && by !== 'state') {
     const oldest = sql<number>(db, by === 'domain' ? OLDEST_OF_DOMAIN : OLDEST_OF_TEAM).pluck();
