@@ -2,7 +2,7 @@
 // run/get/all/pluck, exec, transaction (BEGIN, nested SAVEPOINTs), inTransaction, close. Statements are
 // translated once (./translate.ts) and prepared by name on the connection.
 import type Database from 'better-sqlite3';
-import { SyncPgClient, type Deferred } from './sync-client.js';
+import { openSyncClient, type Deferred, type SyncClient } from './sync-client.js';
 import { bindValues, translate, type Catalog, type Translated } from './translate.js';
 
 export interface RunResult {
@@ -101,7 +101,7 @@ type AnyFn = (...params: any[]) => unknown;
 
 export class PgDatabase {
   readonly engine = 'postgres' as const;
-  readonly client: SyncPgClient;
+  readonly client: SyncClient;
   readonly identities = new Map<string, string>();
   private readonly catalog: Catalog = { primaryKeys: new Map() };
   private depth = 0;
@@ -109,7 +109,7 @@ export class PgDatabase {
   private open = true;
 
   constructor(readonly url: string) {
-    this.client = new SyncPgClient(url);
+    this.client = openSyncClient(url);
   }
 
   get inTransaction(): boolean {

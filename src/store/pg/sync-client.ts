@@ -1,9 +1,14 @@
-// A synchronous PostgreSQL client: one `pg` connection on a worker thread (./worker.mjs); the calling
-// thread posts a query and sleeps on a shared flag until the answer is there (Atomics.wait +
-// receiveMessageOnPort). This keeps the store's API synchronous on both engines (better-sqlite3 is
-// synchronous too), at the price of one loopback round trip per statement during which this thread waits:
-// see docs/postgres.md for what that costs and when the store should become asynchronous.
+// A synchronous PostgreSQL client, so the store's API stays synchronous on both engines (better-sqlite3 is
+// synchronous too). Two transports, one behaviour:
+// - libpq (the `libpq` package, an optional native dependency built against Debian's libpq-dev): blocking calls
+//   on this thread, one network round trip per statement;
+// - otherwise `pg` on a worker thread (./worker.mjs): this thread posts a batch of statements and sleeps on a
+//   shared flag until the answer is there (Atomics.wait + receiveMessageOnPort): slower (a thread hop per batch).
+// Writes inside a transaction can be deferred (defer) and sent with the next statement that needs an answer.
+// docs/architecture.md says what waiting costs and when the store should become asynchronous.
+import { createRequire } from 'node:module';
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import pg from 'pg';
 
 export interface PgResult {
   rows: unknown[];
@@ -23,16 +28,11 @@ interface RawResult {
 }
 interface Reply {
   results: RawResult[];
-  error?: Record<string, string>;
+  error?: Record<string, string | undefined>;
 }
 /** Filled in when a deferred statement has run. */
 export interface Deferred extends Partial<PgResult> {
   done?: boolean;
-}
-
-function toResult(r: RawResult): PgResult {
-  if (r.bin) for (const row of r.rows as Record<string | number, unknown>[]) for (const k of r.bin) toBuffer(row, k);
-  return { rows: r.rows, rowCount: r.rowCount };
 }
 
 export class PgError extends Error {
@@ -41,59 +41,30 @@ export class PgError extends Error {
   constraint?: string;
 }
 
+const TIMEOUT_MS = 60_000;
+
 function toBuffer(row: Record<string | number, unknown>, k: string | number): void {
   const v = row[k];
   if (v instanceof Uint8Array && !Buffer.isBuffer(v)) row[k] = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 }
 
-const WORKER = new URL('./worker.mjs', import.meta.url);
-const TIMEOUT_MS = 60_000;
+function toResult(r: RawResult): PgResult {
+  if (r.bin) for (const row of r.rows as Record<string | number, unknown>[]) for (const k of r.bin) toBuffer(row, k);
+  return { rows: r.rows, rowCount: r.rowCount };
+}
 
-export class SyncPgClient {
-  private readonly flag = new Int32Array(new SharedArrayBuffer(4));
-  private readonly port: MessagePort;
-  private readonly worker: Worker;
-  private closed = false;
-  /** Statements run, round trips to the worker, and the time this thread spent waiting (metrics, benchmarks). */
+export abstract class SyncClient {
+  /** Statements run, round trips (batches), and the time this thread spent waiting (metrics, benchmarks). */
   queries = 0;
   roundTrips = 0;
   waitedNs = 0n;
+  abstract readonly transport: 'libpq' | 'worker';
+  protected closed = false;
   private pending: { q: Query; into?: Deferred }[] = [];
 
-  constructor(url: string) {
-    const { port1, port2 } = new MessageChannel();
-    this.port = port1;
-    this.worker = new Worker(WORKER, {
-      workerData: { url, port: port2, flag: this.flag.buffer },
-      transferList: [port2],
-      // The worker needs no TypeScript loader: keep the parent's --import flags away from it.
-      execArgv: [],
-    });
-    this.worker.unref();
-  }
-
-  private call(msg: object): Reply {
-    if (this.closed) throw new PgError('The database connection is closed');
-    this.roundTrips++;
-    const t0 = process.hrtime.bigint();
-    try {
-      return this.roundTrip(msg);
-    } finally {
-      this.waitedNs += process.hrtime.bigint() - t0;
-    }
-  }
-
-  private roundTrip(msg: object): Reply {
-    Atomics.store(this.flag, 0, 0);
-    this.port.postMessage(msg);
-    const deadline = Date.now() + TIMEOUT_MS;
-    for (;;) {
-      const woke = Atomics.wait(this.flag, 0, 0, Math.max(1, deadline - Date.now()));
-      const got = receiveMessageOnPort(this.port);
-      if (got) return got.message;
-      if (woke === 'timed-out' && Date.now() >= deadline) throw new PgError('PostgreSQL did not answer within 60 s');
-    }
-  }
+  /** Runs the batch in order, stopping at the first error. */
+  protected abstract exchange(batch: Query[]): Reply;
+  protected abstract end(): void;
 
   /**
    * Queues a statement whose answer nobody waits for yet (a write inside a transaction): it travels with the next
@@ -118,11 +89,19 @@ export class SyncPgClient {
   }
 
   private send(extra: Query[]): PgResult | undefined {
+    if (this.closed) throw new PgError('The database connection is closed');
     const queued = this.pending;
     this.pending = [];
     const batch = [...queued.map((p) => p.q), ...extra];
     this.queries += batch.length;
-    const r = this.call({ batch });
+    this.roundTrips++;
+    const t0 = process.hrtime.bigint();
+    let r: Reply;
+    try {
+      r = this.exchange(batch);
+    } finally {
+      this.waitedNs += process.hrtime.bigint() - t0;
+    }
     const results = r.results.map(toResult);
     queued.forEach((p, i) => {
       if (p.into && results[i]) Object.assign(p.into, results[i], { done: true });
@@ -138,11 +117,193 @@ export class SyncPgClient {
   close(): void {
     if (this.closed) return;
     try {
-      this.call({ end: true });
+      this.end();
     } finally {
       this.closed = true;
+    }
+  }
+}
+
+const WORKER = new URL('./worker.mjs', import.meta.url);
+
+/** `pg` on a worker thread; this thread sleeps until each batch's answer is there. */
+class WorkerClient extends SyncClient {
+  readonly transport = 'worker' as const;
+  private readonly flag = new Int32Array(new SharedArrayBuffer(4));
+  private readonly port: MessagePort;
+  private readonly worker: Worker;
+
+  constructor(url: string) {
+    super();
+    const { port1, port2 } = new MessageChannel();
+    this.port = port1;
+    this.worker = new Worker(WORKER, {
+      workerData: { url, port: port2, flag: this.flag.buffer },
+      transferList: [port2],
+      // The worker needs no TypeScript loader: keep the parent's --import flags away from it.
+      execArgv: [],
+    });
+    this.worker.unref();
+  }
+
+  protected exchange(batch: Query[]): Reply {
+    return this.roundTrip({ batch });
+  }
+
+  private roundTrip(msg: object): Reply {
+    Atomics.store(this.flag, 0, 0);
+    this.port.postMessage(msg);
+    const deadline = Date.now() + TIMEOUT_MS;
+    for (;;) {
+      const woke = Atomics.wait(this.flag, 0, 0, Math.max(1, deadline - Date.now()));
+      const got = receiveMessageOnPort(this.port);
+      if (got) return got.message;
+      if (woke === 'timed-out' && Date.now() >= deadline) throw new PgError('PostgreSQL did not answer within 60 s');
+    }
+  }
+
+  protected end(): void {
+    try {
+      this.roundTrip({ end: true });
+    } finally {
       this.port.close();
       void this.worker.terminate();
     }
   }
+}
+
+/** The libpq binding's synchronous calls we use. */
+interface Libpq {
+  connectSync(conn: string): void;
+  errorMessage(): string;
+  exec(text: string): void;
+  prepare(name: string, text: string, nParams: number): void;
+  execPrepared(name: string, values: (string | null)[]): void;
+  resultStatus(): string;
+  resultErrorMessage(): string;
+  resultErrorFields(): Record<string, string | undefined> | undefined;
+  cmdTuples(): string;
+  ntuples(): number;
+  nfields(): number;
+  fname(i: number): string;
+  ftype(i: number): number;
+  getvalue(r: number, c: number): string;
+  getisnull(r: number, c: number): boolean;
+  finish(): void;
+}
+
+const asNumber = (v: string) => Number(v);
+/** Integers (int8) and numerics as JS numbers (timestamps are ms, counts fit easily); the rest as `pg` reads them. */
+const parserOf = (oid: number): ((v: string) => unknown) =>
+  oid === 20 || oid === 1700 ? asNumber : (pg.types.getTypeParser(oid, 'text') as (v: string) => unknown);
+
+/** A parameter as libpq's text format wants it. */
+function textParam(v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  if (Buffer.isBuffer(v)) return `\\x${v.toString('hex')}`;
+  return String(v);
+}
+
+const FAILED = new Set(['PGRES_FATAL_ERROR', 'PGRES_BAD_RESPONSE', 'PGRES_NONFATAL_ERROR']);
+
+/** libpq's blocking calls on this thread (no thread hop). */
+class LibpqClient extends SyncClient {
+  readonly transport = 'libpq' as const;
+  private readonly prepared = new Set<string>();
+
+  constructor(
+    private readonly pq: Libpq,
+    url: string,
+  ) {
+    super();
+    try {
+      pq.connectSync(url);
+    } catch (err) {
+      throw new PgError(`cannot connect to PostgreSQL: ${pq.errorMessage() || (err as Error).message}`.trim());
+    }
+    // libpq prints notices and warnings to stderr ("… already exists, skipping"): errors only.
+    pq.exec('SET client_min_messages TO error');
+  }
+
+  protected exchange(batch: Query[]): Reply {
+    const results: RawResult[] = [];
+    for (const q of batch) {
+      const error = this.run(q);
+      if (error) return { results, error };
+      results.push(this.read(q.array === true));
+    }
+    return { results };
+  }
+
+  /** Runs one statement; its error, if any. */
+  private run(q: Query): Reply['error'] | undefined {
+    const pq = this.pq;
+    if (q.name) {
+      if (!this.prepared.has(q.name)) {
+        pq.prepare(q.name, q.text, q.values.length);
+        const e = this.failure();
+        if (e) return e;
+        this.prepared.add(q.name);
+      }
+      pq.execPrepared(q.name, q.values.map(textParam));
+    } else if (q.values.length) {
+      (pq as unknown as { execParams(t: string, v: (string | null)[]): void }).execParams(
+        q.text,
+        q.values.map(textParam),
+      );
+    } else pq.exec(q.text);
+    return this.failure();
+  }
+
+  private failure(): Reply['error'] | undefined {
+    const status = this.pq.resultStatus();
+    if (!FAILED.has(status) && status !== '') return undefined;
+    const f = this.pq.resultErrorFields() ?? {};
+    const message = (f.messagePrimary ?? this.pq.resultErrorMessage() ?? this.pq.errorMessage()).trim();
+    return { message: message || 'PostgreSQL connection lost', code: f.sqlState, detail: f.messageDetail };
+  }
+
+  private read(array: boolean): RawResult {
+    const pq = this.pq;
+    const nf = pq.nfields();
+    const names: string[] = [];
+    const parse: ((v: string) => unknown)[] = [];
+    for (let j = 0; j < nf; j++) {
+      names.push(pq.fname(j));
+      parse.push(parserOf(pq.ftype(j)));
+    }
+    const n = pq.ntuples();
+    const rows: unknown[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const row: Record<string | number, unknown> | unknown[] = array ? new Array(nf) : {};
+      for (let j = 0; j < nf; j++) {
+        const v = pq.getisnull(i, j) ? null : parse[j](pq.getvalue(i, j));
+        (row as Record<string | number, unknown>)[array ? j : names[j]] = v;
+      }
+      rows[i] = row;
+    }
+    const tuples = parseInt(pq.cmdTuples(), 10);
+    return { rows, rowCount: Number.isNaN(tuples) ? n : tuples };
+  }
+
+  protected end(): void {
+    this.pq.finish();
+  }
+}
+
+/**
+ * A client for `url`: libpq when its binding is installed (MTA_PG_CLIENT=worker forces the worker thread),
+ * else `pg` on a worker thread.
+ */
+export function openSyncClient(url: string): SyncClient {
+  if (process.env.MTA_PG_CLIENT !== 'worker') {
+    let Ctor: (new () => Libpq) | undefined;
+    try {
+      Ctor = createRequire(import.meta.url)('libpq') as new () => Libpq;
+    } catch {
+      /* not built on this machine: the worker below */
+    }
+    if (Ctor) return new LibpqClient(new Ctor(), url);
+  }
+  return new WorkerClient(url);
 }
