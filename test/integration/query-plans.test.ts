@@ -34,7 +34,7 @@ describe('query plans of hot statements', function () {
   before(async () => {
     s = await startTestService({ env: { MTA_RATE_LIMIT: '0' } });
   });
-  after(() => s.close());
+  after(() => s?.close());
 
   it('use an index for every table that grows', async () => {
     const t = s.team();

@@ -101,7 +101,9 @@ describe('queue purge', function () {
       .all();
     expect(states).to.deep.equal([{ status: 'failed', reason: 'purged', n: 10_000 }]);
     const emails = s.db
-      .prepare('SELECT status, count(*) AS n FROM emails WHERE seq IN (SELECT value FROM json_each(?)) GROUP BY 1')
+      .prepare(
+        'SELECT status, count(*) AS n FROM emails WHERE seq IN (SELECT CAST(value AS BIGINT) FROM json_each(?)) GROUP BY 1',
+      )
       .all(JSON.stringify(seqs));
     expect(emails, 'delivery_delayed → failed, the operator edge').to.deep.equal([{ status: 'failed', n: 200 }]);
     expect(await balance(), 'credits refunded (only the probe emails stay charged)').to.equal(
