@@ -69,6 +69,7 @@ export function pgTablesInFkOrder(db: DB): PgTable[] {
          EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND NOT t.tgisinternal) AS triggers
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND c.relname <> 'schema_migrations'
+         AND c.relname NOT LIKE '%\\_delta' -- PostgreSQL's per-transaction counter deltas (migrations-pg/014)
        ORDER BY c.relname`,
     ).rows as { name: string; triggers: boolean }[]
   ).map((t) => ({ ...t }));
