@@ -136,6 +136,8 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
     MTA_DNS_CHECK_CRON: '0 0 1 1 *',
     // glibc's malloc arenas, passed on to try their effect on RSS
     ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
+    // MTA_FROM_SOURCE=1: the service runs src/ through tsx instead of the bundle (bin/mta.js), for comparison
+    ...(process.env.MTA_FROM_SOURCE ? { MTA_FROM_SOURCE: process.env.MTA_FROM_SOURCE } : {}),
   };
   if (run.shaping) {
     const f = path.join(dataDir, 'shaping.json');
