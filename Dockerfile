@@ -9,6 +9,9 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY bin ./bin
 COPY config ./config
 COPY src ./src
+# The precompiled bundle bin/mta.js runs (npm ci's `prepare` found no src/ above): no TypeScript loader at run time.
+COPY scripts/build.mjs ./scripts/build.mjs
+RUN node scripts/build.mjs
 RUN useradd --system --uid 10001 --home-dir /app mta && mkdir -p /data && chown mta /data
 USER mta
 # MALLOC_ARENA_MAX=2: glibc keeps fewer per-thread arenas (the signing and report workers, SQLite, TLS); measured

@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'test/fixtures/'] },
+  { ignores: ['node_modules/', 'data/', 'test/fixtures/', 'dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -16,6 +16,11 @@ export default tseslint.config(
       // Mail and terminal output are full of control characters matched on purpose (escaping, CRLF, NUL checks).
       'no-control-regex': 'off',
     },
+  },
+  {
+    // Plain JavaScript run by node itself (bin/mta.js, scripts/build.mjs, the workers' boot files).
+    files: ['**/*.js', '**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
   {
     // Tests read JSON bodies and library internals loosely; `any` there is a convenience, not a design.

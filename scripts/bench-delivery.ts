@@ -17,7 +17,7 @@ import { openDb } from '../src/store/db.js';
 import { loadConfig } from '../src/config/load.js';
 import { createTeam, createKey } from '../src/services/keys.js';
 import { addCredits } from '../src/services/credits.js';
-import { startChild, pct, fmt, memoryOf, cpuSecondsOf, benchDatabaseUrl } from './bench-lib.js';
+import { startChild, pct, fmt, memoryOf, cpuSecondsOf, threadCpuOf, benchDatabaseUrl } from './bench-lib.js';
 
 interface Sink {
   kind: string;
@@ -136,6 +136,8 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
     MTA_DNS_CHECK_CRON: '0 0 1 1 *',
     // glibc's malloc arenas, passed on to try their effect on RSS
     ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
+    // MTA_FROM_SOURCE=1: the service runs src/ through tsx instead of the bundle (bin/mta.js), for comparison
+    ...(process.env.MTA_FROM_SOURCE ? { MTA_FROM_SOURCE: process.env.MTA_FROM_SOURCE } : {}),
   };
   if (run.shaping) {
     const f = path.join(dataDir, 'shaping.json');
@@ -172,7 +174,11 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
   const lat: number[] = [];
   let next = 0;
   const load = os.loadavg()[0];
-  const cpu0 = { bench: process.cpuUsage(), service: cpuSecondsOf(child.proc.pid) };
+  const cpu0 = {
+    bench: process.cpuUsage(),
+    service: cpuSecondsOf(child.proc.pid),
+    threads: new Map(threadCpuOf(child.proc.pid)),
+  };
   const t0 = Date.now();
   // node:http with keep-alive (fetch costs this process about twice the CPU per request, on the same 2 cores).
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
@@ -220,6 +226,12 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
     );
   console.log(
     `delivery[${run.name}]: load average ${fmt(load, 2)} at the start; sink: ${sink.kind}; CPU during the run: service ${fmt(serviceCpu, 1)} s, bench process ${fmt((benchCpu.user + benchCpu.system) / 1e6, 1)} s`,
+  );
+  const threads = threadCpuOf(child.proc.pid)
+    .map(([name, s]) => [name, s - (cpu0.threads.get(name) ?? 0)] as const)
+    .filter(([, s]) => s >= 0.05);
+  console.log(
+    `delivery[${run.name}]: service CPU by thread: ${threads.map(([name, s]) => `${name} ${fmt(s, 1)} s`).join(', ')}`,
   );
   console.log(`delivery[${run.name}]: service right after the run: ${await memoryOf(child)}`);
   // The loop gives memory back once it has been idle for a second (outbound/trim.ts).

@@ -116,6 +116,25 @@ export async function memoryOf(child: Pick<Child, 'http'> & { proc?: ChildProces
   return `${out})`;
 }
 
+/**
+ * CPU seconds per thread of a process (/proc, Linux; empty elsewhere): the main thread as "main", others by name and
+ * thread id (node's worker threads, libuv's pool and V8's helpers are all called "node").
+ */
+export function threadCpuOf(pid: number | undefined): [string, number][] {
+  const out = new Map<string, number>();
+  try {
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = tid === String(pid) ? 'main' : `${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}/${tid}`;
+      const f = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      out.set(name, (out.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) / 100);
+    }
+  } catch {
+    /* not Linux, or gone */
+  }
+  return [...out].sort((a, b) => b[1] - a[1]);
+}
+
 /** CPU seconds (user + system) a process has used so far (/proc, Linux; NaN elsewhere). */
 export function cpuSecondsOf(pid: number | undefined): number {
   try {

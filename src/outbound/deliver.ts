@@ -6,13 +6,15 @@ import { verpAddress } from '../core/verp.js';
 import type { RetryPolicy } from '../core/retry.js';
 import type { Ctx } from '../services/context.js';
 import type { MxResolver } from './mx.js';
-import type { SmtpClient, Target, SendResult } from './smtp.js';
-import type { Verdict } from './outcome.js';
+import type { Target, SendResult } from './smtp.js';
+import type { Smtp } from './transport.js';
+import type { Verdict } from './verdict.js';
 
 export interface DeliverDeps {
   ctx: Ctx;
   mx: MxResolver;
-  smtp: SmtpClient;
+  /** an SmtpClient, or the Transport that sends on the outbound worker */
+  smtp: Smtp;
   verpSecret: Buffer;
   policy: RetryPolicy;
   /** Longest a transaction may take (its lease outlives it). */

@@ -1,5 +1,5 @@
 // Builds the outbound delivery component from the shared context: resolver (MTA_DNS_SERVERS), MX cache,
-// shaping rules (MTA_SHAPING_FILE), SMTP pool, source IP pools, retry policy, lease and limits. Nothing runs on import.
+// shaping rules (MTA_SHAPING_FILE), SMTP pool (on the outbound worker thread), source IP pools, retry policy, lease and limits. Nothing runs on import.
 import { createResolver } from '../services/resolver.js';
 import { secret, onEvent } from '../services/delivery.js';
 import { shapingFor } from '../services/shaping.js';
@@ -11,6 +11,7 @@ import { prepareEmail } from './compose.js';
 import { SourcePools } from './sources.js';
 import { Control } from './control.js';
 import { SignerPool } from './signer.js';
+import { Transport } from './transport.js';
 
 export { OutboundLoop } from './loop.js';
 
@@ -31,24 +32,27 @@ export function createOutbound(ctx: Ctx, overrides: Partial<LoopOptions> = {}): 
       "MTA_OUTBOUND_PER_DOMAIN_CONCURRENCY no longer does anything: set the site's connections in the shaping rules",
     );
   let loop: OutboundLoop | null = null;
-  const smtp = new SmtpClient({
+  const smtpOptions = {
     hostname: c.hostname,
     port: c.outboundPort,
     tls: c.outboundTls,
     timeoutMs,
     maxMessages: c.outboundMessagesPerConnection,
-    // An idle connection of a lane closed: the scheduler may open another.
-    onIdleClosed: (key) => {
-      const [ip, site] = key.split(' ');
-      loop?.sched.closed(ip, site);
-    },
-  });
+  };
+  // An idle connection of a lane closed: the scheduler may open another.
+  const onIdleClosed = (key: string) => {
+    const [ip, site] = key.split(' ');
+    loop?.sched.closed(ip, site);
+  };
+  // SMTP sessions run on the outbound worker thread (with composing and signing); on this thread until it is up.
+  const signer = new SignerPool(ctx.log);
+  signer.useSmtp(smtpOptions, onIdleClosed);
+  const smtp = new Transport(new SmtpClient({ ...smtpOptions, onIdleClosed }), signer);
   // Only addresses this host holds are bound; others (a NAT'd public address listed for SPF) are left
   // to the kernel's choice, with a warning at start (sources.ts).
   const sources = new SourcePools(ctx);
   const { leaseMs, deadlineMs } = timings(c);
   let verp: Buffer | null = null;
-  const signer = new SignerPool(ctx.log);
   loop = new OutboundLoop(
     ctx,
     {

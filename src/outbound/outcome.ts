@@ -4,14 +4,9 @@ import { classifyReply, parseReplyLine } from '../core/classify.js';
 import { mailboxProvider } from '../core/providers/index.js';
 import { retryDelayMs, expired, type RetryPolicy } from '../core/retry.js';
 import type { RecipientOutcome } from '../services/transition.js';
+import type { Verdict } from './verdict.js';
 
-/** What happened to one recipient in one attempt. `reply` is the raw SMTP reply line, if any. */
-export type Verdict =
-  | { kind: 'accepted'; reply: string }
-  | { kind: 'deferred'; reply: string | null; command: string; error?: string }
-  | { kind: 'rejected'; reply: string; command: string }
-  | { kind: 'dns_hard'; reason: 'hostunknown' | 'notaccept'; enhanced: string; text: string }
-  | { kind: 'failed'; error: string; message: string };
+export { verdictOfReply, type Verdict } from './verdict.js';
 
 export interface AttemptInfo {
   mx_host?: string;
@@ -26,14 +21,6 @@ export interface Attempted {
   id: number;
   attempts: number;
   first_attempt_at: number | null;
-}
-
-/** A reply line's class: 2xx accepted, 4xx (or no valid reply) deferred, 5xx rejected. */
-export function verdictOfReply(reply: string | null | undefined, command: string, error?: string): Verdict {
-  const code = reply ? parseReplyLine(reply).code : null;
-  if (reply && code !== null && code >= 500) return { kind: 'rejected', reply, command };
-  if (reply && code !== null && code >= 200 && code < 300) return { kind: 'accepted', reply };
-  return { kind: 'deferred', reply: reply ?? null, command, error };
 }
 
 function replyData(reply: string | null) {

@@ -1,10 +1,14 @@
-// Composing and signing on a worker thread (the second core), so the delivery loop's thread keeps to SMTP and
-// the store. Until the worker is up, or if it dies, jobs run on this thread: a worker problem never stops mail.
+// The outbound worker thread (the second core): composing and signing, and the SMTP client sessions, so the delivery
+// loop's thread keeps to the store and the scheduling. Until the worker is up, or if it dies, signing runs on this
+// thread and send() answers null (the caller sends from this thread): a worker problem never stops mail.
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { Plugin } from 'esbuild';
 import { composeAndSign, type SignJob, type Signer } from './message.js';
+import type { SendOptions, SendResult, SmtpOptions, Target } from './smtp.js';
+import type { WorkerIn } from './sign-worker.js';
+import { BatchPort } from './batch-port.js';
 
 const ENTRY = new URL('./sign-worker.ts', import.meta.url);
 /** Fallback boot: registers tsx in the worker (a loader thread and a compiler of its own). */
@@ -55,11 +59,42 @@ function bundle(): Promise<string | null> {
 /** Profiling flags pass to the worker; loaders (`--import tsx`) do not: its code is plain JavaScript. */
 const workerArgv = () => process.execArgv.filter((a) => /^--(cpu-prof|heap-prof)/.test(a));
 
+/** A transaction that never reached an answer (the worker stopped or refused it): deferred, the session gone. */
+const lost = (t: Target, rcpts: string[], error: string): SendResult => ({
+  verdicts: rcpts.map(() => ({ kind: 'deferred', reply: null, command: 'INTERNAL', error })),
+  info: { mx_host: t.mxHost, remote_ip: t.ip, tls_version: null, tls_cipher: null },
+  tryNext: false,
+  closed: true,
+});
+
+type FromWorker = {
+  ready?: true;
+  id?: number;
+  raw?: ArrayBuffer;
+  error?: string;
+  sent?: SendResult;
+  idleClosed?: string;
+  closedAll?: true;
+  open?: number;
+  idlePools?: number;
+};
+
 export class SignerPool {
   private worker: Worker | null = null;
+  private port: BatchPort<WorkerIn> | null = null;
   private ready = false;
   private next = 1;
   private pending = new Map<number, { resolve(b: Buffer): void; reject(e: Error): void; job: SignJob }>();
+  private sends = new Map<number, { resolve(r: SendResult): void; t: Target; rcpts: string[]; pool?: string }>();
+  private smtpOptions: Omit<SmtpOptions, 'onIdleClosed'> | null = null;
+  private onIdleClosed: (key: string) => void = () => {};
+  /** Idle sessions the worker holds per pool key, as far as this thread can tell (reported gone if it dies). */
+  private idle = new Map<string, number>();
+  private closing: Promise<void> | null = null;
+  private closed: (() => void) | null = null;
+  private started = false;
+  /** The worker's SMTP pool as it last said: open sessions, pool keys with idle sessions. */
+  readonly smtpCounts = { open: 0, idlePools: 0 };
   private failures = 0;
   private stopped = false;
   private booting = false;
@@ -73,15 +108,73 @@ export class SignerPool {
 
   /** The Signer to give prepareEmail. */
   readonly sign: Signer = (job) => {
-    if (!this.ready || !this.worker) return composeAndSign(job);
+    if (!this.ready || !this.worker) {
+      this.wakeUp();
+      return composeAndSign(job);
+    }
     const id = this.next++;
     return new Promise<Buffer>((resolve, reject) => {
       this.pending.set(id, { resolve, reject, job });
-      this.worker!.postMessage({ id, job });
+      this.post({ id, job });
     });
   };
 
+  /**
+   * SMTP sessions go to the worker, with these settings, once it is up; `onIdleClosed` hears of every idle session
+   * of a pool that went (idle time-out, the server hung up, the worker gone).
+   */
+  useSmtp(o: Omit<SmtpOptions, 'onIdleClosed'>, onIdleClosed: (key: string) => void): void {
+    this.smtpOptions = o;
+    this.onIdleClosed = onIdleClosed;
+    this.post({ smtp: o });
+  }
+
+  /** One SMTP transaction on the worker (same contract as SmtpClient.send); null while the worker is not up. */
+  send(
+    t: Target,
+    from: string,
+    rcpts: string[],
+    raw: Buffer,
+    deadline: number,
+    source: string | undefined,
+    opt: SendOptions,
+  ): Promise<SendResult> | null {
+    if (!this.ready || !this.worker || !this.smtpOptions || this.closing) {
+      this.wakeUp();
+      return null;
+    }
+    const id = this.next++;
+    const pool = opt.pool;
+    const n = pool === undefined ? 0 : (this.idle.get(pool) ?? 0);
+    if (n > 0) this.idle.set(pool!, n - 1); // the worker takes one of that pool's idle sessions
+    const copy = new Uint8Array(raw); // exactly the message's bytes (raw may sit in a larger pooled buffer)
+    return new Promise<SendResult>((resolve) => {
+      this.sends.set(id, { resolve, t, rcpts, pool });
+      this.post({ id, send: { t, from, rcpts, raw: copy, deadline, source, opt } }, copy.buffer);
+    });
+  }
+
+  /** Tells the worker's sessions to go (QUIT when idle); stop() waits for that, up to a second. */
+  closeSmtp(): void {
+    if (!this.worker || this.closing) return;
+    this.closing = new Promise<void>((r) => {
+      this.closed = r;
+      setTimeout(r, 1000).unref();
+    });
+    this.post({ closeAll: true });
+  }
+
+  private post(m: WorkerIn, transfer?: ArrayBuffer): void {
+    this.port?.post(m, transfer);
+  }
+
+  /** Work came while the worker rests (trim): start it again. */
+  private wakeUp(): void {
+    if (!this.worker && !this.stopped && this.started) this.start();
+  }
+
   start(): void {
+    this.started = true;
     if (this.worker || this.booting || this.failures >= 3) return;
     this.stopped = false;
     this.booting = true;
@@ -95,22 +188,17 @@ export class SignerPool {
   private spawn(js: string | null): void {
     const w = js === null ? new Worker(BOOT) : new Worker(js, { eval: true, execArgv: workerArgv() });
     this.worker = w;
+    this.port = new BatchPort<WorkerIn>(w);
     w.unref();
-    w.on('message', (m: { ready?: true; id: number; raw?: ArrayBuffer; error?: string }) => {
-      if (m.ready) {
-        this.ready = true;
-        return;
-      }
-      const p = this.pending.get(m.id);
-      if (!p) return;
-      this.pending.delete(m.id);
-      if (m.raw) p.resolve(Buffer.from(m.raw));
-      else p.reject(new Error(m.error ?? 'signing failed'));
+    if (this.smtpOptions) this.post({ smtp: this.smtpOptions });
+    w.on('message', (batch: FromWorker[]) => {
+      for (const m of batch) this.received(m);
     });
-    w.on('error', (err) => this.log.error({ err: err.message }, 'signing worker failed; signing on the main thread'));
+    w.on('error', (err) => this.log.error({ err: err.message }, 'outbound worker failed; signing on the main thread'));
     w.on('exit', () => {
       if (this.worker !== w) return;
       this.worker = null;
+      this.port = null;
       this.ready = false;
       this.failures++;
       this.takeBack();
@@ -118,20 +206,90 @@ export class SignerPool {
     });
   }
 
-  /** Jobs the worker took with it are done on this thread instead. */
+  private received(m: FromWorker): void {
+    if (m.open !== undefined) this.smtpCounts.open = m.open;
+    if (m.idlePools !== undefined) this.smtpCounts.idlePools = m.idlePools;
+    if (m.ready) {
+      this.ready = true;
+      return;
+    }
+    if (m.idleClosed !== undefined) {
+      const n = this.idle.get(m.idleClosed) ?? 0;
+      if (n > 1) this.idle.set(m.idleClosed, n - 1);
+      else this.idle.delete(m.idleClosed);
+      return this.onIdleClosed(m.idleClosed);
+    }
+    if (m.closedAll) return this.closed?.();
+    if (m.id === undefined) return;
+    const s = this.sends.get(m.id);
+    if (s) {
+      this.sends.delete(m.id);
+      const r = m.sent ?? lost(s.t, s.rcpts, m.error ?? 'internal error');
+      if (!r.closed && s.pool !== undefined) this.idle.set(s.pool, (this.idle.get(s.pool) ?? 0) + 1);
+      return s.resolve(r);
+    }
+    const p = this.pending.get(m.id);
+    if (!p) return;
+    this.pending.delete(m.id);
+    if (m.raw) p.resolve(Buffer.from(m.raw));
+    else p.reject(new Error(m.error ?? 'signing failed'));
+  }
+
+  /**
+   * Jobs the worker took with it are done on this thread instead; its transactions end deferred (their leases bring
+   * the recipients back), its idle sessions are reported gone.
+   */
   private takeBack(): void {
     const jobs = [...this.pending.values()];
     this.pending.clear();
     for (const p of jobs) composeAndSign(p.job).then(p.resolve, p.reject);
+    const sends = [...this.sends.values()];
+    this.sends.clear();
+    for (const s of sends) s.resolve(lost(s.t, s.rcpts, 'the outbound worker stopped'));
+    this.forgetIdle();
   }
 
-  /** Asks the worker for a full GC (after a burst: its heap back to the system). */
+  /** The worker is gone: so are its idle sessions (the scheduler counts them open until told). */
+  private forgetIdle(): void {
+    this.smtpCounts.open = 0;
+    this.smtpCounts.idlePools = 0;
+    const idle = [...this.idle];
+    this.idle.clear();
+    for (const [key, n] of idle) for (let i = 0; i < n; i++) this.onIdleClosed(key);
+  }
+
+  /**
+   * After a burst, once the delivery loop is idle: the worker's sessions say QUIT and the thread ends, its heap and
+   * malloc arena back to the system (~50 MiB); the next job starts it again (meanwhile jobs run on this thread).
+   */
   trim(): void {
-    this.worker?.postMessage({ gc: true });
+    void this.rest();
+  }
+
+  private async rest(): Promise<void> {
+    const w = this.worker;
+    if (!w || !this.ready || this.pending.size || this.sends.size) return;
+    this.closeSmtp();
+    await this.closing;
+    this.closing = null;
+    this.closed = null;
+    if (this.worker !== w) return;
+    if (this.pending.size || this.sends.size) {
+      if (this.smtpOptions) this.post({ smtp: this.smtpOptions }); // work came meanwhile: sessions again
+      return;
+    }
+    this.worker = null;
+    this.port = null;
+    this.ready = false;
+    await w.terminate();
+    this.forgetIdle();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    await this.closing;
+    this.closing = null;
+    this.closed = null;
     const w = this.worker;
     this.worker = null;
     this.ready = false;

@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { rejectedRecipientsOf, socketOf } from '../lib/internals.js';
-import { verdictOfReply, type Verdict } from './outcome.js';
+import { verdictOfReply, type Verdict } from './verdict.js';
 
 export interface SmtpOptions {
   hostname: string;
@@ -134,6 +134,11 @@ export class SmtpClient {
 
   get openConnections(): number {
     return this.open.size;
+  }
+
+  /** Pool keys with idle sessions (an entry goes with its last idle session). */
+  get idlePools(): number {
+    return this.idle.size;
   }
 
   /** Whether an idle session of `pool` is ready for reuse. */

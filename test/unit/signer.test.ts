@@ -1,9 +1,12 @@
-// The signing worker: started from esbuild's bundle of sign-worker.ts (no TypeScript loader in the thread), it
-// returns a message whose DKIM signature verifies, like signing on the main thread; a stopped pool signs here.
+// The outbound worker: started from esbuild's bundle of sign-worker.ts (no TypeScript loader in the thread), it
+// returns a message whose DKIM signature verifies, like signing on the main thread; a stopped pool signs here. It
+// runs SMTP transactions to a loopback server, rests after a burst (its idle sessions reported gone) and starts again.
 import { expect } from 'chai';
 import { generateKeyPairSync } from 'node:crypto';
 import pino from 'pino';
 import { dkimVerify } from 'mailauth';
+import { SMTPServer } from 'smtp-server';
+import type { AddressInfo } from 'node:net';
 import { SignerPool } from '../../src/outbound/signer.js';
 import { composeAndSign, type SignJob } from '../../src/outbound/message.js';
 
@@ -58,5 +61,69 @@ describe('signing worker (SignerPool)', function () {
     await pool.stop();
     expect(pool.onWorker).to.equal(false);
     expect(await verify(await pool.sign(job))).to.deep.equal(['sender.test pass']);
+  });
+
+  it('runs SMTP transactions on the worker; rests when trimmed (idle sessions reported gone) and starts on the next', async () => {
+    const got: { from: string; to: string[]; data: Buffer }[] = [];
+    const server = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['AUTH', 'STARTTLS'],
+      logger: false,
+      onData(stream, session, cb) {
+        const chunks: Buffer[] = [];
+        stream.on('data', (c: Buffer) => chunks.push(c));
+        stream.on('end', () => {
+          got.push({
+            from: (session.envelope.mailFrom as { address: string }).address,
+            to: session.envelope.rcptTo.map((r) => r.address),
+            data: Buffer.concat(chunks),
+          });
+          cb();
+        });
+      },
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.server.address() as AddressInfo).port;
+    const gone: string[] = [];
+    const pool = new SignerPool(pino({ level: 'silent' }));
+    pool.useSmtp({ hostname: 'mta.test', port, tls: 'off', timeoutMs: 5000, maxMessages: 100 }, (k) => gone.push(k));
+    const up = async () => {
+      const t = Date.now();
+      while (!pool.onWorker && Date.now() - t < 10_000) await new Promise((r) => setTimeout(r, 20));
+      expect(pool.onWorker).to.equal(true);
+    };
+    try {
+      pool.start();
+      await up();
+      const raw = await pool.sign(job);
+      const target = { mxHost: '127.0.0.1', ip: '127.0.0.1' };
+      const send = () =>
+        pool.send(target, 'b-1@bounce.test', ['user@dest.test'], raw, Date.now() + 5000, undefined, {
+          pool: 'ip site',
+        });
+      const first = await send();
+      expect(first?.verdicts[0].kind).to.equal('accepted');
+      expect(first?.closed).to.equal(false);
+      expect(got).to.have.length(1);
+      expect(got[0].from).to.equal('b-1@bounce.test');
+      expect(got[0].to).to.deep.equal(['user@dest.test']);
+      // DATA ends the message on a line of its own and sends every line end as CRLF
+      const text = (b: Buffer) => b.toString().replace(/\r?\n/g, '\r\n').replace(/\r\n$/, '');
+      expect(text(got[0].data)).to.equal(text(raw));
+
+      pool.trim();
+      const t = Date.now();
+      while (pool.onWorker && Date.now() - t < 5000) await new Promise((r) => setTimeout(r, 20));
+      expect(pool.onWorker).to.equal(false);
+      expect(gone).to.include('ip site');
+
+      expect(send()).to.equal(null); // resting: the caller sends from its own thread; the worker starts again
+      await up();
+      expect((await send())?.verdicts[0].kind).to.equal('accepted');
+      expect(got).to.have.length(2);
+    } finally {
+      await pool.stop();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 });
