@@ -33,6 +33,16 @@ const toBalance = (g: GrantRow): GrantBalance => ({
   createdAt: g.created_at,
 });
 
+/**
+ * PostgreSQL (several nodes): one charge or refund per team at a time, until this transaction ends (SQLite's writes
+ * are serialized already), so a balance read is the balance written against. An advisory lock rather than the
+ * team's row: each request of a group commit runs in its own savepoint, and locking a row again from a new
+ * savepoint queues behind another node's waiter (a deadlock); a lock this transaction holds is simply granted again.
+ */
+function lockTeam(db: DB, teamId: string): void {
+  if (isPg(db)) sql(db, 'SELECT pg_advisory_xact_lock(1, hashtext(?))').get(teamId);
+}
+
 /** Charges `n` credits for an email; returns the allocation, or null when not enough. In a transaction. */
 export function charge(
   db: DB,
@@ -43,9 +53,7 @@ export function charge(
   nowMs: number,
 ): Allocation[] | null {
   const month = monthOf(nowMs);
-  // PostgreSQL (several nodes): one charge per team at a time, held until this transaction ends (SQLite's
-  // writes are serialized already). The balance read below is then the balance written against.
-  if (isPg(db)) sql(db, 'SELECT 1 FROM teams WHERE id = ? FOR UPDATE').get(teamId);
+  lockTeam(db, teamId);
   const plan = allocate(
     n,
     freeMonthly - freeUsed(db, teamId, month),
@@ -76,7 +84,7 @@ export function charge(
  * charged first: purchased credits before free ones). Returns how many were refunded.
  */
 export function refund(db: DB, teamId: string, emailSeq: number, n: number, nowMs: number): number {
-  if (isPg(db)) sql(db, 'SELECT 1 FROM teams WHERE id = ? FOR UPDATE').get(teamId);
+  lockTeam(db, teamId);
   const rows = sql<{ grant_id: string | null; month: string; net: number }>(
     db,
     'SELECT grant_id, month, -sum(amount) AS net FROM credit_ledger WHERE email_seq = ? GROUP BY grant_id, month HAVING -sum(amount) > 0 ORDER BY grant_id IS NULL, grant_id DESC',
