@@ -190,7 +190,17 @@ interface Libpq {
   getvalue(r: number, c: number): string;
   getisnull(r: number, c: number): boolean;
   finish(): void;
+  enterPipelineMode?(): boolean;
+  exitPipelineMode?(): boolean;
+  pipelineSync?(): boolean;
+  sendPrepare?(name: string, text: string, nParams: number): boolean;
+  sendQueryPrepared?(name: string, values: (string | null)[]): boolean;
+  sendQueryParams?(text: string, values: (string | null)[]): boolean;
+  getResult?(): boolean;
 }
+
+/** A statement that can travel in a pipeline (the extended protocol: one statement per text). */
+const pipelinable = (q: Query) => q.values.length > 0 || q.name !== undefined || !/;\s*\S/.test(q.text);
 
 const asNumber = (v: string) => Number(v);
 /** Integers (int8) and numerics as JS numbers (timestamps are ms, counts fit easily); the rest as `pg` reads them. */
@@ -225,14 +235,72 @@ class LibpqClient extends SyncClient {
     pq.exec('SET client_min_messages TO error');
   }
 
+  /**
+   * Several statements go out together in libpq's pipeline mode (one network round trip for the batch); a
+   * statement of several commands (migrations, exec) runs on its own.
+   */
   protected exchange(batch: Query[]): Reply {
     const results: RawResult[] = [];
-    for (const q of batch) {
-      const error = this.run(q);
+    for (let i = 0; i < batch.length;) {
+      let j = i;
+      while (j < batch.length && this.pipelines && pipelinable(batch[j])) j++;
+      if (j - i >= 2) {
+        const error = this.pipeline(batch.slice(i, j), results);
+        if (error) return { results, error };
+        i = j;
+        continue;
+      }
+      const error = this.run(batch[i]);
       if (error) return { results, error };
-      results.push(this.read(q.array === true));
+      results.push(this.read(batch[i].array === true));
+      i++;
     }
     return { results };
+  }
+
+  private get pipelines(): boolean {
+    return typeof this.pq.enterPipelineMode === 'function';
+  }
+
+  /** Sends the statements in one go, then reads each one's result (after an error the rest are skipped). */
+  private pipeline(qs: Query[], results: RawResult[]): Reply['error'] | undefined {
+    const pq = this.pq as Required<Libpq>;
+    const steps: { prepare?: string; q?: Query }[] = [];
+    pq.enterPipelineMode();
+    try {
+      const preparing = new Set<string>();
+      for (const q of qs) {
+        const params = q.values.map(textParam);
+        if (q.name) {
+          if (!this.prepared.has(q.name) && !preparing.has(q.name)) {
+            pq.sendPrepare(q.name, q.text, q.values.length);
+            preparing.add(q.name);
+            steps.push({ prepare: q.name });
+          }
+          pq.sendQueryPrepared(q.name, params);
+        } else pq.sendQueryParams(q.text, params);
+        steps.push({ q });
+      }
+      pq.pipelineSync();
+      let error: Reply['error'] | undefined;
+      for (const step of steps) {
+        pq.getResult(); // this statement's result (PGRES_PIPELINE_ABORTED after an error)
+        if (!error) {
+          error = this.failure();
+          if (!error && step.prepare) this.prepared.add(step.prepare);
+          else if (!error) results.push(this.read(step.q!.array === true));
+        }
+        while (pq.getResult()) {
+          /* up to the NULL that ends this statement's results */
+        }
+      }
+      while (pq.getResult() && pq.resultStatus() !== 'PGRES_PIPELINE_SYNC') {
+        /* up to the sync point */
+      }
+      return error;
+    } finally {
+      pq.exitPipelineMode();
+    }
   }
 
   /** Runs one statement; its error, if any. */
