@@ -69,7 +69,13 @@ export class TestService {
       body = JSON.stringify(opts.body);
       headers['content-type'] ??= 'application/json';
     }
-    const res = await fetch(this.url + p, { method, headers, body });
+    const send = () => fetch(this.url + p, { method, headers, body });
+    // A reused keep-alive connection the server closed as it went idle (after a long synchronous stretch, e.g. a
+    // purge): a GET is sent again on a new one, as any HTTP client would.
+    const res = await send().catch((err: { cause?: { code?: string } }) => {
+      if (method !== 'GET' || err.cause?.code !== 'ECONNRESET') throw err;
+      return send();
+    });
     const text = await res.text();
     let parsed: unknown = text;
     try {
