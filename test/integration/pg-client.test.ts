@@ -65,7 +65,9 @@ describe('PostgreSQL synchronous clients', function () {
         expect(b.done, 'the failing statement').to.equal(undefined);
         expect(after.done, 'never ran').to.equal(undefined);
         c.query('ROLLBACK');
-        expect(c.query(`SELECT count(*) AS n FROM t_${transport} WHERE id BETWEEN 10 AND 11`).rows).to.deep.equal([{ n: 0 }]);
+        expect(c.query(`SELECT count(*) AS n FROM t_${transport} WHERE id BETWEEN 10 AND 11`).rows).to.deep.equal([
+          { n: 0 },
+        ]);
         // The connection is usable again, and the statement prepared in the failed batch too.
         c.query(`INSERT INTO t_${transport} (id) VALUES ($1)`, [12], { name: `ins_${transport}` });
         expect(c.query(`SELECT id FROM t_${transport} WHERE id = 12`).rows).to.deep.equal([{ id: 12 }]);
