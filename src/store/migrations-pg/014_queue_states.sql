@@ -1,6 +1,6 @@
 -- PostgreSQL 15 translation of migrations/014_queue_states.sql. Differences from the SQLite text, same effect:
 --   * DROP TRIGGER names its table (PostgreSQL triggers belong to a table); 013's trigger functions are replaced
---     (CREATE OR REPLACE FUNCTION) with the re-keyed bodies.
+--     (CREATE OR REPLACE FUNCTION) with re-keyed bodies that append deltas (below: several nodes).
 --   * Backfills: sum(bool) -> count(*) FILTER (WHERE …); a boolean stored in an integer column -> ::int.
 --   * CAST(coalesce(x, 0) / 60000 AS INTEGER) -> (coalesce(x, 0) / 60000)::bigint: both engines divide integers
 --     truncating toward zero; the minute is kept as BIGINT like every integer here.
@@ -8,10 +8,9 @@
 --     is one IMMUTABLE SQL function queue_slot(status, held_at, leased_until, next_attempt_at) here, used in the
 --     triggers' WHEN clauses and bodies.
 --   * `x IS NOT y` -> `x IS DISTINCT FROM y`; RAISE(ABORT, msg) -> RAISE EXCEPTION msg.
---   * Row-value lookups `(team_id, domain, sender_domain) = (SELECT …)` -> the email's team and sender domain read
---     once into variables; when the email row is missing (impossible under the foreign key) nothing is written, as the
---     SQLite INSERT … SELECT … FROM emails writes nothing.
---   * ON CONFLICT DO UPDATE SET qualifies the old row's columns (queue_counts.recipients): unqualified is ambiguous.
+--   * Row-value lookups `(team_id, domain, sender_domain) = (SELECT …)` -> INSERT … SELECT … FROM emails of the delta
+--     rows (nothing written when the email row is missing, impossible under the foreign key, as in SQLite).
+--   * The counters are changed through per-transaction deltas folded at COMMIT (see "Several nodes" below).
 -- Queue summary by state and with filters from counters (operations.md "Queue control"), kept by triggers in the
 -- very transaction of each write, backfilled here:
 -- * queue_counts (013's, re-keyed): waiting recipients per team, recipient domain AND sender domain, so the
@@ -77,72 +76,6 @@ CREATE TRIGGER emails_key_fixed BEFORE UPDATE OF team_id, sender_domain ON email
 FOR EACH ROW WHEN (NEW.team_id IS DISTINCT FROM OLD.team_id OR NEW.sender_domain IS DISTINCT FROM OLD.sender_domain)
 EXECUTE FUNCTION emails_key_fixed();
 
-CREATE OR REPLACE FUNCTION queue_counts_insert() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO queue_counts (team_id, domain, sender_domain, recipients, held, deferred)
-  SELECT e.team_id, NEW.domain, e.sender_domain, 1, (NEW.held_at IS NOT NULL)::int,
-    (NEW.held_at IS NULL AND NEW.attempts > 0)::int
-  FROM emails e WHERE e.seq = NEW.email_seq
-  ON CONFLICT (team_id, domain, sender_domain) DO UPDATE SET recipients = queue_counts.recipients + excluded.recipients,
-    held = queue_counts.held + excluded.held, deferred = queue_counts.deferred + excluded.deferred;
-  RETURN NULL;
-END;
-$$;
-CREATE TRIGGER queue_counts_insert AFTER INSERT ON deliveries
-FOR EACH ROW WHEN (NEW.status IN ('queued', 'sent', 'delivery_delayed'))
-EXECUTE FUNCTION queue_counts_insert();
-
-CREATE OR REPLACE FUNCTION queue_counts_update() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  w0 int := (OLD.status IN ('queued', 'sent', 'delivery_delayed'))::int;
-  w1 int := (NEW.status IN ('queued', 'sent', 'delivery_delayed'))::int;
-  h0 int := (OLD.held_at IS NOT NULL)::int;
-  h1 int := (NEW.held_at IS NOT NULL)::int;
-  a0 int := (OLD.attempts > 0)::int;
-  a1 int := (NEW.attempts > 0)::int;
-  v_team text;
-  v_sender text;
-BEGIN
-  SELECT e.team_id, e.sender_domain INTO v_team, v_sender FROM emails e WHERE e.seq = NEW.email_seq;
-  IF NOT FOUND THEN
-    RETURN NULL;
-  END IF;
-  INSERT INTO queue_counts (team_id, domain, sender_domain, recipients, held, deferred)
-  VALUES (v_team, NEW.domain, v_sender, w1 - w0, w1 * h1 - w0 * h0, w1 * (1 - h1) * a1 - w0 * (1 - h0) * a0)
-  ON CONFLICT (team_id, domain, sender_domain) DO UPDATE SET recipients = queue_counts.recipients + excluded.recipients,
-    held = queue_counts.held + excluded.held, deferred = queue_counts.deferred + excluded.deferred;
-  DELETE FROM queue_counts q
-  WHERE q.recipients <= 0 AND q.team_id = v_team AND q.domain = NEW.domain AND q.sender_domain = v_sender;
-  RETURN NULL;
-END;
-$$;
-CREATE TRIGGER queue_counts_update AFTER UPDATE OF status, attempts, held_at ON deliveries
-FOR EACH ROW WHEN ((OLD.status IN ('queued', 'sent', 'delivery_delayed')) IS DISTINCT FROM (NEW.status IN ('queued', 'sent', 'delivery_delayed'))
-  OR (OLD.status IN ('queued', 'sent', 'delivery_delayed') AND (
-    (OLD.held_at IS NULL) IS DISTINCT FROM (NEW.held_at IS NULL) OR (OLD.attempts > 0) IS DISTINCT FROM (NEW.attempts > 0))))
-EXECUTE FUNCTION queue_counts_update();
-
-CREATE OR REPLACE FUNCTION queue_counts_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  v_team text;
-  v_sender text;
-BEGIN
-  SELECT e.team_id, e.sender_domain INTO v_team, v_sender FROM emails e WHERE e.seq = OLD.email_seq;
-  IF NOT FOUND THEN
-    RETURN NULL;
-  END IF;
-  UPDATE queue_counts q SET recipients = q.recipients - 1, held = q.held - (OLD.held_at IS NOT NULL)::int,
-    deferred = q.deferred - (OLD.held_at IS NULL AND OLD.attempts > 0)::int
-  WHERE q.team_id = v_team AND q.domain = OLD.domain AND q.sender_domain = v_sender;
-  DELETE FROM queue_counts q
-  WHERE q.recipients <= 0 AND q.team_id = v_team AND q.domain = OLD.domain AND q.sender_domain = v_sender;
-  RETURN NULL;
-END;
-$$;
-CREATE TRIGGER queue_counts_delete AFTER DELETE ON deliveries
-FOR EACH ROW WHEN (OLD.status IN ('queued', 'sent', 'delivery_delayed'))
-EXECUTE FUNCTION queue_counts_delete();
-
 -- A recipient's slot: NULL when final, held or leased, else the minute of its next attempt.
 CREATE FUNCTION queue_slot(status text, held_at bigint, leased_until bigint, next_attempt_at bigint) RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$
@@ -150,81 +83,9 @@ LANGUAGE sql IMMUTABLE AS $$
     OR leased_until IS NOT NULL THEN NULL ELSE (coalesce(next_attempt_at, 0) / 60000)::bigint END
 $$;
 
-CREATE FUNCTION queue_slots_insert() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO queue_slots (slot, team_id, domain, sender_domain, attempted, recipients)
-  SELECT queue_slot(NEW.status, NEW.held_at, NEW.leased_until, NEW.next_attempt_at), e.team_id, NEW.domain,
-    e.sender_domain, (NEW.attempts > 0)::int, 1
-  FROM emails e WHERE e.seq = NEW.email_seq
-  ON CONFLICT (slot, team_id, domain, sender_domain, attempted) DO UPDATE SET recipients = queue_slots.recipients + 1;
-  RETURN NULL;
-END;
-$$;
-CREATE TRIGGER queue_slots_insert AFTER INSERT ON deliveries
-FOR EACH ROW WHEN (NEW.status IN ('queued', 'sent', 'delivery_delayed') AND NEW.held_at IS NULL AND NEW.leased_until IS NULL)
-EXECUTE FUNCTION queue_slots_insert();
-
-CREATE FUNCTION queue_slots_update() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  s0 bigint := queue_slot(OLD.status, OLD.held_at, OLD.leased_until, OLD.next_attempt_at);
-  s1 bigint := queue_slot(NEW.status, NEW.held_at, NEW.leased_until, NEW.next_attempt_at);
-  v_team text;
-  v_sender text;
-BEGIN
-  SELECT e.team_id, e.sender_domain INTO v_team, v_sender FROM emails e WHERE e.seq = NEW.email_seq;
-  IF NOT FOUND THEN
-    RETURN NULL;
-  END IF;
-  IF s0 IS NOT NULL THEN
-    UPDATE queue_slots q SET recipients = q.recipients - 1
-    WHERE q.slot = s0 AND q.team_id = v_team AND q.domain = OLD.domain AND q.sender_domain = v_sender
-      AND q.attempted = (OLD.attempts > 0)::int;
-    DELETE FROM queue_slots q
-    WHERE q.recipients <= 0 AND q.slot = s0 AND q.team_id = v_team AND q.domain = OLD.domain
-      AND q.sender_domain = v_sender AND q.attempted = (OLD.attempts > 0)::int;
-  END IF;
-  IF s1 IS NOT NULL THEN
-    INSERT INTO queue_slots (slot, team_id, domain, sender_domain, attempted, recipients)
-    VALUES (s1, v_team, NEW.domain, v_sender, (NEW.attempts > 0)::int, 1)
-    ON CONFLICT (slot, team_id, domain, sender_domain, attempted) DO UPDATE SET recipients = queue_slots.recipients + 1;
-  END IF;
-  RETURN NULL;
-END;
-$$;
-CREATE TRIGGER queue_slots_update AFTER UPDATE OF status, attempts, held_at, leased_until, next_attempt_at ON deliveries
-FOR EACH ROW WHEN (queue_slot(OLD.status, OLD.held_at, OLD.leased_until, OLD.next_attempt_at)
-    IS DISTINCT FROM queue_slot(NEW.status, NEW.held_at, NEW.leased_until, NEW.next_attempt_at)
-  OR ((OLD.attempts > 0) IS DISTINCT FROM (NEW.attempts > 0) AND (
-    (OLD.status IN ('queued', 'sent', 'delivery_delayed') AND OLD.held_at IS NULL AND OLD.leased_until IS NULL)
-    OR (NEW.status IN ('queued', 'sent', 'delivery_delayed') AND NEW.held_at IS NULL AND NEW.leased_until IS NULL))))
-EXECUTE FUNCTION queue_slots_update();
-
-CREATE FUNCTION queue_slots_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  s0 bigint := queue_slot(OLD.status, OLD.held_at, OLD.leased_until, OLD.next_attempt_at);
-  v_team text;
-  v_sender text;
-BEGIN
-  SELECT e.team_id, e.sender_domain INTO v_team, v_sender FROM emails e WHERE e.seq = OLD.email_seq;
-  IF NOT FOUND THEN
-    RETURN NULL;
-  END IF;
-  UPDATE queue_slots q SET recipients = q.recipients - 1
-  WHERE q.slot = s0 AND q.team_id = v_team AND q.domain = OLD.domain AND q.sender_domain = v_sender
-    AND q.attempted = (OLD.attempts > 0)::int;
-  DELETE FROM queue_slots q
-  WHERE q.recipients <= 0 AND q.slot = s0 AND q.team_id = v_team AND q.domain = OLD.domain
-    AND q.sender_domain = v_sender AND q.attempted = (OLD.attempts > 0)::int;
-  RETURN NULL;
-END;
-$$;
-CREATE TRIGGER queue_slots_delete AFTER DELETE ON deliveries
-FOR EACH ROW WHEN (OLD.status IN ('queued', 'sent', 'delivery_delayed') AND OLD.held_at IS NULL AND OLD.leased_until IS NULL)
-EXECUTE FUNCTION queue_slots_delete();
-
 -- Several nodes on one database (PostgreSQL only). Updating a shared counter row in place holds its lock until the
 -- transaction ends, and a node's transaction touches counter rows (and a team's row, for credits) in whatever order
--- its requests came: two nodes then deadlock. So the triggers above are replaced: each change is appended to a
+-- its requests came: two nodes then deadlock. So the trigger functions do not update the counters: each change is appended to a
 -- per-transaction delta table (an insert takes no lock another writer waits for), and at COMMIT a deferred
 -- constraint trigger folds this transaction's deltas into queue_counts and queue_slots in key order (counts first,
 -- then slots; the stats counters likewise, migrations-pg only). Two transactions then take counter locks in the same
@@ -344,6 +205,37 @@ BEGIN
   RETURN NULL;
 END;
 $$;
+
+-- The triggers (their WHEN clauses as in SQLite's 014).
+CREATE TRIGGER queue_counts_insert AFTER INSERT ON deliveries
+FOR EACH ROW WHEN (NEW.status IN ('queued', 'sent', 'delivery_delayed'))
+EXECUTE FUNCTION queue_counts_insert();
+
+CREATE TRIGGER queue_counts_update AFTER UPDATE OF status, attempts, held_at ON deliveries
+FOR EACH ROW WHEN ((OLD.status IN ('queued', 'sent', 'delivery_delayed')) IS DISTINCT FROM (NEW.status IN ('queued', 'sent', 'delivery_delayed'))
+  OR (OLD.status IN ('queued', 'sent', 'delivery_delayed') AND (
+    (OLD.held_at IS NULL) IS DISTINCT FROM (NEW.held_at IS NULL) OR (OLD.attempts > 0) IS DISTINCT FROM (NEW.attempts > 0))))
+EXECUTE FUNCTION queue_counts_update();
+
+CREATE TRIGGER queue_counts_delete AFTER DELETE ON deliveries
+FOR EACH ROW WHEN (OLD.status IN ('queued', 'sent', 'delivery_delayed'))
+EXECUTE FUNCTION queue_counts_delete();
+
+CREATE TRIGGER queue_slots_insert AFTER INSERT ON deliveries
+FOR EACH ROW WHEN (NEW.status IN ('queued', 'sent', 'delivery_delayed') AND NEW.held_at IS NULL AND NEW.leased_until IS NULL)
+EXECUTE FUNCTION queue_slots_insert();
+
+CREATE TRIGGER queue_slots_update AFTER UPDATE OF status, attempts, held_at, leased_until, next_attempt_at ON deliveries
+FOR EACH ROW WHEN (queue_slot(OLD.status, OLD.held_at, OLD.leased_until, OLD.next_attempt_at)
+    IS DISTINCT FROM queue_slot(NEW.status, NEW.held_at, NEW.leased_until, NEW.next_attempt_at)
+  OR ((OLD.attempts > 0) IS DISTINCT FROM (NEW.attempts > 0) AND (
+    (OLD.status IN ('queued', 'sent', 'delivery_delayed') AND OLD.held_at IS NULL AND OLD.leased_until IS NULL)
+    OR (NEW.status IN ('queued', 'sent', 'delivery_delayed') AND NEW.held_at IS NULL AND NEW.leased_until IS NULL))))
+EXECUTE FUNCTION queue_slots_update();
+
+CREATE TRIGGER queue_slots_delete AFTER DELETE ON deliveries
+FOR EACH ROW WHEN (OLD.status IN ('queued', 'sent', 'delivery_delayed') AND OLD.held_at IS NULL AND OLD.leased_until IS NULL)
+EXECUTE FUNCTION queue_slots_delete();
 
 -- At COMMIT: this transaction's deltas into the counters, table after table in one fixed order and in key order
 -- within each (whichever delta table's trigger fires first folds them all); queue rows reaching 0 are deleted.
