@@ -1,7 +1,8 @@
 # Production image: Node 20 slim, production dependencies only, non-root, data on a volume.
 FROM node:20-bookworm-slim
-# better-sqlite3 builds from source when no prebuilt binary matches.
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ ca-certificates \
+# better-sqlite3 builds from source when no prebuilt binary matches; libpq-dev lets the optional `libpq` binding build
+# (the PostgreSQL engine's fast path when MTA_DATABASE_URL is set; without it a worker-thread connection is used).
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ ca-certificates libpq-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
