@@ -243,6 +243,11 @@ CREATE FUNCTION counters_fold() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   r record;
 BEGIN
+  -- Called once per delta row at COMMIT: the first call folds them all, the others return at once.
+  IF current_setting('mta.counters_folded', true) = 'on' THEN
+    RETURN NULL;
+  END IF;
+  PERFORM set_config('mta.counters_folded', 'on', true);
   FOR r IN
     WITH d AS (DELETE FROM queue_counts_delta WHERE pid = pg_backend_pid() RETURNING *)
     SELECT team_id, domain, sender_domain, sum(recipients) AS rc, sum(held) AS h, sum(deferred) AS df
