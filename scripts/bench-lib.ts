@@ -22,7 +22,11 @@ export interface Child {
  * BENCH_PG_URL names an existing server instead). Undefined on SQLite (the default).
  */
 export async function benchDatabaseUrl(): Promise<string | undefined> {
-  if (process.env.BENCH_ENGINE !== 'pg') return undefined;
+  return process.env.BENCH_ENGINE === 'pg' ? pgDatabaseUrl() : undefined;
+}
+
+/** A fresh database on the bench's PostgreSQL (see benchDatabaseUrl), whatever BENCH_ENGINE says. */
+export async function pgDatabaseUrl(): Promise<string> {
   const { sharedPg, createDatabase } = await import('../test/helpers/pg.js');
   if (process.env.BENCH_PG_URL) process.env.MTA_TEST_PG_URL = process.env.BENCH_PG_URL;
   return createDatabase((await sharedPg()).url);

@@ -12,22 +12,11 @@ import { openDb } from '../src/store/db.js';
 import { loadConfig } from '../src/config/load.js';
 import { createTeam, createKey } from '../src/services/keys.js';
 import { addCredits } from '../src/services/credits.js';
-import { startChild, fmt, memoryOf, type Child } from './bench-lib.js';
-
-async function pgServer(): Promise<string> {
-  const { sharedPg } = await import('../test/helpers/pg.js');
-  if (process.env.BENCH_PG_URL) process.env.MTA_TEST_PG_URL = process.env.BENCH_PG_URL;
-  return (await sharedPg()).url;
-}
-
-async function freshDatabase(): Promise<string> {
-  const { createDatabase } = await import('../test/helpers/pg.js');
-  return createDatabase(await pgServer());
-}
+import { startChild, fmt, memoryOf, pgDatabaseUrl, type Child } from './bench-lib.js';
 
 /** Starts `nodes` services on one new database; a team with a live and a test key and a verified domain. */
 async function cluster(nodes: number, env: Record<string, string>) {
-  const url = await freshDatabase();
+  const url = await pgDatabaseUrl();
   const all = { ...env, MTA_DATABASE_URL: url, MTA_DNS_CHECK_CRON: '0 0 1 1 *' };
   const db = openDb('', { databaseUrl: url });
   const ctx = {

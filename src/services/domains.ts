@@ -15,7 +15,7 @@ import {
   type CheckOutcome,
   type DomainStatus,
 } from '../core/domain-records.js';
-import { tx, type DB } from '../store/db.js';
+import { isUniqueViolation, tx, type DB } from '../store/db.js';
 import * as store from '../store/domains.js';
 import type { DkimKeyRow, DomainRow } from '../store/domains.js';
 import { checkAll, checkDkim } from './dns-checks.js';
@@ -113,7 +113,7 @@ export async function addDomain(ctx: Ctx, teamId: string, rawName: unknown, opts
         });
     });
   } catch (err) {
-    if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw exists(name);
+    if (isUniqueViolation(err)) throw exists(name);
     throw err;
   }
   ctx.log.info(

@@ -25,8 +25,6 @@ export interface DB {
   pragma(text: string, opts?: { simple?: boolean }): unknown;
   close(): unknown;
 }
-export type Engine = 'sqlite' | 'postgres';
-export const engineOf = (db: DB): Engine => (db instanceof PgDatabase ? 'postgres' : 'sqlite');
 export const isPg = (db: DB): db is DB & PgDatabase => db instanceof PgDatabase;
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));

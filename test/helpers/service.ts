@@ -1,8 +1,6 @@
 // Starts the real service on port 0 with a fresh SQLite file in a temp folder, and offers a small
 // HTTP client for the API plus factories for teams, keys and credits.
-import crypto from 'node:crypto';
 import fs from 'node:fs';
-import pg from 'pg';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -124,18 +122,7 @@ async function fromTemplate(server: string): Promise<string> {
     openDb('', { databaseUrl: u }).close();
     return new URL(u).pathname.slice(1);
   });
-  const tpl = await template;
-  const name = `t_${crypto.randomBytes(6).toString('hex')}`;
-  const client = new pg.Client({ connectionString: server });
-  await client.connect();
-  try {
-    await client.query(`CREATE DATABASE ${name} TEMPLATE ${tpl}`);
-  } finally {
-    await client.end();
-  }
-  const u = new URL(server);
-  u.pathname = `/${name}`;
-  return u.toString();
+  return createDatabase(server, undefined, { template: await template });
 }
 
 /** Opens the store of a data folder as the service would on this run's engine (for tests that inspect it). */

@@ -47,10 +47,6 @@ export class PgStatement<R = unknown> {
     return this.all(...args)[0];
   }
 
-  iterate(...args: unknown[]): IterableIterator<R> {
-    return this.all(...args)[Symbol.iterator]();
-  }
-
   /**
    * Inside a transaction the write is deferred: it travels to the server with the next statement that needs an
    * answer, or when its transaction scope ends (errors surface there, inside the scope). Reading `changes` or
@@ -114,9 +110,6 @@ export class PgDatabase {
 
   get inTransaction(): boolean {
     return this.depth > 0;
-  }
-  get name(): string {
-    return this.url.replace(/\/\/[^@/]*@/, '//');
   }
 
   /** Reads identity columns and primary keys (after migrations: call again when the schema changed). */

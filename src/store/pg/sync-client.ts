@@ -179,6 +179,7 @@ interface Libpq {
   exec(text: string): void;
   prepare(name: string, text: string, nParams: number): void;
   execPrepared(name: string, values: (string | null)[]): void;
+  execParams(text: string, values: (string | null)[]): void;
   resultStatus(): string;
   resultErrorMessage(): string;
   resultErrorFields(): Record<string, string | undefined> | undefined;
@@ -315,10 +316,7 @@ class LibpqClient extends SyncClient {
       }
       pq.execPrepared(q.name, q.values.map(textParam));
     } else if (q.values.length) {
-      (pq as unknown as { execParams(t: string, v: (string | null)[]): void }).execParams(
-        q.text,
-        q.values.map(textParam),
-      );
+      pq.execParams(q.text, q.values.map(textParam));
     } else pq.exec(q.text);
     return this.failure();
   }
