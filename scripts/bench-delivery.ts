@@ -143,7 +143,7 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
     const f = path.join(dataDir, 'shaping.json');
     fs.writeFileSync(f, JSON.stringify(run.shaping));
     env.MTA_SHAPING_FILE = f;
-  }
+  } else if (process.env.BENCH_SHAPING_FILE) env.MTA_SHAPING_FILE = process.env.BENCH_SHAPING_FILE; // to try other limits
   const databaseUrl = await benchDatabaseUrl();
   if (databaseUrl) env.MTA_DATABASE_URL = databaseUrl;
   const db = openDb(dataDir, { databaseUrl });
@@ -220,6 +220,12 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
   console.log(
     `delivery[${run.name}]: ${sink.count}/${n} received in ${fmt((last - t0) / 1000, 2)} s (all posted after ${fmt((posted - t0) / 1000, 2)} s): ${fmt(out.rate, 0)} msg/s (first request → last message); API p50 ${fmt(out.api_p50, 1)} ms, p99 ${fmt(out.api_p99, 1)} ms`,
   );
+  if (process.env.BENCH_TRACE === '1') {
+    // messages received per 500 ms since the first request: where the run stalls
+    const bins: number[] = [];
+    for (const ts of sink.times.values()) for (const t of ts) bins[Math.floor((t - t0) / 500)] = (bins[Math.floor((t - t0) / 500)] ?? 0) + 1;
+    console.log(`delivery[${run.name}]: per 500 ms: ${Array.from(bins, (b) => b ?? 0).join(' ')}`);
+  }
   if (run.domains.length > 1)
     console.log(
       `delivery[${run.name}]: per domain msg/s ${[...sink.times].map(([d, ts]) => `${d} ${fmt(ts.length / ((Math.max(...ts) - t0) / 1000), 0)}`).join(', ')}`,

@@ -30,7 +30,7 @@ import { ReadyQueues, type Item, type ReadyQueue } from './ready.js';
 import type { Control } from './control.js';
 
 /** Messages composed and signed at once (signing runs on libuv's pool; composing on the event loop). */
-const PREPARE_AT_ONCE = 32;
+const PREPARE_AT_ONCE = 128;
 /** Shortest time between two claims started by wake-ups (new mail, results written). */
 const TICK_MS = 5;
 /** Longest sleep while some domains are left in the store for now (their queue in memory is slow). */
@@ -285,7 +285,7 @@ export class OutboundLoop implements Component {
       const d = this.sched.next(now);
       if (!d) break;
       const q = this.ready.get(d.queue);
-      const item = q?.shift();
+      const item = q?.shift(now);
       if (!q || !item) {
         this.sched.done(d.ip, d.site, false);
         continue;

@@ -13,13 +13,22 @@ export interface Item {
   moves: number;
 }
 
-/** A backlog this large whose oldest item has waited this long is slow: its domains are not claimed for now. */
+/**
+ * A backlog over a quarter of the loop's memory whose oldest item has waited SLOW_MS, and which would take over
+ * DRAIN_MS to drain at the rate the queue started items in the last second, is slow: its domains are not claimed for
+ * now. A site that drains as fast as it fills (one busy domain) is never slow, however long its queue.
+ */
 const SLOW_MS = 1000;
+const DRAIN_MS = 2000;
 
 export class ReadyQueue {
   private items: Item[] = [];
   private head = 0;
   inFlight = 0;
+  /** items started in the current and the previous second (`window` is the current second's number) */
+  private window = 0;
+  private startsNow = 0;
+  private startsBefore = 0;
   readonly domains = new Set<string>();
   constructor(
     readonly key: string,
@@ -40,8 +49,9 @@ export class ReadyQueue {
     if (this.head > 0) this.items[--this.head] = i;
     else this.items.unshift(i);
   }
-  shift(): Item | undefined {
+  shift(now?: number): Item | undefined {
     if (this.head >= this.items.length) return undefined;
+    if (now !== undefined) this.countStart(now);
     const i = this.items[this.head];
     this.items[this.head++] = undefined as unknown as Item;
     if (this.head > 1024 && this.head * 2 > this.items.length) {
@@ -56,6 +66,27 @@ export class ReadyQueue {
     const out = rest.filter(pick);
     this.items = rest.filter((i) => !pick(i));
     return out;
+  }
+  private countStart(now: number): void {
+    const w = Math.floor(now / 1000);
+    if (w !== this.window) {
+      this.startsBefore = w === this.window + 1 ? this.startsNow : 0;
+      this.startsNow = 0;
+      this.window = w;
+    }
+    this.startsNow++;
+  }
+  /** Items started per second lately: the last whole second's count (or the current one's, when higher). */
+  startRate(now: number): number {
+    const w = Math.floor(now / 1000);
+    if (w === this.window) return Math.max(this.startsBefore, this.startsNow);
+    return w === this.window + 1 ? this.startsNow : 0;
+  }
+  /** Over a quarter of `maxHeld`, its oldest waiting over SLOW_MS, and more than DRAIN_MS of work at its rate. */
+  isSlow(now: number, maxHeld: number): boolean {
+    const n = this.length;
+    if (n < Math.max(20, maxHeld / 4) || now - (this.peek()?.since ?? now) <= SLOW_MS) return false;
+    return n > (this.startRate(now) * DRAIN_MS) / 1000;
   }
   peek(): Item | undefined {
     return this.items[this.head];
@@ -124,12 +155,10 @@ export class ReadyQueues {
     return out;
   }
 
-  /** Domains of queues holding over a quarter of `maxHeld` whose oldest has waited over SLOW_MS. */
+  /** Domains of slow queues (ReadyQueue.isSlow): left in the store for now. */
   slowDomains(now: number, maxHeld: number): string[] {
     const out: string[] = [];
-    for (const q of this.queues.values()) {
-      if (q.length >= Math.max(20, maxHeld / 4) && now - (q.peek()?.since ?? now) > SLOW_MS) out.push(...q.domains);
-    }
+    for (const q of this.queues.values()) if (q.isSlow(now, maxHeld)) out.push(...q.domains);
     return out;
   }
 
