@@ -30,7 +30,7 @@ import { ReadyQueues, type Item, type ReadyQueue } from './ready.js';
 import type { Control } from './control.js';
 
 /** Messages composed and signed at once (signing runs on libuv's pool; composing on the event loop). */
-const PREPARE_AT_ONCE = 128;
+const PREPARE_AT_ONCE = 32;
 /** Shortest time between two claims started by wake-ups (new mail, results written). */
 const TICK_MS = 5;
 /** Longest sleep while some domains are left in the store for now (their queue in memory is slow). */
