@@ -12,14 +12,16 @@ export type IdPrefix = 'em' | 'dl' | 'evt' | 'key' | 'team' | 'dom' | 'wh' | 'wh
  */
 const POOL = Buffer.alloc(4096);
 let used = POOL.length;
-function random10(): Buffer {
-  if (used + 10 > POOL.length) {
+/** `n` (≤ 64) fresh random bytes from the pool (ids; MIME boundaries). */
+export function pooledRandom(n: number): Buffer {
+  if (used + n > POOL.length) {
     randomFillSync(POOL);
     used = 0;
   }
-  used += 10;
-  return POOL.subarray(used - 10, used);
+  used += n;
+  return POOL.subarray(used - n, used);
 }
+const random10 = () => pooledRandom(10);
 
 export function newId(prefix: IdPrefix, nowMs: number, random: Buffer = random10()): string {
   let t = Math.floor(nowMs);
