@@ -73,13 +73,14 @@ export class ResultSink {
   }
 
   private apply(item: Item): void {
-    if (item.outcomes.length) applyOutcomes(this.ctx, item.emailSeq, item.outcomes);
+    const settled = new Set<number>();
+    if (item.outcomes.length) applyOutcomes(this.ctx, item.emailSeq, item.outcomes, settled);
     if (item.site)
       countSiteOutcomes(
         this.ctx,
         item.site,
         item.outcomes.map((o) => o.event),
       );
-    for (const id of item.ids) settleClaim(this.ctx.db, id);
+    for (const id of item.ids) if (!settled.has(id)) settleClaim(this.ctx.db, id);
   }
 }

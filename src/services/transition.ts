@@ -48,14 +48,20 @@ const EVENT_OF: Record<RecipientEvent, EventType> = {
   async_bounce: 'bounced',
 };
 
-function updateDelivery(ctx: Ctx, d: DeliveryRow, to: Status, o: RecipientOutcome, now: number): void {
+function updateDelivery(ctx: Ctx, d: DeliveryRow, to: Status, o: RecipientOutcome, now: number, settle: boolean): void {
   const attempt = typeof o.data.attempt === 'number' ? o.data.attempt : d.attempts;
   const reply = typeof o.data.smtp_response === 'string' ? o.data.smtp_response : d.last_reply;
   const reason = typeof o.data.reason === 'string' ? o.data.reason : d.reason;
   // A recipient held during its attempt stays held: no retry time (migration 012).
   const held = (d as Partial<QueueRow>).held_at != null;
   const next = to === 'delivery_delayed' && !held ? (o.nextAttemptAt ?? now) : null;
-  writeDelivery(ctx.db, d.id, { status: to, attempts: attempt, next_attempt_at: next, last_reply: reply, reason }, now);
+  writeDelivery(
+    ctx.db,
+    d.id,
+    { status: to, attempts: attempt, next_attempt_at: next, last_reply: reply, reason },
+    now,
+    settle,
+  );
 }
 
 /** Side effects of a recipient reaching a state: suppression and refunds (live mode only). */
@@ -74,8 +80,16 @@ function sideEffects(ctx: Ctx, email: EmailRow, d: DeliveryRow, o: RecipientOutc
   return o.event === 'failed' ? refund(ctx.db, email.team_id, email.seq, 1, now) : 0;
 }
 
-/** Applies outcomes for recipients of one email. Must run inside a transaction. */
-export function applyOutcomes(ctx: Ctx, emailSeq: number, outcomes: readonly RecipientOutcome[]): EmailRow {
+/**
+ * Applies outcomes for recipients of one email. Must run inside a transaction. `settled`: the delivery loop's claims — each recipient written here also has its lease dropped, and its id is
+ * added to the set (the loop settles the others itself).
+ */
+export function applyOutcomes(
+  ctx: Ctx,
+  emailSeq: number,
+  outcomes: readonly RecipientOutcome[],
+  settled?: Set<number>,
+): EmailRow {
   const now = ctx.now();
   const email = emailBySeq(ctx.db, emailSeq)!;
   const deliveries = new Map(deliveriesOf(ctx.db, emailSeq).map((d) => [d.id, d]));
@@ -89,7 +103,8 @@ export function applyOutcomes(ctx: Ctx, emailSeq: number, outcomes: readonly Rec
       ctx.log.debug({ delivery: d.id, from: d.status, event: o.event }, 'outcome ignored in this state');
       continue;
     }
-    updateDelivery(ctx, d, to, o, now);
+    updateDelivery(ctx, d, to, o, now, settled !== undefined);
+    settled?.add(d.id);
     refunded += sideEffects(ctx, email, d, o, now);
     deliveries.set(d.id, { ...d, status: to });
     events.push({

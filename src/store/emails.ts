@@ -142,10 +142,14 @@ export interface DeliveryWrite {
   last_reply: string | null;
   reason: string | null;
 }
-/** Writes one recipient's new state (first_attempt_at is set once). */
-export const writeDelivery = (db: DB, id: number, w: DeliveryWrite, now: number) =>
+/**
+ * Writes one recipient's new state (first_attempt_at is set once). `settle`: the delivery loop's result, which also
+ * drops the claim's lease in the same statement (what settleClaim does after it; next_attempt_at is already the
+ * retry time, or NULL when final).
+ */
+export const writeDelivery = (db: DB, id: number, w: DeliveryWrite, now: number, settle = false) =>
   sql(
     db,
     `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_reply = ?, reason = ?,
-    first_attempt_at = coalesce(first_attempt_at, ?), updated_at = ? WHERE id = ?`,
+    first_attempt_at = coalesce(first_attempt_at, ?), updated_at = ?${settle ? ', leased_until = NULL' : ''} WHERE id = ?`,
   ).run(w.status, w.attempts, w.next_attempt_at, w.last_reply, w.reason, now, now, id);
