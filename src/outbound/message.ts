@@ -1,13 +1,12 @@
 // The message itself, pure and store-free (what the signing worker loads): MIME via nodemailer's MailComposer
 // (Message-ID <em_…@hostname>, Date, cc, reply-to, headers, html/text, attachments, never bcc) and DKIM signing.
 import MailComposer from 'nodemailer/lib/mail-composer';
-import MimeNode from 'nodemailer/lib/mime-node';
 import { pooledRandom } from '../core/ids.js';
 import { parseMailbox } from '../core/address.js';
 import type { EmailRow } from '../services/delivery.js';
 import type { StoredAttachment } from '../services/email-content.js';
 import { dkimSignature, type DkimKey } from './dkim.js';
-import { buildSync, type MimeTree } from './mime-sync.js';
+import { buildSync, type MimeTree } from '../lib/mime-sync.js';
 
 interface Box {
   name: string;
@@ -42,22 +41,6 @@ function part(a: StoredAttachment) {
   const inline = a.content_id === null ? {} : { cid: a.content_id, contentDisposition: 'inline' as const };
   return { filename: a.filename, content, contentType: a.content_type, ...inline };
 }
-
-// MimeNode normalises a header name with three regular expressions on every setHeader/getHeader (~17 µs of a
-// message); the names are few and the function is pure, so its results are remembered (bounded). Checked by
-// test/unit/mime-sync.test.ts against the streamed output.
-const proto = MimeNode.prototype as unknown as { _normalizeHeaderKey(key: unknown): string };
-const normalizeKey = proto._normalizeHeaderKey;
-const KEYS = new Map<string, string>();
-proto._normalizeHeaderKey = function (key: unknown): string {
-  if (typeof key !== 'string') return normalizeKey.call(this, key);
-  let k = KEYS.get(key);
-  if (k === undefined) {
-    k = normalizeKey.call(this, key);
-    if (KEYS.size < 1000) KEYS.set(key, k);
-  }
-  return k;
-};
 
 /** The fields of an email the message is built from (what a signing worker receives). */
 export type ComposeFields = Pick<

@@ -1,9 +1,9 @@
-// buildSync (src/outbound/mime-sync.ts) must make exactly the bytes nodemailer's streaming MimeNode.build() makes,
+// buildSync (src/lib/mime-sync.ts) must make exactly the bytes nodemailer's streaming MimeNode.build() makes,
 // for every message the composer builds: compared byte for byte on one compiled tree, over varied messages
 // (ASCII and not, long lines, trailing spaces, bare CR/LF, empty parts, attachments, inline parts, custom headers).
 import { expect } from 'chai';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { buildSync, type MimeTree } from '../../src/outbound/mime-sync.js';
+import { buildSync, type MimeTree } from '../../src/lib/mime-sync.js';
 import { composeRaw } from '../../src/outbound/message.js';
 
 const texts = [
