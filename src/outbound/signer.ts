@@ -30,6 +30,14 @@ const VERIFY_ONLY: Plugin = {
   },
 };
 
+/**
+ * The precompiled service (dist/mta.mjs; scripts/build.mjs defines this as "1" there) starts the worker from the
+ * worker bundle built with it, dist/sign-worker.cjs: no esbuild run at each start or after each rest. Run from
+ * source, the worker is bundled when it starts (below).
+ */
+const PREBUILT =
+  process.env.MTA_PREBUILT_WORKER === '1' ? new URL('../../dist/sign-worker.cjs', import.meta.url) : null;
+
 let code: Promise<string | null> | null = null;
 /**
  * The worker's code: sign-worker.ts and the little it imports (message.ts, dkim.ts, nodemailer's composer,
@@ -177,6 +185,7 @@ export class SignerPool {
     this.started = true;
     if (this.worker || this.booting || this.failures >= 3) return;
     this.stopped = false;
+    if (PREBUILT) return this.spawn(PREBUILT);
     this.booting = true;
     void bundle().then((js) => {
       code = null; // not kept (1.4 MB): a restart bundles again
@@ -185,8 +194,14 @@ export class SignerPool {
     });
   }
 
-  private spawn(js: string | null): void {
-    const w = js === null ? new Worker(BOOT) : new Worker(js, { eval: true, execArgv: workerArgv() });
+  /** js: the worker's code (a bundle made now), or its prebuilt file; null: through tsx (BOOT). */
+  private spawn(js: string | URL | null): void {
+    const w =
+      js === null
+        ? new Worker(BOOT)
+        : js instanceof URL
+          ? new Worker(js, { execArgv: workerArgv() })
+          : new Worker(js, { eval: true, execArgv: workerArgv() });
     this.worker = w;
     this.port = new BatchPort<WorkerIn>(w);
     w.unref();
