@@ -110,6 +110,11 @@ export async function memoryOf(child: Pick<Child, 'http'> & { proc?: ChildProces
   let out = `RSS ${mib(v('process_resident_memory_bytes'))} MiB, heap used ${mib(v('nodejs_heap_size_used_bytes'))} MiB, event-loop lag p99 ${fmt(v('nodejs_eventloop_lag_p99_seconds') * 1000, 1)} ms`;
   if (!detail) return out;
   out += ` (heap committed ${mib(v('nodejs_heap_size_total_bytes'))} MiB, external ${mib(v('nodejs_external_memory_bytes'))} MiB`;
+  if (process.env.BENCH_TRACE === '1') {
+    // committed size of each V8 heap space (where a heap that does not shrink keeps its pages)
+    const spaces = [...text.matchAll(/^nodejs_heap_space_size_total_bytes\{space="([^"]+)"\} ([0-9.e+-]+)$/gm)];
+    out += `, spaces ${spaces.map((m) => `${m[1]} ${mib(Number(m[2]))}`).join(' ')}`;
+  }
   try {
     const st = fs.readFileSync(`/proc/${child.proc?.pid}/status`, 'utf8');
     const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(st)?.[1] ?? NaN) * 1024;
