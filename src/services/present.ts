@@ -1,5 +1,5 @@
 // Presenters: store rows → the API objects of interface.md / decisions.md. Pure mapping.
-import type { EmailRow } from '../store/emails.js';
+import type { EmailHead } from '../store/emails.js';
 import type { EventRow } from '../store/events.js';
 import type { SuppressionRow } from '../store/suppressions.js';
 import type { KeyRow } from '../store/teams.js';
@@ -9,7 +9,7 @@ export const iso = (ms: number | null | undefined) =>
   ms === null || ms === undefined ? null : new Date(ms).toISOString();
 const arr = (json: string | null) => (json === null ? null : (JSON.parse(json) as string[]));
 
-export function presentEmail(e: EmailRow) {
+export function presentEmail(e: EmailHead) {
   return {
     object: 'email' as const,
     id: e.id,

@@ -12,12 +12,12 @@ import {
 } from '../core/status.js';
 import { newId } from '../core/ids.js';
 import {
-  emailBySeq,
+  emailHeadBySeq,
   deliveriesOf,
   setEmailStatus,
   writeDelivery,
   type DeliveryRow,
-  type EmailRow,
+  type EmailHead,
 } from '../store/emails.js';
 import { appendEvent } from '../store/events.js';
 import { queueRowsOf, writeQueueState, type QueueRow } from '../store/queue-admin.js';
@@ -65,7 +65,7 @@ function updateDelivery(ctx: Ctx, d: DeliveryRow, to: Status, o: RecipientOutcom
 }
 
 /** Side effects of a recipient reaching a state: suppression and refunds (live mode only). */
-function sideEffects(ctx: Ctx, email: EmailRow, d: DeliveryRow, o: RecipientOutcome, now: number): number {
+function sideEffects(ctx: Ctx, email: EmailHead, d: DeliveryRow, o: RecipientOutcome, now: number): number {
   if (email.test_mode === 1) return 0;
   const hard = o.data.hard === true && (o.event === 'rejected' || o.event === 'async_bounce');
   if (hard || o.event === 'complaint') {
@@ -89,9 +89,9 @@ export function applyOutcomes(
   emailSeq: number,
   outcomes: readonly RecipientOutcome[],
   settled?: Set<number>,
-): EmailRow {
+): EmailHead {
   const now = ctx.now();
-  const email = emailBySeq(ctx.db, emailSeq)!;
+  const email = emailHeadBySeq(ctx.db, emailSeq)!;
   const deliveries = new Map(deliveriesOf(ctx.db, emailSeq).map((d) => [d.id, d]));
   const events: { type: EventType; recipient: string | null; data: Record<string, unknown> }[] = [];
   let refunded = 0;
@@ -127,7 +127,7 @@ export function applyOutcomes(
 
 export function appendStatusEvent(
   ctx: Ctx,
-  email: EmailRow,
+  email: EmailHead,
   type: EventType,
   recipient: string | null,
   data: Record<string, unknown>,
@@ -182,7 +182,7 @@ export function applyQueueAction(
   by: { source: 'operator' | 'team'; note?: string },
 ): number {
   const now = ctx.now();
-  const email = emailBySeq(ctx.db, emailSeq);
+  const email = emailHeadBySeq(ctx.db, emailSeq);
   if (!email) return 0;
   const rows = queueRowsOf(ctx.db, emailSeq);
   const data: Record<string, unknown> = { action, source: by.source };

@@ -6,7 +6,7 @@ import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { EVENT_TYPES } from '../core/status.js';
 import { tx, type DB } from '../store/db.js';
-import { emailBySeq } from '../store/emails.js';
+import { emailHeadBySeq } from '../store/emails.js';
 import type { EventRow } from '../store/events.js';
 import * as store from '../store/webhooks.js';
 import { checkWebhookUrl } from '../core/webhook-address.js';
@@ -196,7 +196,7 @@ export function replayOutboxRow(ctx: Ctx, owner: Owner, id: string, rowId: strin
 export function enqueueEvent(ctx: Ctx, db: DB, ev: EventRow): number {
   const subscribed = store.enabledEndpointsOfTeam(db, ev.team_id).filter((e) => e.events.split(' ').includes(ev.type));
   if (subscribed.length === 0) return 0;
-  const email = emailBySeq(db, ev.email_seq);
+  const email = emailHeadBySeq(db, ev.email_seq);
   const mode = email?.test_mode === 1 ? 'test' : 'live';
   const targets = subscribed.filter((e) => e.mode === mode); // a test email's events go to test endpoints only
   if (targets.length === 0) return 0;

@@ -73,6 +73,14 @@ export function insertEmail(db: DB, e: NewEmail, tags: readonly string[], delive
 export const emailById = (db: DB, teamId: string, id: string) =>
   sql<EmailRow>(db, 'SELECT * FROM emails WHERE id = ? AND team_id = ?').get(id, teamId);
 export const emailBySeq = (db: DB, seq: number) => sql<EmailRow>(db, 'SELECT * FROM emails WHERE seq = ?').get(seq);
+/** An email without its bodies (html, text, a submitted raw message): what status changes and events need. */
+export type EmailHead = Omit<EmailRow, 'html' | 'text' | 'raw_message'>;
+const HEAD_COLS = `seq, ${EMAIL_COLS.split(', ')
+  .filter((c) => c !== 'html' && c !== 'text' && c !== 'raw_message')
+  .join(', ')}`;
+/** The email's row without its bodies (which can be megabytes): result writes, events, webhooks. */
+export const emailHeadBySeq = (db: DB, seq: number) =>
+  sql<EmailHead>(db, `SELECT ${HEAD_COLS} FROM emails WHERE seq = ?`).get(seq);
 export const emailByPublicId = (db: DB, id: string) => sql<EmailRow>(db, 'SELECT * FROM emails WHERE id = ?').get(id);
 export const setEmailStatus = (db: DB, seq: number, status: Status, at: number) =>
   sql(db, 'UPDATE emails SET status = ?, updated_at = ? WHERE seq = ?').run(status, at, seq);
