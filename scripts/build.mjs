@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { verifyOnly } from '../src/outbound/verify-only.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const entry = path.join(root, 'src/cli.ts');
@@ -65,17 +66,7 @@ const r = await esbuild
   });
 // The outbound worker's own bundle (src/outbound/signer.ts loads it in the bundled service instead of running esbuild
 // at every worker start): sign-worker.ts and what it imports, CommonJS, with mailauth's verification-only
-// dependencies stubbed exactly as signer.ts does at run time (VERIFY_ONLY there).
-const verifyOnly = {
-  name: 'verify-only',
-  setup(b) {
-    b.onResolve({ filter: /^(joi|tldts)$/ }, (a) => ({ path: a.path, namespace: 'verify-only' }));
-    b.onLoad({ filter: /.*/, namespace: 'verify-only' }, () => ({
-      contents: 'const p = new Proxy(function () {}, { get: () => p, apply: () => p }); module.exports = p;',
-      loader: 'js',
-    }));
-  },
-};
+// dependencies stubbed (src/outbound/verify-only.mjs, shared with signer.ts's run-time bundling).
 const worker = await esbuild
   .build({
     entryPoints: [path.join(root, 'src/outbound/sign-worker.ts')],

@@ -4,7 +4,7 @@
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import type { Plugin } from 'esbuild';
+import { verifyOnly } from './verify-only.mjs';
 import { composeAndSign, type SignJob, type Signer } from './message.js';
 import type { SendOptions, SendResult, SmtpOptions, Target } from './smtp.js';
 import type { WorkerIn } from './sign-worker.js';
@@ -13,22 +13,6 @@ import { BatchPort } from './batch-port.js';
 const ENTRY = new URL('./sign-worker.ts', import.meta.url);
 /** Fallback boot: registers tsx in the worker (a loader thread and a compiler of its own). */
 const BOOT = new URL('./sign-worker.mjs', import.meta.url);
-
-/**
- * mailauth's tools.js loads Joi and tldts for DKIM *verification* (public-key checks, alignment), which the worker
- * never does: the bundle gets an inert stand-in for both (~10 MiB less per worker). Signing is covered by a test
- * that verifies the worker's signatures.
- */
-const VERIFY_ONLY: Plugin = {
-  name: 'verify-only',
-  setup(b) {
-    b.onResolve({ filter: /^(joi|tldts)$/ }, (a) => ({ path: a.path, namespace: 'verify-only' }));
-    b.onLoad({ filter: /.*/, namespace: 'verify-only' }, () => ({
-      contents: 'const p = new Proxy(function () {}, { get: () => p, apply: () => p }); module.exports = p;',
-      loader: 'js',
-    }));
-  },
-};
 
 /**
  * The precompiled service (dist/mta.mjs; scripts/build.mjs defines this as "1" there) starts the worker from the
@@ -55,7 +39,7 @@ function bundle(): Promise<string | null> {
         target: 'node20',
         write: false,
         logLevel: 'silent',
-        plugins: [VERIFY_ONLY],
+        plugins: [verifyOnly],
       });
       await stop(); // esbuild's service process is not needed any more
       return r.outputFiles[0].text;
