@@ -223,7 +223,8 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
   if (process.env.BENCH_TRACE === '1') {
     // messages received per 500 ms since the first request: where the run stalls
     const bins: number[] = [];
-    for (const ts of sink.times.values()) for (const t of ts) bins[Math.floor((t - t0) / 500)] = (bins[Math.floor((t - t0) / 500)] ?? 0) + 1;
+    for (const ts of sink.times.values())
+      for (const t of ts) bins[Math.floor((t - t0) / 500)] = (bins[Math.floor((t - t0) / 500)] ?? 0) + 1;
     console.log(`delivery[${run.name}]: per 500 ms: ${Array.from(bins, (b) => b ?? 0).join(' ')}`);
   }
   if (run.domains.length > 1)
