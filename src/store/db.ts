@@ -188,6 +188,27 @@ export function storeCounters(db: DB): { statements: number; roundTrips: number;
   return { statements: c.queries, roundTrips: c.roundTrips, waitSeconds: Number(c.waitedNs) / 1e9 };
 }
 
+const memos = new WeakMap<DB, { serial: number; values: Map<string, unknown> }>();
+/**
+ * PostgreSQL, inside a transaction: `read()` runs once per top-level transaction and key, later calls answer from
+ * memory (a round trip saved per call; a group-commit turn is one transaction). Writers of what was read call
+ * forgetMemo. SQLite, or outside a transaction: `read()` every time.
+ */
+export function txMemo<T>(db: DB, key: string, read: () => T): T {
+  if (!isPg(db) || !db.inTransaction) return read();
+  let m = memos.get(db);
+  if (!m || m.serial !== db.txSerial) memos.set(db, (m = { serial: db.txSerial, values: new Map() }));
+  if (m.values.has(key)) return m.values.get(key) as T;
+  const v = read();
+  m.values.set(key, v);
+  return v;
+}
+/** Drops what txMemo remembers under keys starting with `prefix` (the rows behind them are being written). */
+export function forgetMemo(db: DB, prefix: string): void {
+  const m = memos.get(db);
+  if (m) for (const k of [...m.values.keys()]) if (k.startsWith(prefix)) m.values.delete(k);
+}
+
 /** A unique or primary-key constraint refused the write (either engine). */
 export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: string }).code;

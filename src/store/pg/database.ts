@@ -102,6 +102,8 @@ export class PgDatabase {
   private readonly catalog: Catalog = { primaryKeys: new Map() };
   private depth = 0;
   private seq = 0;
+  /** Counts top-level transactions begun: what a reading remembered for one transaction is keyed by (txMemo). */
+  txSerial = 0;
   private open = true;
 
   constructor(readonly url: string) {
@@ -136,6 +138,7 @@ export class PgDatabase {
     if (head === 'BEGIN') {
       this.client.defer(t, []); // sent with the transaction's first statement that needs an answer
       this.depth = 1;
+      this.txSerial++;
       return this;
     }
     const ends = head === 'COMMIT' || head === 'END' || (head === 'ROLLBACK' && !/\bTO\b/i.test(t));
@@ -162,6 +165,7 @@ export class PgDatabase {
       const nested = this.depth > 0;
       const sp = `sp${this.depth}`;
       this.client.defer(nested ? `SAVEPOINT ${sp}` : 'BEGIN', []);
+      if (!nested) this.txSerial++;
       this.depth++;
       try {
         const result = fn(...args);

@@ -6,6 +6,7 @@
 //   shared flag until the answer is there (Atomics.wait + receiveMessageOnPort): slower (a thread hop per batch).
 // Writes inside a transaction can be deferred (defer) and sent with the next statement that needs an answer.
 // docs/architecture.md says what waiting costs and when the store should become asynchronous.
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import pg from 'pg';
@@ -42,6 +43,17 @@ export class PgError extends Error {
 }
 
 const TIMEOUT_MS = 60_000;
+
+/**
+ * MTA_PG_TRACE=<file>: every round trip is appended to the file, one line per statement (its text, no values),
+ * a blank line between round trips. For counting what a request costs (docs/postgres-notes.md); never in production.
+ */
+const TRACE = process.env.MTA_PG_TRACE;
+function trace(batch: Query[]): void {
+  if (!TRACE) return;
+  const line = (q: Query) => `${q.name ?? '-'}\t${q.text.replace(/\s+/g, ' ').slice(0, 300)}`;
+  fs.appendFileSync(TRACE, `${batch.map(line).join('\n')}\n\n`);
+}
 
 function toBuffer(row: Record<string | number, unknown>, k: string | number): void {
   const v = row[k];
@@ -95,6 +107,7 @@ export abstract class SyncClient {
     const batch = [...queued.map((p) => p.q), ...extra];
     this.queries += batch.length;
     this.roundTrips++;
+    trace(batch);
     const t0 = process.hrtime.bigint();
     let r: Reply;
     try {
