@@ -13,6 +13,7 @@ import {
 import { newId } from '../core/ids.js';
 import {
   emailBySeq,
+  emailBySeqLater,
   deliveriesOf,
   setEmailStatus,
   writeDelivery,
@@ -77,8 +78,9 @@ function sideEffects(ctx: Ctx, email: EmailRow, d: DeliveryRow, o: RecipientOutc
 /** Applies outcomes for recipients of one email. Must run inside a transaction. */
 export function applyOutcomes(ctx: Ctx, emailSeq: number, outcomes: readonly RecipientOutcome[]): EmailRow {
   const now = ctx.now();
-  const email = emailBySeq(ctx.db, emailSeq)!;
+  const emailRow = emailBySeqLater(ctx.db, emailSeq); // one round trip with the deliveries (PostgreSQL)
   const deliveries = new Map(deliveriesOf(ctx.db, emailSeq).map((d) => [d.id, d]));
+  const email = emailRow()!;
   const events: { type: EventType; recipient: string | null; data: Record<string, unknown> }[] = [];
   let refunded = 0;
   for (const o of outcomes) {

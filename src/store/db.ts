@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { PgDatabase } from './pg/database.js';
+import { PgDatabase, PgStatement } from './pg/database.js';
+import { REPLAY } from './pg/sync-client.js';
 
 /** A prepared statement: better-sqlite3's, or the PostgreSQL engine's with the same methods. */
 export interface Stmt<R = unknown> {
@@ -136,7 +137,7 @@ export function migrate(db: DB): void {
  */
 export function isRetryable(err: unknown): boolean {
   const code = (err as { code?: string }).code;
-  return code === '40P01' || code === '40001';
+  return code === '40P01' || code === '40001' || code === REPLAY;
 }
 const RETRIES = 5;
 
@@ -165,6 +166,16 @@ export function sql<R = unknown>(db: DB, text: string, pg?: string): Stmt<R> {
   let s = m.get(text);
   if (!s) m.set(text, (s = db.prepare(pg && isPg(db) ? pg : text)));
   return s as Stmt<R>;
+}
+
+/**
+ * The row `s.get(...args)` answers, read later: on PostgreSQL inside a transaction the read travels with the next
+ * statement that needs an answer (two reads, one round trip); SQLite reads now. Call the function for the row.
+ */
+export function getLater<R>(s: Stmt<R>, ...args: unknown[]): () => R | undefined {
+  if (s instanceof PgStatement) return (s as PgStatement<R>).getLater(...args);
+  const row = s.get(...args);
+  return () => row;
 }
 
 /**
@@ -224,6 +235,8 @@ interface Entry {
 }
 interface Batch {
   entries: Entry[];
+  /** Run again after a failure: each request's scope is flushed at its end from now on (no lazy RELEASE). */
+  strict?: boolean;
 }
 const batches = new WeakMap<DB, Batch>();
 
@@ -249,6 +262,8 @@ export function groupTx<T>(db: DB, fn: () => T): Promise<T> {
     const e: Entry = { fn, resolve: resolve as (v: unknown) => void, reject };
     b.entries.push(e);
     try {
+      // PostgreSQL: the request's writes travel with the turn's next round trip, not one of their own (lazyNext).
+      if (isPg(db) && !b.strict) db.lazyNext = true;
       e.result = db.transaction(fn)();
     } catch (err) {
       if (isRetryable(err)) return restart(db, b, 1);
@@ -260,6 +275,7 @@ export function groupTx<T>(db: DB, fn: () => T): Promise<T> {
 
 /** Rolls the turn's transaction back and runs its requests again in a new one (PostgreSQL deadlock). */
 function restart(db: DB, b: Batch, attempt: number): void {
+  b.strict = true;
   db.exec('ROLLBACK');
   db.exec('BEGIN');
   for (const e of b.entries) {

@@ -1,5 +1,5 @@
 // Emails, their tags and one delivery row per recipient. Lists are keyset-paginated on seq.
-import { sql, type DB } from './db.js';
+import { getLater, sql, type DB } from './db.js';
 import type { Status } from '../core/status.js';
 
 export interface EmailRow {
@@ -73,6 +73,9 @@ export function insertEmail(db: DB, e: NewEmail, tags: readonly string[], delive
 export const emailById = (db: DB, teamId: string, id: string) =>
   sql<EmailRow>(db, 'SELECT * FROM emails WHERE id = ? AND team_id = ?').get(id, teamId);
 export const emailBySeq = (db: DB, seq: number) => sql<EmailRow>(db, 'SELECT * FROM emails WHERE seq = ?').get(seq);
+/** emailBySeq, read with the next statement that needs an answer (db.ts getLater): call the function for the row. */
+export const emailBySeqLater = (db: DB, seq: number) =>
+  getLater(sql<EmailRow>(db, 'SELECT * FROM emails WHERE seq = ?'), seq);
 export const emailByPublicId = (db: DB, id: string) => sql<EmailRow>(db, 'SELECT * FROM emails WHERE id = ?').get(id);
 export const setEmailStatus = (db: DB, seq: number, status: Status, at: number) =>
   sql(db, 'UPDATE emails SET status = ?, updated_at = ? WHERE seq = ?').run(status, at, seq);

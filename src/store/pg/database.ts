@@ -48,6 +48,26 @@ export class PgStatement<R = unknown> {
   }
 
   /**
+   * Inside a transaction: the row get(...args) answers, sent with the next statement that needs an answer (several
+   * reads in one round trip); the function returned reads it (sending it then if nothing did). Its error, if any,
+   * surfaces with that round trip. Outside a transaction: read at once.
+   */
+  getLater(...args: unknown[]): () => R | undefined {
+    if (!this.db.inTransaction) {
+      const row = this.get(...args);
+      return () => row;
+    }
+    const into: Deferred = {};
+    const client = this.db.client;
+    client.defer(this.t.text, bindValues(this.t, args), { array: this.plucked, name: this.name }, into);
+    return () => {
+      if (!into.done) client.flush();
+      const row = into.rows?.[0];
+      return (this.plucked && row ? (row as unknown[])[0] : row) as R | undefined;
+    };
+  }
+
+  /**
    * Inside a transaction the write is deferred: it travels to the server with the next statement that needs an
    * answer, or when its transaction scope ends (errors surface there, inside the scope). Reading `changes` or
    * `lastInsertRowid` sends it at once.
@@ -102,6 +122,13 @@ export class PgDatabase {
   private readonly catalog: Catalog = { primaryKeys: new Map() };
   private depth = 0;
   private seq = 0;
+  /**
+   * Set just before a group-commit request's scope starts (db.ts groupTx): that scope's RELEASE and deferred writes
+   * are not sent at its end but with the next round trip (the turn's next read or its COMMIT). If that round trip
+   * fails the error may be this scope's, so the transaction is poisoned (sync-client REPLAY) and the turn runs again
+   * with every scope flushed at its end. Read and cleared by the next transaction().
+   */
+  lazyNext = false;
   /** Counts top-level transactions begun: what a reading remembered for one transaction is keyed by (txMemo). */
   txSerial = 0;
   private open = true;
@@ -162,6 +189,8 @@ export class PgDatabase {
    */
   transaction<F extends AnyFn>(fn: F): Database.Transaction<F> {
     const run = ((...args: unknown[]) => {
+      const lazy = this.lazyNext;
+      this.lazyNext = false;
       const nested = this.depth > 0;
       const sp = `sp${this.depth}`;
       this.client.defer(nested ? `SAVEPOINT ${sp}` : 'BEGIN', []);
@@ -172,7 +201,8 @@ export class PgDatabase {
         this.depth--;
         if (nested) {
           this.client.defer(`RELEASE SAVEPOINT ${sp}`, []);
-          this.client.flush();
+          if (lazy) this.client.unconfirmed = true;
+          else this.client.flush();
         } else this.client.query('COMMIT');
         return result;
       } catch (err) {
