@@ -177,6 +177,12 @@ export function getLater<R>(s: Stmt<R>, ...args: unknown[]): () => R | undefined
   const row = s.get(...args);
   return () => row;
 }
+/** getLater for all the rows. */
+export function allLater<R>(s: Stmt<R>, ...args: unknown[]): () => R[] {
+  if (s instanceof PgStatement) return (s as PgStatement<R>).allLater(...args);
+  const rows = s.all(...args);
+  return () => rows;
+}
 
 /**
  * What an operator should fix about the store's setup (logged at start). PostgreSQL: a database whose text

@@ -48,23 +48,30 @@ export class PgStatement<R = unknown> {
   }
 
   /**
-   * Inside a transaction: the row get(...args) answers, sent with the next statement that needs an answer (several
-   * reads in one round trip); the function returned reads it (sending it then if nothing did). Its error, if any,
-   * surfaces with that round trip. Outside a transaction: read at once.
+   * Inside a transaction: the rows all(...args) answers, sent with the next statement that needs an answer (several
+   * reads in one round trip); the function returned reads them (sending them then if nothing did). Its error, if
+   * any, surfaces with that round trip. Outside a transaction: read at once.
    */
-  getLater(...args: unknown[]): () => R | undefined {
+  allLater(...args: unknown[]): () => R[] {
     if (!this.db.inTransaction) {
-      const row = this.get(...args);
-      return () => row;
+      const rows = this.all(...args);
+      return () => rows;
     }
     const into: Deferred = {};
     const client = this.db.client;
     client.defer(this.t.text, bindValues(this.t, args), { array: this.plucked, name: this.name }, into);
+    const plucked = this.plucked;
     return () => {
       if (!into.done) client.flush();
-      const row = into.rows?.[0];
-      return (this.plucked && row ? (row as unknown[])[0] : row) as R | undefined;
+      const rows = into.rows ?? [];
+      return (plucked ? rows.map((row) => (row as unknown[])[0]) : rows) as R[];
     };
+  }
+
+  /** allLater's first row. */
+  getLater(...args: unknown[]): () => R | undefined {
+    const rows = this.allLater(...args);
+    return () => rows()[0];
   }
 
   /**
@@ -80,6 +87,7 @@ export class PgStatement<R = unknown> {
     const client = this.db.client;
     const col = ret?.col;
     const idOf = (r: { rows?: unknown[] }) => (col ? ((r.rows?.[0] as Record<string, number>)?.[col] ?? 0) : 0);
+    this.db.writes++;
     if (!this.db.inTransaction) {
       const r = client.query(text, values, opts);
       return { changes: r.rowCount ?? 0, lastInsertRowid: idOf(r) };
@@ -131,6 +139,8 @@ export class PgDatabase {
   lazyNext = false;
   /** Counts top-level transactions begun: what a reading remembered for one transaction is keyed by (txMemo). */
   txSerial = 0;
+  /** Counts statements run through run() or exec(): a reading remembered while it stays the same is still ours. */
+  writes = 0;
   private open = true;
 
   constructor(readonly url: string) {
@@ -169,6 +179,7 @@ export class PgDatabase {
       return this;
     }
     const ends = head === 'COMMIT' || head === 'END' || (head === 'ROLLBACK' && !/\bTO\b/i.test(t));
+    this.writes++;
     if (head === 'ROLLBACK' && ends) this.client.discard();
     try {
       this.client.query(t);
