@@ -268,13 +268,16 @@ export function groupTx<T>(db: DB, fn: () => T): Promise<T> {
     const e: Entry = { fn, resolve: resolve as (v: unknown) => void, reject };
     b.entries.push(e);
     try {
-      // PostgreSQL: the request's writes travel with the turn's next round trip, not one of their own (lazyNext).
+      // PostgreSQL: the request runs without a savepoint and its writes travel with the turn's next round trip (lazyNext).
       if (isPg(db) && !b.strict) db.lazyNext = true;
       e.result = db.transaction(fn)();
     } catch (err) {
+      // PostgreSQL: a request that failed after writing leaves its writes in the turn (no savepoint): run the others again.
+      const dirty = isPg(db) && db.takeDirty();
       if (isRetryable(err)) return restart(db, b, 1);
       e.failed = true;
       reject(err);
+      if (dirty) restart(db, b, 1);
     }
   });
 }

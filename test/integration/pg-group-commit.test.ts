@@ -60,6 +60,35 @@ describe('PostgreSQL: group commit with deferred writes, remembered and batched 
     expect(ids()).to.deep.equal([1, 2, 5]);
   });
 
+  it('a request that throws after writing leaves none of its writes (it runs without a savepoint: the turn runs again)', async () => {
+    const results = await Promise.allSettled([
+      groupTx(db, () => insert(1)),
+      groupTx(db, () => {
+        insert(2);
+        insert(3);
+        throw new Error('insufficient credits');
+      }),
+      groupTx(db, () => insert(4)),
+    ]);
+    expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason.message).to.equal('insufficient credits');
+    expect(ids()).to.deep.equal([1, 4]);
+  });
+
+  it('a request that throws before writing costs no second run of its turn', async () => {
+    let runs = 0;
+    const results = await Promise.allSettled([
+      groupTx(db, () => (runs++, insert(1))),
+      groupTx(db, () => {
+        throw new Error('invalid');
+      }),
+      groupTx(db, () => insert(2)),
+    ]);
+    expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
+    expect(runs).to.equal(1);
+    expect(ids()).to.deep.equal([1, 2]);
+  });
+
   it('txMemo reads once per transaction and key; forgetMemo and a new transaction read again', () => {
     let reads = 0;
     const read = () => txMemo(db, 'g:all', () => (reads++, ids()));

@@ -2,7 +2,7 @@
 // run/get/all/pluck, exec, transaction (BEGIN, nested SAVEPOINTs), inTransaction, close. Statements are
 // translated once (./translate.ts) and prepared by name on the connection.
 import type Database from 'better-sqlite3';
-import { openSyncClient, type Deferred, type SyncClient } from './sync-client.js';
+import { openSyncClient, PgError, type Deferred, type SyncClient } from './sync-client.js';
 import { bindValues, translate, type Catalog, type Translated } from './translate.js';
 
 export interface RunResult {
@@ -131,12 +131,19 @@ export class PgDatabase {
   private depth = 0;
   private seq = 0;
   /**
-   * Set just before a group-commit request's scope starts (db.ts groupTx): that scope's RELEASE and deferred writes
-   * are not sent at its end but with the next round trip (the turn's next read or its COMMIT). If that round trip
-   * fails the error may be this scope's, so the transaction is poisoned (sync-client REPLAY) and the turn runs again
-   * with every scope flushed at its end. Read and cleared by the next transaction().
+   * Set just before a group-commit request's scope starts (db.ts groupTx): that scope runs without a savepoint and
+   * its deferred writes are not sent at its end but with the next round trip (the turn's next read or its COMMIT).
+   * If that round trip fails the error may be this scope's, so the transaction is poisoned (sync-client REPLAY) and
+   * the turn runs again with every scope in a savepoint flushed at its end. Read and cleared by transaction().
    */
   lazyNext = false;
+  /** A bare scope failed with its writes in the transaction (see transaction()): read and cleared by takeDirty. */
+  private dirty = false;
+  takeDirty(): boolean {
+    const d = this.dirty;
+    this.dirty = false;
+    return d;
+  }
   /** Counts top-level transactions begun: what a reading remembered for one transaction is keyed by (txMemo). */
   txSerial = 0;
   /** Counts statements run through run() or exec(): a reading remembered while it stays the same is still ours. */
@@ -203,22 +210,28 @@ export class PgDatabase {
       const lazy = this.lazyNext;
       this.lazyNext = false;
       const nested = this.depth > 0;
+      // A group-commit request (lazyNext) runs bare: no SAVEPOINT, no RELEASE. If it fails after writing, or the
+      // server refused one of its statements, the turn's transaction is dirty and groupTx runs the others again.
+      const bare = lazy && nested;
+      const mark = this.writes;
       const sp = `sp${this.depth}`;
-      this.client.defer(nested ? `SAVEPOINT ${sp}` : 'BEGIN', []);
+      if (!bare) this.client.defer(nested ? `SAVEPOINT ${sp}` : 'BEGIN', []);
       if (!nested) this.txSerial++;
       this.depth++;
       try {
         const result = fn(...args);
         this.depth--;
-        if (nested) {
+        if (bare) this.client.unconfirmed = true;
+        else if (nested) {
           this.client.defer(`RELEASE SAVEPOINT ${sp}`, []);
-          if (lazy) this.client.unconfirmed = true;
-          else this.client.flush();
+          this.client.flush();
         } else this.client.query('COMMIT');
         return result;
       } catch (err) {
         this.depth = nested ? this.depth - 1 : 0;
-        this.rollback(nested ? sp : null);
+        if (bare) {
+          if (this.writes !== mark || err instanceof PgError) this.dirty = true;
+        } else this.rollback(nested ? sp : null);
         throw err;
       }
     }) as unknown as Database.Transaction<F>;

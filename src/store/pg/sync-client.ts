@@ -145,7 +145,8 @@ export abstract class SyncClient {
     queued.forEach((p, i) => {
       if (p.into && results[i]) Object.assign(p.into, results[i], { done: true });
     });
-    if (r.error && mixed) {
+    // A server error (SQLSTATE) in a mixed batch; a lost connection (no code, or class 08) is thrown as it is.
+    if (r.error && mixed && r.error.code && !r.error.code.startsWith('08')) {
       this.poisoned = r.error.message ?? 'error';
       throw replayError(this.poisoned);
     }
