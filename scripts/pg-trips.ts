@@ -4,6 +4,7 @@
 // sequential part (MTA_PG_TRACE) and the script prints the trace of one email.
 //   BENCH_PG_URL=postgres://… npx tsx scripts/pg-trips.ts [emails]
 import fs from 'node:fs';
+import autocannon from 'autocannon';
 import { startChild, mta, pgDatabaseUrl } from './bench-lib.js';
 
 const n = Number(process.argv[2] ?? 400);
@@ -17,6 +18,7 @@ async function metrics(http: string) {
     roundTrips: v('mta_db_round_trips_total'),
     wait: v('mta_db_wait_seconds_total'),
     pending: v('mta_deliveries_pending'),
+    cpu: v('process_cpu_seconds_total'),
   };
 }
 
@@ -78,6 +80,15 @@ try {
   }
   await measure('one at a time', Math.min(n, 200), 1, true);
   await measure('32 at a time', n * 4, 32, false);
+  // The API bench's load (autocannon, 32 connections, 5 s): where the service's main thread spends each email.
+  const a = await metrics(child.http);
+  const r = await autocannon({ url: `${child.http}/v1/emails`, method: 'POST', headers, body, connections: 32, duration: 5 });
+  await settle(child.http);
+  const b = await metrics(child.http);
+  const k = r['2xx'];
+  console.log(
+    `autocannon 32 connections: ${(k / 5).toFixed(0)} accepted/s; per email ${((b.statements - a.statements) / k).toFixed(2)} statements, ${((b.roundTrips - a.roundTrips) / k).toFixed(2)} round trips, ${(((b.wait - a.wait) / k) * 1e6).toFixed(0)} µs waiting, ${(((b.cpu - a.cpu) / k) * 1e6).toFixed(0)} µs of process CPU`,
+  );
 } finally {
   await child.stop();
 }
