@@ -82,7 +82,14 @@ try {
   await measure('32 at a time', n * 4, 32, false);
   // The API bench's load (autocannon, 32 connections, 5 s): where the service's main thread spends each email.
   const a = await metrics(child.http);
-  const r = await autocannon({ url: `${child.http}/v1/emails`, method: 'POST', headers, body, connections: 32, duration: 5 });
+  const r = await autocannon({
+    url: `${child.http}/v1/emails`,
+    method: 'POST',
+    headers,
+    body,
+    connections: 32,
+    duration: 5,
+  });
   await settle(child.http);
   const b = await metrics(child.http);
   const k = r['2xx'];

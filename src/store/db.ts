@@ -269,7 +269,7 @@ export function groupTx<T>(db: DB, fn: () => T): Promise<T> {
     b.entries.push(e);
     try {
       // PostgreSQL: the request runs without a savepoint and its writes travel with the turn's next round trip (lazyNext).
-      if (isPg(db) && !b.strict) db.lazyNext = true;
+      if (isPg(db) && !b.strict && !db.foreignJoined) db.lazyNext = true;
       e.result = db.transaction(fn)();
     } catch (err) {
       // PostgreSQL: a request that failed after writing leaves its writes in the turn (no savepoint): run the others again.

@@ -75,6 +75,22 @@ describe('PostgreSQL: group commit with deferred writes, remembered and batched 
     expect(ids()).to.deep.equal([1, 4]);
   });
 
+  it('work that joins an open turn (the delivery loop) is never undone by a later request failing', async () => {
+    const turn = [groupTx(db, () => insert(1)), groupTx(db, () => insert(2))] as Promise<unknown>[];
+    db.transaction(() => insert(10))(); // another component's transaction, joining the open turn as a savepoint
+    db.prepare('INSERT INTO g (id, v) VALUES (?, ?)').run(11, 'direct'); // a write at the turn's top level
+    turn.push(
+      groupTx(db, () => {
+        insert(3);
+        throw new Error('insufficient credits');
+      }),
+      groupTx(db, () => insert(4)),
+    );
+    const results = await Promise.allSettled(turn);
+    expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(ids()).to.deep.equal([1, 2, 4, 10, 11]);
+  });
+
   it('a request that throws before writing costs no second run of its turn', async () => {
     let runs = 0;
     const results = await Promise.allSettled([

@@ -88,6 +88,7 @@ export class PgStatement<R = unknown> {
     const col = ret?.col;
     const idOf = (r: { rows?: unknown[] }) => (col ? ((r.rows?.[0] as Record<string, number>)?.[col] ?? 0) : 0);
     this.db.writes++;
+    if (this.db.depth === 1) this.db.markForeign();
     if (!this.db.inTransaction) {
       const r = client.query(text, values, opts);
       return { changes: r.rowCount ?? 0, lastInsertRowid: idOf(r) };
@@ -128,7 +129,8 @@ export class PgDatabase {
   readonly client: SyncClient;
   readonly identities = new Map<string, string>();
   private readonly catalog: Catalog = { primaryKeys: new Map() };
-  private depth = 0;
+  /** Transaction nesting: 0 outside, 1 in a top-level transaction, more in savepoints (or bare requests). */
+  depth = 0;
   private seq = 0;
   /**
    * Set just before a group-commit request's scope starts (db.ts groupTx): that scope runs without a savepoint and
@@ -137,6 +139,17 @@ export class PgDatabase {
    * the turn runs again with every scope in a savepoint flushed at its end. Read and cleared by transaction().
    */
   lazyNext = false;
+  /**
+   * Work other than a group-commit request joined the open transaction (a nested scope or a write directly at its
+   * top level: the delivery loop's claims and results, a key's last use): a replay of the turn would undo it
+   * unseen, so groupTx runs the turn's later requests in savepoints. Cleared when a transaction begins.
+   */
+  foreignJoined = false;
+  /** Before other work joins: the bare requests' writes are sent now, so their errors surface before it. */
+  markForeign(): void {
+    if (this.client.unconfirmed) this.client.flush();
+    this.foreignJoined = true;
+  }
   /** A bare scope failed with its writes in the transaction (see transaction()): read and cleared by takeDirty. */
   private dirty = false;
   takeDirty(): boolean {
@@ -183,6 +196,7 @@ export class PgDatabase {
       this.client.defer(t, []); // sent with the transaction's first statement that needs an answer
       this.depth = 1;
       this.txSerial++;
+      this.foreignJoined = false;
       return this;
     }
     const ends = head === 'COMMIT' || head === 'END' || (head === 'ROLLBACK' && !/\bTO\b/i.test(t));
@@ -213,10 +227,14 @@ export class PgDatabase {
       // A group-commit request (lazyNext) runs bare: no SAVEPOINT, no RELEASE. If it fails after writing, or the
       // server refused one of its statements, the turn's transaction is dirty and groupTx runs the others again.
       const bare = lazy && nested;
+      if (nested && !lazy && this.depth === 1) this.markForeign();
       const mark = this.writes;
       const sp = `sp${this.depth}`;
       if (!bare) this.client.defer(nested ? `SAVEPOINT ${sp}` : 'BEGIN', []);
-      if (!nested) this.txSerial++;
+      if (!nested) {
+        this.txSerial++;
+        this.foreignJoined = false;
+      }
       this.depth++;
       try {
         const result = fn(...args);
