@@ -4,7 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { tx } from '../store/db.js';
+import { isPg, tx, type DB } from '../store/db.js';
 import * as store from '../store/teams.js';
 import type { Ctx } from './context.js';
 
@@ -121,6 +121,32 @@ export function createKeyAs(
 
 const lastTouch = new Map<string, number>();
 
+/**
+ * PostgreSQL: keys read by hash are remembered for KEY_CACHE_MS (a round trip saved on every request). A key
+ * revoked through this process is forgotten at once (revokeKey); one revoked by another node or by the CLI stops
+ * working here within KEY_CACHE_MS (docs/operations.md). Only hashes are kept, at most KEY_CACHE_MAX. SQLite reads
+ * every time (a few µs).
+ */
+export const KEY_CACHE_MS = 2000;
+const KEY_CACHE_MAX = 1000;
+const keyCaches = new WeakMap<DB, Map<string, { row: store.KeyRow; until: number }>>();
+
+function keyRowByHash(db: DB, hash: string): store.KeyRow | undefined {
+  if (!isPg(db)) return store.keyByHash(db, hash);
+  let cache = keyCaches.get(db);
+  if (!cache) keyCaches.set(db, (cache = new Map()));
+  const now = performance.now();
+  const hit = cache.get(hash);
+  if (hit && hit.until > now) return hit.row;
+  cache.delete(hash);
+  const row = store.keyByHash(db, hash);
+  if (row && row.revoked_at === null) {
+    if (cache.size >= KEY_CACHE_MAX) cache.delete(cache.keys().next().value!);
+    cache.set(hash, { row, until: now + KEY_CACHE_MS });
+  }
+  return row;
+}
+
 /** The principal of a bearer key, or an authentication error. Revoked keys fail at once. */
 export function authenticate(ctx: Ctx, header: string | undefined): Principal {
   if (!header)
@@ -136,7 +162,7 @@ export function authenticate(ctx: Ctx, header: string | undefined): Principal {
       'missing_api_key',
       'Malformed Authorization header: expected "Bearer <API_KEY>".',
     );
-  const row = store.keyByHash(ctx.db, hashKey(m[1]));
+  const row = keyRowByHash(ctx.db, hashKey(m[1]));
   if (!row || row.revoked_at !== null)
     throw new ApiError('authentication_error', 'invalid_api_key', 'The API key is unknown or revoked.');
   const now = ctx.now();
@@ -158,6 +184,7 @@ export function revokeKey(ctx: Ctx, keyId: string, owner?: Owner): store.KeyRow 
   const row = store.keyById(ctx.db, keyId);
   if (!row || (owner !== undefined && (row.team_id !== owner.teamId || (owner.mode === 'test' && row.mode !== 'test'))))
     throw notFound('api_key');
+  keyCaches.get(ctx.db)?.delete(row.hash);
   store.revokeKey(ctx.db, keyId, ctx.now());
   return store.keyById(ctx.db, keyId)!;
 }

@@ -13,6 +13,7 @@ import {
 import { newId } from '../core/ids.js';
 import {
   emailHeadBySeq,
+  emailHeadBySeqLater,
   deliveriesOf,
   setEmailStatus,
   writeDelivery,
@@ -81,8 +82,9 @@ function sideEffects(ctx: Ctx, email: EmailHead, d: DeliveryRow, o: RecipientOut
 }
 
 /**
- * Applies outcomes for recipients of one email. Must run inside a transaction. `settled`: the delivery loop's claims — each recipient written here also has its lease dropped, and its id is
- * added to the set (the loop settles the others itself).
+ * Applies outcomes for recipients of one email. Must run inside a transaction. `settled`: the delivery loop's
+ * claims — each recipient written here also has its lease dropped, and its id is added to the set (the loop
+ * settles the others itself).
  */
 export function applyOutcomes(
   ctx: Ctx,
@@ -91,8 +93,9 @@ export function applyOutcomes(
   settled?: Set<number>,
 ): EmailHead {
   const now = ctx.now();
-  const email = emailHeadBySeq(ctx.db, emailSeq)!;
+  const emailRow = emailHeadBySeqLater(ctx.db, emailSeq); // one round trip with the deliveries (PostgreSQL)
   const deliveries = new Map(deliveriesOf(ctx.db, emailSeq).map((d) => [d.id, d]));
+  const email = emailRow()!;
   const events: { type: EventType; recipient: string | null; data: Record<string, unknown> }[] = [];
   let refunded = 0;
   for (const o of outcomes) {

@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { PgDatabase } from './pg/database.js';
+import { PgDatabase, PgStatement } from './pg/database.js';
+import { REPLAY } from './pg/sync-client.js';
 
 /** A prepared statement: better-sqlite3's, or the PostgreSQL engine's with the same methods. */
 export interface Stmt<R = unknown> {
@@ -136,7 +137,7 @@ export function migrate(db: DB): void {
  */
 export function isRetryable(err: unknown): boolean {
   const code = (err as { code?: string }).code;
-  return code === '40P01' || code === '40001';
+  return code === '40P01' || code === '40001' || code === REPLAY;
 }
 const RETRIES = 5;
 
@@ -168,6 +169,22 @@ export function sql<R = unknown>(db: DB, text: string, pg?: string): Stmt<R> {
 }
 
 /**
+ * The row `s.get(...args)` answers, read later: on PostgreSQL inside a transaction the read travels with the next
+ * statement that needs an answer (two reads, one round trip); SQLite reads now. Call the function for the row.
+ */
+export function getLater<R>(s: Stmt<R>, ...args: unknown[]): () => R | undefined {
+  if (s instanceof PgStatement) return (s as PgStatement<R>).getLater(...args);
+  const row = s.get(...args);
+  return () => row;
+}
+/** getLater for all the rows. */
+export function allLater<R>(s: Stmt<R>, ...args: unknown[]): () => R[] {
+  if (s instanceof PgStatement) return (s as PgStatement<R>).allLater(...args);
+  const rows = s.all(...args);
+  return () => rows;
+}
+
+/**
  * What an operator should fix about the store's setup (logged at start). PostgreSQL: a database whose text
  * collation is not C orders text unlike SQLite (byte order), e.g. names with dots or dashes.
  */
@@ -188,6 +205,27 @@ export function storeCounters(db: DB): { statements: number; roundTrips: number;
   return { statements: c.queries, roundTrips: c.roundTrips, waitSeconds: Number(c.waitedNs) / 1e9 };
 }
 
+const memos = new WeakMap<DB, { serial: number; values: Map<string, unknown> }>();
+/**
+ * PostgreSQL, inside a transaction: `read()` runs once per top-level transaction and key, later calls answer from
+ * memory (a round trip saved per call; a group-commit turn is one transaction). Writers of what was read call
+ * forgetMemo. SQLite, or outside a transaction: `read()` every time.
+ */
+export function txMemo<T>(db: DB, key: string, read: () => T): T {
+  if (!isPg(db) || !db.inTransaction) return read();
+  let m = memos.get(db);
+  if (!m || m.serial !== db.txSerial) memos.set(db, (m = { serial: db.txSerial, values: new Map() }));
+  if (m.values.has(key)) return m.values.get(key) as T;
+  const v = read();
+  m.values.set(key, v);
+  return v;
+}
+/** Drops what txMemo remembers under keys starting with `prefix` (the rows behind them are being written). */
+export function forgetMemo(db: DB, prefix: string): void {
+  const m = memos.get(db);
+  if (m) for (const k of [...m.values.keys()]) if (k.startsWith(prefix)) m.values.delete(k);
+}
+
 /** A unique or primary-key constraint refused the write (either engine). */
 export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: string }).code;
@@ -203,6 +241,8 @@ interface Entry {
 }
 interface Batch {
   entries: Entry[];
+  /** Run again after a failure: each request's scope is flushed at its end from now on (no lazy RELEASE). */
+  strict?: boolean;
 }
 const batches = new WeakMap<DB, Batch>();
 
@@ -228,17 +268,23 @@ export function groupTx<T>(db: DB, fn: () => T): Promise<T> {
     const e: Entry = { fn, resolve: resolve as (v: unknown) => void, reject };
     b.entries.push(e);
     try {
+      // PostgreSQL: the request runs without a savepoint and its writes travel with the turn's next round trip (lazyNext).
+      if (isPg(db) && !b.strict && !db.foreignJoined) db.lazyNext = true;
       e.result = db.transaction(fn)();
     } catch (err) {
+      // PostgreSQL: a request that failed after writing leaves its writes in the turn (no savepoint): run the others again.
+      const dirty = isPg(db) && db.takeDirty();
       if (isRetryable(err)) return restart(db, b, 1);
       e.failed = true;
       reject(err);
+      if (dirty) restart(db, b, 1);
     }
   });
 }
 
 /** Rolls the turn's transaction back and runs its requests again in a new one (PostgreSQL deadlock). */
 function restart(db: DB, b: Batch, attempt: number): void {
+  b.strict = true;
   db.exec('ROLLBACK');
   db.exec('BEGIN');
   for (const e of b.entries) {

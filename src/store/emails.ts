@@ -1,5 +1,5 @@
 // Emails, their tags and one delivery row per recipient. Lists are keyset-paginated on seq.
-import { sql, type DB } from './db.js';
+import { allLater, getLater, isPg, sql, type DB } from './db.js';
 import type { Status } from '../core/status.js';
 
 export interface EmailRow {
@@ -50,16 +50,41 @@ export type NewDelivery = Pick<DeliveryRow, 'recipient' | 'kind' | 'domain' | 's
 const EMAIL_COLS =
   'id, team_id, test_mode, status, from_addr, to_json, cc_json, bcc_json, reply_to, subject, html, text, tags_json, headers_json, tracking_opens, tracking_clicks, scheduled_at, credits_charged, sender_domain, created_at, updated_at, attachments_json, raw_message';
 
+const EMAIL_VALUES = EMAIL_COLS.split(', ')
+  .map((c) => '@' + c)
+  .join(', ');
+
+/**
+ * PostgreSQL: email seqs taken from the sequence SEQ_BLOCK at a time (one round trip per block instead of an
+ * INSERT … RETURNING per email, so an accept's writes all travel with its turn's COMMIT). Seqs older than
+ * SEQ_MAX_AGE_MS are dropped (unused seqs are gaps, as after any rollback), so with several nodes an email's seq is
+ * at most that much older than its neighbours' (docs/postgres-notes.md); one node takes its seqs in order.
+ */
+const SEQ_BLOCK = 32;
+const SEQ_MAX_AGE_MS = 1000;
+const seqPools = new WeakMap<DB, { seqs: number[]; at: number }>();
+function pooledSeq(db: DB): number | undefined {
+  if (!isPg(db) || !db.inTransaction) return undefined;
+  const now = performance.now();
+  let pool = seqPools.get(db);
+  if (!pool || pool.seqs.length === 0 || now - pool.at > SEQ_MAX_AGE_MS) {
+    const block = allLater(
+      sql<number>(db, "SELECT nextval(pg_get_serial_sequence('emails', 'seq')) FROM generate_series(1, ?)").pluck(),
+      SEQ_BLOCK,
+    )().map(Number);
+    seqPools.set(db, (pool = { seqs: block, at: now }));
+  }
+  return pool.seqs.shift();
+}
+
 /** Inserts the email, its tags and its deliveries; returns the new seq. Call inside a transaction. */
 export function insertEmail(db: DB, e: NewEmail, tags: readonly string[], deliveries: readonly NewDelivery[]): number {
-  const seq = Number(
-    sql(
-      db,
-      `INSERT INTO emails (${EMAIL_COLS}) VALUES (${EMAIL_COLS.split(', ')
-        .map((c) => '@' + c)
-        .join(', ')})`,
-    ).run(e).lastInsertRowid,
-  );
+  const pooled = pooledSeq(db);
+  const seq =
+    pooled !== undefined
+      ? (sql(db, `INSERT INTO emails (seq, ${EMAIL_COLS}) VALUES (@seq, ${EMAIL_VALUES})`).run({ ...e, seq: pooled }),
+        pooled)
+      : Number(sql(db, `INSERT INTO emails (${EMAIL_COLS}) VALUES (${EMAIL_VALUES})`).run(e).lastInsertRowid);
   const tag = sql(db, 'INSERT OR IGNORE INTO email_tags (team_id, tag, email_seq) VALUES (?, ?, ?)');
   for (const t of tags) tag.run(e.team_id, t, seq);
   const d = sql(
@@ -72,7 +97,45 @@ export function insertEmail(db: DB, e: NewEmail, tags: readonly string[], delive
 
 export const emailById = (db: DB, teamId: string, id: string) =>
   sql<EmailRow>(db, 'SELECT * FROM emails WHERE id = ? AND team_id = ?').get(id, teamId);
-export const emailBySeq = (db: DB, seq: number) => sql<EmailRow>(db, 'SELECT * FROM emails WHERE seq = ?').get(seq);
+export const emailBySeq = (db: DB, seq: number) =>
+  aheadRow(db, seq) ?? sql<EmailRow>(db, 'SELECT * FROM emails WHERE seq = ?').get(seq);
+
+/**
+ * PostgreSQL: the rows of the emails a claim took (store/queue.ts claimDue), read in the claim's transaction with
+ * its next round trip (its COMMIT, or the group-commit turn's next one). emailBySeq answers from them until this
+ * process writes anything or its current synchronous run ends (the delivery loop reads each claimed email right
+ * after the claim); after a write (the status writer, whose webhook payloads read the email) it reads again.
+ */
+const ahead = new WeakMap<DB, { writes: number; rows: () => EmailRow[]; bySeq?: Map<number, EmailRow> }>();
+export function readEmailsAhead(db: DB, seqs: readonly number[]): void {
+  if (!isPg(db) || !db.inTransaction || seqs.length === 0) return;
+  const rows = allLater(
+    sql<EmailRow>(
+      db,
+      'SELECT * FROM emails WHERE seq IN (SELECT value FROM json_each(?))',
+      'SELECT * FROM emails WHERE seq IN (SELECT value::bigint FROM json_each(?))',
+    ),
+    JSON.stringify(seqs),
+  );
+  const entry = { writes: db.writes, rows };
+  ahead.set(db, entry);
+  queueMicrotask(() => {
+    if (ahead.get(db) === entry) ahead.delete(db);
+  });
+}
+function aheadRow(db: DB, seq: number): EmailRow | undefined {
+  const a = ahead.get(db);
+  if (!a) return undefined;
+  if (!isPg(db) || a.writes !== db.writes) {
+    ahead.delete(db);
+    return undefined;
+  }
+  a.bySeq ??= new Map(a.rows().map((r) => [Number(r.seq), r]));
+  return a.bySeq.get(seq);
+}
+/** emailBySeq, read with the next statement that needs an answer (db.ts getLater): call the function for the row. */
+export const emailBySeqLater = (db: DB, seq: number) =>
+  getLater(sql<EmailRow>(db, 'SELECT * FROM emails WHERE seq = ?'), seq);
 /** An email without its bodies (html, text, a submitted raw message): what status changes and events need. */
 export type EmailHead = Omit<EmailRow, 'html' | 'text' | 'raw_message'>;
 const HEAD_COLS = `seq, ${EMAIL_COLS.split(', ')
@@ -81,6 +144,9 @@ const HEAD_COLS = `seq, ${EMAIL_COLS.split(', ')
 /** The email's row without its bodies (which can be megabytes): result writes, events, webhooks. */
 export const emailHeadBySeq = (db: DB, seq: number) =>
   sql<EmailHead>(db, `SELECT ${HEAD_COLS} FROM emails WHERE seq = ?`).get(seq);
+/** emailHeadBySeq, read with the next statement that needs an answer (getLater): call the function for the row. */
+export const emailHeadBySeqLater = (db: DB, seq: number) =>
+  getLater(sql<EmailHead>(db, `SELECT ${HEAD_COLS} FROM emails WHERE seq = ?`), seq);
 export const emailByPublicId = (db: DB, id: string) => sql<EmailRow>(db, 'SELECT * FROM emails WHERE id = ?').get(id);
 export const setEmailStatus = (db: DB, seq: number, status: Status, at: number) =>
   sql(db, 'UPDATE emails SET status = ?, updated_at = ? WHERE seq = ?').run(status, at, seq);

@@ -23,14 +23,17 @@ export function onEvent(db: DB, fn: EventListener): void {
   listeners.set(db, l);
 }
 
+/**
+ * Appends the event. Its `seq` is read only when asked for: on PostgreSQL the INSERT is a deferred write of the
+ * transaction (no round trip of its own) until somebody reads `row.seq`.
+ */
 export function appendEvent(db: DB, ev: Omit<EventRow, 'seq'>): EventRow {
-  const seq = Number(
-    sql(
-      db,
-      'INSERT INTO events (id, team_id, email_seq, type, recipient, data_json, created_at) VALUES (@id, @team_id, @email_seq, @type, @recipient, @data_json, @created_at)',
-    ).run(ev).lastInsertRowid,
-  );
-  const row = { seq, ...ev };
+  const r = sql(
+    db,
+    'INSERT INTO events (id, team_id, email_seq, type, recipient, data_json, created_at) VALUES (@id, @team_id, @email_seq, @type, @recipient, @data_json, @created_at)',
+  ).run(ev);
+  const row = { ...ev } as EventRow;
+  Object.defineProperty(row, 'seq', { enumerable: true, get: () => Number(r.lastInsertRowid) });
   for (const fn of listeners.get(db) ?? []) fn(db, row);
   return row;
 }

@@ -2,6 +2,7 @@
 // lease ends), confirm a claim before sending, settle or release claims. Synchronous statements.
 import { isPg, sql, tx, type DB } from './db.js';
 import type { Status } from '../core/status.js';
+import { readEmailsAhead } from './emails.js';
 
 export interface Claimed {
   id: number;
@@ -31,12 +32,14 @@ export function claimDue(db: DB, now: number, until: number, limit: number, skip
   const pick = `SELECT id FROM deliveries WHERE next_attempt_at <= @now AND held_at IS NULL ${filter} ORDER BY next_attempt_at LIMIT @limit`;
   const claim = (select: string) => `UPDATE deliveries SET next_attempt_at = @until, leased_until = @until
     WHERE id IN (${select}) RETURNING id, email_seq, recipient, domain, status, attempts, first_attempt_at`;
-  return sql<Claimed>(db, claim(pick), claim(`${pick} FOR UPDATE SKIP LOCKED`)).all({
+  const rows = sql<Claimed>(db, claim(pick), claim(`${pick} FOR UPDATE SKIP LOCKED`)).all({
     now,
     until,
     limit,
     ...(skip.length ? { skip: JSON.stringify(skip) } : {}),
   });
+  readEmailsAhead(db, [...new Set(rows.map((r) => r.email_seq))]); // PostgreSQL: with the claim's COMMIT
+  return rows;
 }
 
 /**

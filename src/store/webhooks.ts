@@ -1,6 +1,6 @@
 // Webhook endpoints, the outbox (one row per event and endpoint, table webhook_deliveries; the API calls
 // a row a "webhook delivery"; claimed with a lease on next_attempt_at) and the attempt log. Row access only.
-import { sql, type DB } from './db.js';
+import { forgetMemo, sql, txMemo, type DB } from './db.js';
 
 export type Mode = 'test' | 'live';
 export interface EndpointRow {
@@ -52,6 +52,12 @@ export interface AttemptRow {
 }
 
 const EP_COLS = 'id, team_id, mode, url, events, secret, enabled, created_at, updated_at';
+const MEMO = 'webhook_endpoints:';
+/** Every write to webhook_endpoints goes through this: what enabledEndpointsOfTeam remembered is dropped. */
+const written = <T>(db: DB, result: T): T => {
+  forgetMemo(db, MEMO);
+  return result;
+};
 export const insertEndpoint = (
   db: DB,
   e: Pick<
@@ -59,11 +65,14 @@ export const insertEndpoint = (
     'id' | 'team_id' | 'mode' | 'url' | 'events' | 'secret' | 'enabled' | 'created_at' | 'updated_at'
   >,
 ) =>
-  Number(
-    sql(
-      db,
-      `INSERT INTO webhook_endpoints (${EP_COLS}) VALUES (@id, @team_id, @mode, @url, @events, @secret, @enabled, @created_at, @updated_at)`,
-    ).run(e).lastInsertRowid,
+  written(
+    db,
+    Number(
+      sql(
+        db,
+        `INSERT INTO webhook_endpoints (${EP_COLS}) VALUES (@id, @team_id, @mode, @url, @events, @secret, @enabled, @created_at, @updated_at)`,
+      ).run(e).lastInsertRowid,
+    ),
   );
 /** `onlyTest`: a test key's view, where live endpoints do not exist. */
 export const endpointById = (db: DB, teamId: string, id: string, onlyTest: boolean) =>
@@ -79,12 +88,19 @@ export const endpointsOfTeam = (db: DB, teamId: string, onlyTest: boolean, after
     db,
     "SELECT * FROM webhook_endpoints WHERE team_id = ? AND (? = 0 OR mode = 'test') AND seq > ? ORDER BY seq LIMIT ?",
   ).all(teamId, onlyTest ? 1 : 0, afterSeq ?? 0, limit + 1);
-export const enabledEndpointsOfTeam = (db: DB, teamId: string) =>
-  sql<Pick<EndpointRow, 'seq' | 'events' | 'mode'>>(
-    db,
-    'SELECT seq, events, mode FROM webhook_endpoints WHERE team_id = ? AND enabled = 1',
-  ).all(teamId);
-export const deleteEndpoint = (db: DB, seq: number) => sql(db, 'DELETE FROM webhook_endpoints WHERE seq = ?').run(seq);
+/** Read once per transaction and team on PostgreSQL (every event of a group-commit turn asks; txMemo). */
+export const enabledEndpointsOfTeam = (
+  db: DB,
+  teamId: string,
+): readonly Pick<EndpointRow, 'seq' | 'events' | 'mode'>[] =>
+  txMemo(db, MEMO + teamId, () =>
+    sql<Pick<EndpointRow, 'seq' | 'events' | 'mode'>>(
+      db,
+      'SELECT seq, events, mode FROM webhook_endpoints WHERE team_id = ? AND enabled = 1',
+    ).all(teamId),
+  );
+export const deleteEndpoint = (db: DB, seq: number) =>
+  written(db, sql(db, 'DELETE FROM webhook_endpoints WHERE seq = ?').run(seq));
 
 const UPDATE_ENDPOINT = `UPDATE webhook_endpoints SET url = @url, events = @events, enabled = @enabled, updated_at = @at,
     disabled_reason = CASE WHEN @enabled = 1 THEN NULL ELSE disabled_reason END,
@@ -95,7 +111,7 @@ const UPDATE_ENDPOINT = `UPDATE webhook_endpoints SET url = @url, events = @even
 export function updateEndpoint(db: DB, seq: number, f: { url: string; events: string; enabled: number; at: number }) {
   // PostgreSQL infers one type per parameter: the same number used as a column value and in a comparison.
   const pg = UPDATE_ENDPOINT.replace(/@(enabled|at)\b/g, '@$1::bigint');
-  sql(db, UPDATE_ENDPOINT, pg).run({ seq, ...f });
+  written(db, sql(db, UPDATE_ENDPOINT, pg).run({ seq, ...f }));
 }
 export const rotateSecret = (db: DB, seq: number, secret: string, oldUntil: number, at: number) =>
   sql(
@@ -103,10 +119,13 @@ export const rotateSecret = (db: DB, seq: number, secret: string, oldUntil: numb
     'UPDATE webhook_endpoints SET old_secret = secret, old_secret_expires_at = ?, secret = ?, updated_at = ? WHERE seq = ?',
   ).run(oldUntil, secret, at, seq);
 export const disableEndpoint = (db: DB, seq: number, reason: string, at: number) =>
-  sql(
+  written(
     db,
-    'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, disabled_at = ?, updated_at = ? WHERE seq = ? AND enabled = 1',
-  ).run(reason, at, at, seq);
+    sql(
+      db,
+      'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, disabled_at = ?, updated_at = ? WHERE seq = ? AND enabled = 1',
+    ).run(reason, at, at, seq),
+  );
 export const endpointSucceeded = (db: DB, seq: number) =>
   sql(db, 'UPDATE webhook_endpoints SET failing_since = NULL, consecutive_failed = 0 WHERE seq = ?').run(seq);
 export const endpointFailed = (db: DB, seq: number, at: number, ended: boolean) =>

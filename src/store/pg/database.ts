@@ -2,7 +2,7 @@
 // run/get/all/pluck, exec, transaction (BEGIN, nested SAVEPOINTs), inTransaction, close. Statements are
 // translated once (./translate.ts) and prepared by name on the connection.
 import type Database from 'better-sqlite3';
-import { openSyncClient, type Deferred, type SyncClient } from './sync-client.js';
+import { openSyncClient, PgError, type Deferred, type SyncClient } from './sync-client.js';
 import { bindValues, translate, type Catalog, type Translated } from './translate.js';
 
 export interface RunResult {
@@ -48,6 +48,33 @@ export class PgStatement<R = unknown> {
   }
 
   /**
+   * Inside a transaction: the rows all(...args) answers, sent with the next statement that needs an answer (several
+   * reads in one round trip); the function returned reads them (sending them then if nothing did). Its error, if
+   * any, surfaces with that round trip. Outside a transaction: read at once.
+   */
+  allLater(...args: unknown[]): () => R[] {
+    if (!this.db.inTransaction) {
+      const rows = this.all(...args);
+      return () => rows;
+    }
+    const into: Deferred = {};
+    const client = this.db.client;
+    client.defer(this.t.text, bindValues(this.t, args), { array: this.plucked, name: this.name }, into);
+    const plucked = this.plucked;
+    return () => {
+      if (!into.done) client.flush();
+      const rows = into.rows ?? [];
+      return (plucked ? rows.map((row) => (row as unknown[])[0]) : rows) as R[];
+    };
+  }
+
+  /** allLater's first row. */
+  getLater(...args: unknown[]): () => R | undefined {
+    const rows = this.allLater(...args);
+    return () => rows()[0];
+  }
+
+  /**
    * Inside a transaction the write is deferred: it travels to the server with the next statement that needs an
    * answer, or when its transaction scope ends (errors surface there, inside the scope). Reading `changes` or
    * `lastInsertRowid` sends it at once.
@@ -60,6 +87,8 @@ export class PgStatement<R = unknown> {
     const client = this.db.client;
     const col = ret?.col;
     const idOf = (r: { rows?: unknown[] }) => (col ? ((r.rows?.[0] as Record<string, number>)?.[col] ?? 0) : 0);
+    this.db.writes++;
+    if (this.db.depth === 1) this.db.markForeign();
     if (!this.db.inTransaction) {
       const r = client.query(text, values, opts);
       return { changes: r.rowCount ?? 0, lastInsertRowid: idOf(r) };
@@ -100,8 +129,38 @@ export class PgDatabase {
   readonly client: SyncClient;
   readonly identities = new Map<string, string>();
   private readonly catalog: Catalog = { primaryKeys: new Map() };
-  private depth = 0;
+  /** Transaction nesting: 0 outside, 1 in a top-level transaction, more in savepoints (or bare requests). */
+  depth = 0;
   private seq = 0;
+  /**
+   * Set just before a group-commit request's scope starts (db.ts groupTx): that scope runs without a savepoint and
+   * its deferred writes are not sent at its end but with the next round trip (the turn's next read or its COMMIT).
+   * If that round trip fails the error may be this scope's, so the transaction is poisoned (sync-client REPLAY) and
+   * the turn runs again with every scope in a savepoint flushed at its end. Read and cleared by transaction().
+   */
+  lazyNext = false;
+  /**
+   * Work other than a group-commit request joined the open transaction (a nested scope or a write directly at its
+   * top level: the delivery loop's claims and results, a key's last use): a replay of the turn would undo it
+   * unseen, so groupTx runs the turn's later requests in savepoints. Cleared when a transaction begins.
+   */
+  foreignJoined = false;
+  /** Before other work joins: the bare requests' writes are sent now, so their errors surface before it. */
+  markForeign(): void {
+    if (this.client.unconfirmed) this.client.flush();
+    this.foreignJoined = true;
+  }
+  /** A bare scope failed with its writes in the transaction (see transaction()): read and cleared by takeDirty. */
+  private dirty = false;
+  takeDirty(): boolean {
+    const d = this.dirty;
+    this.dirty = false;
+    return d;
+  }
+  /** Counts top-level transactions begun: what a reading remembered for one transaction is keyed by (txMemo). */
+  txSerial = 0;
+  /** Counts statements run through run() or exec(): a reading remembered while it stays the same is still ours. */
+  writes = 0;
   private open = true;
 
   constructor(readonly url: string) {
@@ -136,9 +195,12 @@ export class PgDatabase {
     if (head === 'BEGIN') {
       this.client.defer(t, []); // sent with the transaction's first statement that needs an answer
       this.depth = 1;
+      this.txSerial++;
+      this.foreignJoined = false;
       return this;
     }
     const ends = head === 'COMMIT' || head === 'END' || (head === 'ROLLBACK' && !/\bTO\b/i.test(t));
+    this.writes++;
     if (head === 'ROLLBACK' && ends) this.client.discard();
     try {
       this.client.query(t);
@@ -159,21 +221,35 @@ export class PgDatabase {
    */
   transaction<F extends AnyFn>(fn: F): Database.Transaction<F> {
     const run = ((...args: unknown[]) => {
+      const lazy = this.lazyNext;
+      this.lazyNext = false;
       const nested = this.depth > 0;
+      // A group-commit request (lazyNext) runs bare: no SAVEPOINT, no RELEASE. If it fails after writing, or the
+      // server refused one of its statements, the turn's transaction is dirty and groupTx runs the others again.
+      const bare = lazy && nested;
+      if (nested && !lazy && this.depth === 1) this.markForeign();
+      const mark = this.writes;
       const sp = `sp${this.depth}`;
-      this.client.defer(nested ? `SAVEPOINT ${sp}` : 'BEGIN', []);
+      if (!bare) this.client.defer(nested ? `SAVEPOINT ${sp}` : 'BEGIN', []);
+      if (!nested) {
+        this.txSerial++;
+        this.foreignJoined = false;
+      }
       this.depth++;
       try {
         const result = fn(...args);
         this.depth--;
-        if (nested) {
+        if (bare) this.client.unconfirmed = true;
+        else if (nested) {
           this.client.defer(`RELEASE SAVEPOINT ${sp}`, []);
           this.client.flush();
         } else this.client.query('COMMIT');
         return result;
       } catch (err) {
         this.depth = nested ? this.depth - 1 : 0;
-        this.rollback(nested ? sp : null);
+        if (bare) {
+          if (this.writes !== mark || err instanceof PgError) this.dirty = true;
+        } else this.rollback(nested ? sp : null);
         throw err;
       }
     }) as unknown as Database.Transaction<F>;

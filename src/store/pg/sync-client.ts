@@ -6,6 +6,7 @@
 //   shared flag until the answer is there (Atomics.wait + receiveMessageOnPort): slower (a thread hop per batch).
 // Writes inside a transaction can be deferred (defer) and sent with the next statement that needs an answer.
 // docs/architecture.md says what waiting costs and when the store should become asynchronous.
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import pg from 'pg';
@@ -41,7 +42,32 @@ export class PgError extends Error {
   constraint?: string;
 }
 
+/**
+ * The code of the error thrown when a batch that carried the writes of an already ended scope (a group-commit
+ * request whose RELEASE was deferred: PgDatabase.lazyNext) failed: the error may belong to that scope, not to the
+ * one that sent the batch, and the transaction is aborted. Retryable: groupTx rolls the turn back and runs its
+ * requests again, each scope flushed at its end.
+ */
+export const REPLAY = 'MTA_REPLAY';
+const replayError = (cause: string) => {
+  const e = new PgError(`a deferred write of an earlier request of this transaction failed (${cause}): run it again`);
+  e.code = REPLAY;
+  return e;
+};
+
 const TIMEOUT_MS = 60_000;
+
+/**
+ * MTA_PG_TRACE=<file>: every round trip is appended to the file, one line per statement (its text, no values),
+ * then `# <µs waited>`, a blank line between round trips. For counting what a request costs
+ * (docs/postgres-notes.md, scripts/pg-trips.ts); never in production.
+ */
+const TRACE = process.env.MTA_PG_TRACE;
+function trace(batch: Query[], ns: bigint): void {
+  if (!TRACE) return;
+  const line = (q: Query) => `${q.name ?? '-'}\t${q.text.replace(/\s+/g, ' ').slice(0, 300)}`;
+  fs.appendFileSync(TRACE, `${batch.map(line).join('\n')}\n# ${ns / 1000n}\n\n`);
+}
 
 function toBuffer(row: Record<string | number, unknown>, k: string | number): void {
   const v = row[k];
@@ -61,6 +87,10 @@ export abstract class SyncClient {
   abstract readonly transport: 'libpq' | 'worker';
   protected closed = false;
   private pending: { q: Query; into?: Deferred }[] = [];
+  /** The queued statements include an ended scope's writes (see REPLAY): an error then poisons the transaction. */
+  unconfirmed = false;
+  /** Until ROLLBACK, every statement fails with REPLAY (the transaction is aborted; see above). */
+  private poisoned: string | null = null;
 
   /** Runs the batch in order, stopping at the first error. */
   protected abstract exchange(batch: Query[]): Reply;
@@ -82,6 +112,7 @@ export abstract class SyncClient {
   /** Forgets the queued statements (the transaction they belong to is being rolled back). */
   discard(): void {
     this.pending = [];
+    this.unconfirmed = false;
   }
 
   query(text: string, values: unknown[] = [], opts: { array?: boolean; name?: string } = {}): PgResult {
@@ -93,6 +124,12 @@ export abstract class SyncClient {
     const queued = this.pending;
     this.pending = [];
     const batch = [...queued.map((p) => p.q), ...extra];
+    const mixed = this.unconfirmed;
+    this.unconfirmed = false;
+    if (this.poisoned !== null) {
+      if (batch.length !== 1 || !/^\s*ROLLBACK\s*$/i.test(batch[0].text)) throw replayError(this.poisoned);
+      this.poisoned = null;
+    }
     this.queries += batch.length;
     this.roundTrips++;
     const t0 = process.hrtime.bigint();
@@ -100,12 +137,19 @@ export abstract class SyncClient {
     try {
       r = this.exchange(batch);
     } finally {
-      this.waitedNs += process.hrtime.bigint() - t0;
+      const ns = process.hrtime.bigint() - t0;
+      this.waitedNs += ns;
+      trace(batch, ns);
     }
     const results = r.results.map(toResult);
     queued.forEach((p, i) => {
       if (p.into && results[i]) Object.assign(p.into, results[i], { done: true });
     });
+    // A server error (SQLSTATE) in a mixed batch; a lost connection (no code, or class 08) is thrown as it is.
+    if (r.error && mixed && r.error.code && !r.error.code.startsWith('08')) {
+      this.poisoned = r.error.message ?? 'error';
+      throw replayError(this.poisoned);
+    }
     if (r.error) {
       const e = new PgError(r.error.message);
       Object.assign(e, { code: r.error.code, detail: r.error.detail, constraint: r.error.constraint });

@@ -1,0 +1,143 @@
+// Round trips the PostgreSQL engine saves, and what must not change while it saves them: a group-commit turn sends
+// its requests' writes with the next round trip (a request's RELEASE is deferred), yet a failing write still fails
+// only its own request (the turn runs again, each scope flushed at its end); reads remembered per transaction
+// (txMemo) and reads sent together (getLater).
+import { expect } from 'chai';
+import { PgDatabase } from '../../src/store/pg/database.js';
+import { forgetMemo, getLater, groupTx, txMemo, type DB } from '../../src/store/db.js';
+import { createDatabase, pgBinDir, sharedPg } from '../helpers/pg.js';
+
+describe('PostgreSQL: group commit with deferred writes, remembered and batched reads', function () {
+  this.timeout(60_000);
+  let pg: PgDatabase;
+  let db: DB;
+  before(async function () {
+    if (!pgBinDir() && !process.env.MTA_TEST_PG_URL) this.skip();
+    pg = new PgDatabase(await createDatabase((await sharedPg()).url));
+    pg.exec('CREATE TABLE g (id BIGINT PRIMARY KEY, v TEXT)');
+    pg.loadCatalog();
+    db = pg as unknown as DB;
+  });
+  after(() => pg?.close());
+  beforeEach(() => pg.exec('DELETE FROM g'));
+
+  const insert = (id: number, v = 'x') => db.prepare('INSERT INTO g (id, v) VALUES (?, ?)').run(id, v);
+  const ids = () => (db.prepare('SELECT id FROM g ORDER BY id').pluck().all() as number[]).map(Number);
+
+  it('sends the writes of a turn of write-only requests in one round trip with its COMMIT', async () => {
+    insert(0); // prepared outside the measure
+    pg.exec('DELETE FROM g');
+    const before = pg.client.roundTrips;
+    const done = [1, 2, 3, 4].map((id) => groupTx(db, () => insert(id)));
+    await Promise.all(done);
+    expect(pg.client.roundTrips - before).to.equal(1);
+    expect(ids()).to.deep.equal([1, 2, 3, 4]);
+  });
+
+  it('a request whose deferred write fails is refused alone; the others of its turn are committed', async () => {
+    insert(2);
+    const results = await Promise.allSettled([
+      groupTx(db, () => insert(1)),
+      groupTx(db, () => insert(2)), // duplicate key: its error surfaces only with a later round trip
+      groupTx(db, () => {
+        insert(3);
+        return db.prepare('SELECT count(*) AS n FROM g').get(); // a read: the round trip that carries request 2's write
+      }),
+      groupTx(db, () => insert(4)),
+    ]);
+    expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason).to.have.property('code', '23505');
+    expect(ids()).to.deep.equal([1, 2, 3, 4]);
+  });
+
+  it('a failure found only at COMMIT is refused alone too', async () => {
+    insert(2);
+    const results = await Promise.allSettled([groupTx(db, () => insert(1)), groupTx(db, () => insert(2))]);
+    expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected']);
+    expect(ids()).to.deep.equal([1, 2]);
+    expect(db.inTransaction).to.equal(false);
+    insert(5); // the connection is usable
+    expect(ids()).to.deep.equal([1, 2, 5]);
+  });
+
+  it('a request that throws after writing leaves none of its writes (it runs without a savepoint: the turn runs again)', async () => {
+    const results = await Promise.allSettled([
+      groupTx(db, () => insert(1)),
+      groupTx(db, () => {
+        insert(2);
+        insert(3);
+        throw new Error('insufficient credits');
+      }),
+      groupTx(db, () => insert(4)),
+    ]);
+    expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason.message).to.equal('insufficient credits');
+    expect(ids()).to.deep.equal([1, 4]);
+  });
+
+  it('work that joins an open turn (the delivery loop) is never undone by a later request failing', async () => {
+    const turn = [groupTx(db, () => insert(1)), groupTx(db, () => insert(2))] as Promise<unknown>[];
+    db.transaction(() => insert(10))(); // another component's transaction, joining the open turn as a savepoint
+    db.prepare('INSERT INTO g (id, v) VALUES (?, ?)').run(11, 'direct'); // a write at the turn's top level
+    turn.push(
+      groupTx(db, () => {
+        insert(3);
+        throw new Error('insufficient credits');
+      }),
+      groupTx(db, () => insert(4)),
+    );
+    const results = await Promise.allSettled(turn);
+    expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(ids()).to.deep.equal([1, 2, 4, 10, 11]);
+  });
+
+  it('a request that throws before writing costs no second run of its turn', async () => {
+    let runs = 0;
+    const results = await Promise.allSettled([
+      groupTx(db, () => (runs++, insert(1))),
+      groupTx(db, () => {
+        throw new Error('invalid');
+      }),
+      groupTx(db, () => insert(2)),
+    ]);
+    expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
+    expect(runs).to.equal(1);
+    expect(ids()).to.deep.equal([1, 2]);
+  });
+
+  it('txMemo reads once per transaction and key; forgetMemo and a new transaction read again', () => {
+    let reads = 0;
+    const read = () => txMemo(db, 'g:all', () => (reads++, ids()));
+    db.transaction(() => {
+      insert(1);
+      expect(read()).to.deep.equal([1]);
+      expect(read()).to.deep.equal([1]);
+      expect(reads).to.equal(1);
+      forgetMemo(db, 'g:');
+      insert(2);
+      expect(read()).to.deep.equal([1, 2]);
+      expect(reads).to.equal(2);
+    })();
+    db.transaction(() => expect(read()).to.deep.equal([1, 2]))();
+    expect(reads).to.equal(3);
+    read(); // outside a transaction: never remembered
+    read();
+    expect(reads).to.equal(5);
+  });
+
+  it('getLater sends its read with the next statement that needs an answer', () => {
+    insert(1, 'a');
+    insert(2, 'b');
+    const byId = db.prepare('SELECT v FROM g WHERE id = ?');
+    db.transaction(() => {
+      const before = pg.client.roundTrips;
+      const first = getLater(byId, 1);
+      const second = byId.get(2);
+      expect(first()).to.deep.equal({ v: 'a' });
+      expect(second).to.deep.equal({ v: 'b' });
+      expect(pg.client.roundTrips - before).to.equal(1);
+      const alone = getLater(byId, 3); // nothing else asks: read when called
+      expect(alone()).to.equal(undefined);
+    })();
+  });
+});
