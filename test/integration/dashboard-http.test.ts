@@ -54,6 +54,18 @@ describe('dashboard over HTTP', () => {
     expect(list.text).to.contain('&lt;img src=x onerror=alert(1)&gt;').and.not.contain('<img src=x');
   });
 
+  it('turns a form posted without a session away before reading its body (303 to sign-in, even over the size limit)', async () => {
+    const body = `_csrf=x&note=${'a'.repeat(100_000)}`; // over the 64 KB form limit: a 413 if it were parsed
+    const res = await fetch(`${s.url}/dashboard/webhooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+      redirect: 'manual',
+    });
+    expect(res.status).to.equal(303);
+    expect(res.headers.get('location')).to.equal('/dashboard/sign-in?notice=session_ended');
+  });
+
   it('marks the cookie Secure when the public URL is https', async () => {
     const t = await startTestService({ features: [dashboard], env: { MTA_PUBLIC_URL: 'https://mail.example.test' } });
     try {

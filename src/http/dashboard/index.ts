@@ -118,8 +118,10 @@ export function dashboardMount(koa: Koa<State>, deps: Deps) {
     await next();
   });
   r.use(errorPages(deps));
-  r.use(bodyParser({ enableTypes: ['form'], formLimit: '64kb' }));
+  // The session gate first: a form posted without a session is turned away unread (only the public pages, the
+  // sign-in form, have their body parsed without one).
   r.use(gate(deps));
+  r.use(bodyParser({ enableTypes: ['form'], formLimit: '64kb' }));
   r.use(csrf(deps));
   r.get('/assets/app.css', (k: DCtx) => {
     k.type = 'text/css; charset=utf-8';
