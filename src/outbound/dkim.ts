@@ -53,7 +53,9 @@ export async function dkimSignature(raw: Buffer, key: DkimKey, signTime?: Date):
     instance: false,
     algorithm,
     canonicalization: 'relaxed/relaxed',
-    signTime,
+    // Always a fixed time: without one mailauth takes t= from the clock twice (here, and when the header is
+    // formatted after the asynchronous signature), and a second boundary in between made a bad signature.
+    signTime: signTime ?? new Date(),
     bodyHash: hasher.digest('base64'),
   });
   const input = keyType === 'rsa' ? canonicalizedHeader : createHash('sha256').update(canonicalizedHeader).digest();

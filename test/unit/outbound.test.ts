@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { generateKeyPairSync } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { dkimSign } from 'mailauth/lib/dkim/sign.js';
+import { dkimVerify } from 'mailauth';
 import { dkimSignature } from '../../src/outbound/dkim.js';
 import { toOutcome, verdictOfReply } from '../../src/outbound/outcome.js';
 import { simulate } from '../../src/outbound/simulate.js';
@@ -41,6 +42,29 @@ describe('outbound: DKIM signer', () => {
         new RegExp(`^DKIM-Signature: v=1; a=${type}-sha256; c=relaxed/relaxed;[\\s\\S]*d=example.com;[\\s\\S]*s=s1;`),
       );
     }
+  });
+
+  it('signs with one time even when the clock moves on while the signature is computed (t= stays the signed one)', async () => {
+    const raw = await new MailComposer({ from: 'a@example.com', to: 'b@example.org', subject: 'x', text: 'y' })
+      .compile()
+      .build();
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const pub = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+    // Every read of the clock is a second later than the one before: the canonicalised header and the header
+    // written after the (asynchronous) signature used to take t= from two different readings.
+    const realNow = Date.now;
+    let now = realNow();
+    Date.now = () => (now += 1000);
+    let header: string;
+    try {
+      header = await dkimSignature(raw, { signingDomain: 'example.com', selector: 's1', privateKey: pem });
+    } finally {
+      Date.now = realNow;
+    }
+    const resolver = async () => [[`v=DKIM1; k=rsa; p=${pub}`]];
+    const v = await dkimVerify(Buffer.concat([Buffer.from(header), raw]), { resolver: resolver as never });
+    expect(v.results.map((r: { status: { result: string } }) => r.status.result)).to.deep.equal(['pass']);
   });
 
   it('rejects a key it cannot parse', async () => {
