@@ -1,21 +1,14 @@
 // API benchmark: sustained POST /v1/emails accept rate (durable 202s) and latency percentiles,
 // measured with autocannon against the service running as a child process.
 import autocannon from 'autocannon';
-import { startChild, mta, fmt, memoryOf } from './bench-lib.js';
+import { startChild, mta, fmt, memoryOf, SIGNIN_EMAIL } from './bench-lib.js';
 
 export async function benchApi(opts: { seconds?: number; connections?: number } = {}) {
   const child = await startChild();
   try {
     mta(child, 'team', 'create', 'bench');
     const key = mta(child, 'key', 'create', '--team', 'bench');
-    const body = JSON.stringify({
-      from: 'Bench <bench@bench.example>',
-      to: ['delivered@example.com'],
-      subject: 'Your sign-in code',
-      text: 'Your code is 123456',
-      html: '<p>Your code is <b>123456</b></p>',
-      tags: ['signin'],
-    });
+    const body = SIGNIN_EMAIL;
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     await autocannon({ url: `${child.http}/v1/emails`, method: 'POST', headers, body, connections: 8, duration: 2 }); // warm-up
     const r = await autocannon({

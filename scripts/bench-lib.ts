@@ -153,3 +153,13 @@ export function cpuSecondsOf(pid: number | undefined): number {
     return NaN;
   }
 }
+
+/** The API benches' email (a sign-in code: text, html and a tag), as a JSON body. */
+export const SIGNIN_EMAIL = JSON.stringify({
+  from: 'Bench <bench@bench.example>',
+  to: ['delivered@example.com'],
+  subject: 'Your sign-in code',
+  text: 'Your code is 123456',
+  html: '<p>Your code is <b>123456</b></p>',
+  tags: ['signin'],
+});

@@ -12,7 +12,7 @@ import { openDb } from '../src/store/db.js';
 import { loadConfig } from '../src/config/load.js';
 import { createTeam, createKey } from '../src/services/keys.js';
 import { addCredits } from '../src/services/credits.js';
-import { startChild, fmt, memoryOf, pgDatabaseUrl, type Child } from './bench-lib.js';
+import { startChild, fmt, memoryOf, pgDatabaseUrl, type Child, SIGNIN_EMAIL } from './bench-lib.js';
 
 /** Starts `nodes` services on one new database; a team with a live and a test key and a verified domain. */
 async function cluster(nodes: number, env: Record<string, string>) {
@@ -38,14 +38,7 @@ async function cluster(nodes: number, env: Record<string, string>) {
 
 async function api(nodes: number, seconds: number): Promise<void> {
   const c = await cluster(nodes, {});
-  const body = JSON.stringify({
-    from: 'Bench <bench@bench.example>',
-    to: ['delivered@example.com'],
-    subject: 'Your sign-in code',
-    text: 'Your code is 123456',
-    html: '<p>Your code is <b>123456</b></p>',
-    tags: ['signin'],
-  });
+  const body = SIGNIN_EMAIL;
   const headers = { authorization: `Bearer ${c.test}`, 'content-type': 'application/json' };
   const run = (url: string, duration: number, connections: number) =>
     autocannon({ url: `${url}/v1/emails`, method: 'POST', headers, body, connections, duration });

@@ -5,7 +5,7 @@
 //   BENCH_PG_URL=postgres://… npx tsx scripts/pg-trips.ts [emails]
 import fs from 'node:fs';
 import autocannon from 'autocannon';
-import { startChild, mta, pgDatabaseUrl } from './bench-lib.js';
+import { startChild, mta, pgDatabaseUrl, SIGNIN_EMAIL } from './bench-lib.js';
 
 const n = Number(process.argv[2] ?? 400);
 const traceFile = process.env.PG_TRIPS_TRACE;
@@ -37,14 +37,7 @@ const child = await startChild({
 try {
   mta(child, 'team', 'create', 'bench');
   const key = mta(child, 'key', 'create', '--team', 'bench');
-  const body = JSON.stringify({
-    from: 'Bench <bench@bench.example>',
-    to: ['delivered@example.com'],
-    subject: 'Your sign-in code',
-    text: 'Your code is 123456',
-    html: '<p>Your code is <b>123456</b></p>',
-    tags: ['signin'],
-  });
+  const body = SIGNIN_EMAIL;
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   const post = async () => {
     const r = await fetch(`${child.http}/v1/emails`, { method: 'POST', headers, body });
