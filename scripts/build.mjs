@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { verifyOnly } from '../src/outbound/verify-only.mjs';
+import { workerBuild } from '../src/outbound/worker-build.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const entry = path.join(root, 'src/cli.ts');
@@ -27,7 +27,7 @@ try {
 const ownUrl = {
   name: 'own-import-meta-url',
   setup(b) {
-    b.onLoad({ filter: /\/src\/.*\.ts$/ }, async (a) => {
+    b.onLoad({ filter: /\/src\/.*\.(ts|mjs)$/ }, async (a) => {
       const text = await fs.promises.readFile(a.path, 'utf8');
       const rel = path.relative(out, a.path).split(path.sep).join('/');
       return {
@@ -42,6 +42,13 @@ const tmp = path.join(out, `mta.${process.pid}.mjs`);
 // `--if-possible` (npm ci's prepare): a failed build is reported and leaves no bundle, and installing goes on
 // (bin/mta.js then runs the sources through tsx); `npm run build` fails on it.
 const ifPossible = process.argv.includes('--if-possible');
+/** A build that failed leaves no bundle (bin/mta.js then runs the sources) and ends the script. */
+const failed = (what) => (err) => {
+  fs.rmSync(tmp, { force: true });
+  fs.rmSync(path.join(out, 'mta.mjs'), { force: true });
+  console.error(`build: no ${what} (${err.message.split('\n')[0]})`);
+  process.exit(ifPossible ? 0 : 1);
+};
 const r = await esbuild
   .build({
     entryPoints: [entry],
@@ -58,33 +65,12 @@ const r = await esbuild
     // the bundled service starts its outbound worker from dist/sign-worker.cjs, built below (src/outbound/signer.ts)
     define: { 'process.env.MTA_PREBUILT_WORKER': '"1"' },
   })
-  .catch((err) => {
-    fs.rmSync(tmp, { force: true });
-    fs.rmSync(path.join(out, 'mta.mjs'), { force: true });
-    console.error(`build: no bundle (${err.message.split('\n')[0]})`);
-    process.exit(ifPossible ? 0 : 1);
-  });
+  .catch(failed('bundle'));
 // The outbound worker's own bundle (src/outbound/signer.ts loads it in the bundled service instead of running esbuild
-// at every worker start): sign-worker.ts and what it imports, CommonJS, with mailauth's verification-only
-// dependencies stubbed (src/outbound/verify-only.mjs, shared with signer.ts's run-time bundling).
+// at every worker start), built as signer.ts builds it from source (src/outbound/worker-build.mjs).
 const worker = await esbuild
-  .build({
-    entryPoints: [path.join(root, 'src/outbound/sign-worker.ts')],
-    outfile: path.join(out, 'sign-worker.cjs'),
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    metafile: true,
-    logLevel: 'warning',
-    plugins: [verifyOnly],
-  })
-  .catch((err) => {
-    fs.rmSync(tmp, { force: true });
-    fs.rmSync(path.join(out, 'mta.mjs'), { force: true });
-    console.error(`build: no worker bundle (${err.message.split('\n')[0]})`);
-    process.exit(ifPossible ? 0 : 1);
-  });
+  .build({ ...workerBuild, outfile: path.join(out, 'sign-worker.cjs'), metafile: true, logLevel: 'warning' })
+  .catch(failed('worker bundle'));
 const inputs = [...new Set([...Object.keys(r.metafile.inputs), ...Object.keys(worker.metafile.inputs)])]
   .filter((p) => !p.startsWith('verify-only:') && !p.includes('node_modules'))
   .map((p) => path.relative(root, path.resolve(p)).split(path.sep).join('/'));

@@ -2,15 +2,13 @@
 // loop's thread keeps to the store and the scheduling. Until the worker is up, or if it dies, signing runs on this
 // thread and send() answers null (the caller sends from this thread): a worker problem never stops mail.
 import { Worker } from 'node:worker_threads';
-import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import { verifyOnly } from './verify-only.mjs';
+import { workerBuild } from './worker-build.mjs';
 import { composeAndSign, type SignJob, type Signer } from './message.js';
 import type { SendOptions, SendResult, SmtpOptions, Target } from './smtp.js';
 import type { WorkerIn } from './sign-worker.js';
 import { BatchPort } from './batch-port.js';
 
-const ENTRY = new URL('./sign-worker.ts', import.meta.url);
 /** Fallback boot: registers tsx in the worker (a loader thread and a compiler of its own). */
 const BOOT = new URL('./sign-worker.mjs', import.meta.url);
 
@@ -24,23 +22,14 @@ const PREBUILT =
 
 let code: Promise<string | null> | null = null;
 /**
- * The worker's code: sign-worker.ts and the little it imports (message.ts, dkim.ts, nodemailer's composer,
- * mailauth's canonicalisation), bundled once per process by esbuild (tsx's own compiler) into one CommonJS
- * script, so the thread starts without a TypeScript loader (~35 MiB less). null: esbuild unavailable.
+ * The worker's code (worker-build.mjs: sign-worker.ts and the little it imports), bundled once per process by
+ * esbuild (tsx's own compiler) when the service runs from source; ~35 MiB less than a TypeScript loader in the
+ * thread. null: esbuild unavailable.
  */
 function bundle(): Promise<string | null> {
   code ??= import('esbuild')
     .then(async ({ build, stop }) => {
-      const r = await build({
-        entryPoints: [fileURLToPath(ENTRY)],
-        bundle: true,
-        platform: 'node',
-        format: 'cjs',
-        target: 'node20',
-        write: false,
-        logLevel: 'silent',
-        plugins: [verifyOnly],
-      });
+      const r = await build({ ...workerBuild, write: false, logLevel: 'silent' });
       await stop(); // esbuild's service process is not needed any more
       return r.outputFiles[0].text;
     })

@@ -133,20 +133,16 @@ function aheadRow(db: DB, seq: number): EmailRow | undefined {
   a.bySeq ??= new Map(a.rows().map((r) => [Number(r.seq), r]));
   return a.bySeq.get(seq);
 }
-/** emailBySeq, read with the next statement that needs an answer (db.ts getLater): call the function for the row. */
-export const emailBySeqLater = (db: DB, seq: number) =>
-  getLater(sql<EmailRow>(db, 'SELECT * FROM emails WHERE seq = ?'), seq);
 /** An email without its bodies (html, text, a submitted raw message): what status changes and events need. */
 export type EmailHead = Omit<EmailRow, 'html' | 'text' | 'raw_message'>;
 const HEAD_COLS = `seq, ${EMAIL_COLS.split(', ')
   .filter((c) => c !== 'html' && c !== 'text' && c !== 'raw_message')
   .join(', ')}`;
+const headBySeq = (db: DB) => sql<EmailHead>(db, `SELECT ${HEAD_COLS} FROM emails WHERE seq = ?`);
 /** The email's row without its bodies (which can be megabytes): result writes, events, webhooks. */
-export const emailHeadBySeq = (db: DB, seq: number) =>
-  sql<EmailHead>(db, `SELECT ${HEAD_COLS} FROM emails WHERE seq = ?`).get(seq);
-/** emailHeadBySeq, read with the next statement that needs an answer (getLater): call the function for the row. */
-export const emailHeadBySeqLater = (db: DB, seq: number) =>
-  getLater(sql<EmailHead>(db, `SELECT ${HEAD_COLS} FROM emails WHERE seq = ?`), seq);
+export const emailHeadBySeq = (db: DB, seq: number) => headBySeq(db).get(seq);
+/** emailHeadBySeq, read with the next statement that needs an answer (db.ts getLater): call the function for the row. */
+export const emailHeadBySeqLater = (db: DB, seq: number) => getLater(headBySeq(db), seq);
 export const emailByPublicId = (db: DB, id: string) => sql<EmailRow>(db, 'SELECT * FROM emails WHERE id = ?').get(id);
 export const setEmailStatus = (db: DB, seq: number, status: Status, at: number) =>
   sql(db, 'UPDATE emails SET status = ?, updated_at = ? WHERE seq = ?').run(status, at, seq);

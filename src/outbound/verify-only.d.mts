@@ -1,2 +1,0 @@
-import type { Plugin } from 'esbuild';
-export declare const verifyOnly: Plugin;
