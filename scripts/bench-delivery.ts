@@ -26,6 +26,8 @@ interface Sink {
   ip(i: number): string;
   times: Map<string, number[]>;
   count: number;
+  /** Forgets what arrived so far (after the warm-up). */
+  reset(): void;
   stop(): Promise<void>;
 }
 
@@ -54,10 +56,11 @@ async function startPostfixSink(domains: string[]): Promise<Sink | null> {
     });
     const l: number[] = [];
     times.set(d, l);
+    let seen = 0; // smtp-sink's count is cumulative
     p.stdout.on('data', (b: Buffer) => {
       const all = [...String(b).matchAll(/mesg=(\d+)/g)];
       const now = Date.now();
-      for (let m = Number(all.at(-1)?.[1] ?? 0); l.length < m; state.count++) l.push(now);
+      for (let m = Number(all.at(-1)?.[1] ?? 0); seen < m; seen++, state.count++) l.push(now);
     });
     return p;
   });
@@ -69,6 +72,10 @@ async function startPostfixSink(domains: string[]): Promise<Sink | null> {
     times,
     get count() {
       return state.count;
+    },
+    reset: () => {
+      for (const l of times.values()) l.length = 0;
+      state.count = 0;
     },
     stop: async () => {
       for (const p of procs) p.kill();
@@ -106,6 +113,10 @@ async function startSink(): Promise<Sink> {
     get count() {
       return state.count;
     },
+    reset: () => {
+      times.clear();
+      state.count = 0;
+    },
     stop: () => new Promise<void>((r) => server.close(() => r())),
   };
 }
@@ -136,6 +147,8 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
     MTA_DNS_CHECK_CRON: '0 0 1 1 *',
     // glibc's malloc arenas, passed on to try their effect on RSS
     ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
+    // libuv's pool size (RSA signing and file work), passed on to try its effect
+    ...(process.env.UV_THREADPOOL_SIZE ? { UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE } : {}),
     // MTA_FROM_SOURCE=1: the service runs src/ through tsx instead of the bundle (bin/mta.js), for comparison
     ...(process.env.MTA_FROM_SOURCE ? { MTA_FROM_SOURCE: process.env.MTA_FROM_SOURCE } : {}),
   };
@@ -171,15 +184,6 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
   db.close();
   const child = await startChild(env, (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean));
   const headers = { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' };
-  const lat: number[] = [];
-  let next = 0;
-  const load = os.loadavg()[0];
-  const cpu0 = {
-    bench: process.cpuUsage(),
-    service: cpuSecondsOf(child.proc.pid),
-    threads: new Map(threadCpuOf(child.proc.pid)),
-  };
-  const t0 = Date.now();
   // node:http with keep-alive (fetch costs this process about twice the CPU per request, on the same 2 cores).
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const post = (payload: string) =>
@@ -192,8 +196,11 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
       req.on('error', reject);
       req.end(payload);
     });
+  const lat: number[] = [];
+  let next = 0;
+  let end = n;
   const worker = async () => {
-    while (next < n) {
+    while (next < end) {
       const i = next++;
       const s = performance.now();
       const r = await post(body(i));
@@ -201,7 +208,30 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
       lat.push(performance.now() - s);
     }
   };
-  if (!pre) await Promise.all(Array.from({ length: Number(process.env.BENCH_CLIENTS ?? 16) }, worker));
+  const clients = Number(process.env.BENCH_CLIENTS ?? 16);
+  // Un-timed warm-up, as the Postfix reference does (postfix-bench.sh, PFB_WARMUP=200): that many emails posted and
+  // delivered first, so the timed run starts from a running service (code compiled, connections known), not a cold one.
+  const warmup = pre ? 0 : Number(process.env.BENCH_WARMUP ?? 200);
+  if (warmup > 0) {
+    next = n;
+    end = n + warmup;
+    await Promise.all(Array.from({ length: clients }, worker));
+    const until = Date.now() + 60_000;
+    while (sink.count < warmup && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 1500)); // the loop settles (results written, idle trim)
+    sink.reset();
+    lat.length = 0;
+    next = 0;
+    end = n;
+  }
+  const load = os.loadavg()[0];
+  const cpu0 = {
+    bench: process.cpuUsage(),
+    service: cpuSecondsOf(child.proc.pid),
+    threads: new Map(threadCpuOf(child.proc.pid)),
+  };
+  const t0 = Date.now();
+  if (!pre) await Promise.all(Array.from({ length: clients }, worker));
   const posted = Date.now();
   const deadline = Date.now() + 600_000;
   while (sink.count < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -297,7 +327,7 @@ export async function benchDelivery(opts: { n?: number; postfix?: boolean; only?
     },
   ];
   console.log(
-    `delivery: ${n} emails per run through POST /v1/emails (${process.env.BENCH_CLIENTS ?? 16} clients), RSA-2048 DKIM, Postfix smtp-sink as the receiver when installed (else smtp-server in the bench process)`,
+    `delivery: ${n} emails per run through POST /v1/emails (${process.env.BENCH_CLIENTS ?? 16} clients) after ${process.env.BENCH_WARMUP ?? 200} un-timed warm-up emails (as postfix-bench.sh), RSA-2048 DKIM, Postfix smtp-sink as the receiver when installed (else smtp-server in the bench process)`,
   );
   const results: Record<string, number>[] = [];
   for (const r of runs) if (!opts.only || r.name.startsWith(opts.only)) results.push(await runOnce(r, n));

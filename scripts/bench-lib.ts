@@ -49,7 +49,10 @@ export async function startChild(extraEnv: Record<string, string> = {}, nodeArgs
     MTA_HOSTNAME: 'mta.bench',
     ...extraEnv,
   };
-  const proc = spawn(process.execPath, [...nodeArgs, BIN, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, [...nodeArgs, BIN, 'serve'], {
+    env,
+    stdio: ['ignore', process.env.BENCH_STDOUT ? fs.openSync(process.env.BENCH_STDOUT, 'w') : 'ignore', 'pipe'],
+  });
   let err = '';
   const line = await new Promise<string>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`service did not start: ${err}`)), 60_000);
