@@ -274,10 +274,14 @@ export async function createDatabase(url: string, name?: string, opts: { templat
   } finally {
     await client.end();
   }
+  created.push({ server: url, db });
   const u = new URL(url);
   u.pathname = '/' + encodeURIComponent(db);
   return u.toString();
 }
+
+/** Databases made by createDatabase in this process: dropped by stopSharedPg when the server is not our own. */
+const created: { server: string; db: string }[] = [];
 
 let shared: Promise<PgCluster> | undefined;
 /**
@@ -297,5 +301,23 @@ export function sharedPg(): Promise<PgCluster> {
 export async function stopSharedPg(): Promise<void> {
   const s = shared;
   shared = undefined;
-  if (s) await (await s).stop();
+  if (!s) return;
+  const c = await s;
+  // A server named by MTA_TEST_PG_URL outlives the run: leave it as found (hundreds of left-over databases keep its
+  // autovacuum launcher busy and slow every later run on the machine).
+  if (c.dir === '') await dropCreated(c.url);
+  await c.stop();
+}
+
+async function dropCreated(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    // newest first: a template goes after the copies made from it
+    for (const { server, db } of created.splice(0).reverse())
+      if (server === url)
+        await client.query(`DROP DATABASE IF EXISTS "${db.replace(/"/g, '""')}" WITH (FORCE)`).catch(() => {});
+  } finally {
+    await client.end();
+  }
 }

@@ -1,8 +1,5 @@
 // Starts the real service on port 0 with a fresh SQLite file in a temp folder, and offers a small
 // HTTP client for the API plus factories for teams, keys and credits.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
@@ -30,9 +27,8 @@ export function testClock(start = Date.now()): TestClock {
   };
 }
 
-export function tempDir(prefix = 'mta-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-}
+import { tempDir } from './temp.js';
+export { tempDir };
 
 export interface ApiResponse<T = any> {
   status: number;

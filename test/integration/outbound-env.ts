@@ -1,12 +1,11 @@
 // Shared set-up for the outbound tests: TestDns with the zones, a scriptable MX on 127.0.0.1:port 0
 // (MTA_OUTBOUND_PORT), the service with the outbound feature, a live key and a verified DKIM domain.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { TestDns } from '../helpers/dns.js';
 import { TestMx, type MxScript } from '../helpers/smtp-mx.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import { startTestService, tempDir, type TestService } from '../helpers/service.js';
 import { insertVerifiedDomain } from '../helpers/factories.js';
 import { feature as outbound } from '../../src/features/outbound.js';
 import type { FeatureFactory } from '../../src/service.js';
@@ -36,7 +35,7 @@ export function route(dns: TestDns, name: string, ip = '127.0.0.1'): void {
 
 /** Writes an operator shaping file (MTA_SHAPING_FILE) for a test; returns its path. */
 export function shapingFile(rules: Record<string, unknown>): string {
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mta-shaping-')), 'shaping.json');
+  const file = path.join(tempDir('mta-shaping-'), 'shaping.json');
   fs.writeFileSync(file, JSON.stringify(rules));
   return file;
 }

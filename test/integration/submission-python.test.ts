@@ -3,11 +3,11 @@
 // without the Bcc header; a wrong key gets 535.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { simpleParser } from 'mailparser';
 import { SENDER } from './outbound-env.js';
+import { tempDir } from '../helpers/temp.js';
 import { submissionEnv, bodyOf, expectDkimPass, sha, waitFor, type SubmissionEnv } from './submission-env.js';
 
 /** Builds the message (email.message), sends it with STARTTLS + AUTH PLAIN, prints the DATA reply as JSON. */
@@ -61,7 +61,7 @@ describe('SMTP submission (Python smtplib)', function () {
   let dir: string;
   before(async () => {
     e = await submissionEnv();
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mta-py-'));
+    dir = tempDir('mta-py-');
   });
   after(() => e.close());
 

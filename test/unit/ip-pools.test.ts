@@ -2,8 +2,8 @@
 // config-file form, which pool a team uses, the held-address check and the stable per-destination pick.
 import { expect } from 'chai';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { tempDir } from '../helpers/temp.js';
 import { loadConfig } from '../../src/config/load.js';
 import { parseIpPools, teamPool } from '../../src/config/ip-pools.js';
 import { heldBy, rendezvous } from '../../src/outbound/sources.js';
@@ -20,7 +20,7 @@ describe('IP pools: configuration', () => {
   });
 
   it('reads ipPools from the config file; the variable replaces it', () => {
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pools-')), 'c.json');
+    const file = path.join(tempDir('pools-'), 'c.json');
     fs.writeFileSync(file, JSON.stringify({ ipPools: { 'Big Team; Inc.': ['192.0.2.20'] } }));
     expect(loadConfig({ file, env: {} }).ipPools).to.deep.equal({ 'Big Team; Inc.': ['192.0.2.20'] });
     expect(loadConfig({ file, env: { MTA_IP_POOLS: 'x=192.0.2.1' } }).ipPools).to.deep.equal({ x: ['192.0.2.1'] });
