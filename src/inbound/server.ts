@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
-import { connectionsOf as connections, type ServerConnection as Connection } from '../lib/internals.js';
+import { perAddressLimit, sessionReaper } from '../lib/smtp-sessions.js';
 import { PARSE_CAP, RAW_CAP, recordFeedback, type ReadOptions } from '../services/feedback.js';
 import type { Ctx } from '../services/context.js';
 import { decideRecipient } from './recipients.js';
@@ -73,42 +73,6 @@ function onData(
 /** Simultaneous connections one client address may hold (one client once held all 100 slots). */
 export const DEFAULT_MAX_CLIENTS_PER_IP = 5;
 
-/**
- * smtp-server onConnect: refuses with 421 a client address that already holds `limit` connections
- * (the set holds this one too; a closed connection leaves it at once).
- */
-function perAddressLimit(server: () => SMTPServer, limit: number): NonNullable<SMTPServerOptions['onConnect']> {
-  return (session, cb) => {
-    let n = 0;
-    for (const c of connections(server())) if (c.remoteAddress === session.remoteAddress) n++;
-    cb(n > limit ? smtpError(421, '4.7.0 Too many connections from your address') : undefined);
-  };
-}
-
-/**
- * Ends sessions older than `maxMs` with 421 (the idle time-out alone lets a client that trickles
- * commands hold a slot for ever). Checks a few times per `maxMs`; returns the interval to clear.
- */
-function sessionReaper(server: SMTPServer, maxMs: number, now: () => number): NodeJS.Timeout {
-  const started = new WeakMap<Connection, number>();
-  const timer = setInterval(
-    () => {
-      const t = now();
-      for (const c of connections(server)) {
-        const at = started.get(c);
-        if (at === undefined) started.set(c, t);
-        else if (t - at > maxMs) {
-          c.send(421, '4.4.2 Session too long, closing');
-          c.close();
-        }
-      }
-    },
-    Math.max(50, Math.min(10_000, maxMs / 4)),
-  );
-  timer.unref();
-  return timer;
-}
-
 /** The listener's report parser: a worker-thread pool from start() to stop(). */
 function parserFor(ctx: Ctx, log: Ctx['log']) {
   let pool: ParsePool | null = null;
@@ -161,7 +125,7 @@ export function createInboundListener(ctx: Ctx): InboundListener {
     onData: (stream, session, cb) => onData(ctx, { parse: parser.parse }, stream, session, cb),
   });
   server.on('error', (err) => log.warn({ err }, 'inbound SMTP error'));
-  const reaper = sessionReaper(server, ctx.config.inboundMaxSessionSeconds * 1000, ctx.now);
+  const reaper = sessionReaper(server, { maxMs: ctx.config.inboundMaxSessionSeconds * 1000 }, ctx.now);
   let listening = false;
   return {
     start: () =>

@@ -31,6 +31,10 @@ export function rejectedRecipientsOf(conn: SMTPConnection): SmtpReplyError[] {
 /** One client connection of an SMTPServer: its peer address, and sending a reply line / closing it. */
 export interface ServerConnection {
   remoteAddress?: string;
+  /** the session (its user once authenticated; envelope.mailFrom set from MAIL FROM to the end of the transaction) */
+  session?: { user?: unknown; envelope?: { mailFrom?: unknown } };
+  /** the message being received (DATA), while it is */
+  _dataStream?: unknown;
   send(code: number, text: string): void;
   close(): void;
 }

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
-import { connectionsOf } from '../lib/internals.js';
+import { perAddressLimit, sessionReaper } from '../lib/smtp-sessions.js';
 import { ApiError } from '../core/errors.js';
 import { authenticateSubmission, submitMessage, takeToken } from '../services/submission.js';
 import { mailboxOf, MAX_RECIPIENTS } from '../services/email-input.js';
@@ -26,6 +26,8 @@ interface SessionUser {
 /** Simultaneous connections in all, and from one client address. */
 export const MAX_CLIENTS = 100;
 export const MAX_CLIENTS_PER_IP = 10;
+/** Longest a session may stay unauthenticated (ms). */
+const UNAUTHENTICATED_MS = 60_000;
 
 const isLoopback = (ip: string | undefined) => !!ip && /^(127\.|::1$|::ffff:127\.)/.test(ip);
 const userOf = (s: SMTPServerSession) => s.user as unknown as SessionUser;
@@ -113,15 +115,6 @@ function onData(
   });
 }
 
-/** Refuses (421) a client address that already holds `limit` connections (the set holds this one too). */
-function perAddressLimit(server: () => SMTPServer, limit: number): NonNullable<SMTPServerOptions['onConnect']> {
-  return (session, cb) => {
-    let n = 0;
-    for (const c of connectionsOf(server())) if (c.remoteAddress === session.remoteAddress) n++;
-    cb(n > limit ? smtpError(421, '4.7.0 Too many connections from your address') : undefined);
-  };
-}
-
 function createServer(ctx: Ctx, secure: boolean): SMTPServer {
   const server: SMTPServer = new SMTPServer({
     ...tlsOptions(ctx),
@@ -164,11 +157,18 @@ export function createSubmissionListener(ctx: Ctx): SubmissionListener {
         resolve();
       });
     });
+  // A session must authenticate within a minute, and one older than MTA_SUBMISSION_MAX_SESSION_SECONDS is ended
+  // between two messages (docs/submission.md).
+  const maxMs = ctx.config.submissionMaxSessionSeconds * 1000;
+  const limits = { maxMs, unauthenticatedMs: Math.min(UNAUTHENTICATED_MS, maxMs), betweenTransactions: true };
+  const reapers: NodeJS.Timeout[] = [];
   return {
     start: async () => {
       for (const s of servers) await listen(s.server, s.port);
+      for (const s of servers) reapers.push(sessionReaper(s.server, limits, ctx.now));
     },
     stop: async () => {
+      for (const r of reapers.splice(0)) clearInterval(r);
       await Promise.all([...listening].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
       listening.clear();
     },
