@@ -36,11 +36,15 @@ export interface Send {
   ownPool: boolean;
   pool: string;
   maxMessages: number;
+  /** the lane's connection limit (more messages than that may be in flight: they wait for a session) */
+  maxSessions: number;
 }
 export interface Sent {
   verdict: Verdict;
   info: Partial<SendResult['info']>;
   closed: boolean;
+  /** never went out (SendResult.notStarted): not an attempt */
+  notStarted?: boolean;
 }
 
 export async function deliverOne(d: DeliverDeps, s: Send): Promise<Sent> {
@@ -70,8 +74,9 @@ async function attempt(d: DeliverDeps, s: Send, deadline: number): Promise<Sent>
     const res = await d.smtp.send(t, from, [s.recipient], s.raw, deadline, s.bind, {
       pool: s.pool,
       maxMessages: s.maxMessages,
+      maxSessions: s.maxSessions,
     });
-    last = { verdict: res.verdicts[0], info: res.info, closed: res.closed };
+    last = { verdict: res.verdicts[0], info: res.info, closed: res.closed, notStarted: res.notStarted };
     if (!res.tryNext) return last;
   }
   if (last) return last;

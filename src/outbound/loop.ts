@@ -353,6 +353,7 @@ export class OutboundLoop implements Component {
       ownPool: q.own,
       pool: `${ip} ${site}`,
       maxMessages: Math.min(this.deps.messagesPerConnection, this.deps.shaping.limitsOf(site).messages_per_connection),
+      maxSessions: this.sched.connections(ip, site),
     })
       .then((r) => this.finish(item, q, ip, site, r, Date.now() - started))
       .catch((err) => this.ctx.log.error({ err: (err as Error).message }, 'delivery result not recorded'))
@@ -369,6 +370,14 @@ export class OutboundLoop implements Component {
   private finish(item: Item, q: ReadyQueue, ip: string, site: string, r: Sent, duration: number): void {
     const now = this.ctx.now();
     this.sched.done(ip, site, r.closed);
+    // It waited for a session and never went out: not an attempt. Back to the head of its queue, or (stopping) left
+    // held, for stop() to release.
+    if (r.notStarted) {
+      if (this.stopping) return;
+      q.unshift(item);
+      this.sched.add(q.key, site, q.ips, 1);
+      return;
+    }
     let v = r.verdict;
     if ((v.kind === 'deferred' || v.kind === 'rejected') && v.reply) {
       const reaction = this.sched.reply(ip, site, v.reply, now);
@@ -439,6 +448,7 @@ export class OutboundLoop implements Component {
     const waitingIds = this.ready.drainAll().map((i) => i.rcpt.id);
     releaseClaims(this.ctx.db, waitingIds, this.ctx.now());
     for (const id of waitingIds) this.held.delete(id);
+    this.deps.smtp.dropWaiting(); // sends waiting for a session never go out: released below with the held ones
     if (this.inflight.size) {
       let t: NodeJS.Timeout | undefined;
       await Promise.race([

@@ -3,6 +3,7 @@
 //   {id, job: SignJob}                         → {id, raw} (the signed bytes, transferred) or {id, error}
 //   {smtp: SmtpOptions}                        (once, before any send: the session pool's settings)
 //   {id, send: SendArgs}                       → {id, sent: SendResult} (one SMTP transaction; never fails)
+//   {dropWaiting: true}                        (sends waiting for a session answer at once, not started)
 //   {closeAll: true}                           → {closedAll: true} once every session is told to go
 //   {gc: true}                                 (a full GC after a burst)
 //                                              → {idleClosed: poolKey} when an idle session goes
@@ -30,6 +31,7 @@ export type WorkerIn =
   | { id: number; send: SendArgs }
   | { smtp: Omit<SmtpOptions, 'onIdleClosed'> }
   | { closeAll: true }
+  | { dropWaiting: true }
   | { gc: true };
 
 // Node's stream.pipeline (under nodemailer's composer) aborts a fresh AbortController at every finish, and each abort
@@ -50,6 +52,7 @@ function handle(m: WorkerIn): void {
     smtp = new SmtpClient({ ...m.smtp, onIdleClosed: (key) => port.post({ idleClosed: key, ...counts() }) });
     return;
   }
+  if ('dropWaiting' in m) return void smtp?.dropWaiting();
   if ('closeAll' in m) {
     smtp?.closeAll();
     smtp = null;

@@ -136,6 +136,11 @@ export class SignerPool {
   }
 
   /** Tells the worker's sessions to go (QUIT when idle); stop() waits for that, up to a second. */
+  /** The worker's sends waiting for a session come back as not started. */
+  dropWaiting(): void {
+    if (this.worker) this.post({ dropWaiting: true });
+  }
+
   closeSmtp(): void {
     if (!this.worker || this.closing) return;
     this.closing = new Promise<void>((r) => {

@@ -21,6 +21,11 @@ export interface SmtpOptions {
 export interface SendOptions {
   pool?: string;
   maxMessages?: number;
+  /**
+   * Most sessions of `pool` at once: a send beyond waits (until its deadline) for one of them to end its
+   * transaction and takes it over at once, or for one to close and opens another.
+   */
+  maxSessions?: number;
 }
 export interface Target {
   mxHost: string;
@@ -40,6 +45,11 @@ export interface SendResult {
   tryNext: boolean;
   /** The session is gone after this transaction (or none was opened): not back in the idle pool. */
   closed: boolean;
+  /**
+   * Never started: it waited for a session of its pool (SendOptions.maxSessions) until its deadline or until the
+   * waiting line was dropped (dropWaiting, at shutdown). Not an attempt; `verdicts` say deferred.
+   */
+  notStarted?: boolean;
 }
 type SmtpError = Error & {
   code?: string;
@@ -68,10 +78,23 @@ interface Session {
 const sessionKey = (t: Target, source: string | undefined) => `${t.ip}|${t.mxHost}|${source ?? '*'}`;
 
 const timeoutError = (what: string): SmtpError => Object.assign(new Error(`${what} timed out`), { code: 'ETIMEDOUT' });
+const NOT_STARTED = 'ENOTSTARTED';
+const notStarted = (why: string): SmtpError => Object.assign(new Error(`not sent: ${why}`), { code: NOT_STARTED });
+
+/** A send waiting for a session of its pool (SendOptions.maxSessions). */
+interface Waiter {
+  cap: number;
+  take(s: Session): void;
+  open(): void;
+  fail(err: SmtpError): void;
+}
 
 export class SmtpClient {
   private idle = new Map<string, Session[]>();
   private open = new Set<Session>();
+  /** open sessions per pool key, and the sends waiting for one (FIFO) */
+  private perKey = new Map<string, number>();
+  private waiting = new Map<string, Waiter[]>();
   private closing = false;
   constructor(private o: SmtpOptions) {}
 
@@ -100,6 +123,10 @@ export class SmtpClient {
       s = await this.acquire(t, deadline, source, opt);
     } catch (err) {
       const e = err as SmtpError;
+      if (e.code === NOT_STARTED) {
+        const v: Verdict = { kind: 'deferred', reply: null, command: 'CONN', error: e.message };
+        return { verdicts: rcpts.map(() => v), info, tryNext: false, closed: false, notStarted: true };
+      }
       // TLS could not be set up (MTA_OUTBOUND_TLS=required and not offered, or a failed upgrade): retry later.
       const tlsFailed = e.code === 'ETLS' || e.command === 'STARTTLS';
       const v: Verdict = tlsFailed
@@ -122,9 +149,17 @@ export class SmtpClient {
     return { verdicts, info, tryNext: false, closed: !kept };
   }
 
-  /** Closes every connection (QUIT when idle, cut when busy). */
+  /** The sends waiting for a session come back at once as not started (SendResult.notStarted). */
+  dropWaiting(): void {
+    const waiters = [...this.waiting.values()].flat();
+    this.waiting.clear();
+    for (const w of waiters) w.fail(notStarted('shutting down'));
+  }
+
+  /** Closes every connection (QUIT when idle, cut when busy); sends waiting for one come back as not started. */
   closeAll(): void {
     this.closing = true;
+    this.dropWaiting();
     for (const s of [...this.open]) {
       s.fail?.(Object.assign(new Error('shutting down'), { code: 'ESHUTDOWN' }));
       this.quit(s);
@@ -141,9 +176,9 @@ export class SmtpClient {
     return this.idle.size;
   }
 
-  /** Whether an idle session of `pool` is ready for reuse. */
-  hasIdle(pool: string): boolean {
-    return (this.idle.get(pool)?.length ?? 0) > 0;
+  /** Whether a session of `pool` is open here (idle or busy). */
+  hasOpen(pool: string): boolean {
+    return (this.perKey.get(pool) ?? 0) > 0;
   }
 
   private async acquire(t: Target, deadline: number, source: string | undefined, opt: SendOptions): Promise<Session> {
@@ -157,7 +192,58 @@ export class SmtpClient {
       if (!next.dead) s = next;
     }
     if (list?.length === 0) this.idle.delete(key); // release() makes a new list: no entry per address ever seen
-    return s ?? this.connect(t, deadline, source, key, opt.maxMessages ?? this.o.maxMessages);
+    if (s) return s;
+    const max = opt.maxMessages ?? this.o.maxMessages;
+    const cap = opt.maxSessions ?? Infinity;
+    if ((this.perKey.get(key) ?? 0) < cap) return this.connect(t, deadline, source, key, max);
+    return new Promise<Session>((resolve, reject) => {
+      const w: Waiter = {
+        cap,
+        take: (x) => {
+          clearTimeout(timer);
+          resolve(x);
+        },
+        open: () => {
+          clearTimeout(timer);
+          this.connect(t, deadline, source, key, max).then(resolve, reject);
+        },
+        fail: (err) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      };
+      const timer = setTimeout(
+        () => {
+          const l = this.waiting.get(key);
+          const i = l?.indexOf(w) ?? -1;
+          if (i >= 0) l!.splice(i, 1);
+          if (l?.length === 0) this.waiting.delete(key);
+          reject(notStarted('no session of its pool came free before the deadline'));
+        },
+        Math.max(1, deadline - Date.now()),
+      );
+      const l = this.waiting.get(key) ?? [];
+      l.push(w);
+      this.waiting.set(key, l);
+    });
+  }
+
+  /** The first send waiting for a session of `key` (removed from the line). */
+  private nextWaiter(key: string): Waiter | undefined {
+    const l = this.waiting.get(key);
+    const w = l?.shift();
+    if (l?.length === 0) this.waiting.delete(key);
+    return w;
+  }
+
+  /** A session is gone: out of the counts; a send waiting for one of its pool may open another. */
+  private gone(s: Session): void {
+    if (!this.open.delete(s)) return;
+    const n = (this.perKey.get(s.key) ?? 1) - 1;
+    if (n > 0) this.perKey.set(s.key, n);
+    else this.perKey.delete(s.key);
+    const first = this.waiting.get(s.key)?.[0];
+    if (first && n < first.cap && !this.closing) this.nextWaiter(s.key)!.open();
   }
 
   private connect(t: Target, deadline: number, source: string | undefined, key: string, max: number): Promise<Session> {
@@ -180,6 +266,7 @@ export class SmtpClient {
     });
     const s: Session = { conn, key, uses: 0, dead: false, dirty: false, tls: null, target: t, max, idle: false };
     this.open.add(s);
+    this.perKey.set(key, (this.perKey.get(key) ?? 0) + 1);
     const idleGone = () => {
       if (s.idle) {
         s.idle = false;
@@ -193,7 +280,7 @@ export class SmtpClient {
     });
     conn.on('end', () => {
       s.dead = true;
-      this.open.delete(s);
+      this.gone(s);
       s.fail?.(Object.assign(new Error('Connection closed'), { code: 'ECONNECTION' }));
       idleGone();
     });
@@ -205,7 +292,7 @@ export class SmtpClient {
         clearTimeout(timer);
         s.fail = undefined;
         s.dead = true;
-        this.open.delete(s);
+        this.gone(s);
         conn.close();
         reject(err);
       };
@@ -271,6 +358,17 @@ export class SmtpClient {
       this.quit(s);
       return false;
     }
+    // A send waiting for a session of this pool takes this one over at once (no idle spell, no new connection),
+    // unless the pool now holds more sessions than its (throttled) limit: then this one goes.
+    const first = this.waiting.get(s.key)?.[0];
+    if (first && (this.perKey.get(s.key) ?? 0) > first.cap) {
+      this.quit(s);
+      return false;
+    }
+    if (first) {
+      this.nextWaiter(s.key)!.take(s);
+      return true;
+    }
     const list = this.idle.get(s.key) ?? [];
     s.idle = true;
     list.push(s);
@@ -290,7 +388,7 @@ export class SmtpClient {
 
   private quit(s: Session): void {
     clearTimeout(s.idleTimer);
-    this.open.delete(s);
+    this.gone(s);
     const wasDead = s.dead;
     s.dead = true;
     try {

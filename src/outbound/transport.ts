@@ -3,7 +3,7 @@
 import type { SmtpClient, SendOptions, SendResult, Target } from './smtp.js';
 import type { SignerPool } from './signer.js';
 
-export type Smtp = Pick<SmtpClient, 'send' | 'closeAll'>;
+export type Smtp = Pick<SmtpClient, 'send' | 'closeAll' | 'dropWaiting'>;
 
 export class Transport implements Smtp {
   constructor(
@@ -20,9 +20,10 @@ export class Transport implements Smtp {
     source?: string,
     opt: SendOptions = {},
   ): Promise<SendResult> {
-    // An idle session of the lane here (opened while the worker was not up) is used first: the scheduler counts it
-    // among the lane's connections, so opening another on the worker would exceed the lane's limit.
-    const here = opt.pool !== undefined && this.local.hasIdle(opt.pool);
+    // While the lane has sessions here (opened while the worker was not up), its sends stay here, waiting for one of
+    // them when all are busy: the scheduler counts them among the lane's connections, so opening more on the worker
+    // would exceed the lane's limit.
+    const here = opt.pool !== undefined && this.local.hasOpen(opt.pool);
     return (
       (here ? null : this.worker?.send(t, from, rcpts, raw, deadline, source, opt)) ??
       this.local.send(t, from, rcpts, raw, deadline, source, opt)
@@ -37,6 +38,11 @@ export class Transport implements Smtp {
   /** Pool keys with idle sessions, here and on the worker (as it last said). */
   get idlePools(): number {
     return this.local.idlePools + (this.worker?.smtpCounts.idlePools ?? 0);
+  }
+
+  dropWaiting(): void {
+    this.worker?.dropWaiting();
+    this.local.dropWaiting();
   }
 
   closeAll(): void {

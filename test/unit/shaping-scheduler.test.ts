@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import { loadShaping } from '../../src/core/shaping/rules.js';
 import { siteMatcher } from '../../src/core/shaping/sites.js';
-import { Scheduler } from '../../src/core/shaping/scheduler.js';
+import { Scheduler, SEND_AHEAD } from '../../src/core/shaping/scheduler.js';
 import { DAY_MS } from '../../src/core/shaping/warmup.js';
 
 const BUILT_IN = JSON.parse(fs.readFileSync(new URL('../../config/shaping.json', import.meta.url), 'utf8'));
@@ -72,19 +72,34 @@ describe('shaping scheduler: rates over simulated time', () => {
     });
   }
 
-  it('a site with no rate drains at once up to its connections, then waits only for done()', () => {
+  it('a site with no rate drains at once up to its connections (and one waiting per connection), then waits only for done()', () => {
     const s = new Scheduler(loadShaping(BUILT_IN));
-    s.setQueue('q', 'google', [IP], 8);
+    s.setQueue('q', 'google', [IP], 20);
     const got: boolean[] = [];
     for (let d = s.next(T0); d; d = s.next(T0)) got.push(d.newConnection);
-    expect(got.length).to.equal(BUILT_IN.sites.google.connections); // 5 connections, all new
-    expect(got.every(Boolean)).to.equal(true);
+    const conns = BUILT_IN.sites.google.connections; // 5
+    expect(got.length).to.equal(conns * SEND_AHEAD);
+    // 5 new connections, then messages that wait for one of them: never more connections than the limit
+    expect(got).to.deep.equal([...Array(conns).fill(true), ...Array(conns * (SEND_AHEAD - 1)).fill(false)]);
+    expect(s.view('google', T0)[0]).to.include({ open: conns, busy: conns * SEND_AHEAD });
     expect(s.wakeAt()).to.equal(Infinity);
     s.done(IP, 'google', false);
     const d = s.next(T0)!;
-    expect(d.newConnection).to.equal(false); // the idle connection is reused
+    expect(d.newConnection).to.equal(false); // the connections are all open
     s.done(IP, 'google', true);
-    expect(s.next(T0)!.newConnection).to.equal(true); // it was closed: a new one
+    expect(s.next(T0)!.newConnection).to.equal(true); // one was closed: a new one
+  });
+
+  it('a throttled lane keeps one message per connection in flight, not SEND_AHEAD', () => {
+    const s = new Scheduler(loadShaping(BUILT_IN));
+    const site = 'mx.throttled.example'; // the default site's limits: 10 connections
+    s.setQueue('q', site, [IP], 100);
+    expect(s.reply(IP, site, '421 4.7.0 Rate limit exceeded, slow down', T0)?.action).to.equal('throttle');
+    let n = 0;
+    while (s.next(T0)) n++;
+    const half = BUILT_IN.default.connections / 2; // the throttle halves the connections too
+    expect(n).to.equal(half);
+    expect(s.view(site, T0)[0]).to.include({ open: half, busy: half });
   });
 });
 
@@ -101,13 +116,14 @@ describe('shaping scheduler: sites', () => {
     const sent = simulate(s, T0, T0 + 60_000);
     expect(sent.length).to.equal(60); // 60/min for the site, not per domain
     expect(sent.filter((x) => x.queue === 'corp.example').length).to.equal(30);
-    // connections too: without done(), the site has 5 whatever the domain
+    // connections too: without done(), the site has 5 (and 5 messages waiting for them) whatever the domain
     const t = new Scheduler(loadShaping(BUILT_IN));
     t.setQueue('gmail.com', gmail, [IP], 100);
     t.setQueue('corp.example', corp, [IP], 100);
     let n = 0;
     while (t.next(T0)) n++;
-    expect(n).to.equal(BUILT_IN.sites.google.connections);
+    expect(n).to.equal(BUILT_IN.sites.google.connections * SEND_AHEAD);
+    expect(t.view(gmail, T0)[0].open).to.equal(BUILT_IN.sites.google.connections);
   });
 
   it('limits hold per (IP, site): another IP or another site has its own', () => {
@@ -138,8 +154,8 @@ describe('shaping scheduler: fairness', () => {
     const s = new Scheduler(withRate('slow', '1/h', { connections: 1 }));
     s.setQueue('slow', 'slow', [IP], 10_000);
     s.setQueue('big', 'mx.big.example', [IP], 10_000);
-    for (let i = 0; i < 20; i++) {
-      // big saturates its 10 connections; slow sends its one message
+    for (let i = 0; i < 30; i++) {
+      // big saturates its 10 connections (20 messages in flight); slow sends its one message
       const d = s.next(T0);
       if (d?.queue === 'slow') s.done(d.ip, d.site, false);
     }

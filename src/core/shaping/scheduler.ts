@@ -171,6 +171,12 @@ export class Scheduler {
     if (closed && l.open > 0) l.open--;
   }
 
+  /** The connections (ip, site) may hold now (its limit, cut while throttled). */
+  connections(ip: string, site: string): number {
+    const l = this.lanes.get(laneKey(ip, site));
+    return throttledConnections(this.shaping.limitsOf(site).connections, l ? l.reaction.factor : 1);
+  }
+
   /** An idle connection of (ip, site) was closed (idle time-out). */
   closed(ip: string, site: string): void {
     const l = this.lanes.get(laneKey(ip, site));
@@ -287,7 +293,7 @@ export class Scheduler {
         this.later(r.suspendedUntil);
         return null;
       }
-      if (l.busy >= throttledConnections(q.limits.connections, r.factor)) return null; // woken by done()
+      if (l.busy >= throttledConnections(q.limits.connections, r.factor) * sendAhead(r.factor)) return null; // woken by done()
       const wait = l.spacing.waitMs(intervalOf(q.limits.perMs, r.factor), now);
       if (wait > 0) {
         this.later(now + wait);
@@ -312,7 +318,8 @@ export class Scheduler {
     }
     l.sentToday++;
     const d = this.decision;
-    d.newConnection = l.busy >= l.open;
+    // Beyond the connection limit, a message waits for one of the lane's sessions (SEND_AHEAD): no new connection.
+    d.newConnection = l.busy >= l.open && l.open < throttledConnections(q.limits.connections, l.reaction.factor);
     if (d.newConnection) l.open++;
     l.busy++;
     d.queue = q.key;
@@ -323,3 +330,12 @@ export class Scheduler {
 }
 
 const laneKey = (ip: string, site: string) => `${ip} ${site}`;
+
+/**
+ * Messages in flight per connection of a lane at full speed: one on the wire and one waiting for that session,
+ * handed to it the moment its transaction ends (the SMTP client holds the lane to its connection limit,
+ * SendOptions.maxSessions). The session never waits for a round trip through the delivery loop. A throttled or
+ * recovering lane (factor < 1) keeps one per connection, so a site that pushed back gets no queue of extra tries.
+ */
+export const SEND_AHEAD = 2;
+const sendAhead = (factor: number) => (factor >= 1 ? SEND_AHEAD : 1);
