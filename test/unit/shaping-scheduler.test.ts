@@ -90,6 +90,15 @@ describe('shaping scheduler: rates over simulated time', () => {
     expect(s.next(T0)!.newConnection).to.equal(true); // one was closed: a new one
   });
 
+  it('a site with a rate keeps one message per connection in flight: its spacing is its limit', () => {
+    const s = new Scheduler(withRate('bulk', '6000/min', { connections: 2 }));
+    s.setQueue('q', 'bulk', [IP], 100);
+    let n = 0;
+    for (let now = T0; now < T0 + 1000; now += 10) while (s.next(now)) n++; // no done(): connections fill up
+    expect(n).to.equal(2);
+    expect(s.view('bulk', T0 + 1000)[0]).to.include({ open: 2, busy: 2 });
+  });
+
   it('a throttled lane keeps one message per connection in flight, not SEND_AHEAD', () => {
     const s = new Scheduler(loadShaping(BUILT_IN));
     const site = 'mx.throttled.example'; // the default site's limits: 10 connections

@@ -293,7 +293,8 @@ export class Scheduler {
         this.later(r.suspendedUntil);
         return null;
       }
-      if (l.busy >= throttledConnections(q.limits.connections, r.factor) * sendAhead(r.factor)) return null; // woken by done()
+      const depth = sendAhead(r.factor, q.limits.perMs);
+      if (l.busy >= throttledConnections(q.limits.connections, r.factor) * depth) return null; // woken by done()
       const wait = l.spacing.waitMs(intervalOf(q.limits.perMs, r.factor), now);
       if (wait > 0) {
         this.later(now + wait);
@@ -335,7 +336,9 @@ const laneKey = (ip: string, site: string) => `${ip} ${site}`;
  * Messages in flight per connection of a lane at full speed: one on the wire and one waiting for that session,
  * handed to it the moment its transaction ends (the SMTP client holds the lane to its connection limit,
  * SendOptions.maxSessions). The session never waits for a round trip through the delivery loop. A throttled or
- * recovering lane (factor < 1) keeps one per connection, so a site that pushed back gets no queue of extra tries.
+ * recovering lane (factor < 1) keeps one per connection, so a site that pushed back gets no queue of extra tries; so
+ * does a site with a rate, whose spacing is its limit (a message held back for a session would leave later than its
+ * slot, and the next one closer behind it than the rate allows).
  */
 export const SEND_AHEAD = 2;
-const sendAhead = (factor: number) => (factor >= 1 ? SEND_AHEAD : 1);
+const sendAhead = (factor: number, perMs: number | null) => (factor >= 1 && perMs === null ? SEND_AHEAD : 1);
