@@ -17,7 +17,7 @@ export interface SubmissionEnv extends OutboundEnv {
 }
 
 /** The port of the `submission=` listener the running service announces. */
-export function submissionPort(e: OutboundEnv): number {
+export function submissionPort(e: Pick<OutboundEnv, 's'>): number {
   const c = e.s.svc.components.find((x) => x.name === 'submission-smtp');
   const m = /submission=127\.0\.0\.1:(\d+)/.exec(c?.address?.() ?? '');
   if (!m) throw new Error('the submission listener is not running');

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import net from 'node:net';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { feature as submission } from '../../src/features/submission.js';
+import { submissionPort } from './submission-env.js';
 
 /** A raw SMTP client: what the server said so far, and whether it closed. */
 function client(port: number) {
@@ -33,8 +34,7 @@ describe('SMTP submission: session limits', function () {
   before(async () => {
     s = await startTestService({ features: [submission], env: { MTA_SUBMISSION_MAX_SESSION_SECONDS: '1' } });
     key = s.key(s.team().id, 'test');
-    const c = s.svc.components.find((x) => x.name === 'submission-smtp')!;
-    port = Number(/submission=127\.0\.0\.1:(\d+)/.exec(c.address!()!)![1]);
+    port = submissionPort({ s });
   });
   after(() => s.close());
 
