@@ -59,7 +59,41 @@ export function openDb(dataDir: string, opts: OpenOptions = {}): DB {
     }
   }
   migrate(db);
+  if ((opts.synchronous ?? 'FULL') === 'FULL') syncLater(db, path.join(dataDir, 'mta.sqlite-wal'));
   return db;
+}
+
+/**
+ * Group commit on SQLite with synchronous=FULL: the turn's COMMIT is written with synchronous=NORMAL (no fsync on
+ * the event loop) and the WAL file is then flushed with fdatasync on libuv's pool; the turn's requests are answered
+ * after that flush. Durability is FULL's (every frame of the commit, the commit frame included, is on disk before
+ * the 202); only the wait moves off the event loop. A checkpoint that copies the frames into the database file
+ * first syncs both files itself. The WAL file lives as long as this connection (SQLite removes it when the last
+ * connection closes), so one descriptor, opened at the first flush and closed with the connection, is enough.
+ */
+interface WalSync {
+  file: string;
+  fd: number | null;
+}
+const walSyncs = new WeakMap<DB, WalSync>();
+function syncLater(db: Database.Database, file: string): void {
+  const w: WalSync = { file, fd: null };
+  walSyncs.set(db, w);
+  const close = db.close.bind(db);
+  db.close = () => {
+    if (w.fd !== null) fs.closeSync(w.fd);
+    w.fd = null;
+    walSyncs.delete(db);
+    return close();
+  };
+}
+function flushWal(w: WalSync, done: (err: Error | null) => void): void {
+  try {
+    w.fd ??= fs.openSync(w.file, 'r+');
+  } catch (err) {
+    return done(err as Error);
+  }
+  fs.fdatasync(w.fd, done);
 }
 
 /** Opens PostgreSQL and applies its migrations; several nodes starting at once take turns (advisory lock). */
@@ -236,6 +270,8 @@ interface Entry {
   fn: () => unknown;
   result?: unknown;
   failed?: boolean;
+  /** afterCommit callbacks of this request */
+  after?: ((committed: boolean) => void)[];
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
@@ -243,6 +279,26 @@ interface Batch {
   entries: Entry[];
   /** Run again after a failure: each request's scope is flushed at its end from now on (no lazy RELEASE). */
   strict?: boolean;
+  /** the request whose scope runs now */
+  running?: Entry;
+}
+
+/**
+ * Inside a group-commit request on SQLite: `fn(true)` once the turn's COMMIT is durable (before the request's
+ * promise settles), `fn(false)` when this request's writes were rolled back or the commit failed. Elsewhere (a plain
+ * transaction, PostgreSQL) false and fn is never called. fn must not throw.
+ */
+export function afterCommit(db: DB, fn: (committed: boolean) => void): boolean {
+  const e = isPg(db) ? undefined : batches.get(db)?.running;
+  if (!e) return false;
+  (e.after ??= []).push(fn);
+  return true;
+}
+
+function runAfter(e: Entry, committed: boolean): void {
+  const list = e.after;
+  e.after = undefined;
+  for (const fn of list ?? []) fn(committed);
 }
 const batches = new WeakMap<DB, Batch>();
 
@@ -258,6 +314,8 @@ export function groupTx<T>(db: DB, fn: () => T): Promise<T> {
   let batch = batches.get(db);
   if (!batch) {
     if (db.inTransaction) return Promise.resolve().then(() => tx(db, fn));
+    // Every write of the turn joins this transaction, so the flush after its COMMIT covers them all.
+    if (walSyncs.has(db)) db.pragma('synchronous = NORMAL');
     db.exec('BEGIN IMMEDIATE');
     const b: Batch = (batch = { entries: [] });
     batches.set(db, b);
@@ -270,8 +328,14 @@ export function groupTx<T>(db: DB, fn: () => T): Promise<T> {
     try {
       // PostgreSQL: the request runs without a savepoint and its writes travel with the turn's next round trip (lazyNext).
       if (isPg(db) && !b.strict && !db.foreignJoined) db.lazyNext = true;
-      e.result = db.transaction(fn)();
+      b.running = e;
+      try {
+        e.result = db.transaction(fn)();
+      } finally {
+        b.running = undefined;
+      }
     } catch (err) {
+      runAfter(e, false);
       // PostgreSQL: a request that failed after writing leaves its writes in the turn (no savepoint): run the others again.
       const dirty = isPg(db) && db.takeDirty();
       if (isRetryable(err)) return restart(db, b, 1);
@@ -288,6 +352,7 @@ function restart(db: DB, b: Batch, attempt: number): void {
   db.exec('ROLLBACK');
   db.exec('BEGIN');
   for (const e of b.entries) {
+    runAfter(e, false);
     if (e.failed) continue;
     try {
       e.result = db.transaction(e.fn)();
@@ -301,6 +366,26 @@ function restart(db: DB, b: Batch, attempt: number): void {
 
 function flush(db: DB, b: Batch): void {
   batches.delete(db);
+  const wal = walSyncs.get(db);
+  try {
+    commit(db, b);
+  } finally {
+    if (wal) db.pragma('synchronous = FULL');
+  }
+  const settle = (err: Error | null) => {
+    for (const e of b.entries) runAfter(e, !err && !e.failed);
+    for (const e of b.entries) {
+      if (e.failed) continue;
+      if (err) e.reject(err);
+      else e.resolve(e.result);
+    }
+  };
+  if (!b.entries.some((e) => !e.failed)) return settle(null);
+  if (wal) flushWal(wal, settle);
+  else settle(null);
+}
+
+function commit(db: DB, b: Batch): void {
   for (let attempt = 1; ; attempt++) {
     try {
       db.exec('COMMIT');
@@ -316,10 +401,10 @@ function flush(db: DB, b: Batch): void {
         /* already rolled back */
       }
       for (const e of b.entries) if (!e.failed) e.reject(err);
+      for (const e of b.entries) e.failed = true;
       return;
     }
   }
-  for (const e of b.entries) if (!e.failed) e.resolve(e.result);
 }
 
 /** The SQL texts prepared so far on a connection (for query-plan checks). */
