@@ -12,6 +12,7 @@ import {
   lightTx as tx,
   type Claimed,
   type EmailRow,
+  type Intake,
 } from '../services/delivery.js';
 import { FINAL } from '../core/status.js';
 import { Scheduler } from '../core/shaping/scheduler.js';
@@ -54,7 +55,7 @@ export interface LoopDeps extends DeliverDeps {
   signer?: { start(): void; stop(): Promise<void>; trim?(): void };
 }
 
-export class OutboundLoop implements Component {
+export class OutboundLoop implements Component, Intake {
   readonly name = 'outbound';
   readonly sink: ResultSink;
   readonly sched: Scheduler;
@@ -85,6 +86,12 @@ export class OutboundLoop implements Component {
   private pumpQueued = false;
   private skipClaimAfter = 0;
   private stopping = true;
+  /** The last claim found every due recipient (none left in the store): new mail may come straight in. */
+  private caughtUp = false;
+  /** Recipients of new emails leased to this loop whose transaction has not ended yet. */
+  private reserved = 0;
+  /** Recipients taken in so far: by claims, and straight from their insert (Intake). */
+  private taken = { claimed: 0, intake: 0 };
 
   constructor(
     private ctx: Ctx,
@@ -126,7 +133,8 @@ export class OutboundLoop implements Component {
 
   /** Counters for tests and metrics. */
   stats() {
-    return { held: this.held.size, active: this.active, queued: this.ready.total + this.resolving };
+    const queued = this.ready.total + this.resolving;
+    return { held: this.held.size, active: this.active, queued, reserved: this.reserved, ...this.taken };
   }
 
   /** Recipients waiting and in flight per site (for `mta sites` and metrics). */
@@ -174,7 +182,9 @@ export class OutboundLoop implements Component {
       const limit = Math.min(this.o.batch, this.o.maxHeld - this.ready.total - this.resolving);
       const rows = tx(this.ctx.db, () => claimDue(this.ctx.db, now, now + this.o.leaseMs, limit, skip));
       const fresh = rows.filter((r) => !this.held.has(r.id));
+      this.taken.claimed += fresh.length;
       if (fresh.length) this.accept(fresh);
+      this.caughtUp = rows.length < limit && skip.length === 0;
       if (rows.length < limit) {
         if (skip.length) this.skipClaimAfter = now + 200;
         return;
@@ -182,7 +192,38 @@ export class OutboundLoop implements Component {
     }
   }
 
-  private accept(rows: Claimed[]): void {
+  /** Intake: new recipients due now, leased in their insert, while nothing older waits in the store and there is room. */
+  reserve(n: number): number | null {
+    if (this.stopping || !this.caughtUp) return null;
+    if (this.ready.total + this.resolving + this.reserved + n > this.o.maxHeld) {
+      this.caughtUp = false; // the rest goes to the store, and the claims take it in order
+      return null;
+    }
+    this.reserved += n;
+    return this.ctx.now() + this.o.leaseMs;
+  }
+
+  /** Intake: the email's transaction ended; its leased recipients join the loop (or, stopping, go back to the store). */
+  hand(n: number, email: EmailRow | null, rows: Claimed[]): void {
+    this.reserved -= n;
+    if (!email || rows.length === 0) return;
+    if (this.stopping) {
+      try {
+        releaseClaims(
+          this.ctx.db,
+          rows.map((r) => r.id),
+          this.ctx.now(),
+        );
+      } catch (err) {
+        this.ctx.log.error({ err: (err as Error).message }, 'new recipients not released (their lease will end)');
+      }
+      return;
+    }
+    this.taken.intake += rows.length;
+    this.accept(rows, new Map([[email.seq, email]]));
+  }
+
+  private accept(rows: Claimed[], known?: Map<number, EmailRow>): void {
     this.trimmer.busy(0);
     const byEmail = new Map<number, Claimed[]>();
     for (const r of rows) {
@@ -192,7 +233,7 @@ export class OutboundLoop implements Component {
       else byEmail.set(r.email_seq, [r]);
     }
     for (const [seq, list] of byEmail) {
-      const email = emailBySeq(this.ctx.db, seq);
+      const email = known?.get(seq) ?? emailBySeq(this.ctx.db, seq);
       const live = list.filter((r) => !FINAL.has(r.status));
       if (!email || live.length < list.length)
         this.sink.push(

@@ -1,5 +1,8 @@
 // What the delivery loop needs of the store, in one place: the queue (claims under a lease, confirm,
 // settle, release) and the next due time. Thin pass-throughs so src/outbound never imports src/store.
+import type { DB as Db } from '../store/db.js';
+import type { Claimed as ClaimedRow } from '../store/queue.js';
+import type { EmailRow as Email } from '../store/emails.js';
 export {
   claimDue,
   confirmClaims,
@@ -15,3 +18,21 @@ export { tx, type DB } from '../store/db.js';
 export { secret } from '../store/settings.js';
 export { onEvent } from '../store/events.js';
 export { teamById } from '../store/teams.js';
+
+/**
+ * The delivery loop's door for new mail: an email accepted with recipients due now is leased to this process's
+ * loop in the very insert (no claim query later), and handed to it once the commit is durable. The loop says no
+ * when it holds enough already, is stopping, or has older mail due in the store (that goes first, by claims).
+ */
+export interface Intake {
+  /** A lease end for `n` new recipients due now, or null (insert them unleased, for the claims). */
+  reserve(n: number): number | null;
+  /** Once the transaction ended: the committed email and its leased recipients, or null (rolled back). */
+  hand(n: number, email: Email | null, rows: ClaimedRow[]): void;
+}
+const intakes = new WeakMap<Db, Intake>();
+export function setIntake(db: Db, intake: Intake | null): void {
+  if (intake) intakes.set(db, intake);
+  else intakes.delete(db);
+}
+export const intakeOf = (db: Db): Intake | undefined => intakes.get(db);

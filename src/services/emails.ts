@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { TokenSigner } from '../core/signed-token.js';
-import { tx, groupTx, type DB } from '../store/db.js';
+import { tx, groupTx, afterCommit, type DB } from '../store/db.js';
 import * as emails from '../store/emails.js';
 import { eventsOf } from '../store/events.js';
 import { getIdem, putIdem } from '../store/idempotency.js';
@@ -18,6 +18,7 @@ import { presentEmail, presentEvent, type Email } from './present.js';
 import { appendStatusEvent, applyOutcomes } from './transition.js';
 import { availableCredits } from './credits.js';
 import { verifiedDomainFor } from './sending-domain.js';
+import { intakeOf, type Claimed } from './delivery.js';
 import type { Owner, Principal } from './keys.js';
 import type { Ctx } from './context.js';
 
@@ -100,11 +101,32 @@ export function insertChecked(
   const { kept, suppressed, credits } = plan(ctx, p, c);
   const row = rowOf(ctx, p, c, credits, message !== undefined);
   const due = c.scheduledAt ?? row.created_at;
+  const lease = leaseNow(ctx, kept.length, due <= row.created_at);
+  const ids: number[] = [];
   const seq = emails.insertEmail(
     ctx.db,
     row,
     c.input.tags ?? [],
-    kept.map((r) => ({ recipient: r.address, kind: r.kind, domain: r.domain, status: 'queued', next_attempt_at: due })),
+    kept.map((r) => ({
+      recipient: r.address,
+      kind: r.kind,
+      domain: r.domain,
+      status: 'queued',
+      next_attempt_at: lease?.until ?? due,
+      leased_until: lease?.until ?? null,
+    })),
+    ids,
+  );
+  lease?.rows.push(
+    ...kept.map((r, i) => ({
+      id: ids[i],
+      email_seq: seq,
+      recipient: r.address,
+      domain: r.domain,
+      status: 'queued' as const,
+      attempts: 0,
+      first_attempt_at: null,
+    })),
   );
   if (message) insertMessage(ctx.db, seq, message(row.id));
   if (c.attachments.rows.length) insertAttachments(ctx.db, seq, c.attachments.rows);
@@ -117,8 +139,25 @@ export function insertChecked(
     );
   }
   const email = { ...row, seq };
+  if (lease) lease.email = email;
   appendStatusEvent(ctx, email, 'queued', null, suppressed.length ? { suppressed } : {});
   return email;
+}
+
+/**
+ * New recipients due now go straight to the delivery loop when it takes them (services/delivery.ts Intake):
+ * inserted leased, handed over after the commit. Null: inserted unleased, for the loop's claims.
+ */
+function leaseNow(ctx: Ctx, n: number, dueNow: boolean) {
+  const intake = n > 0 && dueNow ? intakeOf(ctx.db) : undefined;
+  const until = intake?.reserve(n) ?? null;
+  if (!intake || until === null) return null;
+  const lease = { until, rows: [] as Claimed[], email: null as emails.EmailRow | null };
+  if (!afterCommit(ctx.db, (ok) => intake.hand(n, ok ? lease.email : null, lease.rows))) {
+    intake.hand(n, null, []);
+    return null;
+  }
+  return lease;
 }
 
 export const checkInput = (ctx: Ctx, input: EmailInput) =>

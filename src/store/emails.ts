@@ -45,7 +45,10 @@ export interface DeliveryRow {
   updated_at: number;
 }
 export type NewEmail = Omit<EmailRow, 'seq'>;
-export type NewDelivery = Pick<DeliveryRow, 'recipient' | 'kind' | 'domain' | 'status' | 'next_attempt_at'>;
+export type NewDelivery = Pick<DeliveryRow, 'recipient' | 'kind' | 'domain' | 'status' | 'next_attempt_at'> & {
+  /** Leased at once to this process's delivery loop (a claim made with the insert): the lease's end. */
+  leased_until?: number | null;
+};
 
 const EMAIL_COLS =
   'id, team_id, test_mode, status, from_addr, to_json, cc_json, bcc_json, reply_to, subject, html, text, tags_json, headers_json, tracking_opens, tracking_clicks, scheduled_at, credits_charged, sender_domain, created_at, updated_at, attachments_json, raw_message';
@@ -78,7 +81,14 @@ function pooledSeq(db: DB): number | undefined {
 }
 
 /** Inserts the email, its tags and its deliveries; returns the new seq. Call inside a transaction. */
-export function insertEmail(db: DB, e: NewEmail, tags: readonly string[], deliveries: readonly NewDelivery[]): number {
+/** `ids`: receives the deliveries' ids in order (SQLite only). */
+export function insertEmail(
+  db: DB,
+  e: NewEmail,
+  tags: readonly string[],
+  deliveries: readonly NewDelivery[],
+  ids?: number[],
+): number {
   const pooled = pooledSeq(db);
   const seq =
     pooled !== undefined
@@ -89,9 +99,21 @@ export function insertEmail(db: DB, e: NewEmail, tags: readonly string[], delive
   for (const t of tags) tag.run(e.team_id, t, seq);
   const d = sql(
     db,
-    'INSERT INTO deliveries (email_seq, recipient, kind, domain, status, next_attempt_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    'INSERT INTO deliveries (email_seq, recipient, kind, domain, status, next_attempt_at, leased_until, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   );
-  for (const r of deliveries) d.run(seq, r.recipient, r.kind, r.domain, r.status, r.next_attempt_at, e.created_at);
+  for (const r of deliveries) {
+    const out = d.run(
+      seq,
+      r.recipient,
+      r.kind,
+      r.domain,
+      r.status,
+      r.next_attempt_at,
+      r.leased_until ?? null,
+      e.created_at,
+    );
+    ids?.push(Number(out.lastInsertRowid));
+  }
   return seq;
 }
 
