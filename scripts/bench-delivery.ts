@@ -303,6 +303,12 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
     `delivery[${run.name}]: service CPU by thread: ${threads.map(([name, s]) => `${name} ${fmt(s, 1)} s`).join(', ')}`,
   );
   console.log(`delivery[${run.name}]: service right after the run: ${await memoryOf(child)}`);
+  const taken = [
+    ...(await (await fetch(`${child.http}/metrics`)).text()).matchAll(
+      /^mta_outbound_taken_total\{by="(\w+)"\} (\d+)/gm,
+    ),
+  ];
+  console.log(`delivery[${run.name}]: recipients taken in ${taken.map((m) => `by ${m[1]} ${m[2]}`).join(', ')}`);
   // The loop gives memory back once it has been idle for a second (outbound/trim.ts).
   await new Promise((r) => setTimeout(r, 3000));
   console.log(`delivery[${run.name}]: service 3 s after the run: ${await memoryOf(child)}`);

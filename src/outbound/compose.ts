@@ -3,7 +3,7 @@
 import type { EmailRow } from '../services/delivery.js';
 import type { Ctx } from '../services/context.js';
 import { applyTracking } from '../services/tracking.js';
-import { signingKeyFor } from '../services/sending-domain.js';
+import { cachedSigningKeyFor } from '../services/sending-domain.js';
 import { storedAttachments, storedMessage } from '../services/email-content.js';
 import { composeRaw, composeAndSign, type ComposeFields, type SignKeys, type Signer } from './message.js';
 
@@ -24,7 +24,7 @@ export async function composeMessage(ctx: Ctx, email: EmailRow): Promise<Buffer>
 
 /** Compose + sign with the sending domain's key; never throws. */
 export async function prepareEmail(ctx: Ctx, email: EmailRow, signer: Signer = composeAndSign): Promise<Prepared> {
-  const key = signingKeyFor(ctx, email.team_id, email.sender_domain);
+  const key = cachedSigningKeyFor(ctx, email.team_id, email.sender_domain);
   if (!key)
     return {
       ok: false,

@@ -54,6 +54,18 @@ export class Control {
       labelNames: ['ip'],
       registers: [this.registry],
     }),
+    taken: new Counter({
+      name: 'mta_outbound_taken_total',
+      help: 'Recipients the delivery loop took in: by a claim from the store, or straight from their insert (intake).',
+      labelNames: ['by'],
+      registers: [this.registry],
+      collect: () => {
+        const st = this.loop.stats();
+        this.m.taken.reset();
+        this.m.taken.inc({ by: 'claim' }, st.claimed);
+        this.m.taken.inc({ by: 'intake' }, st.intake);
+      },
+    }),
     sentToday: new Gauge({
       name: 'mta_ip_sent_today',
       help: 'Messages started today from a source IP to a site (UTC day).',

@@ -17,7 +17,7 @@ import { insertAttachments, insertMessage } from '../store/email-content.js';
 import { presentEmail, presentEvent, type Email } from './present.js';
 import { appendStatusEvent, applyOutcomes } from './transition.js';
 import { availableCredits } from './credits.js';
-import { verifiedDomainFor } from './sending-domain.js';
+import { hasVerifiedDomainFor } from './sending-domain.js';
 import { intakeOf, type Claimed } from './delivery.js';
 import type { Owner, Principal } from './keys.js';
 import type { Ctx } from './context.js';
@@ -51,7 +51,7 @@ export function plan(ctx: Ctx, p: Principal, c: CheckedEmail) {
   const { kept, suppressed } = liveRecipients(ctx, p, c.recipients);
   if (kept.length === 0)
     throw invalid('to', 'Every recipient is on the suppression list.', 'all_recipients_suppressed');
-  if (p.mode === 'live' && !verifiedDomainFor(ctx, p.teamId, c.from.domain)) {
+  if (p.mode === 'live' && !hasVerifiedDomainFor(ctx, p.teamId, c.from.domain)) {
     throw invalid('from', `The domain ${c.from.domain} is not a verified domain of this team.`, 'domain_not_verified');
   }
   return { kept, suppressed, credits: p.mode === 'live' ? kept.length : 0 };

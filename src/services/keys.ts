@@ -122,19 +122,25 @@ export function createKeyAs(
 const lastTouch = new Map<string, number>();
 
 /**
- * PostgreSQL: keys read by hash are remembered for KEY_CACHE_MS (a round trip saved on every request). A key
- * revoked through this process is forgotten at once (revokeKey); one revoked by another node or by the CLI stops
- * working here within KEY_CACHE_MS (docs/operations.md). Only hashes are kept, at most KEY_CACHE_MAX. SQLite reads
- * every time (a few µs).
+ * Keys read by hash are remembered for KEY_CACHE_MS (a query, on PostgreSQL a round trip, saved on every request).
+ * A key revoked through this process is forgotten at once (revokeKey). SQLite: a write by another connection (the
+ * CLI's `mta key revoke`) changes the file's data_version, and the whole cache is dropped at the next request.
+ * PostgreSQL: one revoked by another node or by the CLI stops working here within KEY_CACHE_MS
+ * (docs/operations.md). Only hashes are kept, at most KEY_CACHE_MAX.
  */
 export const KEY_CACHE_MS = 2000;
 const KEY_CACHE_MAX = 1000;
 const keyCaches = new WeakMap<DB, Map<string, { row: store.KeyRow; until: number }>>();
+const seenVersion = new WeakMap<DB, number>();
 
 function keyRowByHash(db: DB, hash: string): store.KeyRow | undefined {
-  if (!isPg(db)) return store.keyByHash(db, hash);
   let cache = keyCaches.get(db);
   if (!cache) keyCaches.set(db, (cache = new Map()));
+  if (!isPg(db)) {
+    const v = store.dataVersion(db);
+    if (seenVersion.get(db) !== v) cache.clear();
+    seenVersion.set(db, v);
+  }
   const now = performance.now();
   const hit = cache.get(hash);
   if (hit && hit.until > now) return hit.row;

@@ -1,19 +1,36 @@
 // Which of a team's domains may send for an address domain (live mode), and the DKIM key and
 // return-path it signs and bounces with. Rule (docs/decisions.md): the exact domain, or a verified
 // parent domain (relaxed DKIM/DMARC alignment: d=example.com aligns with From: a@mail.example.com).
-import { verifiedDomainNamed, verifiedEd25519Key, type SendingDomain } from '../store/domains.js';
+import {
+  domainsGeneration,
+  isVerifiedDomainNamed,
+  verifiedDomainNamed,
+  verifiedEd25519Key,
+  type SendingDomain,
+} from '../store/domains.js';
+import { dataVersion } from '../store/teams.js';
+import { isPg } from '../store/db.js';
 import type { Ctx } from './context.js';
 
 export type { SendingDomain };
 
-export function verifiedDomainFor(ctx: Pick<Ctx, 'db'>, teamId: string, addressDomain: string): SendingDomain | null {
+/** The names a sender address's domain may be verified under: itself, then each parent (not the TLD). */
+function candidatesOf(addressDomain: string): string[] {
   const labels = addressDomain.toLowerCase().split('.');
-  const candidates = labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'));
-  for (const name of candidates) {
+  return labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'));
+}
+
+export function verifiedDomainFor(ctx: Pick<Ctx, 'db'>, teamId: string, addressDomain: string): SendingDomain | null {
+  for (const name of candidatesOf(addressDomain)) {
     const d = verifiedDomainNamed(ctx.db, teamId, name);
     if (d) return d;
   }
   return null;
+}
+
+/** Whether verifiedDomainFor finds a domain, without reading its keys. */
+export function hasVerifiedDomainFor(ctx: Pick<Ctx, 'db'>, teamId: string, addressDomain: string): boolean {
+  return candidatesOf(addressDomain).some((name) => isVerifiedDomainNamed(ctx.db, teamId, name));
 }
 
 /**
@@ -32,4 +49,36 @@ export function signingKeyFor(ctx: Pick<Ctx, 'db'>, teamId: string, addressDomai
     returnPath: d.return_path_verified ? d.return_path : null,
     ed25519: ed ? { selector: ed.selector, privateKey: ed.private_key } : null,
   };
+}
+
+type SigningKey = NonNullable<ReturnType<typeof signingKeyFor>>;
+interface KeyCache {
+  generation: number;
+  version: number;
+  keys: Map<string, { key: SigningKey; until: number }>;
+}
+const keyCaches = new WeakMap<Ctx['db'], KeyCache>();
+/** PostgreSQL: how long a key found is used without reading again (another node's domain change is seen by then). */
+const PG_KEY_TTL_MS = 1000;
+
+/**
+ * signingKeyFor, remembered per (team, sender domain): the delivery loop prepares every message of a burst with
+ * the same key, and two store reads per message are saved. Forgotten at any write of domains or keys through this
+ * process (store/domains.ts generation) and, on SQLite, at any commit by another connection (the CLI: data_version);
+ * on PostgreSQL, another node's change is seen within PG_KEY_TTL_MS. Only keys found are remembered.
+ */
+export function cachedSigningKeyFor(ctx: Pick<Ctx, 'db'>, teamId: string, addressDomain: string): SigningKey | null {
+  const generation = domainsGeneration(ctx.db);
+  const version = isPg(ctx.db) ? 0 : dataVersion(ctx.db);
+  let c = keyCaches.get(ctx.db);
+  if (!c || c.generation !== generation || c.version !== version || c.keys.size >= 1000)
+    keyCaches.set(ctx.db, (c = { generation, version, keys: new Map() }));
+  const k = `${teamId} ${addressDomain}`;
+  const now = performance.now();
+  const hit = c.keys.get(k);
+  if (hit && hit.until > now) return hit.key;
+  const key = signingKeyFor(ctx, teamId, addressDomain);
+  if (key) c.keys.set(k, { key, until: isPg(ctx.db) ? now + PG_KEY_TTL_MS : Infinity });
+  else c.keys.delete(k);
+  return key;
 }

@@ -24,6 +24,11 @@ export interface DomainRow {
 const COLS =
   'rowid AS seq, id, team_id, name, status, created_at, last_checked_at, dkim_selector, dkim_algorithm, dkim_private_key, dkim_public_key, return_path, return_path_verified, records_json, last_error';
 
+const generations = new WeakMap<DB, number>();
+/** Changes with every write of domains or their DKIM keys made through this module (signing-key caches compare it). */
+export const domainsGeneration = (db: DB): number => generations.get(db) ?? 0;
+const wrote = (db: DB) => generations.set(db, domainsGeneration(db) + 1);
+
 export function insertDomain(
   db: DB,
   d: Omit<DomainRow, 'seq' | 'last_checked_at' | 'return_path_verified' | 'last_error' | 'status'>,
@@ -33,6 +38,7 @@ export function insertDomain(
     `INSERT INTO domains (id, team_id, name, status, created_at, dkim_selector, dkim_algorithm, dkim_private_key, dkim_public_key, return_path, records_json)
     VALUES (@id, @team_id, @name, 'pending', @created_at, @dkim_selector, @dkim_algorithm, @dkim_private_key, @dkim_public_key, @return_path, @records_json)`,
   ).run(d);
+  wrote(db);
 }
 
 export function domainById(db: DB, id: string): DomainRow | undefined {
@@ -72,6 +78,7 @@ export interface CheckWrite {
 }
 
 export function writeCheck(db: DB, w: CheckWrite): boolean {
+  wrote(db);
   return (
     sql(
       db,
@@ -113,6 +120,7 @@ export function dkimKeys(db: DB, domainId: string): DkimKeyRow[] {
 }
 
 export function insertDkimKey(db: DB, k: NewDkimKey): void {
+  wrote(db);
   sql(
     db,
     `INSERT INTO dkim_keys (domain_id, role, selector, algorithm, private_key, public_key, created_at, status, retire_at)
@@ -125,6 +133,7 @@ export function writeKeyCheck(
   id: number,
   r: { status: DomainStatus; found: string | null; error: string | null },
 ): void {
+  wrote(db);
   sql(db, 'UPDATE dkim_keys SET status = @status, found = @found, error = @error WHERE id = @id').run({ id, ...r });
 }
 
@@ -145,6 +154,7 @@ export function promoteNextKey(
     d.id,
   );
   if (!next) return false;
+  wrote(db);
   sql(db, 'DELETE FROM dkim_keys WHERE id = ?').run(next.id);
   insertDkimKey(db, {
     domain_id: d.id,
@@ -166,6 +176,7 @@ export function promoteNextKey(
 
 /** Drops retiring keys whose grace period is over; answers how many. */
 export function dropRetiredKeys(db: DB, domainId: string, now: number): number {
+  wrote(db);
   return sql(db, "DELETE FROM dkim_keys WHERE domain_id = ? AND role = 'retiring' AND retire_at <= ?").run(
     domainId,
     now,
@@ -181,6 +192,7 @@ export function verifiedEd25519Key(db: DB, domainId: string): Pick<DkimKeyRow, '
 }
 
 export function deleteDomain(db: DB, id: string): boolean {
+  wrote(db);
   return sql(db, 'DELETE FROM domains WHERE id = ?').run(id).changes === 1;
 }
 
@@ -194,6 +206,11 @@ export interface SendingDomain {
   return_path: string | null;
   return_path_verified: number;
 }
+/** Whether the team has `name` verified (no key read: the API's check at submit). */
+export const isVerifiedDomainNamed = (db: DB, teamId: string, name: string): boolean =>
+  sql(db, "SELECT 1 FROM domains WHERE team_id = ? AND name = ? AND status = 'verified'").get(teamId, name) !==
+  undefined;
+
 export const verifiedDomainNamed = (db: DB, teamId: string, name: string): SendingDomain | undefined =>
   sql<SendingDomain>(
     db,
