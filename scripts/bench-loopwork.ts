@@ -20,11 +20,13 @@ export async function benchLoopWork(n = Number(process.env.BENCH_EMAILS ?? 10000
   const db = openDb(dataDir);
   const config = loadConfig({ env: { MTA_DATA_DIR: dataDir } });
   const ctx = { db, config, now: Date.now, log: pino({ level: 'silent' }) };
-  if (process.env.BENCH_NO_TRIGGERS === '1')
+  // BENCH_NO_TRIGGERS=1: without the deliveries' counter triggers; BENCH_DROP_TRIGGERS=a,b: without those.
+  const drop = process.env.BENCH_DROP_TRIGGERS?.split(',');
+  if (process.env.BENCH_NO_TRIGGERS === '1' || drop)
     for (const { name } of db
       .prepare(`SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'deliveries'`)
       .all() as { name: string }[])
-      db.exec(`DROP TRIGGER ${name}`);
+      if (!drop || drop.includes(name)) db.exec(`DROP TRIGGER ${name}`);
   const team = createTeam(ctx, 'bench');
   addCredits(ctx, team.id, n + 10, null);
   insertVerifiedDomain(db, team.id, 'sender.bench');
