@@ -6,11 +6,13 @@ import type { Logger } from 'pino';
 import { workerBuild } from './worker-build.mjs';
 import { composeAndSign, type SignJob, type Signer } from './message.js';
 import type { SendOptions, SendResult, SmtpOptions, Target } from './smtp.js';
-import type { WorkerIn } from './sign-worker.js';
+import type { SendArgs, WorkerIn } from './sign-worker.js';
 import { BatchPort } from './batch-port.js';
 
 /** Fallback boot: registers tsx in the worker (a loader thread and a compiler of its own). */
 const BOOT = new URL('./sign-worker.mjs', import.meta.url);
+/** Worker exits after which signing and SMTP stay on the main thread. */
+const MAX_FAILURES = 3;
 
 /**
  * The precompiled service (dist/mta.mjs; scripts/build.mjs defines this as "1" there) starts the worker from the
@@ -67,6 +69,8 @@ export class SignerPool {
   private next = 1;
   private pending = new Map<number, { resolve(b: Buffer): void; reject(e: Error): void; job: SignJob }>();
   private sends = new Map<number, { resolve(r: SendResult): void; t: Target; rcpts: string[]; pool?: string }>();
+  /** sends not yet posted: the worker is starting or closing its sessions */
+  private waitingSends: { id: number; send: SendArgs }[] = [];
   private smtpOptions: Omit<SmtpOptions, 'onIdleClosed'> | null = null;
   private onIdleClosed: (key: string) => void = () => {};
   /** Idle sessions the worker holds per pool key, as far as this thread can tell (reported gone if it dies). */
@@ -110,7 +114,12 @@ export class SignerPool {
     this.post({ smtp: o });
   }
 
-  /** One SMTP transaction on the worker (same contract as SmtpClient.send); null while the worker is not up. */
+  /**
+   * One SMTP transaction on the worker (same contract as SmtpClient.send). While the worker starts (after a rest) or
+   * its sessions are being closed, the send waits here for it: a lane whose sessions opened on the main thread would
+   * stay there as long as one of them is open (transport.ts). Null when SMTP cannot go to a worker (no settings, or
+   * the worker failed for good).
+   */
   send(
     t: Target,
     from: string,
@@ -120,19 +129,29 @@ export class SignerPool {
     source: string | undefined,
     opt: SendOptions,
   ): Promise<SendResult> | null {
-    if (!this.ready || !this.worker || !this.smtpOptions || this.closing) {
-      this.wakeUp();
-      return null;
-    }
+    if (!this.smtpOptions || !this.started || this.stopped || this.failures >= MAX_FAILURES) return null;
     const id = this.next++;
     const pool = opt.pool;
-    const n = pool === undefined ? 0 : (this.idle.get(pool) ?? 0);
-    if (n > 0) this.idle.set(pool!, n - 1); // the worker takes one of that pool's idle sessions
     const copy = new Uint8Array(raw); // exactly the message's bytes (raw may sit in a larger pooled buffer)
     return new Promise<SendResult>((resolve) => {
       this.sends.set(id, { resolve, t, rcpts, pool });
-      this.post({ id, send: { t, from, rcpts, raw: copy, deadline, source, opt } }, copy.buffer);
+      this.waitingSends.push({ id, send: { t, from, rcpts, raw: copy, deadline, source, opt } });
+      if (this.ready && this.worker && !this.closing) this.postSends();
+      else this.wakeUp();
     });
+  }
+
+  /** The sends waiting for the worker go to it (it is up, its SMTP settings given). */
+  private postSends(): void {
+    const list = this.waitingSends;
+    this.waitingSends = [];
+    for (const m of list) {
+      if (!this.sends.has(m.id)) continue; // given back meanwhile (takeBack)
+      const pool = m.send.opt.pool;
+      const n = pool === undefined ? 0 : (this.idle.get(pool) ?? 0);
+      if (n > 0) this.idle.set(pool!, n - 1); // the worker takes one of that pool's idle sessions
+      this.post(m, m.send.raw.buffer as ArrayBuffer);
+    }
   }
 
   /** Tells the worker's sessions to go (QUIT when idle); stop() waits for that, up to a second. */
@@ -161,7 +180,7 @@ export class SignerPool {
 
   start(): void {
     this.started = true;
-    if (this.worker || this.booting || this.failures >= 3) return;
+    if (this.worker || this.booting || this.failures >= MAX_FAILURES) return;
     this.stopped = false;
     if (PREBUILT) return this.spawn(PREBUILT);
     this.booting = true;
@@ -204,6 +223,7 @@ export class SignerPool {
     if (m.idlePools !== undefined) this.smtpCounts.idlePools = m.idlePools;
     if (m.ready) {
       this.ready = true;
+      if (!this.closing) this.postSends();
       return;
     }
     if (m.idleClosed !== undefined) {
@@ -238,6 +258,7 @@ export class SignerPool {
     for (const p of jobs) composeAndSign(p.job).then(p.resolve, p.reject);
     const sends = [...this.sends.values()];
     this.sends.clear();
+    this.waitingSends = [];
     for (const s of sends) s.resolve(lost(s.t, s.rcpts, 'the outbound worker stopped'));
     this.forgetIdle();
   }
@@ -269,6 +290,7 @@ export class SignerPool {
     if (this.worker !== w) return;
     if (this.pending.size || this.sends.size) {
       if (this.smtpOptions) this.post({ smtp: this.smtpOptions }); // work came meanwhile: sessions again
+      this.postSends();
       return;
     }
     this.worker = null;

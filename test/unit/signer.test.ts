@@ -63,7 +63,7 @@ describe('signing worker (SignerPool)', function () {
     expect(await verify(await pool.sign(job))).to.deep.equal(['sender.test pass']);
   });
 
-  it('runs SMTP transactions on the worker; rests when trimmed (idle sessions reported gone) and starts on the next', async () => {
+  it('runs SMTP transactions on the worker; rests when trimmed (idle sessions reported gone); a send starts it again and waits for it', async () => {
     const got: { from: string; to: string[]; data: Buffer }[] = [];
     const server = new SMTPServer({
       authOptional: true,
@@ -117,10 +117,14 @@ describe('signing worker (SignerPool)', function () {
       expect(pool.onWorker).to.equal(false);
       expect(gone).to.include('ip site');
 
-      expect(send()).to.equal(null); // resting: the caller sends from its own thread; the worker starts again
-      await up();
+      // Resting: a send starts the worker again and waits for it (it never goes out from this thread, where its
+      // lane's session would keep the lane's later sends).
+      const waited = send();
+      expect(waited).to.not.equal(null);
+      expect((await waited)?.verdicts[0].kind).to.equal('accepted');
+      expect(pool.onWorker).to.equal(true);
       expect((await send())?.verdicts[0].kind).to.equal('accepted');
-      expect(got).to.have.length(2);
+      expect(got).to.have.length(3);
     } finally {
       await pool.stop();
       await new Promise<void>((r) => server.close(() => r()));
