@@ -180,6 +180,7 @@ const RETRIES = 5;
  * top-level transaction refused by a deadlock with another node is run again (fn must only touch the store).
  */
 export function tx<T>(db: DB, fn: () => T): T {
+  leaveTurn(db);
   for (let attempt = 1; ; attempt++) {
     try {
       return db.transaction(fn).immediate();
@@ -319,7 +320,9 @@ export function groupTx<T>(db: DB, fn: () => T): Promise<T> {
     db.exec('BEGIN IMMEDIATE');
     const b: Batch = (batch = { entries: [] });
     batches.set(db, b);
-    setImmediate(() => flush(db, b));
+    setImmediate(() => {
+      if (batches.get(db) === b) flush(db, b); // else committed early (leaveTurn)
+    });
   }
   const b = batch;
   return new Promise<T>((resolve, reject) => {
@@ -346,6 +349,18 @@ export function groupTx<T>(db: DB, fn: () => T): Promise<T> {
   });
 }
 
+/**
+ * PostgreSQL: work other than a group-commit request about to join an open turn (the delivery loop's claims and
+ * results, any plain `tx`) commits the turn first and runs in a transaction of its own. A turn replayed after a
+ * deadlock (restart) runs its requests again, but work that merely joined it would be rolled back unseen: a claim
+ * the loop holds in memory, a delivered recipient's result (sent again once its lease ends). SQLite never replays.
+ */
+export function leaveTurn(db: DB): void {
+  if (!isPg(db)) return;
+  const b = batches.get(db);
+  if (b && !b.running) flush(db, b);
+}
+
 /** Rolls the turn's transaction back and runs its requests again in a new one (PostgreSQL deadlock). */
 function restart(db: DB, b: Batch, attempt: number): void {
   b.strict = true;
@@ -354,13 +369,16 @@ function restart(db: DB, b: Batch, attempt: number): void {
   for (const e of b.entries) {
     runAfter(e, false);
     if (e.failed) continue;
+    b.running = e;
     try {
       e.result = db.transaction(e.fn)();
     } catch (err) {
+      b.running = undefined;
       if (isRetryable(err) && attempt < RETRIES) return restart(db, b, attempt + 1);
       e.failed = true;
       e.reject(err);
     }
+    b.running = undefined;
   }
 }
 

@@ -1,6 +1,6 @@
 // The delivery queue in SQLite: claim due recipients under a lease (crash → re-delivered when the
 // lease ends), confirm a claim before sending, settle or release claims. Synchronous statements.
-import { isPg, sql, tx, type DB } from './db.js';
+import { isPg, leaveTurn, sql, tx, type DB } from './db.js';
 import type { Status } from '../core/status.js';
 import { readEmailsAhead } from './emails.js';
 
@@ -108,6 +108,7 @@ const FULL = 2;
  * recipients are then sent again when the lease ends. Inside an open transaction it simply joins it.
  */
 export function lightTx<T>(db: DB, fn: () => T): T {
+  leaveTurn(db); // PostgreSQL: never inside a group-commit turn that a deadlock could replay without it
   if (db.inTransaction) return db.transaction(fn)();
   // PostgreSQL: the same bargain per transaction (its WAL order holds too; the next durable commit flushes it).
   if (isPg(db))

@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import { PgDatabase } from '../../src/store/pg/database.js';
 import { forgetMemo, getLater, groupTx, txMemo, type DB } from '../../src/store/db.js';
+import { lightTx } from '../../src/store/queue.js';
 import { createDatabase, pgBinDir, sharedPg } from '../helpers/pg.js';
 
 describe('PostgreSQL: group commit with deferred writes, remembered and batched reads', function () {
@@ -89,6 +90,18 @@ describe('PostgreSQL: group commit with deferred writes, remembered and batched 
     const results = await Promise.allSettled(turn);
     expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     expect(ids()).to.deep.equal([1, 2, 4, 10, 11]);
+  });
+
+  it('loop work meeting an open turn commits the turn first and runs on its own (a deadlock replay cannot undo it)', async () => {
+    let answered = false;
+    const turn = groupTx(db, () => insert(1)).then(() => (answered = true));
+    expect(db.inTransaction, 'the turn is open').to.equal(true);
+    lightTx(db, () => insert(10)); // the delivery loop's results, say
+    expect(db.inTransaction, 'the turn was committed before it, and it in its own transaction').to.equal(false);
+    const later = groupTx(db, () => insert(2)); // a new turn
+    await Promise.all([turn, later]);
+    expect(answered).to.equal(true);
+    expect(ids()).to.deep.equal([1, 2, 10]);
   });
 
   it('a request that throws before writing costs no second run of its turn', async () => {
