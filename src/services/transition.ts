@@ -15,8 +15,9 @@ import {
   emailHeadBySeq,
   emailHeadBySeqLater,
   deliveriesOf,
+  deliveryById,
   setEmailStatus,
-  writeDelivery,
+  writeDeliveryFrom,
   type DeliveryRow,
   type EmailHead,
 } from '../store/emails.js';
@@ -49,20 +50,45 @@ const EVENT_OF: Record<RecipientEvent, EventType> = {
   async_bounce: 'bounced',
 };
 
-function updateDelivery(ctx: Ctx, d: DeliveryRow, to: Status, o: RecipientOutcome, now: number, settle: boolean): void {
+/** False when the recipient's status changed since `d` was read (another connection): nothing written. */
+function updateDelivery(
+  ctx: Ctx,
+  d: DeliveryRow,
+  to: Status,
+  o: RecipientOutcome,
+  now: number,
+  settle: boolean,
+): boolean {
   const attempt = typeof o.data.attempt === 'number' ? o.data.attempt : d.attempts;
   const reply = typeof o.data.smtp_response === 'string' ? o.data.smtp_response : d.last_reply;
   const reason = typeof o.data.reason === 'string' ? o.data.reason : d.reason;
   // A recipient held during its attempt stays held: no retry time (migration 012).
   const held = (d as Partial<QueueRow>).held_at != null;
   const next = to === 'delivery_delayed' && !held ? (o.nextAttemptAt ?? now) : null;
-  writeDelivery(
+  return writeDeliveryFrom(
     ctx.db,
     d.id,
+    d.status,
     { status: to, attempts: attempt, next_attempt_at: next, last_reply: reply, reason },
     now,
     settle,
   );
+}
+
+/**
+ * Writes the outcome's transition; when the status changed under the read (PostgreSQL: an operator's purge or
+ * cancel committed by another connection in between), reads the row again and applies the outcome to what it is
+ * now. The row written (or null: the outcome does not apply), and whether a change was seen.
+ */
+function transition(ctx: Ctx, d: DeliveryRow, o: RecipientOutcome, now: number, settle: boolean) {
+  let to = recipientTransition(d.status, o.event);
+  if (to !== null && updateDelivery(ctx, d, to, o, now, settle)) return { d, to, changed: false };
+  const fresh = to === null ? d : deliveryById(ctx.db, d.id);
+  to = fresh && fresh !== d ? recipientTransition(fresh.status, o.event) : null;
+  if (fresh && to !== null && updateDelivery(ctx, fresh, to, o, now, settle)) return { d: fresh, to, changed: true };
+  if (to === null)
+    ctx.log.debug({ delivery: d.id, from: (fresh ?? d).status, event: o.event }, 'outcome ignored in this state');
+  return { d: fresh ?? d, to: null, changed: fresh !== d };
 }
 
 /** Side effects of a recipient reaching a state: suppression and refunds (live mode only). */
@@ -95,18 +121,19 @@ export function applyOutcomes(
   const now = ctx.now();
   const emailRow = emailHeadBySeqLater(ctx.db, emailSeq); // one round trip with the deliveries (PostgreSQL)
   const deliveries = new Map(deliveriesOf(ctx.db, emailSeq).map((d) => [d.id, d]));
-  const email = emailRow()!;
+  let email = emailRow()!;
   const events: { type: EventType; recipient: string | null; data: Record<string, unknown> }[] = [];
   let refunded = 0;
+  let changedUnder = false;
   for (const o of outcomes) {
-    const d = deliveries.get(o.deliveryId);
-    if (!d) continue;
-    const to = recipientTransition(d.status, o.event);
-    if (to === null) {
-      ctx.log.debug({ delivery: d.id, from: d.status, event: o.event }, 'outcome ignored in this state');
-      continue;
+    const read = deliveries.get(o.deliveryId);
+    if (!read) continue;
+    const { d, to, changed } = transition(ctx, read, o, now, settled !== undefined);
+    if (changed) {
+      changedUnder = true;
+      deliveries.set(d.id, d);
     }
-    updateDelivery(ctx, d, to, o, now, settled !== undefined);
+    if (to === null) continue;
     settled?.add(d.id);
     refunded += sideEffects(ctx, email, d, o, now);
     deliveries.set(d.id, { ...d, status: to });
@@ -116,6 +143,7 @@ export function applyOutcomes(
       data: o.event === 'async_bounce' ? { ...o.data, async: true } : o.data,
     });
   }
+  if (changedUnder) email = emailHeadBySeq(ctx.db, emailSeq) ?? email; // its status may have moved too
   const path = emailPath(email.status, aggregate([...deliveries.values()].map((d) => d.status)));
   const status = path.length ? path[path.length - 1] : email.status;
   if (path.length) setEmailStatus(ctx.db, emailSeq, status, now);
@@ -164,7 +192,8 @@ function actOn(ctx: Ctx, d: QueueRow, action: QueueAction, now: number, schedule
   if (move === null) return null;
   if (action === 'purge') {
     const w = { status: move.status, attempts: d.attempts, next_attempt_at: null, last_reply: d.last_reply };
-    writeDelivery(ctx.db, d.id, { ...w, reason: 'purged' }, now);
+    // Delivered (or bounced) by another connection since it was read: not purged.
+    if (!writeDeliveryFrom(ctx.db, d.id, d.status, { ...w, reason: 'purged' }, now)) return null;
   }
   const notBefore = action === 'release' && d.attempts === 0 ? (scheduledAt ?? 0) : 0;
   writeQueueState(ctx.db, d.id, move.held, move.due, now, notBefore);

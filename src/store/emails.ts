@@ -235,13 +235,18 @@ export interface DeliveryWrite {
   reason: string | null;
 }
 /**
- * Writes one recipient's new state (first_attempt_at is set once). `settle`: the delivery loop's result, which also
- * drops the claim's lease in the same statement (what settleClaim does after it; next_attempt_at is already the
- * retry time, or NULL when final).
+ * Writes one recipient's new state (first_attempt_at is set once), only if its status is still `from` (what the
+ * writer read): false when another connection changed it in between (PostgreSQL, READ COMMITTED: an operator's
+ * purge from the CLI or another node, committed between the delivery loop's read and its write, was overwritten).
+ * `settle`: the delivery loop's result, which also drops the claim's lease in the same statement (what settleClaim
+ * does after it; next_attempt_at is already the retry time, or NULL when final).
  */
-export const writeDelivery = (db: DB, id: number, w: DeliveryWrite, now: number, settle = false) =>
+export const writeDeliveryFrom = (db: DB, id: number, from: Status, w: DeliveryWrite, now: number, settle = false) =>
   sql(
     db,
     `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_reply = ?, reason = ?,
-    first_attempt_at = coalesce(first_attempt_at, ?), updated_at = ?${settle ? ', leased_until = NULL' : ''} WHERE id = ?`,
-  ).run(w.status, w.attempts, w.next_attempt_at, w.last_reply, w.reason, now, now, id);
+    first_attempt_at = coalesce(first_attempt_at, ?), updated_at = ?${settle ? ', leased_until = NULL' : ''} WHERE id = ? AND status = ?`,
+  ).run(w.status, w.attempts, w.next_attempt_at, w.last_reply, w.reason, now, now, id, from).changes === 1;
+
+export const deliveryById = (db: DB, id: number) =>
+  sql<DeliveryRow>(db, 'SELECT * FROM deliveries WHERE id = ?').get(id);
