@@ -103,31 +103,16 @@ export function insertChecked(
   const due = c.scheduledAt ?? row.created_at;
   const lease = leaseNow(ctx, kept.length, due <= row.created_at);
   const ids: number[] = [];
-  const seq = emails.insertEmail(
-    ctx.db,
-    row,
-    c.input.tags ?? [],
-    kept.map((r) => ({
-      recipient: r.address,
-      kind: r.kind,
-      domain: r.domain,
-      status: 'queued',
-      next_attempt_at: lease?.until ?? due,
-      leased_until: lease?.until ?? null,
-    })),
-    ids,
-  );
-  lease?.rows.push(
-    ...kept.map((r, i) => ({
-      id: ids[i],
-      email_seq: seq,
-      recipient: r.address,
-      domain: r.domain,
-      status: 'queued' as const,
-      attempts: 0,
-      first_attempt_at: null,
-    })),
-  );
+  const rcpts = kept.map((r) => ({
+    recipient: r.address,
+    kind: r.kind,
+    domain: r.domain,
+    status: 'queued' as const,
+    next_attempt_at: lease?.until ?? due,
+    leased_until: lease?.until ?? null,
+  }));
+  const seq = emails.insertEmail(ctx.db, row, c.input.tags ?? [], rcpts, ids);
+  lease?.rows.push(...rcpts.map((r, i) => ({ ...r, id: ids[i], email_seq: seq, attempts: 0, first_attempt_at: null })));
   if (message) insertMessage(ctx.db, seq, message(row.id));
   if (c.attachments.rows.length) insertAttachments(ctx.db, seq, c.attachments.rows);
   if (credits > 0 && !charge(ctx.db, p.teamId, seq, credits, ctx.config.freeMonthlyCredits, row.created_at)) {

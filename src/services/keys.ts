@@ -4,7 +4,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { isPg, tx, type DB } from '../store/db.js';
+import { tx, type DB } from '../store/db.js';
+import { Remembered } from './remembered.js';
 import * as store from '../store/teams.js';
 import type { Ctx } from './context.js';
 
@@ -126,32 +127,16 @@ const lastTouch = new Map<string, number>();
  * A key revoked through this process is forgotten at once (revokeKey). SQLite: a write by another connection (the
  * CLI's `mta key revoke`) changes the file's data_version, and the whole cache is dropped at the next request.
  * PostgreSQL: one revoked by another node or by the CLI stops working here within KEY_CACHE_MS
- * (docs/operations.md). Only hashes are kept, at most KEY_CACHE_MAX.
+ * (docs/operations.md). Only hashes are kept, at most 1,000 (services/remembered.ts).
  */
 export const KEY_CACHE_MS = 2000;
-const KEY_CACHE_MAX = 1000;
-const keyCaches = new WeakMap<DB, Map<string, { row: store.KeyRow; until: number }>>();
-const seenVersion = new WeakMap<DB, number>();
+const keys = new Remembered<store.KeyRow | undefined>({
+  ttlMs: () => KEY_CACHE_MS,
+  max: 1000,
+  keep: (row) => row !== undefined && row.revoked_at === null,
+});
 
-function keyRowByHash(db: DB, hash: string): store.KeyRow | undefined {
-  let cache = keyCaches.get(db);
-  if (!cache) keyCaches.set(db, (cache = new Map()));
-  if (!isPg(db)) {
-    const v = store.dataVersion(db);
-    if (seenVersion.get(db) !== v) cache.clear();
-    seenVersion.set(db, v);
-  }
-  const now = performance.now();
-  const hit = cache.get(hash);
-  if (hit && hit.until > now) return hit.row;
-  cache.delete(hash);
-  const row = store.keyByHash(db, hash);
-  if (row && row.revoked_at === null) {
-    if (cache.size >= KEY_CACHE_MAX) cache.delete(cache.keys().next().value!);
-    cache.set(hash, { row, until: now + KEY_CACHE_MS });
-  }
-  return row;
-}
+const keyRowByHash = (db: DB, hash: string) => keys.get(db, hash, () => store.keyByHash(db, hash));
 
 /** The principal of a bearer key, or an authentication error. Revoked keys fail at once. */
 export function authenticate(ctx: Ctx, header: string | undefined): Principal {
@@ -190,7 +175,7 @@ export function revokeKey(ctx: Ctx, keyId: string, owner?: Owner): store.KeyRow 
   const row = store.keyById(ctx.db, keyId);
   if (!row || (owner !== undefined && (row.team_id !== owner.teamId || (owner.mode === 'test' && row.mode !== 'test'))))
     throw notFound('api_key');
-  keyCaches.get(ctx.db)?.delete(row.hash);
+  keys.forget(ctx.db, row.hash);
   store.revokeKey(ctx.db, keyId, ctx.now());
   return store.keyById(ctx.db, keyId)!;
 }

@@ -8,8 +8,8 @@ import {
   verifiedEd25519Key,
   type SendingDomain,
 } from '../store/domains.js';
-import { dataVersion } from '../store/teams.js';
 import { isPg } from '../store/db.js';
+import { Remembered } from './remembered.js';
 import type { Ctx } from './context.js';
 
 export type { SendingDomain };
@@ -51,15 +51,14 @@ export function signingKeyFor(ctx: Pick<Ctx, 'db'>, teamId: string, addressDomai
   };
 }
 
-type SigningKey = NonNullable<ReturnType<typeof signingKeyFor>>;
-interface KeyCache {
-  generation: number;
-  version: number;
-  keys: Map<string, { key: SigningKey; until: number }>;
-}
-const keyCaches = new WeakMap<Ctx['db'], KeyCache>();
 /** PostgreSQL: how long a key found is used without reading again (another node's domain change is seen by then). */
 const PG_KEY_TTL_MS = 1000;
+const signingKeys = new Remembered<ReturnType<typeof signingKeyFor>>({
+  ttlMs: (db) => (isPg(db) ? PG_KEY_TTL_MS : Infinity),
+  max: 1000,
+  keep: (key) => key !== null,
+  stamp: domainsGeneration,
+});
 
 /**
  * signingKeyFor, remembered per (team, sender domain): the delivery loop prepares every message of a burst with
@@ -67,18 +66,5 @@ const PG_KEY_TTL_MS = 1000;
  * process (store/domains.ts generation) and, on SQLite, at any commit by another connection (the CLI: data_version);
  * on PostgreSQL, another node's change is seen within PG_KEY_TTL_MS. Only keys found are remembered.
  */
-export function cachedSigningKeyFor(ctx: Pick<Ctx, 'db'>, teamId: string, addressDomain: string): SigningKey | null {
-  const generation = domainsGeneration(ctx.db);
-  const version = isPg(ctx.db) ? 0 : dataVersion(ctx.db);
-  let c = keyCaches.get(ctx.db);
-  if (!c || c.generation !== generation || c.version !== version || c.keys.size >= 1000)
-    keyCaches.set(ctx.db, (c = { generation, version, keys: new Map() }));
-  const k = `${teamId} ${addressDomain}`;
-  const now = performance.now();
-  const hit = c.keys.get(k);
-  if (hit && hit.until > now) return hit.key;
-  const key = signingKeyFor(ctx, teamId, addressDomain);
-  if (key) c.keys.set(k, { key, until: isPg(ctx.db) ? now + PG_KEY_TTL_MS : Infinity });
-  else c.keys.delete(k);
-  return key;
-}
+export const cachedSigningKeyFor = (ctx: Pick<Ctx, 'db'>, teamId: string, addressDomain: string) =>
+  signingKeys.get(ctx.db, `${teamId} ${addressDomain}`, () => signingKeyFor(ctx, teamId, addressDomain));

@@ -78,17 +78,17 @@ function updateDelivery(
 /**
  * Writes the outcome's transition; when the status changed under the read (PostgreSQL: an operator's purge or
  * cancel committed by another connection in between), reads the row again and applies the outcome to what it is
- * now. The row written (or null: the outcome does not apply), and whether a change was seen.
+ * now. The row as it is, the status written (null: the outcome does not apply), and whether it had changed.
  */
 function transition(ctx: Ctx, d: DeliveryRow, o: RecipientOutcome, now: number, settle: boolean) {
-  let to = recipientTransition(d.status, o.event);
+  const to = recipientTransition(d.status, o.event);
   if (to !== null && updateDelivery(ctx, d, to, o, now, settle)) return { d, to, changed: false };
-  const fresh = to === null ? d : deliveryById(ctx.db, d.id);
-  to = fresh && fresh !== d ? recipientTransition(fresh.status, o.event) : null;
-  if (fresh && to !== null && updateDelivery(ctx, fresh, to, o, now, settle)) return { d: fresh, to, changed: true };
-  if (to === null)
-    ctx.log.debug({ delivery: d.id, from: (fresh ?? d).status, event: o.event }, 'outcome ignored in this state');
-  return { d: fresh ?? d, to: null, changed: fresh !== d };
+  const fresh = to === null ? d : (deliveryById(ctx.db, d.id) ?? d);
+  const again = fresh === d ? null : recipientTransition(fresh.status, o.event);
+  if (again !== null && updateDelivery(ctx, fresh, again, o, now, settle))
+    return { d: fresh, to: again, changed: true };
+  ctx.log.debug({ delivery: d.id, from: fresh.status, event: o.event }, 'outcome ignored in this state');
+  return { d: fresh, to: null, changed: to !== null };
 }
 
 /** Side effects of a recipient reaching a state: suppression and refunds (live mode only). */

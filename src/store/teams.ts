@@ -30,8 +30,6 @@ export const insertKey = (db: DB, k: KeyRow) =>
     `INSERT INTO api_keys (id, team_id, name, mode, scopes, hash, prefix, created_at, last_used_at, revoked_at)
   VALUES (@id, @team_id, @name, @mode, @scopes, @hash, @prefix, @created_at, @last_used_at, @revoked_at)`,
   ).run(k);
-/** SQLite: a number that changes when another connection commits to the file (PRAGMA data_version). */
-export const dataVersion = (db: DB): number => sql<number>(db, 'PRAGMA data_version').pluck().get()!;
 export const keyByHash = (db: DB, hash: string) => sql<KeyRow>(db, 'SELECT * FROM api_keys WHERE hash = ?').get(hash);
 export const keyById = (db: DB, id: string) => sql<KeyRow>(db, 'SELECT * FROM api_keys WHERE id = ?').get(id);
 export const keysOfTeam = (db: DB, teamId: string) =>

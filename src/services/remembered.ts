@@ -1,0 +1,44 @@
+// Rows read from the store, remembered per connection to save a query (on PostgreSQL a round trip) on a hot path.
+// An entry lasts `ttlMs` (what another PostgreSQL node's change waits for); all are dropped at once when another
+// connection commits to the SQLite file (the CLI: PRAGMA data_version) or when `stamp` changes (writes made
+// through this process). Only values `keep` accepts are remembered; at most `max`, the oldest going first.
+import { dataVersion, isPg, type DB } from '../store/db.js';
+
+interface Entries<V> {
+  version: number;
+  stamp: number;
+  map: Map<string, { value: V; until: number }>;
+}
+
+export class Remembered<V> {
+  private byDb = new WeakMap<DB, Entries<V>>();
+  constructor(
+    private o: {
+      ttlMs: (db: DB) => number;
+      max: number;
+      keep: (v: V) => boolean;
+      stamp?: (db: DB) => number;
+    },
+  ) {}
+
+  get(db: DB, key: string, read: () => V): V {
+    const version = isPg(db) ? 0 : dataVersion(db);
+    const stamp = this.o.stamp?.(db) ?? 0;
+    let e = this.byDb.get(db);
+    if (!e || e.version !== version || e.stamp !== stamp) this.byDb.set(db, (e = { version, stamp, map: new Map() }));
+    const now = performance.now();
+    const hit = e.map.get(key);
+    if (hit && hit.until > now) return hit.value;
+    e.map.delete(key);
+    const value = read();
+    if (this.o.keep(value)) {
+      if (e.map.size >= this.o.max) e.map.delete(e.map.keys().next().value!);
+      e.map.set(key, { value, until: now + this.o.ttlMs(db) });
+    }
+    return value;
+  }
+
+  forget(db: DB, key: string): void {
+    this.byDb.get(db)?.map.delete(key);
+  }
+}
