@@ -3,6 +3,7 @@
 // one transaction → a Verdict per recipient. Never throws; every wait is bounded by time-outs.
 import { isIP } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import type { Readable } from 'node:stream';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { rejectedRecipientsOf, socketOf } from '../lib/internals.js';
 import { verdictOfReply, type Verdict } from './verdict.js';
@@ -345,7 +346,9 @@ export class SmtpClient {
       // back that reply: the last reply seen on the connection is the transaction's.
       s.fail = (err) => finish(withLastReply(s, err));
       const go = () =>
-        s.conn.send({ from, to: rcpts }, raw, (err, info) => finish(withRcptErrors(s, err as SmtpError | null), info));
+        s.conn.send({ from, to: rcpts }, oneWrite(s.conn, raw), (err, info) =>
+          finish(withRcptErrors(s, err as SmtpError | null), info),
+        );
       if (s.dirty) s.conn.reset((err) => (err ? finish(err as SmtpError) : go()));
       else go();
     });
@@ -398,6 +401,28 @@ export class SmtpClient {
       /* already closed */
     }
   }
+}
+
+/**
+ * The message as a source nodemailer pipes into its dot-stuffing stream once DATA is answered. Given a Buffer, that
+ * stream writes the bytes and then the closing dot in two socket writes: two segments, and one more read on the
+ * server's side, per message. Here the socket is corked until the end of this event-loop turn (the stream hands
+ * both over in the ticks before it), so they leave in one write (one TLS record with STARTTLS). Uncorking at the
+ * turn's end, not at the stream's end: a message over the socket's high-water mark waits for 'drain' before its
+ * dot, which a corked socket never emits.
+ */
+function oneWrite(conn: SMTPConnection, raw: Buffer): Readable {
+  const pipe = <T extends NodeJS.WritableStream>(stream: T): T => {
+    const sock = socketOf(conn);
+    if (sock && !sock.destroyed) {
+      sock.cork();
+      setImmediate(() => sock.uncork());
+    }
+    stream.write(raw);
+    stream.end();
+    return stream;
+  };
+  return { pipe } as unknown as Readable;
 }
 
 function tlsInfo(conn: SMTPConnection): Session['tls'] {
