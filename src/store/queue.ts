@@ -1,6 +1,6 @@
 // The delivery queue in SQLite: claim due recipients under a lease (crash → re-delivered when the
 // lease ends), confirm a claim before sending, settle or release claims. Synchronous statements.
-import { isPg, leaveTurn, sql, tx, type DB } from './db.js';
+import { atomically, isPg, leaveTurn, sql, tx, type DB } from './db.js';
 import type { Status } from '../core/status.js';
 import { readEmailsAhead } from './emails.js';
 
@@ -109,17 +109,18 @@ const FULL = 2;
  */
 export function lightTx<T>(db: DB, fn: () => T): T {
   leaveTurn(db); // PostgreSQL: never inside a group-commit turn that a deadlock could replay without it
-  if (db.inTransaction) return db.transaction(fn)();
+  if (db.inTransaction) return atomically(db, fn);
   // PostgreSQL: the same bargain per transaction (its WAL order holds too; the next durable commit flushes it).
   if (isPg(db))
     return tx(db, () => {
       db.client.defer('SET LOCAL synchronous_commit = off', []);
       return fn();
     });
+  // Pragmas run when they are compiled: db.pragma() prepares each time (a cached statement would do nothing).
   const prev = db.pragma('synchronous', { simple: true }) as number;
   if (prev === FULL) db.pragma('synchronous = NORMAL');
   try {
-    return db.transaction(fn).immediate();
+    return atomically(db, fn, true);
   } finally {
     if (prev === FULL) db.pragma('synchronous = FULL');
   }

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { afterCommit, groupTx, openDb, type DB } from '../../src/store/db.js';
+import { afterCommit, atomically, groupTx, openDb, type DB } from '../../src/store/db.js';
 import { tempDir, testEngine } from '../helpers/service.js';
 
 describe('SQLite group commit: durable answers with the fsync off the event loop', function () {
@@ -84,5 +84,38 @@ describe('SQLite group commit: durable answers with the fsync off the event loop
     ]);
     expect(ids()).to.include(20).and.not.include(21);
     expect(afterCommit(db, () => told.push([0, true]))).to.equal(false);
+  });
+
+  it('atomically: a failing savepoint undoes only its own writes; a failing transaction undoes all of them', () => {
+    db.exec('DELETE FROM g');
+    const fail = () => {
+      throw new Error('no');
+    };
+    const kept = atomically(db, () => {
+      insert(100);
+      expect(() =>
+        atomically(db, () => {
+          insert(101);
+          fail();
+        }),
+      ).to.throw('no');
+      atomically(db, () => insert(102));
+      return 'done';
+    });
+    expect(kept).to.equal('done');
+    expect(ids()).to.deep.equal([100, 102]);
+    expect(() =>
+      atomically(
+        db,
+        () => {
+          insert(103);
+          atomically(db, () => insert(104));
+          fail();
+        },
+        true,
+      ),
+    ).to.throw('no');
+    expect(ids()).to.deep.equal([100, 102]);
+    expect(db.inTransaction).to.equal(false);
   });
 });
