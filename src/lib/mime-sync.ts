@@ -98,3 +98,19 @@ proto._normalizeHeaderKey = function (key: unknown): string {
   }
   return k;
 };
+
+// MimeNode draws 8 random bytes for each node's own boundary base (crypto.randomBytes: ~7 µs on the outbound worker),
+// but only the root's is ever read (every part's boundary is made from its root's): a child made without one takes
+// its parent's instead, which changes no byte of a message (test/unit/mime-sync.test.ts).
+const createChild = (MimeNode.prototype as unknown as { createChild: CreateChild }).createChild;
+type CreateChild = (
+  this: { baseBoundary?: string },
+  contentType?: unknown,
+  options?: Record<string, unknown>,
+) => unknown;
+(MimeNode.prototype as unknown as { createChild: CreateChild }).createChild = function (contentType, options) {
+  if (!options && typeof contentType === 'object') return createChild.call(this, contentType, options);
+  if (options && options.baseBoundary === undefined && this.baseBoundary)
+    options = { ...options, baseBoundary: this.baseBoundary };
+  return createChild.call(this, contentType, options);
+};

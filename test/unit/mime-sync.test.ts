@@ -1,6 +1,7 @@
 // buildSync (src/lib/mime-sync.ts) must make exactly the bytes nodemailer's streaming MimeNode.build() makes,
 // for every message the composer builds: compared byte for byte on one compiled tree, over varied messages
 // (ASCII and not, long lines, trailing spaces, bare CR/LF, empty parts, attachments, inline parts, custom headers).
+import crypto from 'node:crypto';
 import { expect } from 'chai';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { buildSync, type MimeTree } from '../../src/lib/mime-sync.js';
@@ -71,6 +72,30 @@ describe('mime-sync: the synchronous build equals the streamed one', () => {
       expect(sync.toString('latin1'), `message ${i}`).to.equal(streamed.toString('latin1'));
     }
     expect(fast, 'messages built synchronously').to.equal(300);
+  });
+
+  it("children take their root's boundary base: no random bytes drawn for them, no byte of a message changed", () => {
+    type Node = { baseBoundary?: string; childNodes: Node[] };
+    const all = (n: Node): Node[] => [n, ...n.childNodes.flatMap(all)];
+    const draw = crypto.randomBytes;
+    let drawn = 0;
+    (crypto as { randomBytes: unknown }).randomBytes = (...args: unknown[]) => {
+      drawn++;
+      return (draw as (...a: unknown[]) => Buffer)(...args);
+    };
+    try {
+      for (let i = 0; i < 40; i++) {
+        drawn = 0;
+        const root = new MailComposer({ ...mail(i), baseBoundary: 'fixedbase' }).compile() as unknown as Node;
+        expect(drawn, `message ${i}`).to.equal(0);
+        const before = buildSync(root as unknown as MimeTree)!.toString('latin1');
+        // what a child's own base is never changes the bytes (the premise of taking the parent's)
+        for (const n of all(root).slice(1)) n.baseBoundary = draw(8).toString('hex');
+        expect(buildSync(root as unknown as MimeTree)!.toString('latin1'), `message ${i}`).to.equal(before);
+      }
+    } finally {
+      (crypto as { randomBytes: unknown }).randomBytes = draw;
+    }
   });
 
   it('refuses a tree it cannot build (a stream content) and composeRaw still gives the message', async () => {
