@@ -1,6 +1,6 @@
 // The outbound feature: the delivery loop as a component (claims, sites and shaping, MX, SMTP, DKIM, retries,
 // test-mode simulation, delivery control); `ext.outbound` exposes it (wake, stats); its metrics join /metrics.
-import type { FeatureFactory } from '../service.js';
+import type { FeatureFactory } from './feature.js';
 import { createOutbound } from '../outbound/index.js';
 import { addMetricsRegistry } from '../http/metrics.js';
 
