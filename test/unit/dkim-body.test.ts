@@ -3,22 +3,13 @@
 import { expect } from 'chai';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { mailauthBodyHash, plainBodyHash } from '../../src/outbound/dkim.js';
-
-/** A small deterministic generator (mulberry32), so a failure names a body that can be rebuilt. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../helpers/random.js';
 
 const PIECES = ['a', 'bc', ' ', '  ', '\t', '\r', '\n', '\r\n', '\r\n', '\r\n\r\n', '.', '=', 'é', ' \r\n'];
 
 describe('DKIM relaxed body hash: fast path', () => {
   it('hashes every body it takes exactly as mailauth does (20,000 random bodies)', () => {
-    const next = random(42);
+    const next = seededRandom(42);
     let taken = 0;
     for (let i = 0; i < 20_000; i++) {
       const parts: string[] = [];

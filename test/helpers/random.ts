@@ -1,0 +1,10 @@
+// A small deterministic random generator (mulberry32) for tests that compare two implementations over many generated
+// inputs: a failure names an input that the same seed builds again.
+export function seededRandom(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
