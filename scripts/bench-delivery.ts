@@ -214,9 +214,10 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
   // clients share the 2 cores with the service, as Postfix's reference shares them with smtp-source (C); autocannon
   // takes about half the CPU of node:http for the same requests (0.8–1.1 s against 1.6–1.7 s per 10,000).
   // autocannon's percentiles and the time of its last answer
-  const measured: { latency: { p50: number; p99: number } | null; lastAnswer: number } = {
+  const measured: { latency: { p50: number; p99: number } | null; lastAnswer: number; answers: number[] } = {
     latency: null,
     lastAnswer: 0,
+    answers: [],
   };
   const postWithAutocannon = async () => {
     let i = 0;
@@ -233,7 +234,7 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
         (err, result) => (err ? reject(err) : resolve(result)),
       );
       // the last answer's time (autocannon settles a little after it)
-      run.on('response', () => (measured.lastAnswer = Date.now()));
+      run.on('response', () => measured.answers.push((measured.lastAnswer = Date.now())));
     });
     if (r['2xx'] !== n) throw new Error(`POST /v1/emails: ${r['2xx']} of ${n} accepted\n${child.logTail.join('\n')}`);
     measured.latency = { p50: r.latency.p50, p99: r.latency.p99 };
@@ -284,10 +285,14 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
   );
   if (process.env.BENCH_TRACE === '1') {
     // messages received per 500 ms since the first request: where the run stalls
-    const bins: number[] = [];
-    for (const ts of sink.times.values())
-      for (const t of ts) bins[Math.floor((t - t0) / 500)] = (bins[Math.floor((t - t0) / 500)] ?? 0) + 1;
-    console.log(`delivery[${run.name}]: per 500 ms: ${Array.from(bins, (b) => b ?? 0).join(' ')}`);
+    const per500 = (times: number[]) => {
+      const bins: number[] = [];
+      for (const t of times) bins[Math.floor((t - t0) / 500)] = (bins[Math.floor((t - t0) / 500)] ?? 0) + 1;
+      return Array.from(bins, (b) => b ?? 0).join(' ');
+    };
+    console.log(`delivery[${run.name}]: per 500 ms: ${per500([...sink.times.values()].flat())}`);
+    // and the API's answers per 500 ms: whether the accepts or the deliveries set the pace
+    if (measured.answers.length) console.log(`delivery[${run.name}]: 202s per 500 ms: ${per500(measured.answers)}`);
   }
   if (run.domains.length > 1)
     console.log(
