@@ -8,8 +8,6 @@ import { dkimBody } from 'mailauth/lib/dkim/body/index.js';
 import { generateCanonicalizedHeader } from 'mailauth/lib/dkim/header/index.js';
 import { plainBodyHash, plainSigningHeader, type SignatureTags, type SigningHeader } from './dkim-relaxed.js';
 
-export { plainBodyHash } from './dkim-relaxed.js';
-
 export interface DkimKey {
   signingDomain: string;
   selector: string;
