@@ -183,7 +183,7 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
     for (let i = 0; i < n; i++) await submitEmail(ctx, principal, JSON.parse(body(i)));
   }
   db.close();
-  const child = await startChild(env, (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean));
+  const child = await startChild(env);
   const headers = { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' };
   // node:http with keep-alive (fetch costs this process about twice the CPU per request, on the same 2 cores).
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });

@@ -32,7 +32,10 @@ export async function pgDatabaseUrl(): Promise<string> {
   return createDatabase((await sharedPg()).url);
 }
 
-export async function startChild(extraEnv: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Child> {
+/** The service's node options for a bench: BENCH_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`). */
+export const benchNodeArgs = (): string[] => (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
+export async function startChild(extraEnv: Record<string, string> = {}, nodeArgs = benchNodeArgs()): Promise<Child> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mta-bench-'));
   const databaseUrl = extraEnv.MTA_DATABASE_URL ?? (await benchDatabaseUrl());
   const env = {

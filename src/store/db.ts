@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { PgDatabase, PgStatement } from './pg/database.js';
+export { PLAN_EACH_TIME } from './pg/database.js';
 import { REPLAY } from './pg/sync-client.js';
 
 /** A prepared statement: better-sqlite3's, or the PostgreSQL engine's with the same methods. */

@@ -1,6 +1,6 @@
 // The delivery queue in SQLite: claim due recipients under a lease (crash → re-delivered when the
 // lease ends), confirm a claim before sending, settle or release claims. Synchronous statements.
-import { atomically, isPg, leaveTurn, sql, tx, type DB } from './db.js';
+import { atomically, isPg, leaveTurn, PLAN_EACH_TIME, sql, tx, type DB } from './db.js';
 import type { Status } from '../core/status.js';
 import { readEmailsAhead } from './emails.js';
 
@@ -32,7 +32,9 @@ export function claimDue(db: DB, now: number, until: number, limit: number, skip
   const pick = `SELECT id FROM deliveries WHERE next_attempt_at <= @now AND held_at IS NULL ${filter} ORDER BY next_attempt_at LIMIT @limit`;
   const claim = (select: string) => `UPDATE deliveries SET next_attempt_at = @until, leased_until = @until
     WHERE id IN (${select}) RETURNING id, email_seq, recipient, domain, status, attempts, first_attempt_at`;
-  const rows = sql<Claimed>(db, claim(pick), claim(`${pick} FOR UPDATE SKIP LOCKED`)).all({
+  // PostgreSQL plans it for `now` each time: a generic plan guesses how many rows are due (docs/postgres-notes.md).
+  const pg = `${PLAN_EACH_TIME} ${claim(`${pick} FOR UPDATE SKIP LOCKED`)}`;
+  const rows = sql<Claimed>(db, claim(pick), pg).all({
     now,
     until,
     limit,

@@ -4,8 +4,9 @@
 // (txMemo) and reads sent together (getLater).
 import { expect } from 'chai';
 import { PgDatabase } from '../../src/store/pg/database.js';
-import { forgetMemo, getLater, groupTx, txMemo, type DB } from '../../src/store/db.js';
-import { lightTx } from '../../src/store/queue.js';
+import { forgetMemo, getLater, groupTx, openPg, PLAN_EACH_TIME, tx, txMemo, type DB } from '../../src/store/db.js';
+import { emailBySeq, readEmailsAhead } from '../../src/store/emails.js';
+import { claimDue, lightTx } from '../../src/store/queue.js';
 import { createDatabase, pgBinDir, sharedPg } from '../helpers/pg.js';
 
 describe('PostgreSQL: group commit with deferred writes, remembered and batched reads', function () {
@@ -152,5 +153,41 @@ describe('PostgreSQL: group commit with deferred writes, remembered and batched 
       const alone = getLater(byId, 3); // nothing else asks: read when called
       expect(alone()).to.equal(undefined);
     })();
+  });
+});
+
+describe('PostgreSQL: statements planned for their values every time (PLAN_EACH_TIME)', function () {
+  this.timeout(60_000);
+  let db: DB;
+  before(async function () {
+    if (!pgBinDir() && !process.env.MTA_TEST_PG_URL) this.skip();
+    db = openPg(await createDatabase((await sharedPg()).url));
+  });
+  after(() => db?.close());
+
+  const prepared = () => db.prepare('SELECT statement FROM pg_prepared_statements').pluck().all() as string[];
+
+  it('a statement marked PLAN_EACH_TIME is sent unnamed, so it never keeps a generic plan; others are prepared', () => {
+    const marked = db.prepare(`${PLAN_EACH_TIME} SELECT id FROM teams WHERE id = ANY(?::text[])`);
+    const plain = db.prepare('SELECT id FROM teams WHERE id = ?');
+    for (let i = 0; i < 7; i++) {
+      expect(marked.all('{a,b}')).to.deep.equal([]); // past the five runs after which a named statement goes generic
+      expect(plain.all('a')).to.deep.equal([]);
+    }
+    const names = prepared();
+    expect(names.some((s) => s.includes('WHERE id = $1'))).to.equal(true);
+    expect(names.some((s) => s.includes('ANY('))).to.equal(false);
+  });
+
+  it('the delivery claim and the read of the claimed emails are marked', () => {
+    const now = Date.now();
+    tx(db, () => {
+      expect(claimDue(db, now, now + 60_000, 10)).to.deep.equal([]);
+      readEmailsAhead(db, [1, 2]);
+      expect(emailBySeq(db, 1)).to.equal(undefined);
+    });
+    const names = prepared();
+    expect(names.some((s) => s.includes('SKIP LOCKED'))).to.equal(false);
+    expect(names.some((s) => s.includes('FROM emails WHERE seq = ANY'))).to.equal(false);
   });
 });

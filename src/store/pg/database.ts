@@ -16,17 +16,26 @@ const PK_SQL = `SELECT tc.table_name, kcu.column_name FROM information_schema.ta
   JOIN information_schema.key_column_usage kcu ON kcu.constraint_name = tc.constraint_name AND kcu.table_schema = tc.table_schema
   WHERE tc.table_schema = current_schema() AND tc.constraint_type = 'PRIMARY KEY' ORDER BY kcu.ordinal_position`;
 
+/**
+ * A statement whose text starts with this comment is not prepared by name but sent unnamed, so PostgreSQL plans it
+ * for its actual parameters every time. For the few statements whose best plan depends on the values or on how
+ * big a fast-growing table is right now (the delivery claim, the read of the claimed emails): a named statement
+ * switches to a generic plan after five runs, and one made while the tables were nearly empty (a fresh database
+ * under load) keeps scanning them whole until autovacuum's next ANALYZE (docs/postgres-notes.md).
+ */
+export const PLAN_EACH_TIME = '/* plan each time */';
+
 export class PgStatement<R = unknown> {
   private plucked = false;
-  private readonly name: string;
-  private returningId: { text: string; name: string; col: string } | null | undefined;
+  private readonly name: string | undefined;
+  private returningId: { text: string; name: string | undefined; col: string } | null | undefined;
 
   constructor(
     private readonly db: PgDatabase,
     private readonly t: Translated,
     id: number,
   ) {
-    this.name = `s${id}`;
+    this.name = t.text.trimStart().startsWith(PLAN_EACH_TIME) ? undefined : `s${id}`;
   }
 
   pluck(on = true): this {
@@ -115,7 +124,7 @@ export class PgStatement<R = unknown> {
     const col = this.t.insertInto ? this.db.identities.get(this.t.insertInto) : undefined;
     this.returningId =
       col && !/\bRETURNING\b/i.test(this.t.text)
-        ? { text: `${this.t.text.replace(/\s*;?\s*$/, '')} RETURNING ${col}`, name: `${this.name}r`, col }
+        ? { text: `${this.t.text.replace(/\s*;?\s*$/, '')} RETURNING ${col}`, name: this.name && `${this.name}r`, col }
         : null;
     return this.returningId;
   }
