@@ -16,12 +16,12 @@ export interface SiteStatRow {
 
 /** Adds `n` to a team's counter of `type` for the hour starting at `hour` (ms). */
 export function bumpStat(db: DB, teamId: string, testMode: number, hour: number, type: string, n = 1): void {
-  // PostgreSQL: appended to this transaction's deltas, folded at COMMIT in key order (migrations-pg/014).
+  // PostgreSQL: appended to this transaction's deltas, folded at COMMIT in key order (migrations-pg/014, 017).
   sql(
     db,
     `INSERT INTO stats_hourly (team_id, test_mode, hour, type, n) VALUES (?, ?, ?, ?, ?)
     ON CONFLICT (team_id, test_mode, hour, type) DO UPDATE SET n = n + excluded.n`,
-    'INSERT INTO stats_hourly_delta (pid, team_id, test_mode, hour, type, n) VALUES (pg_backend_pid(), ?, ?, ?, ?, ?)',
+    'INSERT INTO stats_hourly_delta (team_id, test_mode, hour, type, n) VALUES (?, ?, ?, ?, ?)',
   ).run(teamId, testMode, hour, type, n);
 }
 
@@ -38,7 +38,7 @@ export function bumpSite(db: DB, site: string, hour: number, kind: string, n = 1
     db,
     `INSERT INTO site_hourly (hour, site, kind, n) VALUES (?, ?, ?, ?)
     ON CONFLICT (hour, site, kind) DO UPDATE SET n = n + excluded.n`,
-    'INSERT INTO site_hourly_delta (pid, hour, site, kind, n) VALUES (pg_backend_pid(), ?, ?, ?, ?)',
+    'INSERT INTO site_hourly_delta (hour, site, kind, n) VALUES (?, ?, ?, ?)',
   ).run(hour, site, kind, n);
 }
 
