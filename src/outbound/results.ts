@@ -1,7 +1,14 @@
 // Persists attempt results in batches: many emails' outcomes in ONE transaction (applyOutcomes,
 // then the lease is dropped), flushed a few ms after the first result or when the batch is full.
 import { lightTx as tx, settleClaim } from '../services/delivery.js';
-import { applyOutcomes, type RecipientOutcome } from '../services/transition.js';
+import {
+  applyOutcomes,
+  OutcomeRace,
+  readOutcomesAhead,
+  verifyOutcomes,
+  type OutcomeWrite,
+  type RecipientOutcome,
+} from '../services/transition.js';
 import type { Ctx } from '../services/context.js';
 import { countSiteOutcomes } from '../services/stats.js';
 
@@ -45,10 +52,20 @@ export class ResultSink {
     this.count = 0;
     try {
       tx(this.ctx.db, () => {
-        for (const item of batch) this.apply(item);
+        // PostgreSQL: the batch's emails and deliveries read in one round trip, its writes sent without waiting
+        // for each answer (verified together before the COMMIT), not two round trips per email.
+        const ahead = readOutcomesAhead(
+          this.ctx,
+          batch.filter((i) => i.outcomes.length).map((i) => i.emailSeq),
+        );
+        const checks: (() => boolean)[] = [];
+        for (const item of batch) this.apply(item, { pre: ahead(item.emailSeq), checks });
+        verifyOutcomes(checks);
       });
     } catch (err) {
-      this.ctx.log.error(
+      // A status changed under the batch (an operator's cancel or purge on another connection): expected, rare.
+      const race = err instanceof OutcomeRace;
+      this.ctx.log[race ? 'info' : 'error'](
         { err: (err as Error).message, items: batch.length },
         'batched result write failed; writing one email at a time',
       );
@@ -72,9 +89,9 @@ export class ResultSink {
     this.closed = true;
   }
 
-  private apply(item: Item): void {
+  private apply(item: Item, batch?: OutcomeWrite): void {
     const settled = new Set<number>();
-    if (item.outcomes.length) applyOutcomes(this.ctx, item.emailSeq, item.outcomes, settled);
+    if (item.outcomes.length) applyOutcomes(this.ctx, item.emailSeq, item.outcomes, settled, batch);
     if (item.site)
       countSiteOutcomes(
         this.ctx,

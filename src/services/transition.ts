@@ -15,9 +15,11 @@ import {
   emailHeadBySeq,
   emailHeadBySeqLater,
   deliveriesOf,
+  outcomeReadsLater,
   deliveryById,
   setEmailStatus,
   writeDeliveryFrom,
+  writeDeliveryFromLater,
   type DeliveryRow,
   type EmailHead,
 } from '../store/emails.js';
@@ -50,7 +52,11 @@ const EVENT_OF: Record<RecipientEvent, EventType> = {
   async_bounce: 'bounced',
 };
 
-/** False when the recipient's status changed since `d` was read (another connection): nothing written. */
+/**
+ * False when the recipient's status changed since `d` was read (another connection): nothing written. With
+ * `checks` (a batch written optimistically, see OutcomeBatch) the write is taken as done and its answer is pushed
+ * there, to be read with the batch's next round trip.
+ */
 function updateDelivery(
   ctx: Ctx,
   d: DeliveryRow,
@@ -58,6 +64,7 @@ function updateDelivery(
   o: RecipientOutcome,
   now: number,
   settle: boolean,
+  checks?: (() => boolean)[],
 ): boolean {
   const attempt = typeof o.data.attempt === 'number' ? o.data.attempt : d.attempts;
   const reply = typeof o.data.smtp_response === 'string' ? o.data.smtp_response : d.last_reply;
@@ -65,14 +72,10 @@ function updateDelivery(
   // A recipient held during its attempt stays held: no retry time (migration 012).
   const held = (d as Partial<QueueRow>).held_at != null;
   const next = to === 'delivery_delayed' && !held ? (o.nextAttemptAt ?? now) : null;
-  return writeDeliveryFrom(
-    ctx.db,
-    d.id,
-    d.status,
-    { status: to, attempts: attempt, next_attempt_at: next, last_reply: reply, reason },
-    now,
-    settle,
-  );
+  const w = { status: to, attempts: attempt, next_attempt_at: next, last_reply: reply, reason };
+  if (!checks) return writeDeliveryFrom(ctx.db, d.id, d.status, w, now, settle);
+  checks.push(writeDeliveryFromLater(ctx.db, d.id, d.status, w, now, settle));
+  return true;
 }
 
 /**
@@ -80,9 +83,16 @@ function updateDelivery(
  * cancel committed by another connection in between), reads the row again and applies the outcome to what it is
  * now. The row as it is, the status written (null: the outcome does not apply), and whether it had changed.
  */
-function transition(ctx: Ctx, d: DeliveryRow, o: RecipientOutcome, now: number, settle: boolean) {
+function transition(
+  ctx: Ctx,
+  d: DeliveryRow,
+  o: RecipientOutcome,
+  now: number,
+  settle: boolean,
+  checks?: (() => boolean)[],
+) {
   const to = recipientTransition(d.status, o.event);
-  if (to !== null && updateDelivery(ctx, d, to, o, now, settle)) return { d, to, changed: false };
+  if (to !== null && updateDelivery(ctx, d, to, o, now, settle, checks)) return { d, to, changed: false };
   const fresh = to === null ? d : (deliveryById(ctx.db, d.id) ?? d);
   const again = fresh === d ? null : recipientTransition(fresh.status, o.event);
   if (again !== null && updateDelivery(ctx, fresh, again, o, now, settle))
@@ -107,20 +117,80 @@ function sideEffects(ctx: Ctx, email: EmailHead, d: DeliveryRow, o: RecipientOut
   return o.event === 'failed' ? refund(ctx.db, email.team_id, email.seq, 1, now) : 0;
 }
 
+/** What applyOutcomes reads of one email before writing: its head and all its deliveries. */
+export interface OutcomeReads {
+  head: EmailHead;
+  deliveries: DeliveryRow[];
+}
+
+/**
+ * For a batch of result writes in one transaction (outbound/results.ts): every email's head and deliveries read
+ * in one go (PostgreSQL: one round trip for the batch instead of one per email; SQLite reads per email anyway).
+ * Only the emails that appear once in `seqs`: an email written twice in the batch must see its first write, so
+ * applyOutcomes reads it itself. The rows are read when the lookup is first called; call it inside the same
+ * transaction, before anything else writes to those emails.
+ */
+export function readOutcomesAhead(ctx: Ctx, seqs: readonly number[]): (seq: number) => OutcomeReads | undefined {
+  const count = new Map<number, number>();
+  for (const seq of seqs) count.set(seq, (count.get(seq) ?? 0) + 1);
+  const later = outcomeReadsLater(
+    ctx.db,
+    [...count].filter(([, n]) => n === 1).map(([seq]) => seq),
+  );
+  if (!later) return () => undefined;
+  let bySeq: Map<number, OutcomeReads> | undefined;
+  return (seq) => {
+    if (!bySeq) {
+      const rows = later();
+      bySeq = new Map(rows.heads.map((h) => [Number(h.seq), { head: h, deliveries: [] as DeliveryRow[] }]));
+      for (const d of rows.deliveries) bySeq.get(Number(d.email_seq))?.deliveries.push(d);
+    }
+    return bySeq.get(seq);
+  };
+}
+
+/** Thrown by verifyOutcomes: a recipient's status changed under an optimistic write (the batch is undone). */
+export class OutcomeRace extends Error {
+  constructor() {
+    super("a recipient's status changed under the batch's writes");
+  }
+}
+
+/**
+ * A batch written optimistically (OutcomeWrite.checks): throws OutcomeRace unless every recipient was still in the
+ * status it was read in. The first answer read sends the batch's writes (one round trip on PostgreSQL). The caller
+ * then rolls the transaction back and writes one email at a time, each write checked at once.
+ */
+export function verifyOutcomes(checks: readonly (() => boolean)[]): void {
+  if (!checks.every((ok) => ok())) throw new OutcomeRace();
+}
+
+/**
+ * How applyOutcomes writes within a batch (outbound/results.ts): `pre`, the email's rows read ahead in this
+ * transaction (readOutcomesAhead); `checks`, where each recipient's write leaves its answer instead of waiting for
+ * it (verifyOutcomes reads them all before the COMMIT).
+ */
+export interface OutcomeWrite {
+  pre?: OutcomeReads;
+  checks?: (() => boolean)[];
+}
+
 /**
  * Applies outcomes for recipients of one email. Must run inside a transaction. `settled`: the delivery loop's
  * claims — each recipient written here also has its lease dropped, and its id is added to the set (the loop
- * settles the others itself).
+ * settles the others itself). `batch`: see OutcomeWrite.
  */
 export function applyOutcomes(
   ctx: Ctx,
   emailSeq: number,
   outcomes: readonly RecipientOutcome[],
   settled?: Set<number>,
+  batch: OutcomeWrite = {},
 ): EmailHead {
+  const { pre, checks } = batch;
   const now = ctx.now();
-  const emailRow = emailHeadBySeqLater(ctx.db, emailSeq); // one round trip with the deliveries (PostgreSQL)
-  const deliveries = new Map(deliveriesOf(ctx.db, emailSeq).map((d) => [d.id, d]));
+  const emailRow = pre ? () => pre.head : emailHeadBySeqLater(ctx.db, emailSeq); // one round trip with the deliveries
+  const deliveries = new Map((pre?.deliveries ?? deliveriesOf(ctx.db, emailSeq)).map((d) => [d.id, d]));
   let email = emailRow()!;
   const events: { type: EventType; recipient: string | null; data: Record<string, unknown> }[] = [];
   let refunded = 0;
@@ -128,7 +198,7 @@ export function applyOutcomes(
   for (const o of outcomes) {
     const read = deliveries.get(o.deliveryId);
     if (!read) continue;
-    const { d, to, changed } = transition(ctx, read, o, now, settled !== undefined);
+    const { d, to, changed } = transition(ctx, read, o, now, settled !== undefined, checks);
     if (changed) {
       changedUnder = true;
       deliveries.set(d.id, d);

@@ -163,6 +163,27 @@ const headBySeq = (db: DB) => sql<EmailHead>(db, `SELECT ${HEAD_COLS} FROM email
 export const emailHeadBySeq = (db: DB, seq: number) => headBySeq(db).get(seq);
 /** emailHeadBySeq, read with the next statement that needs an answer (db.ts getLater): call the function for the row. */
 export const emailHeadBySeqLater = (db: DB, seq: number) => getLater(headBySeq(db), seq);
+/**
+ * PostgreSQL, inside a transaction: the heads of `seqs` and all their deliveries, read with the next statement that
+ * needs an answer (one round trip for a whole batch of result writes, services/transition.ts). Call the function
+ * for the rows; undefined on SQLite (no round trips to save: read them one email at a time).
+ */
+export function outcomeReadsLater(
+  db: DB,
+  seqs: readonly number[],
+): (() => { heads: EmailHead[]; deliveries: DeliveryRow[] }) | undefined {
+  if (!isPg(db) || !db.inTransaction || seqs.length === 0) return undefined;
+  const arg = `{${seqs.join(',')}}`;
+  const heads = allLater(
+    sql<EmailHead>(db, `${PLAN_EACH_TIME} SELECT ${HEAD_COLS} FROM emails WHERE seq = ANY(?::bigint[])`),
+    arg,
+  );
+  const deliveries = allLater(
+    sql<DeliveryRow>(db, `${PLAN_EACH_TIME} SELECT * FROM deliveries WHERE email_seq = ANY(?::bigint[]) ORDER BY id`),
+    arg,
+  );
+  return () => ({ heads: heads(), deliveries: deliveries() });
+}
 export const emailByPublicId = (db: DB, id: string) => sql<EmailRow>(db, 'SELECT * FROM emails WHERE id = ?').get(id);
 export const setEmailStatus = (db: DB, seq: number, status: Status, at: number) =>
   sql(db, 'UPDATE emails SET status = ?, updated_at = ? WHERE seq = ?').run(status, at, seq);
@@ -239,12 +260,28 @@ export interface DeliveryWrite {
  * `settle`: the delivery loop's result, which also drops the claim's lease in the same statement (what settleClaim
  * does after it; next_attempt_at is already the retry time, or NULL when final).
  */
-export const writeDeliveryFrom = (db: DB, id: number, from: Status, w: DeliveryWrite, now: number, settle = false) =>
-  sql(
+/**
+ * writeDeliveryFrom, its answer read later: the function says whether the row was still in `from` (PostgreSQL,
+ * inside a transaction: the UPDATE travels with the next statement that needs an answer; calling the function
+ * sends it if nothing did).
+ */
+export function writeDeliveryFromLater(
+  db: DB,
+  id: number,
+  from: Status,
+  w: DeliveryWrite,
+  now: number,
+  settle = false,
+): () => boolean {
+  const r = sql(
     db,
     `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_reply = ?, reason = ?,
     first_attempt_at = coalesce(first_attempt_at, ?), updated_at = ?${settle ? ', leased_until = NULL' : ''} WHERE id = ? AND status = ?`,
-  ).run(w.status, w.attempts, w.next_attempt_at, w.last_reply, w.reason, now, now, id, from).changes === 1;
+  ).run(w.status, w.attempts, w.next_attempt_at, w.last_reply, w.reason, now, now, id, from);
+  return () => r.changes === 1;
+}
+export const writeDeliveryFrom = (db: DB, id: number, from: Status, w: DeliveryWrite, now: number, settle = false) =>
+  writeDeliveryFromLater(db, id, from, w, now, settle)();
 
 export const deliveryById = (db: DB, id: number) =>
   sql<DeliveryRow>(db, 'SELECT * FROM deliveries WHERE id = ?').get(id);

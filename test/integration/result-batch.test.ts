@@ -1,0 +1,103 @@
+// The delivery loop's result writer (outbound/results.ts) applies a batch of emails' outcomes in one transaction.
+// On PostgreSQL it reads the batch's emails and deliveries in one round trip (readOutcomesAhead), not one per
+// email; an email that appears twice in a batch is read per item, so its second item sees its first. Both engines:
+// every outcome lands as if written one email at a time.
+import { expect } from 'chai';
+import { ResultSink } from '../../src/outbound/results.js';
+import { claimDue } from '../../src/store/queue.js';
+import { isPg, tx } from '../../src/store/db.js';
+import { emailHeadBySeq, type DeliveryRow } from '../../src/store/emails.js';
+import { applyOutcomes, OutcomeRace, verifyOutcomes } from '../../src/services/transition.js';
+import { startTestService, testEngine, type TestService } from '../helpers/service.js';
+
+describe('result writer: a batch of outcomes in one transaction', function () {
+  this.timeout(60_000);
+  let s: TestService;
+  let key: string;
+  before(async () => {
+    s = await startTestService({ features: [] }); // the API only: no delivery loop takes these emails
+    key = s.key(s.team().id, 'test');
+  });
+  after(() => s?.close());
+
+  const send = async (to: string[]) => {
+    const r = await s.api('POST', '/v1/emails', {
+      key,
+      body: { from: 'a@sender.test', to, subject: 'batch', text: 'hello' },
+    });
+    expect(r.status).to.equal(202);
+    return s.db.prepare('SELECT seq FROM emails WHERE id = ?').pluck().get(r.body.id) as number;
+  };
+  const statuses = (seq: number) =>
+    s.db.prepare('SELECT recipient, status FROM deliveries WHERE email_seq = ? ORDER BY id').all(seq);
+  const ok = { attempt: 1, smtp_code: 250, source: 'smtp' };
+  const hard = { attempt: 1, smtp_code: 550, reason: 'userunknown', hard: true, source: 'smtp' };
+
+  it('writes 12 emails and an email split over two items in 5 round trips on PostgreSQL', async () => {
+    const singles: number[] = [];
+    for (let i = 0; i < 12; i++) singles.push(await send([`r${i}@rcpt.test`]));
+    const split = await send(['first@rcpt.test', 'second@rcpt.test']);
+    const now = Date.now();
+    const claimed = tx(s.db, () => claimDue(s.db, now + 1000, now + 60_000, 100));
+    expect(claimed).to.have.length(14);
+    const idsOf = (seq: number) =>
+      claimed
+        .filter((c) => c.email_seq === seq)
+        .map((c) => c.id)
+        .sort((a, b) => a - b); // recipients in the order they were given (a claim returns them in any order)
+
+    const flushed: number[] = [];
+    const sink = new ResultSink(s.ctx, (ids) => flushed.push(...ids), { delayMs: 60_000, max: 1000 });
+    for (const seq of singles) sink.push(seq, [{ deliveryId: idsOf(seq)[0], event: 'accepted', data: ok }], idsOf(seq));
+    const [first, second] = idsOf(split);
+    sink.push(split, [{ deliveryId: first, event: 'accepted', data: ok }], [first]);
+    sink.push(split, [{ deliveryId: second, event: 'rejected', data: hard }], [second]);
+
+    const pg = isPg(s.db) ? (s.db as unknown as { client: { roundTrips: number } }).client : undefined;
+    const before = pg?.roundTrips ?? 0;
+    sink.flush();
+    // BEGIN and the batch's reads; the split email's two items read it themselves; the writes' answers; COMMIT.
+    // Whatever the number of single emails (one email at a time: two round trips each).
+    if (pg) expect(pg.roundTrips - before).to.equal(5);
+
+    expect(flushed.sort((a, b) => a - b)).to.deep.equal(claimed.map((c) => c.id).sort((a, b) => a - b));
+    for (const [i, seq] of singles.entries()) {
+      expect(statuses(seq)).to.deep.equal([{ recipient: `r${i}@rcpt.test`, status: 'delivered' }]);
+      expect(s.db.prepare('SELECT status FROM emails WHERE seq = ?').pluck().get(seq)).to.equal('delivered');
+    }
+    expect(statuses(split)).to.deep.equal([
+      { recipient: 'first@rcpt.test', status: 'delivered' },
+      { recipient: 'second@rcpt.test', status: 'bounced' },
+    ]);
+    // The second item saw the first's write: the email is neither all delivered nor all bounced.
+    const types = s.db
+      .prepare('SELECT type FROM events WHERE email_seq = ? ORDER BY seq')
+      .pluck()
+      .all(split) as string[];
+    expect(types.filter((t) => t === 'delivered')).to.have.length(1);
+    expect(types.filter((t) => t === 'bounced')).to.have.length(1);
+    const leased = s.db.prepare('SELECT count(*) FROM deliveries WHERE leased_until IS NOT NULL').pluck().get();
+    expect(Number(leased)).to.equal(0);
+  });
+
+  it('a write whose recipient changed since the read undoes the batch (OutcomeRace), and nothing is kept', async () => {
+    const seq = await send(['raced@rcpt.test']);
+    const [read] = s.db.prepare('SELECT * FROM deliveries WHERE email_seq = ?').all(seq) as DeliveryRow[];
+    s.db.prepare("UPDATE deliveries SET status = 'canceled', next_attempt_at = NULL WHERE id = ?").run(read.id);
+    const head = emailHeadBySeq(s.db, seq)!;
+    const events = () => s.db.prepare('SELECT count(*) FROM events WHERE email_seq = ?').pluck().get(seq);
+    const eventsBefore = events();
+    expect(() =>
+      tx(s.db, () => {
+        const checks: (() => boolean)[] = [];
+        // As read before another connection canceled it: the write finds the row no longer queued.
+        const outcome = { deliveryId: read.id, event: 'accepted' as const, data: ok };
+        applyOutcomes(s.ctx, seq, [outcome], new Set(), { pre: { head, deliveries: [read] }, checks });
+        verifyOutcomes(checks);
+      }),
+    ).to.throw(OutcomeRace);
+    expect(statuses(seq)).to.deep.equal([{ recipient: 'raced@rcpt.test', status: 'canceled' }]);
+    expect(events()).to.equal(eventsBefore);
+    expect(testEngine()).to.be.oneOf(['sqlite', 'pg']);
+  });
+});
