@@ -2,6 +2,7 @@
 // API: durable 202/s from POST /v1/emails (autocannon against each node at once). Delivery: live DKIM-signed
 // emails posted through the nodes' APIs to one recipient domain, first request → last message at a loopback sink.
 // Starts a throwaway PostgreSQL cluster (fsync on) unless BENCH_PG_URL names a server. Figures, not pass/fail.
+// BENCH_NODES=1,2,3 picks the node counts; BENCH_NODES_API_ONLY=1 skips the delivery runs.
 import os from 'node:os';
 import pino from 'pino';
 import autocannon from 'autocannon';
@@ -114,8 +115,10 @@ async function delivery(nodes: number, n: number): Promise<void> {
 export async function benchNodes(): Promise<void> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 10);
   const n = Number(process.env.BENCH_EMAILS ?? 10_000);
-  for (const nodes of [1, 2]) await api(nodes, seconds);
-  for (const nodes of [1, 2]) await delivery(nodes, n);
+  // BENCH_NODES=1,2,3: the node counts to run (default 1 and 2).
+  const counts = (process.env.BENCH_NODES ?? '1,2').split(',').map(Number);
+  for (const nodes of counts) await api(nodes, seconds);
+  if (process.env.BENCH_NODES_API_ONLY !== '1') for (const nodes of counts) await delivery(nodes, n);
   const { stopSharedPg } = await import('../test/helpers/pg.js');
   await stopSharedPg();
 }
