@@ -8,7 +8,7 @@ import { tx, groupTx, afterCommit, type DB } from '../store/db.js';
 import * as emails from '../store/emails.js';
 import { eventsOf } from '../store/events.js';
 import { getIdem, putIdem } from '../store/idempotency.js';
-import { isSuppressed } from '../store/suppressions.js';
+import { isSuppressedLater } from '../store/suppressions.js';
 import { charge, refund } from '../store/credits.js';
 import { secret } from '../store/settings.js';
 import { suppressionKey } from '../core/address.js';
@@ -17,7 +17,7 @@ import { insertAttachments, insertMessage } from '../store/email-content.js';
 import { presentEmail, presentEvent, type Email } from './present.js';
 import { appendStatusEvent, applyOutcomes } from './transition.js';
 import { availableCredits } from './credits.js';
-import { hasVerifiedDomainFor } from './sending-domain.js';
+import { hasVerifiedDomainForLater } from './sending-domain.js';
 import { intakeOf, type Claimed } from './delivery.js';
 import type { Owner, Principal } from './keys.js';
 import type { Ctx } from './context.js';
@@ -32,26 +32,36 @@ export interface SubmitResult {
 
 const requestHash = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');
 
-function liveRecipients(ctx: Ctx, p: Principal, all: Recipient[]): { kept: Recipient[]; suppressed: string[] } {
+/** The recipients, once each, and whether each is suppressed (live mode), read when called. */
+function liveRecipients(ctx: Ctx, p: Principal, all: Recipient[]): () => { kept: Recipient[]; suppressed: string[] } {
   const seen = new Set<string>();
-  const kept: Recipient[] = [];
-  const suppressed: string[] = [];
+  const checks: { r: Recipient; suppressed: () => boolean }[] = [];
   for (const r of all) {
     const key = suppressionKey(r.address);
     if (seen.has(key)) continue;
     seen.add(key);
-    if (p.mode === 'live' && isSuppressed(ctx.db, p.teamId, key)) suppressed.push(r.address);
-    else kept.push(r);
+    checks.push({ r, suppressed: p.mode === 'live' ? isSuppressedLater(ctx.db, p.teamId, key) : () => false });
   }
-  return { kept, suppressed };
+  return () => {
+    const kept: Recipient[] = [];
+    const suppressed: string[] = [];
+    for (const c of checks) {
+      if (c.suppressed()) suppressed.push(c.r.address);
+      else kept.push(c.r);
+    }
+    return { kept, suppressed };
+  };
 }
 
 /** The recipients that get a delivery and the credits they cost (live mode); 422 when every one is suppressed. */
 export function plan(ctx: Ctx, p: Principal, c: CheckedEmail) {
-  const { kept, suppressed } = liveRecipients(ctx, p, c.recipients);
+  // PostgreSQL: every recipient's suppression check and the sender domain's in one round trip.
+  const recipients = liveRecipients(ctx, p, c.recipients);
+  const domainOk = p.mode === 'live' ? hasVerifiedDomainForLater(ctx, p.teamId, c.from.domain) : () => true;
+  const { kept, suppressed } = recipients();
   if (kept.length === 0)
     throw invalid('to', 'Every recipient is on the suppression list.', 'all_recipients_suppressed');
-  if (p.mode === 'live' && !hasVerifiedDomainFor(ctx, p.teamId, c.from.domain)) {
+  if (!domainOk()) {
     throw invalid('from', `The domain ${c.from.domain} is not a verified domain of this team.`, 'domain_not_verified');
   }
   return { kept, suppressed, credits: p.mode === 'live' ? kept.length : 0 };
@@ -102,7 +112,7 @@ export function insertChecked(
   const row = rowOf(ctx, p, c, credits, message !== undefined);
   const due = c.scheduledAt ?? row.created_at;
   const lease = leaseNow(ctx, kept.length, due <= row.created_at);
-  const ids: number[] = [];
+  const ids: (() => number)[] = [];
   const rcpts = kept.map((r) => ({
     recipient: r.address,
     kind: r.kind,
@@ -111,8 +121,11 @@ export function insertChecked(
     next_attempt_at: lease?.until ?? due,
     leased_until: lease?.until ?? null,
   }));
-  const seq = emails.insertEmail(ctx.db, row, c.input.tags ?? [], rcpts, ids);
-  lease?.rows.push(...rcpts.map((r, i) => ({ ...r, id: ids[i], email_seq: seq, attempts: 0, first_attempt_at: null })));
+  const seq = emails.insertEmail(ctx.db, row, c.input.tags ?? [], rcpts, lease ? ids : undefined);
+  // The leased rows are read when the loop takes them, after the COMMIT: by then the ids have come back with it.
+  if (lease)
+    lease.rows = () =>
+      rcpts.map((r, i) => ({ ...r, id: ids[i](), email_seq: seq, attempts: 0, first_attempt_at: null }));
   if (message) insertMessage(ctx.db, seq, message(row.id));
   if (c.attachments.rows.length) insertAttachments(ctx.db, seq, c.attachments.rows);
   if (credits > 0 && !charge(ctx.db, p.teamId, seq, credits, ctx.config.freeMonthlyCredits, row.created_at)) {
@@ -137,8 +150,8 @@ function leaseNow(ctx: Ctx, n: number, dueNow: boolean) {
   const intake = n > 0 && dueNow ? intakeOf(ctx.db) : undefined;
   const until = intake?.reserve(n) ?? null;
   if (!intake || until === null) return null;
-  const lease = { until, rows: [] as Claimed[], email: null as emails.EmailRow | null };
-  if (!afterCommit(ctx.db, (ok) => intake.hand(n, ok ? lease.email : null, lease.rows))) {
+  const lease = { until, rows: (): Claimed[] => [], email: null as emails.EmailRow | null };
+  if (!afterCommit(ctx.db, (ok) => intake.hand(n, ok ? lease.email : null, ok ? lease.rows() : []))) {
     intake.hand(n, null, []);
     return null;
   }

@@ -3,7 +3,7 @@
 // parent domain (relaxed DKIM/DMARC alignment: d=example.com aligns with From: a@mail.example.com).
 import {
   domainsGeneration,
-  isVerifiedDomainNamed,
+  isVerifiedDomainNamedLater,
   verifiedDomainNamed,
   verifiedEd25519Key,
   type SendingDomain,
@@ -28,9 +28,13 @@ export function verifiedDomainFor(ctx: Pick<Ctx, 'db'>, teamId: string, addressD
   return null;
 }
 
-/** Whether verifiedDomainFor finds a domain, without reading its keys. */
-export function hasVerifiedDomainFor(ctx: Pick<Ctx, 'db'>, teamId: string, addressDomain: string): boolean {
-  return candidatesOf(addressDomain).some((name) => isVerifiedDomainNamed(ctx.db, teamId, name));
+/**
+ * Whether verifiedDomainFor finds a domain, without reading its keys; the reads are sent with the next statement
+ * that needs an answer (PostgreSQL, in a transaction): call the function for the answer.
+ */
+export function hasVerifiedDomainForLater(ctx: Pick<Ctx, 'db'>, teamId: string, addressDomain: string): () => boolean {
+  const found = candidatesOf(addressDomain).map((name) => isVerifiedDomainNamedLater(ctx.db, teamId, name));
+  return () => found.some((f) => f());
 }
 
 /**

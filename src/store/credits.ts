@@ -1,5 +1,5 @@
 // Credit grants, the free monthly allowance and the ledger of charges and refunds.
-import { isPg, sql, type DB } from './db.js';
+import { allLater, getLater, isPg, sql, type DB } from './db.js';
 import { allocate, monthOf, type Allocation, type GrantBalance } from '../core/credits.js';
 
 export interface GrantRow {
@@ -17,14 +17,14 @@ export const insertGrant = (db: DB, g: GrantRow) =>
     db,
     'INSERT INTO credit_grants (id, team_id, amount, remaining, usd, created_at, expires_at) VALUES (@id, @team_id, @amount, @remaining, @usd, @created_at, @expires_at)',
   ).run(g);
-export const liveGrants = (db: DB, teamId: string, nowMs: number) =>
+const grantsStmt = (db: DB) =>
   sql<GrantRow>(
     db,
     'SELECT * FROM credit_grants WHERE team_id = ? AND expires_at > ? AND remaining > 0 ORDER BY created_at, rowid',
-  ).all(teamId, nowMs);
-export const freeUsed = (db: DB, teamId: string, month: string) =>
-  sql<{ used: number }>(db, 'SELECT used FROM free_usage WHERE team_id = ? AND month = ?').get(teamId, month)?.used ??
-  0;
+  );
+const usedStmt = (db: DB) => sql<{ used: number }>(db, 'SELECT used FROM free_usage WHERE team_id = ? AND month = ?');
+export const liveGrants = (db: DB, teamId: string, nowMs: number) => grantsStmt(db).all(teamId, nowMs);
+export const freeUsed = (db: DB, teamId: string, month: string) => usedStmt(db).get(teamId, month)?.used ?? 0;
 
 const toBalance = (g: GrantRow): GrantBalance => ({
   id: g.id,
@@ -40,7 +40,13 @@ const toBalance = (g: GrantRow): GrantBalance => ({
  * savepoint queues behind another node's waiter (a deadlock); a lock this transaction holds is simply granted again.
  */
 function lockTeam(db: DB, teamId: string): void {
-  if (isPg(db)) sql(db, 'SELECT pg_advisory_xact_lock(1, hashtext(?))').get(teamId);
+  lockTeamLater(db, teamId)();
+}
+/** lockTeam, sent with the next statement that needs an answer (which the server runs after the lock is granted). */
+function lockTeamLater(db: DB, teamId: string): () => void {
+  if (!isPg(db)) return () => undefined;
+  const locked = getLater(sql(db, 'SELECT pg_advisory_xact_lock(1, hashtext(?))'), teamId);
+  return () => void locked();
 }
 
 /** Charges `n` credits for an email; returns the allocation, or null when not enough. In a transaction. */
@@ -53,13 +59,12 @@ export function charge(
   nowMs: number,
 ): Allocation[] | null {
   const month = monthOf(nowMs);
-  lockTeam(db, teamId);
-  const plan = allocate(
-    n,
-    freeMonthly - freeUsed(db, teamId, month),
-    liveGrants(db, teamId, nowMs).map(toBalance),
-    nowMs,
-  );
+  // PostgreSQL: the lock and both reads in one round trip; the server reads after granting the lock.
+  const locked = lockTeamLater(db, teamId);
+  const used = getLater(usedStmt(db), teamId, month);
+  const grants = allLater(grantsStmt(db), teamId, nowMs);
+  locked();
+  const plan = allocate(n, freeMonthly - (used()?.used ?? 0), grants().map(toBalance), nowMs);
   if (!plan) return null;
   const ledger = sql(
     db,

@@ -1,6 +1,6 @@
 // The domains table (migrations 001/002): one row per team and domain name, holding the current DKIM
 // key pair, the return-path name and the last check's per-record results; dkim_keys (007) the others.
-import { sql, type DB } from './db.js';
+import { getLater, sql, type DB } from './db.js';
 import type { DomainStatus } from '../core/domain-records.js';
 
 export interface DomainRow {
@@ -206,10 +206,16 @@ export interface SendingDomain {
   return_path: string | null;
   return_path_verified: number;
 }
-/** Whether the team has `name` verified (no key read: the API's check at submit). */
-export const isVerifiedDomainNamed = (db: DB, teamId: string, name: string): boolean =>
-  sql(db, "SELECT 1 FROM domains WHERE team_id = ? AND name = ? AND status = 'verified'").get(teamId, name) !==
-  undefined;
+const verifiedNamedStmt = (db: DB) =>
+  sql(db, "SELECT 1 FROM domains WHERE team_id = ? AND name = ? AND status = 'verified'");
+/**
+ * Whether the team has `name` verified (no key read: the API's check at submit), read with the next statement that
+ * needs an answer (PostgreSQL, in a transaction): call the function for the answer.
+ */
+export function isVerifiedDomainNamedLater(db: DB, teamId: string, name: string): () => boolean {
+  const row = getLater(verifiedNamedStmt(db), teamId, name);
+  return () => row() !== undefined;
+}
 
 export const verifiedDomainNamed = (db: DB, teamId: string, name: string): SendingDomain | undefined =>
   sql<SendingDomain>(

@@ -87,7 +87,7 @@ export function insertEmail(
   e: NewEmail,
   tags: readonly string[],
   deliveries: readonly NewDelivery[],
-  ids?: number[],
+  ids?: (() => number)[],
 ): number {
   const pooled = pooledSeq(db);
   const seq =
@@ -112,7 +112,8 @@ export function insertEmail(
       r.leased_until ?? null,
       e.created_at,
     );
-    ids?.push(Number(out.lastInsertRowid));
+    // Read when called: on PostgreSQL the id comes with the INSERT's answer (its next round trip or the COMMIT).
+    ids?.push(() => Number(out.lastInsertRowid));
   }
   return seq;
 }

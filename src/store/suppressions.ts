@@ -1,5 +1,5 @@
 // The per-team suppression list; addresses are stored lower-cased (core/address suppressionKey).
-import { sql, type DB } from './db.js';
+import { getLater, sql, type DB } from './db.js';
 
 export interface SuppressionRow {
   seq: number;
@@ -10,8 +10,14 @@ export interface SuppressionRow {
   created_at: number;
 }
 
+const suppressedStmt = (db: DB) => sql(db, 'SELECT 1 AS x FROM suppressions WHERE team_id = ? AND address = ?');
 export const isSuppressed = (db: DB, teamId: string, address: string) =>
-  sql(db, 'SELECT 1 FROM suppressions WHERE team_id = ? AND address = ?').pluck().get(teamId, address) !== undefined;
+  suppressedStmt(db).get(teamId, address) !== undefined;
+/** isSuppressed, read with the next statement that needs an answer (PostgreSQL, in a transaction): call for it. */
+export function isSuppressedLater(db: DB, teamId: string, address: string): () => boolean {
+  const row = getLater(suppressedStmt(db), teamId, address);
+  return () => row() !== undefined;
+}
 export const getSuppression = (db: DB, teamId: string, address: string) =>
   sql<SuppressionRow>(db, 'SELECT * FROM suppressions WHERE team_id = ? AND address = ?').get(teamId, address);
 /** Adds the address unless it is already there; returns whether a row was added. */
