@@ -9,7 +9,7 @@ import * as emails from '../store/emails.js';
 import { eventsOf } from '../store/events.js';
 import { getIdem, putIdem } from '../store/idempotency.js';
 import { isSuppressedLater } from '../store/suppressions.js';
-import { charge, refund } from '../store/credits.js';
+import { charge, prepareCharge, refund } from '../store/credits.js';
 import { secret } from '../store/settings.js';
 import { suppressionKey } from '../core/address.js';
 import { checkEmail, type CheckedEmail, type EmailInput, type Recipient } from './email-input.js';
@@ -108,6 +108,8 @@ export function insertChecked(
   c: CheckedEmail,
   message?: (id: string) => Buffer,
 ): emails.EmailRow {
+  // Live: the credit lock and balance reads go with plan()'s reads (PostgreSQL: one round trip for all).
+  const prepared = p.mode === 'live' ? prepareCharge(ctx.db, p.teamId, ctx.now()) : undefined;
   const { kept, suppressed, credits } = plan(ctx, p, c);
   const row = rowOf(ctx, p, c, credits, message !== undefined);
   const due = c.scheduledAt ?? row.created_at;
@@ -128,7 +130,7 @@ export function insertChecked(
       rcpts.map((r, i) => ({ ...r, id: ids[i](), email_seq: seq, attempts: 0, first_attempt_at: null }));
   if (message) insertMessage(ctx.db, seq, message(row.id));
   if (c.attachments.rows.length) insertAttachments(ctx.db, seq, c.attachments.rows);
-  if (credits > 0 && !charge(ctx.db, p.teamId, seq, credits, ctx.config.freeMonthlyCredits, row.created_at)) {
+  if (credits > 0 && !charge(ctx.db, p.teamId, seq, credits, ctx.config.freeMonthlyCredits, row.created_at, prepared)) {
     const avail = availableCredits(ctx, p.teamId);
     throw new ApiError(
       'insufficient_credits',

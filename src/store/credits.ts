@@ -49,7 +49,35 @@ function lockTeamLater(db: DB, teamId: string): () => void {
   return () => void locked();
 }
 
-/** Charges `n` credits for an email; returns the allocation, or null when not enough. In a transaction. */
+/** What a charge reads, asked for ahead (prepareCharge). */
+export interface PreparedCharge {
+  month: string;
+  read: () => { used: number; grants: GrantRow[] };
+}
+
+/**
+ * Takes the team's credit lock and reads its balance for a charge at about `nowMs`, sent with the next statement
+ * that needs an answer (PostgreSQL: the submit's other reads, one round trip for all; the server reads after
+ * granting the lock). Hand the result to charge() in the same transaction, before anything else charges the team.
+ */
+export function prepareCharge(db: DB, teamId: string, nowMs: number): PreparedCharge {
+  const month = monthOf(nowMs);
+  const locked = lockTeamLater(db, teamId);
+  const used = getLater(usedStmt(db), teamId, month);
+  const grants = allLater(grantsStmt(db), teamId, nowMs);
+  return {
+    month,
+    read: () => {
+      locked();
+      return { used: used()?.used ?? 0, grants: grants() };
+    },
+  };
+}
+
+/**
+ * Charges `n` credits for an email; returns the allocation, or null when not enough. In a transaction.
+ * `prepared`: prepareCharge's reads from a moment before (`nowMs` or earlier, the same month; otherwise read again).
+ */
 export function charge(
   db: DB,
   teamId: string,
@@ -57,14 +85,12 @@ export function charge(
   n: number,
   freeMonthly: number,
   nowMs: number,
+  prepared?: PreparedCharge,
 ): Allocation[] | null {
   const month = monthOf(nowMs);
-  // PostgreSQL: the lock and both reads in one round trip; the server reads after granting the lock.
-  const locked = lockTeamLater(db, teamId);
-  const used = getLater(usedStmt(db), teamId, month);
-  const grants = allLater(grantsStmt(db), teamId, nowMs);
-  locked();
-  const plan = allocate(n, freeMonthly - (used()?.used ?? 0), grants().map(toBalance), nowMs);
+  const balance = (prepared?.month === month ? prepared : prepareCharge(db, teamId, nowMs)).read();
+  // Grants read a moment earlier include every grant live now; allocate() leaves out any that ended since.
+  const plan = allocate(n, freeMonthly - balance.used, balance.grants.map(toBalance), nowMs);
   if (!plan) return null;
   const ledger = sql(
     db,
