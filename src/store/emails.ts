@@ -179,8 +179,15 @@ export function outcomeReadsLater(
     sql<EmailHead>(db, `${PLAN_EACH_TIME} SELECT ${HEAD_COLS} FROM emails WHERE seq = ANY(?::bigint[])`),
     arg,
   );
+  // One index lookup per email: until ANALYZE has seen deliveries, the planner takes each email_seq for ~0.5% of
+  // the table and scanned it whole for `email_seq = ANY(…)` (4.7 ms instead of 0.3 for 47 emails of 15,000 rows).
+  // OFFSET 0 keeps the subquery a subquery, so the lookup per key stays a nested loop.
   const deliveries = allLater(
-    sql<DeliveryRow>(db, `${PLAN_EACH_TIME} SELECT * FROM deliveries WHERE email_seq = ANY(?::bigint[]) ORDER BY id`),
+    sql<DeliveryRow>(
+      db,
+      `${PLAN_EACH_TIME} SELECT d.* FROM unnest(?::bigint[]) AS k(seq)
+      CROSS JOIN LATERAL (SELECT * FROM deliveries WHERE email_seq = k.seq OFFSET 0) d ORDER BY d.id`,
+    ),
     arg,
   );
   return () => ({ heads: heads(), deliveries: deliveries() });
