@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { PgDatabase } from '../../src/store/pg/database.js';
 import { forgetMemo, getLater, groupTx, openPg, PLAN_EACH_TIME, tx, txMemo, type DB } from '../../src/store/db.js';
 import { emailBySeq, readEmailsAhead } from '../../src/store/emails.js';
-import { claimDue, lightTx } from '../../src/store/queue.js';
+import { claimDue, confirmClaims, lightTx, releaseClaims } from '../../src/store/queue.js';
 import { createDatabase, pgBinDir, sharedPg } from '../helpers/pg.js';
 
 describe('PostgreSQL: group commit with deferred writes, remembered and batched reads', function () {
@@ -179,15 +179,18 @@ describe('PostgreSQL: statements planned for their values every time (PLAN_EACH_
     expect(names.some((s) => s.includes('ANY('))).to.equal(false);
   });
 
-  it('the delivery claim and the read of the claimed emails are marked', () => {
+  it('the delivery claim, the read of the claimed emails, and the claims confirmed or released by id are marked', () => {
     const now = Date.now();
     tx(db, () => {
       expect(claimDue(db, now, now + 60_000, 10)).to.deep.equal([]);
       readEmailsAhead(db, [1, 2]);
       expect(emailBySeq(db, 1)).to.equal(undefined);
+      expect(confirmClaims(db, [1, 2], now + 60_000).size).to.equal(0);
+      expect(releaseClaims(db, [1, 2], now)).to.equal(0);
     });
     const names = prepared();
     expect(names.some((s) => s.includes('SKIP LOCKED'))).to.equal(false);
+    expect(names.some((s) => s.includes('id = ANY'))).to.equal(false); // the claims' confirmation and release
     expect(names.some((s) => s.includes('FROM emails WHERE seq = ANY'))).to.equal(false);
   });
 });
