@@ -54,7 +54,7 @@ const EVENT_OF: Record<RecipientEvent, EventType> = {
 
 /**
  * False when the recipient's status changed since `d` was read (another connection): nothing written. With
- * `checks` (a batch written optimistically, see OutcomeBatch) the write is taken as done and its answer is pushed
+ * `checks` (a batch written optimistically, see OutcomeWrite) the write is taken as done and its answer is pushed
  * there, to be read with the batch's next round trip.
  */
 function updateDelivery(
