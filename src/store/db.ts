@@ -234,6 +234,9 @@ export function sql<R = unknown>(db: DB, text: string, pg?: string): Stmt<R> {
 /** SQLite: a number that changes when another connection commits to the file (PRAGMA data_version). */
 export const dataVersion = (db: DB): number => sql<number>(db, 'PRAGMA data_version').pluck().get()!;
 
+/** Integers as a PostgreSQL array literal, for a `?::bigint[]` parameter (`= ANY(…)`, `unnest(…)`). */
+export const pgArray = (ns: readonly number[]): string => `{${ns.join(',')}}`;
+
 /**
  * The row `s.get(...args)` answers, read later: on PostgreSQL inside a transaction the read travels with the next
  * statement that needs an answer (two reads, one round trip); SQLite reads now. Call the function for the row.

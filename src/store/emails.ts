@@ -1,5 +1,5 @@
 // Emails, their tags and one delivery row per recipient. Lists are keyset-paginated on seq.
-import { allLater, getLater, isPg, PLAN_EACH_TIME, sql, type DB } from './db.js';
+import { allLater, getLater, isPg, pgArray, PLAN_EACH_TIME, sql, type DB } from './db.js';
 import type { Status } from '../core/status.js';
 
 export interface EmailRow {
@@ -136,7 +136,7 @@ export function readEmailsAhead(db: DB, seqs: readonly number[]): void {
   // and scanned the whole table while it had fewer than ~10,000 rows (docs/postgres-notes.md).
   const rows = allLater(
     sql<EmailRow>(db, `${PLAN_EACH_TIME} SELECT * FROM emails WHERE seq = ANY(?::bigint[])`),
-    `{${seqs.join(',')}}`,
+    pgArray(seqs),
   );
   const entry = { writes: db.writes, rows };
   ahead.set(db, entry);
@@ -174,7 +174,7 @@ export function outcomeReadsLater(
   seqs: readonly number[],
 ): (() => { heads: EmailHead[]; deliveries: DeliveryRow[] }) | undefined {
   if (!isPg(db) || !db.inTransaction || seqs.length === 0) return undefined;
-  const arg = `{${seqs.join(',')}}`;
+  const arg = pgArray(seqs);
   const heads = allLater(
     sql<EmailHead>(db, `${PLAN_EACH_TIME} SELECT ${HEAD_COLS} FROM emails WHERE seq = ANY(?::bigint[])`),
     arg,
@@ -262,13 +262,6 @@ export interface DeliveryWrite {
   reason: string | null;
 }
 /**
- * Writes one recipient's new state (first_attempt_at is set once), only if its status is still `from` (what the
- * writer read): false when another connection changed it in between (PostgreSQL, READ COMMITTED: an operator's
- * purge from the CLI or another node, committed between the delivery loop's read and its write, was overwritten).
- * `settle`: the delivery loop's result, which also drops the claim's lease in the same statement (what settleClaim
- * does after it; next_attempt_at is already the retry time, or NULL when final).
- */
-/**
  * writeDeliveryFrom, its answer read later: the function says whether the row was still in `from` (PostgreSQL,
  * inside a transaction: the UPDATE travels with the next statement that needs an answer; calling the function
  * sends it if nothing did).
@@ -288,6 +281,13 @@ export function writeDeliveryFromLater(
   ).run(w.status, w.attempts, w.next_attempt_at, w.last_reply, w.reason, now, now, id, from);
   return () => r.changes === 1;
 }
+/**
+ * Writes one recipient's new state (first_attempt_at is set once), only if its status is still `from` (what the
+ * writer read): false when another connection changed it in between (PostgreSQL, READ COMMITTED: an operator's
+ * purge from the CLI or another node, committed between the delivery loop's read and its write, was overwritten).
+ * `settle`: the delivery loop's result, which also drops the claim's lease in the same statement (what settleClaim
+ * does after it; next_attempt_at is already the retry time, or NULL when final).
+ */
 export const writeDeliveryFrom = (db: DB, id: number, from: Status, w: DeliveryWrite, now: number, settle = false) =>
   writeDeliveryFromLater(db, id, from, w, now, settle)();
 

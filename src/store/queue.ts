@@ -1,6 +1,6 @@
 // The delivery queue in SQLite: claim due recipients under a lease (crash → re-delivered when the
 // lease ends), confirm a claim before sending, settle or release claims. Synchronous statements.
-import { atomically, isPg, leaveTurn, PLAN_EACH_TIME, sql, tx, type DB } from './db.js';
+import { atomically, isPg, leaveTurn, pgArray, PLAN_EACH_TIME, sql, tx, type DB } from './db.js';
 import type { Status } from '../core/status.js';
 import { readEmailsAhead } from './emails.js';
 
@@ -20,7 +20,7 @@ export interface Claimed {
  * scanned it whole; docs/postgres-notes.md).
  */
 const ID_LIST = 'SELECT value FROM json_each(@ids)';
-const idList = (db: DB, ids: readonly number[]) => (isPg(db) ? `{${ids.join(',')}}` : JSON.stringify(ids));
+const idList = (db: DB, ids: readonly number[]) => (isPg(db) ? pgArray(ids) : JSON.stringify(ids));
 const inIds = (text: (ids: string) => string) => ({
   sqlite: text(`IN (${ID_LIST})`),
   pg: `${PLAN_EACH_TIME} ${text('= ANY(@ids::bigint[])')}`,

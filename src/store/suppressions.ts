@@ -11,9 +11,10 @@ export interface SuppressionRow {
 }
 
 const suppressedStmt = (db: DB) => sql(db, 'SELECT 1 AS x FROM suppressions WHERE team_id = ? AND address = ?');
-export const isSuppressed = (db: DB, teamId: string, address: string) =>
-  suppressedStmt(db).get(teamId, address) !== undefined;
-/** isSuppressed, read with the next statement that needs an answer (PostgreSQL, in a transaction): call for it. */
+/**
+ * Whether the team suppresses `address`, read with the next statement that needs an answer (PostgreSQL, in a
+ * transaction): call the function for the answer.
+ */
 export function isSuppressedLater(db: DB, teamId: string, address: string): () => boolean {
   const row = getLater(suppressedStmt(db), teamId, address);
   return () => row() !== undefined;
