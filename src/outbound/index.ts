@@ -1,7 +1,7 @@
 // Builds the outbound delivery component from the shared context: resolver (MTA_DNS_SERVERS), MX cache,
 // shaping rules (MTA_SHAPING_FILE), SMTP pool (on the outbound worker thread), source IP pools, retry policy, lease and limits. Nothing runs on import.
 import { createResolver } from '../services/resolver.js';
-import { secret, onEvent, setIntake, whenCommitted } from '../services/delivery.js';
+import { secret, onEvent, setIntake } from '../services/delivery.js';
 import { shapingFor } from '../services/shaping.js';
 import type { Ctx } from '../services/context.js';
 import { MxResolver } from './mx.js';
@@ -83,10 +83,8 @@ export function createOutbound(ctx: Ctx, overrides: Partial<LoopOptions> = {}): 
   loop.control = new Control(ctx, loop);
   setIntake(ctx.db, loop); // new mail due now comes straight in while the loop has room (services/delivery.ts)
   // Wake-up: an accepted email appends its `queued` event; the loop starts on it at once.
-  // PostgreSQL: the loop claims on another connection than the turn's, so it wakes once the turn has committed.
-  const wake = () => loop!.wake();
-  onEvent(ctx.db, (db, ev) => {
-    if (ev.type === 'queued' && !whenCommitted(db, wake)) wake();
+  onEvent(ctx.db, (_db, ev) => {
+    if (ev.type === 'queued') loop!.wake();
   });
   return loop;
 }

@@ -15,7 +15,6 @@ export {
 } from '../store/queue.js';
 export { emailBySeq, type EmailRow } from '../store/emails.js';
 export { tx, type DB } from '../store/db.js';
-export { whenCommitted } from '../store/group-commit.js';
 export { secret } from '../store/settings.js';
 export { onEvent } from '../store/events.js';
 export { teamById } from '../store/teams.js';

@@ -63,30 +63,20 @@ const EMAIL_VALUES = EMAIL_COLS.split(', ')
  * SEQ_MAX_AGE_MS are dropped (unused seqs are gaps, as after any rollback), so with several nodes an email's seq is
  * at most that much older than its neighbours' (docs/postgres-notes.md); one node takes its seqs in order.
  */
-const SEQ_BLOCK = 128;
+const SEQ_BLOCK = 32;
 const SEQ_MAX_AGE_MS = 1000;
-const seqPools = new WeakMap<DB, { seqs: number[]; at: number; next?: { read: () => number[]; at: number } }>();
-const takeBlock = (db: DB) =>
-  allLater(
-    sql<number>(db, "SELECT nextval(pg_get_serial_sequence('emails', 'seq')) FROM generate_series(1, ?)").pluck(),
-    SEQ_BLOCK,
-  );
-/**
- * The next seq. Once half the block is used the next block is asked for without waiting: the read travels with
- * the turn's COMMIT, and is there when this block runs out (a read that has to wait would, on PostgreSQL, first
- * wait for the previous turn's COMMIT in flight). Empty if that read did not run (its batch failed): read now.
- */
+const seqPools = new WeakMap<DB, { seqs: number[]; at: number }>();
 function pooledSeq(db: DB): number | undefined {
   if (!isPg(db) || !db.inTransaction) return undefined;
   const now = performance.now();
   let pool = seqPools.get(db);
   if (!pool || pool.seqs.length === 0 || now - pool.at > SEQ_MAX_AGE_MS) {
-    const next = pool?.next && now - pool.next.at <= SEQ_MAX_AGE_MS ? pool.next : undefined;
-    const ahead = next?.read().map(Number) ?? [];
-    pool = ahead.length ? { seqs: ahead, at: next!.at } : { seqs: takeBlock(db)().map(Number), at: now };
-    seqPools.set(db, pool);
+    const block = allLater(
+      sql<number>(db, "SELECT nextval(pg_get_serial_sequence('emails', 'seq')) FROM generate_series(1, ?)").pluck(),
+      SEQ_BLOCK,
+    )().map(Number);
+    seqPools.set(db, (pool = { seqs: block, at: now }));
   }
-  if (!pool.next && pool.seqs.length <= SEQ_BLOCK / 2) pool.next = { read: takeBlock(db), at: now };
   return pool.seqs.shift();
 }
 

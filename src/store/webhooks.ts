@@ -88,25 +88,16 @@ export const endpointsOfTeam = (db: DB, teamId: string, onlyTest: boolean, after
     db,
     "SELECT * FROM webhook_endpoints WHERE team_id = ? AND (? = 0 OR mode = 'test') AND seq > ? ORDER BY seq LIMIT ?",
   ).all(teamId, onlyTest ? 1 : 0, afterSeq ?? 0, limit + 1);
-/**
- * Remembered per team for 1 s on PostgreSQL (every event of every group-commit turn asks; txMemo): a read in each
- * turn would wait for the previous turn's COMMIT, still in flight. Forgotten at once by an endpoint written
- * through this node (`written`); another node's change waits up to this long (docs/operations.md).
- */
-const ENDPOINTS_MEMO_MS = 1000;
+/** Read once per transaction and team on PostgreSQL (every event of a group-commit turn asks; txMemo). */
 export const enabledEndpointsOfTeam = (
   db: DB,
   teamId: string,
 ): readonly Pick<EndpointRow, 'seq' | 'events' | 'mode'>[] =>
-  txMemo(
-    db,
-    MEMO + teamId,
-    () =>
-      sql<Pick<EndpointRow, 'seq' | 'events' | 'mode'>>(
-        db,
-        'SELECT seq, events, mode FROM webhook_endpoints WHERE team_id = ? AND enabled = 1',
-      ).all(teamId),
-    ENDPOINTS_MEMO_MS,
+  txMemo(db, MEMO + teamId, () =>
+    sql<Pick<EndpointRow, 'seq' | 'events' | 'mode'>>(
+      db,
+      'SELECT seq, events, mode FROM webhook_endpoints WHERE team_id = ? AND enabled = 1',
+    ).all(teamId),
   );
 export const deleteEndpoint = (db: DB, seq: number) =>
   written(db, sql(db, 'DELETE FROM webhook_endpoints WHERE seq = ?').run(seq));

@@ -3,19 +3,8 @@
 // only its own request (the turn runs again, each scope flushed at its end); reads remembered per transaction
 // (txMemo) and reads sent together (getLater).
 import { expect } from 'chai';
-import pgLib from 'pg';
 import { PgDatabase } from '../../src/store/pg/database.js';
-import {
-  forgetMemo,
-  getLater,
-  storeCounters,
-  openPg,
-  PLAN_EACH_TIME,
-  tx,
-  txMemo,
-  type DB,
-} from '../../src/store/db.js';
-import { groupTx } from '../../src/store/group-commit.js';
+import { forgetMemo, getLater, groupTx, openPg, PLAN_EACH_TIME, tx, txMemo, type DB } from '../../src/store/db.js';
 import { emailBySeq, readEmailsAhead } from '../../src/store/emails.js';
 import { claimDue, confirmClaims, lightTx, releaseClaims } from '../../src/store/queue.js';
 import { createDatabase, pgBinDir, sharedPg } from '../helpers/pg.js';
@@ -24,11 +13,9 @@ describe('PostgreSQL: group commit with deferred writes, remembered and batched 
   this.timeout(60_000);
   let pg: PgDatabase;
   let db: DB;
-  let url: string;
   before(async function () {
     if (!pgBinDir() && !process.env.MTA_TEST_PG_URL) this.skip();
-    url = await createDatabase((await sharedPg()).url);
-    pg = new PgDatabase(url);
+    pg = new PgDatabase(await createDatabase((await sharedPg()).url));
     pg.exec('CREATE TABLE g (id BIGINT PRIMARY KEY, v TEXT)');
     pg.loadCatalog();
     db = pg as unknown as DB;
@@ -42,10 +29,10 @@ describe('PostgreSQL: group commit with deferred writes, remembered and batched 
   it('sends the writes of a turn of write-only requests in one round trip with its COMMIT', async () => {
     insert(0); // prepared outside the measure
     pg.exec('DELETE FROM g');
-    const before = storeCounters(pg)!.roundTrips;
+    const before = pg.client.roundTrips;
     const done = [1, 2, 3, 4].map((id) => groupTx(db, () => insert(id)));
     await Promise.all(done);
-    expect(storeCounters(pg)!.roundTrips - before).to.equal(1);
+    expect(pg.client.roundTrips - before).to.equal(1);
     expect(ids()).to.deep.equal([1, 2, 3, 4]);
   });
 
@@ -109,37 +96,13 @@ describe('PostgreSQL: group commit with deferred writes, remembered and batched 
   it('loop work meeting an open turn commits the turn first and runs on its own (a deadlock replay cannot undo it)', async () => {
     let answered = false;
     const turn = groupTx(db, () => insert(1)).then(() => (answered = true));
-    const turnOpen = () => (db as PgDatabase).onTurn(() => db.inTransaction);
-    expect(turnOpen(), 'the turn is open (on its own connection)').to.equal(true);
-    expect(db.inTransaction, 'nothing open on the main connection').to.equal(false);
+    expect(db.inTransaction, 'the turn is open').to.equal(true);
     lightTx(db, () => insert(10)); // the delivery loop's results, say
-    expect(turnOpen(), 'the turn was sent (its COMMIT) before it').to.equal(false);
-    expect(db.inTransaction, 'and it ran in its own transaction').to.equal(false);
+    expect(db.inTransaction, 'the turn was committed before it, and it in its own transaction').to.equal(false);
     const later = groupTx(db, () => insert(2)); // a new turn
     await Promise.all([turn, later]);
     expect(answered).to.equal(true);
     expect(ids()).to.deep.equal([1, 2, 10]);
-  });
-
-  it("a turn's COMMIT is answered later: this thread works on meanwhile (other connection), the answers wait", async () => {
-    // Another session's uncommitted row 7, rolled back by the server 0.5 s later: the turn's INSERT of 7 waits
-    // for it there, COMMIT and all.
-    const other = new pgLib.Client({ connectionString: url });
-    await other.connect();
-    await other.query('BEGIN');
-    await other.query("INSERT INTO g (id, v) VALUES (7, 'other')");
-    const ending = other.query('SELECT pg_sleep(0.5); ROLLBACK');
-    let answered = false;
-    const turn = groupTx(db, () => insert(7, 'turn')).then(() => (answered = true));
-    await new Promise((r) => setTimeout(r, 100)); // the turn was sent at the end of its event-loop turn
-    // A blocking COMMIT would have held this thread until the other session ended (and answered the turn first).
-    expect(ids(), 'read on the main connection: the turn is not committed').to.deep.equal([]);
-    expect(answered, 'no answer before the COMMIT').to.equal(false);
-    await ending;
-    await other.end();
-    await turn;
-    expect(ids()).to.deep.equal([7]);
-    expect(db.prepare('SELECT v FROM g WHERE id = 7').pluck().get()).to.equal('turn');
   });
 
   it('a request that throws before writing costs no second run of its turn', async () => {
@@ -181,12 +144,12 @@ describe('PostgreSQL: group commit with deferred writes, remembered and batched 
     insert(2, 'b');
     const byId = db.prepare('SELECT v FROM g WHERE id = ?');
     db.transaction(() => {
-      const before = storeCounters(pg)!.roundTrips;
+      const before = pg.client.roundTrips;
       const first = getLater(byId, 1);
       const second = byId.get(2);
       expect(first()).to.deep.equal({ v: 'a' });
       expect(second).to.deep.equal({ v: 'b' });
-      expect(storeCounters(pg)!.roundTrips - before).to.equal(1);
+      expect(pg.client.roundTrips - before).to.equal(1);
       const alone = getLater(byId, 3); // nothing else asks: read when called
       expect(alone()).to.equal(undefined);
     })();

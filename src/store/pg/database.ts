@@ -2,8 +2,7 @@
 // run/get/all/pluck, exec, transaction (BEGIN, nested SAVEPOINTs), inTransaction, close. Statements are
 // translated once (./translate.ts) and prepared by name on the connection.
 import type Database from 'better-sqlite3';
-import { openSyncClient } from './clients.js';
-import { PgError, type Deferred, type SyncClient } from './sync-client.js';
+import { openSyncClient, PgError, type Deferred, type SyncClient } from './sync-client.js';
 import { bindValues, translate, type Catalog, type Translated } from './translate.js';
 
 export interface RunResult {
@@ -45,7 +44,6 @@ export class PgStatement<R = unknown> {
   }
 
   private query(args: unknown[], array: boolean) {
-    this.db.touch();
     return this.db.client.query(this.t.text, bindValues(this.t, args), { array, name: this.name });
   }
 
@@ -70,7 +68,6 @@ export class PgStatement<R = unknown> {
     }
     const into: Deferred = {};
     const client = this.db.client;
-    this.db.touch();
     client.defer(this.t.text, bindValues(this.t, args), { array: this.plucked, name: this.name }, into);
     const plucked = this.plucked;
     return () => {
@@ -96,7 +93,6 @@ export class PgStatement<R = unknown> {
     const text = ret ? ret.text : this.t.text;
     const opts = { name: ret ? ret.name : this.name };
     const values = bindValues(this.t, args);
-    this.db.touch();
     const client = this.db.client;
     const col = ret?.col;
     const idOf = (r: { rows?: unknown[] }) => (col ? ((r.rows?.[0] as Record<string, number>)?.[col] ?? 0) : 0);
@@ -137,122 +133,51 @@ export class PgStatement<R = unknown> {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyFn = (...params: any[]) => unknown;
 
-/** One connection and the state of the transaction open on it. */
-class Lane {
-  depth = 0;
-  lazyNext = false;
-  foreignJoined = false;
-  dirty = false;
-  txSerial = 0;
-  constructor(readonly client: SyncClient) {}
-}
-
 export class PgDatabase {
   readonly engine = 'postgres' as const;
+  readonly client: SyncClient;
   readonly identities = new Map<string, string>();
   private readonly catalog: Catalog = { primaryKeys: new Map() };
+  /** Transaction nesting: 0 outside, 1 in a top-level transaction, more in savepoints (or bare requests). */
+  depth = 0;
   private seq = 0;
   /**
-   * Two connections. Group-commit turns (store/group-commit.ts groupTx) run on their own, opened at the first turn, whose
-   * COMMIT is sent without waiting (commitLater); everything else (the delivery loop, reads, plain transactions)
-   * runs on the main one meanwhile, so the server executes a turn's writes and flushes its WAL while this thread
-   * goes on with other work. `lane` is the one in use: the main one, except inside onTurn.
-   */
-  private readonly main: Lane;
-  private turnLane: Lane | null = null;
-  private lane: Lane;
-  private serials = 0;
-  /** Set by store/db.ts: sends the open turn (without waiting) before other work runs on the main connection. */
-  leavingTurn: (() => void) | null = null;
-
-  /** The connection in use (see lane). */
-  get client(): SyncClient {
-    return this.lane.client;
-  }
-  /** Both connections (metrics, tests); the turns' is absent until the first turn. */
-  get clients(): SyncClient[] {
-    return this.turnLane ? [this.main.client, this.turnLane.client] : [this.main.client];
-  }
-  /** Transaction nesting: 0 outside, 1 in a top-level transaction, more in savepoints (or bare requests). */
-  get depth(): number {
-    return this.lane.depth;
-  }
-  set depth(n: number) {
-    this.lane.depth = n;
-  }
-  /**
-   * Set just before a group-commit request's scope starts (group-commit.ts groupTx): that scope runs without a savepoint and
+   * Set just before a group-commit request's scope starts (db.ts groupTx): that scope runs without a savepoint and
    * its deferred writes are not sent at its end but with the next round trip (the turn's next read or its COMMIT).
    * If that round trip fails the error may be this scope's, so the transaction is poisoned (sync-client REPLAY) and
    * the turn runs again with every scope in a savepoint flushed at its end. Read and cleared by transaction().
    */
-  get lazyNext(): boolean {
-    return this.lane.lazyNext;
-  }
-  set lazyNext(on: boolean) {
-    this.lane.lazyNext = on;
-  }
+  lazyNext = false;
   /**
    * Work other than a group-commit request joined the open transaction (a nested scope or a write directly at its
-   * top level: a key's last use): a replay of the turn would undo it unseen, so groupTx runs the turn's later
-   * requests in savepoints. Cleared when a transaction begins.
+   * top level: the delivery loop's claims and results, a key's last use): a replay of the turn would undo it
+   * unseen, so groupTx runs the turn's later requests in savepoints. Cleared when a transaction begins.
    */
-  get foreignJoined(): boolean {
-    return this.lane.foreignJoined;
-  }
+  foreignJoined = false;
   /** Before other work joins: the bare requests' writes are sent now, so their errors surface before it. */
   markForeign(): void {
     if (this.client.unconfirmed) this.client.flush();
-    this.lane.foreignJoined = true;
+    this.foreignJoined = true;
   }
   /** A bare scope failed with its writes in the transaction (see transaction()): read and cleared by takeDirty. */
+  private dirty = false;
   takeDirty(): boolean {
-    const d = this.lane.dirty;
-    this.lane.dirty = false;
+    const d = this.dirty;
+    this.dirty = false;
     return d;
   }
-  /** Identifies the open top-level transaction (unique over both connections): what txMemo keys a reading by. */
-  get txSerial(): number {
-    return this.lane.txSerial;
-  }
-  private began(): void {
-    this.lane.txSerial = ++this.serials;
-    this.lane.foreignJoined = false;
-  }
+  /** Counts top-level transactions begun: what a reading remembered for one transaction is keyed by (txMemo). */
+  txSerial = 0;
   /** Counts statements run through run() or exec(): a reading remembered while it stays the same is still ours. */
   writes = 0;
   private open = true;
 
   constructor(readonly url: string) {
-    this.main = this.lane = new Lane(openSyncClient(url));
+    this.client = openSyncClient(url);
   }
 
   get inTransaction(): boolean {
     return this.depth > 0;
-  }
-
-  /** A transaction is open on the main connection (and this code runs on it). */
-  get mainBusy(): boolean {
-    return this.lane === this.main && this.main.depth > 0;
-  }
-
-  /** Runs fn on the group-commit turns' connection. */
-  onTurn<T>(fn: () => T): T {
-    const prev = this.lane;
-    this.lane = this.turnLane ??= new Lane(openSyncClient(this.url));
-    try {
-      return fn();
-    } finally {
-      this.lane = prev;
-    }
-  }
-
-  /**
-   * Called before work starts on the main connection: a turn open on the other one is sent first (leavingTurn), so
-   * this work can never wait, on this thread, for a lock that the idle turn holds.
-   */
-  touch(): void {
-    if (this.lane === this.main && this.main.depth === 0 && (this.turnLane?.depth ?? 0) > 0) this.leavingTurn?.();
   }
 
   /** Reads identity columns and primary keys (after migrations: call again when the schema changed). */
@@ -277,35 +202,21 @@ export class PgDatabase {
     const t = translate(text, this.catalog).text;
     const head = /^\s*(\w+)/.exec(t)?.[1]?.toUpperCase();
     if (head === 'BEGIN') {
-      this.touch();
       this.client.defer(t, []); // sent with the transaction's first statement that needs an answer
       this.depth = 1;
-      this.began();
+      this.txSerial++;
+      this.foreignJoined = false;
       return this;
     }
     const ends = head === 'COMMIT' || head === 'END' || (head === 'ROLLBACK' && !/\bTO\b/i.test(t));
     this.writes++;
     if (head === 'ROLLBACK' && ends) this.client.discard();
-    this.touch();
     try {
       this.client.query(t);
     } finally {
       if (ends) this.depth = 0;
     }
     return this;
-  }
-
-  /**
-   * Ends the open transaction with a COMMIT sent without waiting (the group-commit turn's, store/group-commit.ts): `done` runs
-   * in a microtask once its answer is read (null: committed), while this thread goes on. Whatever is sent next
-   * reads that answer first. False, with nothing sent and the transaction still open, when the client cannot
-   * (then exec('COMMIT')).
-   */
-  commitLater(done: (err: PgError | null) => void): boolean {
-    if (this.depth !== 1 || !this.client.sendLater('COMMIT', done)) return false;
-    this.writes++;
-    this.depth = 0;
-    return true;
   }
 
   /** No SQLite pragmas here: reads answer null, settings are ignored. */
@@ -328,9 +239,11 @@ export class PgDatabase {
       if (nested && !lazy && this.depth === 1) this.markForeign();
       const mark = this.writes;
       const sp = `sp${this.depth}`;
-      if (!nested) this.touch();
       if (!bare) this.client.defer(nested ? `SAVEPOINT ${sp}` : 'BEGIN', []);
-      if (!nested) this.began();
+      if (!nested) {
+        this.txSerial++;
+        this.foreignJoined = false;
+      }
       this.depth++;
       try {
         const result = fn(...args);
@@ -344,7 +257,7 @@ export class PgDatabase {
       } catch (err) {
         this.depth = nested ? this.depth - 1 : 0;
         if (bare) {
-          if (this.writes !== mark || err instanceof PgError) this.lane.dirty = true;
+          if (this.writes !== mark || err instanceof PgError) this.dirty = true;
         } else this.rollback(nested ? sp : null);
         throw err;
       }
@@ -374,6 +287,6 @@ export class PgDatabase {
   close(): void {
     if (!this.open) return;
     this.open = false;
-    for (const c of this.clients.reverse()) c.close();
+    this.client.close();
   }
 }
