@@ -1,5 +1,6 @@
 // API benchmark: sustained POST /v1/emails accept rate (durable 202s) and latency percentiles,
-// measured with autocannon against the service running as a child process.
+// measured with autocannon against the service running as a child process. BENCH_CONNECTIONS
+// sets autocannon's connections (default 32): with more clients the figure shows capacity rather than latency.
 import autocannon from 'autocannon';
 import { startChild, mta, fmt, memoryOf, SIGNIN_EMAIL } from './bench-lib.js';
 
@@ -16,7 +17,7 @@ export async function benchApi(opts: { seconds?: number; connections?: number } 
       method: 'POST',
       headers,
       body,
-      connections: opts.connections ?? 32,
+      connections: opts.connections ?? Number(process.env.BENCH_CONNECTIONS ?? 32),
       duration: opts.seconds ?? 10,
     });
     const ok = r['2xx'];
@@ -26,7 +27,7 @@ export async function benchApi(opts: { seconds?: number; connections?: number } 
       errors: r.errors,
       timeouts: r.timeouts,
       latency_ms: { p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max },
-      connections: opts.connections ?? 32,
+      connections: opts.connections ?? Number(process.env.BENCH_CONNECTIONS ?? 32),
       seconds: opts.seconds ?? 10,
     };
     console.log(
