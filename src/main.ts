@@ -1,10 +1,30 @@
-// Composition root: load the configuration, start the service, drain on SIGTERM/SIGINT.
+// Composition root: load the configuration, start the service, drain on SIGTERM/SIGINT. With MTA_HTTP_WORKERS the
+// service is the node's primary process and forks that many HTTP workers; a worker runs this same command
+// (src/http/cluster.ts).
 import { loadConfig } from './config/load.js';
-import { startService } from './service.js';
+import { startService, type Running } from './service.js';
+import { HttpWorkers, WORKER_ENV, workerSiblings } from './http/cluster.js';
+import { createLogger } from './log.js';
 
 export async function main(configFile?: string): Promise<void> {
   const config = loadConfig({ file: configFile });
-  const svc = await startService(config);
+  const worker = process.env[WORKER_ENV];
+  if (worker !== undefined) {
+    const siblings = workerSiblings();
+    for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => {}); // the primary stops it (in order)
+    const log = createLogger(config.logLevel).child({ worker: Number(worker) });
+    const svc = await startService(config, { siblings, listen: false, log });
+    siblings.serve(svc.ctx, svc.server, () => svc.close());
+    return; // stopped by its primary (SIGTERM and SIGINT reach the primary, which stops it)
+  }
+  let workers: HttpWorkers | null = null;
+  let svc: Running;
+  if (config.httpWorkers > 0) {
+    const log = createLogger(config.logLevel);
+    workers = new HttpWorkers(config.httpWorkers, log);
+    svc = await startService(config, { siblings: workers.siblings, log });
+    workers.start(svc.ctx, svc.server);
+  } else svc = await startService(config);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -12,6 +32,7 @@ export async function main(configFile?: string): Promise<void> {
     svc.ctx.log.info({ signal }, 'shutting down');
     const force = setTimeout(() => process.exit(1), 30_000);
     force.unref();
+    await workers?.stop();
     await svc.close();
     process.exit(0);
   };

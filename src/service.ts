@@ -13,6 +13,7 @@ import type { FeatureFactory } from './features/feature.js';
 import { feature as api } from './features/api.js';
 import { FEATURES } from './features.js';
 import { parseReport } from './inbound/parse.js';
+import type { Siblings } from './services/siblings.js';
 
 export type { Component, FeatureFactory };
 export type { Feature } from './features/feature.js';
@@ -33,12 +34,16 @@ export interface StartOptions {
   now?: () => number;
   log?: Logger;
   features?: FeatureFactory[];
+  /** The node's other processes (MTA_HTTP_WORKERS, src/http/cluster.ts): this one's role and its channel to them. */
+  siblings?: Siblings;
+  /** false: the HTTP server does not listen (an HTTP worker: the primary hands it connections). */
+  listen?: boolean;
 }
 
 export async function startService(config: Config, opts: StartOptions = {}): Promise<Running> {
   const log = opts.log ?? createLogger(config.logLevel);
   const db = openDb(config.dataDir, { synchronous: config.sqliteSynchronous, databaseUrl: config.databaseUrl });
-  const ctx: Ctx = { db, config, now: opts.now ?? Date.now, log, parseReport };
+  const ctx: Ctx = { db, config, now: opts.now ?? Date.now, log, parseReport, siblings: opts.siblings };
   for (const w of storeWarnings(db)) log.warn(w);
   const features = [api, ...(opts.features ?? FEATURES)].map((f) => f(ctx));
   const components = features.flatMap((f) => f.components ?? []);
@@ -52,11 +57,12 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   // for 5 minutes), so slow senders cannot pile up open connections.
   const server = http.createServer({ headersTimeout: 20_000, requestTimeout: 60_000 }, koa.callback());
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.httpPort, config.httpHost, () => resolve());
-  });
-  const addr = server.address() as AddressInfo;
+  if (opts.listen !== false)
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.httpPort, config.httpHost, () => resolve());
+    });
+  const addr = (server.address() as AddressInfo | null) ?? { family: 'IPv4', address: 'none', port: 0 };
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const started: Component[] = [];
   try {
@@ -72,7 +78,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   }
   up = true;
   const listeners = [`http=${host}:${addr.port}`, ...components.map((c) => c.address?.()).filter(Boolean)];
-  log.info({ listeners }, `listening: ${listeners.join(' ')}`);
+  if (opts.listen === false) log.info('HTTP worker ready');
+  else log.info({ listeners }, `listening: ${listeners.join(' ')}`);
   let closing: Promise<void> | null = null;
   return {
     ctx,

@@ -12,6 +12,8 @@ export const ConfigSchema = Type.Object(
     /** postgres://… puts the store on PostgreSQL (several nodes may share it); unset keeps SQLite in dataDir. */
     databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://[^\\s]+$' })),
     httpHost: Type.String({ minLength: 1 }),
+    /** PostgreSQL only: processes besides the primary that serve the HTTP API (src/http/cluster.ts); 0 = none. */
+    httpWorkers: Type.Integer({ minimum: 0, maximum: 64 }),
     httpPort: Port,
     smtpHost: Type.String({ minLength: 1 }),
     smtpPort: Port,
@@ -110,6 +112,7 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_LOG_LEVEL: ['logLevel', 'string'],
   MTA_ALLOW_PRIVATE_WEBHOOKS: ['allowPrivateWebhooks', 'bool'],
   MTA_RATE_LIMIT: ['rateLimit', 'number'],
+  MTA_HTTP_WORKERS: ['httpWorkers', 'int'],
   MTA_RATE_BURST: ['rateBurst', 'number'],
   MTA_RETRY_MIN_SECONDS: ['retryMinSeconds', 'number'],
   MTA_RETRY_MAX_SECONDS: ['retryMaxSeconds', 'number'],

@@ -11,6 +11,13 @@ export interface TakeResult {
   retryAfter: number;
 }
 
+/** What the HTTP layer takes from: a RateLimiter, or in an HTTP worker the node's (kept by its primary). */
+export interface Limiter {
+  readonly rate: number;
+  readonly burst: number;
+  take(key: string): TakeResult | Promise<TakeResult>;
+}
+
 interface Bucket {
   tokens: number;
   at: number;

@@ -3,8 +3,9 @@
 import type { FeatureFactory } from './feature.js';
 import { domainRoutes } from '../http/routes/domains.js';
 import { domainCheckJob } from '../jobs/domain-checks.js';
+import { isHttpWorker } from '../services/siblings.js';
 
 export const feature: FeatureFactory = (ctx) => ({
   routes: [domainRoutes],
-  components: [domainCheckJob(ctx)],
+  components: isHttpWorker(ctx) ? [] : [domainCheckJob(ctx)],
 });

@@ -4,8 +4,9 @@ import type { FeatureFactory } from './feature.js';
 import { createMetrics } from '../http/metrics.js';
 import { retentionJob } from '../jobs/retention.js';
 import { adminMount } from '../http/admin/index.js';
+import { isHttpWorker } from '../services/siblings.js';
 
 export const feature: FeatureFactory = (ctx) => {
   const metrics = createMetrics(ctx);
-  return { mounts: [metrics.mount, adminMount], components: [retentionJob(ctx)] };
+  return { mounts: [metrics.mount, adminMount], components: isHttpWorker(ctx) ? [] : [retentionJob(ctx)] };
 };

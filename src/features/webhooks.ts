@@ -7,12 +7,22 @@ import { enqueueEvent } from '../services/webhooks.js';
 import { Dispatcher } from '../webhooks/dispatcher.js';
 import { webhookRoutes } from '../http/routes/webhooks.js';
 import { trackingMount } from '../http/tracking.js';
+import { isHttpWorker, onNudge } from '../services/siblings.js';
 
 export const feature: FeatureFactory = (ctx) => {
   const resolver = createResolver(ctx.config);
+  const routes = { routes: [webhookRoutes(resolver)], mounts: [trackingMount] };
+  // An HTTP worker writes the outbox rows of its events and nudges the primary, whose dispatcher posts them.
+  if (isHttpWorker(ctx)) {
+    onEvent(ctx.db, (db, ev) => {
+      if (enqueueEvent(ctx, db, ev) > 0) ctx.siblings!.nudge('webhooks');
+    });
+    return routes;
+  }
   const dispatcher = new Dispatcher(ctx, resolver);
   onEvent(ctx.db, (db, ev) => {
     if (enqueueEvent(ctx, db, ev) > 0) dispatcher.notify();
   });
-  return { routes: [webhookRoutes(resolver)], mounts: [trackingMount], components: [dispatcher] };
+  onNudge(ctx.db, 'webhooks', () => dispatcher.notify());
+  return { ...routes, components: [dispatcher] };
 };

@@ -6,6 +6,7 @@ import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { tx, type DB } from '../store/db.js';
 import { Remembered } from './remembered.js';
+import { keyRevoked } from './siblings.js';
 import * as store from '../store/teams.js';
 import type { Ctx } from './context.js';
 
@@ -176,6 +177,7 @@ export function revokeKey(ctx: Ctx, keyId: string, owner?: Owner): store.KeyRow 
   if (!row || (owner !== undefined && (row.team_id !== owner.teamId || (owner.mode === 'test' && row.mode !== 'test'))))
     throw notFound('api_key');
   keys.forget(ctx.db, row.hash);
+  keyRevoked(ctx.db);
   store.revokeKey(ctx.db, keyId, ctx.now());
   return store.keyById(ctx.db, keyId)!;
 }

@@ -1,12 +1,21 @@
 // Rows read from the store, remembered per connection to save a query (on PostgreSQL a round trip) on a hot path.
 // An entry lasts `ttlMs` (what another PostgreSQL node's change waits for); all are dropped at once when another
 // connection commits to the SQLite file (the CLI: PRAGMA data_version) or when `stamp` changes (writes made
-// through this process). Only values `keep` accepts are remembered; at most `max`, the oldest going first.
+// through this process), or when another process of this node wrote something (forgetEverything: services/siblings.ts).
+// Only values `keep` accepts are remembered; at most `max`, the oldest going first.
 import { dataVersion, isPg, type DB } from '../store/db.js';
+
+/** Bumped by forgetEverything: every Remembered drops its entries at its next read. */
+let dropped = 0;
+/** Another process of this node revoked a key or wrote a domain (HTTP workers): nothing remembered stays. */
+export function forgetEverything(): void {
+  dropped++;
+}
 
 interface Entries<V> {
   version: number;
   stamp: number;
+  dropped: number;
   map: Map<string, { value: V; until: number }>;
 }
 
@@ -25,7 +34,8 @@ export class Remembered<V> {
     const version = isPg(db) ? 0 : dataVersion(db);
     const stamp = this.o.stamp?.(db) ?? 0;
     let e = this.byDb.get(db);
-    if (!e || e.version !== version || e.stamp !== stamp) this.byDb.set(db, (e = { version, stamp, map: new Map() }));
+    if (!e || e.version !== version || e.stamp !== stamp || e.dropped !== dropped)
+      this.byDb.set(db, (e = { version, stamp, dropped, map: new Map() }));
     const now = performance.now();
     const hit = e.map.get(key);
     if (hit && hit.until > now) return hit.value;

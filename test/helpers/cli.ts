@@ -27,7 +27,7 @@ export async function mta(args: string[], env: Record<string, string>) {
 /** Runs `mta serve` as a child process; resolves with its HTTP base URL once its listening line is logged. */
 export async function serveChild(
   env: Record<string, string>,
-): Promise<{ child: ChildProcess; url: string; errors: () => string[] }> {
+): Promise<{ child: ChildProcess; url: string; errors: () => string[]; log: () => string }> {
   // No scheduled DNS re-check unless the test asks for one: the default (every 5 minutes, on the clock) would fail
   // the test DNS's sender domain whenever a run crosses a multiple of 5 minutes (a 422 domain_not_verified then).
   env = await withEngine({ MTA_DNS_CHECK_CRON: '0 0 1 1 *', ...env });
@@ -48,7 +48,7 @@ export async function serveChild(
       const m = /http=([0-9.]+:\d+)/.exec(buf);
       if (m) {
         clearTimeout(t);
-        resolve({ child, url: `http://${m[1]}`, errors: () => errors });
+        resolve({ child, url: `http://${m[1]}`, errors: () => errors, log: () => buf });
       }
     });
     child.once('exit', (code) => {

@@ -145,5 +145,12 @@ describe('configuration', () => {
     expect(() => loadConfig({ env: { MTA_RETRY_MIN_SECONDS: '100', MTA_RETRY_MAX_SECONDS: '10' } })).to.throw(
       /MTA_RETRY_MAX_SECONDS/,
     );
+    // HTTP workers share the store through PostgreSQL: refused on SQLite, bounded, whole numbers.
+    expect(() => loadConfig({ env: { MTA_HTTP_WORKERS: '2' } })).to.throw(/MTA_HTTP_WORKERS\) needs PostgreSQL/);
+    const pg = { MTA_DATABASE_URL: 'postgres://u@127.0.0.1:5432/db' };
+    expect(loadConfig({ env: { ...pg, MTA_HTTP_WORKERS: '2' } }).httpWorkers).to.equal(2);
+    expect(loadConfig({ env: pg }).httpWorkers).to.equal(0);
+    expect(() => loadConfig({ env: { ...pg, MTA_HTTP_WORKERS: '-1' } })).to.throw(/httpWorkers \(MTA_HTTP_WORKERS\)/);
+    expect(() => loadConfig({ env: { ...pg, MTA_HTTP_WORKERS: '1.5' } })).to.throw(/MTA_HTTP_WORKERS/);
   });
 });

@@ -20,7 +20,7 @@ import { field, qs, render, seeOther, sess, type DCtx, type DRouter } from '../k
 import { trustedProxyList } from '../../../config/proxies.js';
 import { MIN_DASHBOARD_PASSWORD as MIN_PASSWORD } from '../../../config/schema.js';
 import { clientAddress } from '../client-ip.js';
-import { SignInGuard } from '../sign-in-guard.js';
+import { nodeGuard } from '../sign-in-guard.js';
 
 /** Only same-dashboard paths are allowed as the post-sign-in target. */
 const safeNext = (n: string | undefined) =>
@@ -113,13 +113,13 @@ function signInWithKey(deps: Deps, k: DCtx, key: string) {
 
 /** Operator sign-in: the back-off (per address and global) runs before the password is compared; every failure is logged. */
 function operatorSignIn(deps: Deps) {
-  const guard = new SignInGuard(deps.app.now);
+  const guard = nodeGuard(deps.app);
   const trusted = deps.app.config.trustedProxies?.length ? trustedProxyList(deps.app.config.trustedProxies) : null;
   const log = deps.app.log.child({ component: 'dashboard' });
-  return (k: DCtx) => {
+  return async (k: DCtx) => {
     const address = clientAddress(k.req.socket.remoteAddress ?? '', k.get('X-Forwarded-For') || undefined, trusted);
     const want = deps.app.config.dashboardPassword;
-    const refused = guard.refusal(address);
+    const refused = await guard.refusal(address);
     if (refused) {
       log.warn(
         { address, reason: `locked (${refused.scope})`, retryAfterSec: refused.retryAfterSec },
@@ -146,7 +146,7 @@ function operatorSignIn(deps: Deps) {
       return signInPage(k, deps, freshLoginCsrf(deps, k), 'Operator sign-in is not available.', 401);
     }
     if (!sameSecret(field(k, 'password'), want)) {
-      const lockMs = guard.failed(address);
+      const lockMs = await guard.failed(address);
       log.warn({ address, reason: 'wrong password' }, 'dashboard operator sign-in failed');
       if (lockMs !== null)
         log.warn(

@@ -1,0 +1,231 @@
+// One node with HTTP workers (MTA_HTTP_WORKERS, PostgreSQL): `mta serve` as a real child process, its workers
+// forked by it, clients on real keep-alive connections (each connection is handed to one worker). The node must
+// behave as one process would: what a worker accepts is delivered by the primary's loop at once, a key revoked on
+// one connection fails on every other at once, the rate limit is one bucket per key for the node, /metrics counts
+// every process, a killed worker is replaced, and SIGTERM stops them all.
+import { expect } from 'chai';
+import http from 'node:http';
+import type { ChildProcess } from 'node:child_process';
+import pino from 'pino';
+import { TestDns } from '../helpers/dns.js';
+import { TestMx } from '../helpers/smtp-mx.js';
+import { tempDir, testEngine, pgUrlFor } from '../helpers/service.js';
+import { serveChild } from '../helpers/cli.js';
+import { insertVerifiedDomain } from '../helpers/factories.js';
+import { openDb, type DB } from '../../src/store/db.js';
+import { loadConfig } from '../../src/config/load.js';
+import { createTeam, createKey } from '../../src/services/keys.js';
+import { route, sleep } from './outbound-env.js';
+
+interface Reply {
+  status: number;
+  body: string;
+  headers: http.IncomingHttpHeaders;
+}
+
+/** A client on one keep-alive connection: every request it sends reaches the same process. */
+function client(base: string) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const send = (method: string, path: string, key: string, body?: unknown, requestId?: string) =>
+    new Promise<Reply>((resolve, reject) => {
+      const req = http.request(
+        `${base}${path}`,
+        {
+          method,
+          agent,
+          timeout: 10_000,
+          headers: {
+            authorization: `Bearer ${key}`,
+            'content-type': 'application/json',
+            ...(requestId ? { 'x-request-id': requestId } : {}),
+          },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (c) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode!, body: text, headers: res.headers }));
+        },
+      );
+      req.on('error', reject);
+      req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer in 10 s`)));
+      req.end(body === undefined ? undefined : JSON.stringify(body));
+    });
+  return { send, close: () => agent.destroy() };
+}
+
+/** The worker number that logged the request (debug log; written asynchronously), or 0 for the primary. */
+async function servedBy(log: () => string, requestId: string): Promise<number | undefined> {
+  for (const until = Date.now() + 3000; Date.now() < until; await sleep(20))
+    for (const line of log().split('\n'))
+      if (line.includes(`"requestId":"${requestId}"`)) return (JSON.parse(line) as { worker?: number }).worker ?? 0;
+  return undefined;
+}
+
+const workersUp = (log: string) => [...log.matchAll(/"worker":(\d+),"pid":(\d+),"msg":"HTTP worker up"/g)];
+
+describe('PostgreSQL: one node with HTTP workers (MTA_HTTP_WORKERS)', function () {
+  this.timeout(120_000);
+  let dns: TestDns, mx: TestMx, db: DB | undefined;
+  let node: Awaited<ReturnType<typeof serveChild>>;
+  let live: string, admin: string, limited: string, spare: string;
+  const children: ChildProcess[] = [];
+  const email = (i: number) => ({ from: 'app@sender.test', to: `w${i}@rcpt.test`, subject: `n${i}`, text: 'x' });
+
+  before(async function () {
+    if (testEngine() !== 'pg') return this.skip(); // runs in the PostgreSQL pass (MTA_TEST_ENGINE=pg)
+    dns = await new TestDns().start();
+    mx = await new TestMx().start();
+    route(dns, 'rcpt.test');
+    const dir = tempDir('mta-workers-');
+    const url = await pgUrlFor(dir);
+    const env: Record<string, string> = {
+      MTA_DATA_DIR: dir,
+      MTA_DATABASE_URL: url,
+      MTA_HTTP_PORT: '0',
+      MTA_SMTP_PORT: '0',
+      MTA_SUBMISSION_PORT: '0',
+      MTA_SMTP_HOST: '127.0.0.1',
+      MTA_HOSTNAME: 'mta.test',
+      MTA_DNS_SERVERS: dns.server,
+      MTA_OUTBOUND_PORT: String(mx.port),
+      MTA_HTTP_WORKERS: '2',
+      MTA_RATE_LIMIT: '0.5',
+      MTA_RATE_BURST: '12',
+      MTA_LOG_LEVEL: 'debug',
+    };
+    db = openDb(dir, { databaseUrl: url });
+    const ctx = { db, config: loadConfig({ env }), now: Date.now, log: pino({ level: 'silent' }) };
+    const team = createTeam(ctx, 'workers');
+    live = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send'] }).key;
+    admin = createKey(ctx, team.id, { mode: 'live', scopes: ['keys:write', 'emails:send'] }).key;
+    limited = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send'] }).key;
+    spare = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send'] }).key;
+    const dom = insertVerifiedDomain(db, team.id, 'sender.test');
+    dns.set(`${dom.selector}._domainkey.sender.test`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });
+    node = await serveChild(env);
+    children.push(node.child);
+    const until = Date.now() + 30_000;
+    while (workersUp(node.log()).length < 2 && Date.now() < until) await sleep(50);
+    expect(workersUp(node.log()).length, node.log().slice(-2000)).to.equal(2);
+  });
+
+  after(async () => {
+    for (const c of children) c.kill('SIGKILL');
+    for (const [, , pid] of workersUp(node?.log() ?? ''))
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    db?.close();
+    await mx?.stop();
+    await dns?.stop();
+  });
+
+  it('workers answer the connections; what they accept is delivered at once by the primary', async () => {
+    const clients = [client(node.url), client(node.url), client(node.url)];
+    const by: number[] = [];
+    // One email at a time, each awaited at the MX: without the worker's nudge the loop would find it only at its
+    // next idle poll (1 s), so ten in a row under 600 ms each would not happen.
+    for (let i = 0; i < 10; i++) {
+      const rid = `deliver-${i}`;
+      const t0 = Date.now();
+      const r = await clients[i % 3]!.send('POST', '/v1/emails', live, email(i), rid);
+      expect(r.status, r.body).to.equal(202);
+      while (!mx.messages.some((m) => m.to.includes(`w${i}@rcpt.test`)) && Date.now() - t0 < 5000) await sleep(5);
+      expect(Date.now() - t0, `email ${i} reached the MX`).to.be.lessThan(600);
+      by.push((await servedBy(node.log, rid))!);
+    }
+    for (const c of clients) c.close();
+    expect(
+      by.every((w) => w >= 1),
+      `served by ${by}`,
+    ).to.equal(true);
+    expect(new Set(by).size, 'both workers served connections').to.equal(2);
+  });
+
+  it('a key revoked through one worker fails at once on the others', async () => {
+    const owner = client(node.url);
+    const made = await owner.send('POST', '/v1/api-keys', admin, {
+      name: 'short-lived',
+      mode: 'live',
+      scopes: ['emails:send'],
+    });
+    expect(made.status, made.body).to.equal(201);
+    const { id, key } = JSON.parse(made.body) as { id: string; key: string };
+    const users = [client(node.url), client(node.url), client(node.url), client(node.url)];
+    for (const [i, u] of users.entries()) {
+      const r = await u.send('POST', '/v1/emails', key, email(100 + i), `revoke-use-${i}`);
+      expect(r.status, r.body).to.equal(202); // the key is now remembered by the process of each connection
+    }
+    const served = new Set(await Promise.all(users.map((_, i) => servedBy(node.log, `revoke-use-${i}`))));
+    expect(served.size, 'the key is used on both workers').to.equal(2);
+    const gone = await owner.send('DELETE', `/v1/api-keys/${id}`, admin);
+    expect(gone.status, gone.body).to.equal(200);
+    await sleep(50); // the IPC message (a remembered key lasts 2 s otherwise)
+    for (const u of users) {
+      const r = await u.send('POST', '/v1/emails', key, email(200));
+      expect(r.status, r.body).to.equal(401);
+    }
+    for (const c of [owner, ...users]) c.close();
+  });
+
+  it('the rate limit is one bucket per key for the node, whichever worker answers', async () => {
+    const users = [client(node.url), client(node.url), client(node.url), client(node.url)];
+    const statuses: number[] = [];
+    for (let i = 0; i < 16; i++) {
+      const r = await users[i % 4]!.send('POST', '/v1/emails', limited, email(300 + i), `limit-${i}`);
+      statuses.push(r.status);
+    }
+    for (const c of users) c.close();
+    const served = new Set(await Promise.all(statuses.map((_, i) => servedBy(node.log, `limit-${i}`))));
+    expect(served.size, 'both workers answered').to.equal(2);
+    // A burst of 12 at 0.5/s: 12 or 13 accepted in all, not 12 per process.
+    const ok = statuses.filter((s) => s === 202).length;
+    expect(ok, `statuses ${statuses}`).to.be.within(12, 13);
+    expect(statuses.filter((s) => s === 429).length).to.equal(16 - ok);
+  });
+
+  it('/metrics counts the requests of every process', async () => {
+    const text = await (await fetch(`${node.url}/metrics`)).text();
+    const posts = [...text.matchAll(/^mta_http_request_duration_seconds_count\{([^}]*)\} (\d+)$/gm)]
+      .filter(([, labels]) => labels!.includes('route="/v1/emails"') && labels!.includes('method="POST"'))
+      .reduce((n, m) => n + Number(m[2]), 0);
+    // 10 + 4 + 1 + 16 posts above, spread over both workers.
+    expect(posts).to.be.at.least(31);
+    expect(text).to.match(/^mta_deliveries_pending \d+$/m); // read once, by the primary
+  });
+
+  it('a worker killed is replaced; the node keeps answering meanwhile', async () => {
+    const [first] = workersUp(node.log());
+    const pid = Number(first![2]);
+    process.kill(pid, 'SIGKILL');
+    for (let i = 0; i < 6; i++) {
+      const c = client(node.url);
+      const r = await c.send('POST', '/v1/emails', spare, email(400 + i));
+      c.close();
+      expect(r.status, r.body).to.equal(202);
+    }
+    const until = Date.now() + 20_000;
+    while (workersUp(node.log()).length < 3 && Date.now() < until) await sleep(50);
+    const up = workersUp(node.log());
+    expect(up.length, 'a new worker came up').to.equal(3);
+    expect(up[2]![1], 'with the number of the one that died').to.equal(first![1]);
+  });
+
+  it('SIGTERM stops the workers, then the primary', async () => {
+    const pids = workersUp(node.log()).map((m) => Number(m[2]));
+    const exited = new Promise<number | null>((r) => node.child.once('exit', (code) => r(code)));
+    node.child.kill('SIGTERM');
+    expect(await exited).to.equal(0);
+    const alive = pids.filter((pid) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    expect(alive, 'no worker outlives its primary').to.deep.equal([]);
+  });
+});
