@@ -51,7 +51,12 @@ export async function startChild(extraEnv: Record<string, string> = {}, nodeArgs
     MTA_LOG_LEVEL: 'info',
     MTA_HOSTNAME: 'mta.bench',
     MTA_DNS_CHECK_CRON: '0 0 1 1 *', // no re-check of the bench's sender domain mid-run (it would fail it)
-    ...(process.env.MTA_HTTP_WORKERS ? { MTA_HTTP_WORKERS: process.env.MTA_HTTP_WORKERS } : {}),
+    // Settings a bench run may set from its own environment (BENCHMARKS.md): HTTP workers, a rate limit on.
+    ...Object.fromEntries(
+      ['MTA_HTTP_WORKERS', 'MTA_RATE_LIMIT', 'MTA_RATE_BURST'].flatMap((k) =>
+        process.env[k] ? [[k, process.env[k]!]] : [],
+      ),
+    ),
     ...extraEnv,
   };
   const proc = spawn(process.execPath, [...nodeArgs, BIN, 'serve'], {

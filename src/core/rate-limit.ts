@@ -57,6 +57,27 @@ export class RateLimiter {
     return this.report(b.tokens >= 1, b);
   }
 
+  /**
+   * Takes up to `max` whole tokens at once (a lease for another process of the node to spend): `taken` of them, 0
+   * when the bucket holds less than one; the report is that of a take (ok when at least one was taken).
+   */
+  takeUpTo(key: string, max: number): TakeResult & { taken: number } {
+    const t = this.now();
+    const b = this.level(key, t);
+    const taken = Math.max(0, Math.min(Math.floor(max), Math.floor(b.tokens)));
+    b.tokens -= taken;
+    this.store(key, b, t);
+    return { ...this.report(taken > 0, b), taken };
+  }
+
+  /** Puts back `n` tokens taken and not spent (a lease's rest), never above the burst. */
+  give(key: string, n: number): void {
+    const t = this.now();
+    const b = this.level(key, t);
+    b.tokens = Math.min(this.burst, b.tokens + n);
+    this.store(key, b, t);
+  }
+
   /** Forgets `key`: its bucket is full again. */
   refill(key: string): void {
     this.buckets.delete(key);

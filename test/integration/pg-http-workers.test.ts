@@ -67,7 +67,7 @@ describe('PostgreSQL: one node with HTTP workers (MTA_HTTP_WORKERS)', function (
   this.timeout(120_000);
   let dns: TestDns, mx: TestMx, db: DB | undefined;
   let node: Awaited<ReturnType<typeof serveChild>>;
-  let live: string, admin: string, limited: string, spare: string;
+  let live: string, admin: string, limited: string, spare: string, lent: string;
   const children: ChildProcess[] = [];
   const email = (i: number) => ({ from: 'app@sender.test', to: `w${i}@rcpt.test`, subject: `n${i}`, text: 'x' });
 
@@ -89,7 +89,7 @@ describe('PostgreSQL: one node with HTTP workers (MTA_HTTP_WORKERS)', function (
       MTA_DNS_SERVERS: dns.server,
       MTA_OUTBOUND_PORT: String(mx.port),
       MTA_HTTP_WORKERS: '2',
-      MTA_RATE_LIMIT: '0.5',
+      MTA_RATE_LIMIT: '0.2',
       MTA_RATE_BURST: '12',
       MTA_LOG_LEVEL: 'debug',
     };
@@ -100,6 +100,7 @@ describe('PostgreSQL: one node with HTTP workers (MTA_HTTP_WORKERS)', function (
     admin = createKey(ctx, team.id, { mode: 'live', scopes: ['keys:write', 'emails:send'] }).key;
     limited = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send'] }).key;
     spare = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send'] }).key;
+    lent = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send'] }).key;
     const dom = insertVerifiedDomain(db, team.id, 'sender.test');
     dns.set(`${dom.selector}._domainkey.sender.test`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });
     node = await serveChild(env);
@@ -180,10 +181,26 @@ describe('PostgreSQL: one node with HTTP workers (MTA_HTTP_WORKERS)', function (
     for (const c of users) c.close();
     const served = new Set(await Promise.all(statuses.map((_, i) => servedBy(node.log, `limit-${i}`))));
     expect(served.size, 'both workers answered').to.equal(2);
-    // A burst of 12 at 0.5/s: 12 or 13 accepted in all, not 12 per process.
+    // A burst of 12 at 0.2/s: 12 or 13 accepted in all, not 12 per process.
     const ok = statuses.filter((s) => s === 202).length;
     expect(ok, `statuses ${statuses}`).to.be.within(12, 13);
     expect(statuses.filter((s) => s === 429).length).to.equal(16 - ok);
+  });
+
+  it('tokens a worker was lent and did not spend go back to the node', async () => {
+    const [a, b] = [client(node.url), client(node.url)];
+    // A's worker is lent 2 tokens of the 12 (a share: 12 / 2 / 3 processes) and spends one.
+    expect((await a.send('POST', '/v1/emails', lent, email(500), 'lent-a')).status).to.equal(202);
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++)
+      statuses.push((await b.send('POST', '/v1/emails', lent, email(501 + i), `lent-b${i}`)).status);
+    expect(await servedBy(node.log, 'lent-b0')).to.not.equal(await servedBy(node.log, 'lent-a'));
+    expect(statuses.filter((s) => s === 202).length, `${statuses}`).to.equal(10); // one token is A's
+    await sleep(600); // A's lease ends (250 ms) and its unspent token goes back (0.12 refilled meanwhile)
+    const again = await b.send('POST', '/v1/emails', lent, email(520));
+    expect(again.status, again.body).to.equal(202);
+    a.close();
+    b.close();
   });
 
   it('/metrics counts the requests of every process', async () => {
@@ -191,8 +208,8 @@ describe('PostgreSQL: one node with HTTP workers (MTA_HTTP_WORKERS)', function (
     const posts = [...text.matchAll(/^mta_http_request_duration_seconds_count\{([^}]*)\} (\d+)$/gm)]
       .filter(([, labels]) => labels!.includes('route="/v1/emails"') && labels!.includes('method="POST"'))
       .reduce((n, m) => n + Number(m[2]), 0);
-    // 10 + 4 + 1 + 16 posts above, spread over both workers.
-    expect(posts).to.be.at.least(31);
+    // 10 + 4 + 1 + 16 + 13 posts above, spread over both workers.
+    expect(posts).to.be.at.least(44);
     expect(text).to.match(/^mta_deliveries_pending \d+$/m); // read once, by the primary
   });
 
