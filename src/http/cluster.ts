@@ -287,6 +287,11 @@ export class HttpWorkers {
       sock.resume();
     };
     server.on('connection', (sock: net.Socket) => this.hand(sock));
+    // A connection the primary answered while no worker was up (at start, during a restart) is closed after its
+    // next answer once one is, so a keep-alive client reconnects and gets a worker.
+    server.prependListener('request', (_req, res: http.ServerResponse) => {
+      if (this.ready > 0) res.setHeader('Connection', 'close');
+    });
     for (let n = 1; n <= this.count; n++) this.spawn(n);
   }
 

@@ -68,6 +68,8 @@ describe('PostgreSQL: one node with HTTP workers (MTA_HTTP_WORKERS)', function (
   let dns: TestDns, mx: TestMx, db: DB | undefined;
   let node: Awaited<ReturnType<typeof serveChild>>;
   let live: string, admin: string, limited: string, spare: string, lent: string;
+  let early: ReturnType<typeof client>;
+  let earlyBy: number | undefined;
   const children: ChildProcess[] = [];
   const email = (i: number) => ({ from: 'app@sender.test', to: `w${i}@rcpt.test`, subject: `n${i}`, text: 'x' });
 
@@ -105,6 +107,11 @@ describe('PostgreSQL: one node with HTTP workers (MTA_HTTP_WORKERS)', function (
     dns.set(`${dom.selector}._domainkey.sender.test`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });
     node = await serveChild(env);
     children.push(node.child);
+    // A keep-alive connection opened as soon as the node listens: its workers take a second to start, so the
+    // primary answers it itself.
+    early = client(node.url);
+    expect((await early.send('GET', '/healthz', live, undefined, 'early-1')).status).to.be.oneOf([200, 503]);
+    earlyBy = await servedBy(node.log, 'early-1');
     const until = Date.now() + 30_000;
     while (workersUp(node.log()).length < 2 && Date.now() < until) await sleep(50);
     expect(workersUp(node.log()).length, node.log().slice(-2000)).to.equal(2);
@@ -143,6 +150,16 @@ describe('PostgreSQL: one node with HTTP workers (MTA_HTTP_WORKERS)', function (
       `served by ${by}`,
     ).to.equal(true);
     expect(new Set(by).size, 'both workers served connections').to.equal(2);
+  });
+
+  it('a connection the primary answered before the workers were up moves to a worker after its next answer', async function () {
+    if (earlyBy !== 0) return this.skip(); // a worker was up already (not seen on this machine)
+    const r = await early.send('GET', '/healthz', live, undefined, 'early-2');
+    expect(r.headers.connection).to.equal('close');
+    expect(await servedBy(node.log, 'early-2')).to.equal(0);
+    await early.send('GET', '/healthz', live, undefined, 'early-3'); // a new connection
+    expect(await servedBy(node.log, 'early-3')).to.be.at.least(1);
+    early.close();
   });
 
   it('a key revoked through one worker fails at once on the others', async () => {
