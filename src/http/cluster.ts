@@ -320,7 +320,7 @@ export class HttpWorkers {
   }
 
   /**
-   * To the next worker up, or here when none is (starting, restarting). This process keeps its copy of the socket
+   * To the next worker up, or here when none is (starting, restarting, stopping). This process keeps its copy of the socket
    * until the worker says it took it: a worker that dies before that (its exit not yet seen here) has read nothing,
    * and the connection goes to another.
    */
@@ -335,6 +335,7 @@ export class HttpWorkers {
   }
 
   private pick(): Worker | undefined {
+    if (this.stopping) return undefined; // the workers drain; the primary answers until it closes too
     for (let i = 0; i < this.workers.length; i++) {
       const w = this.workers[this.next++ % this.workers.length]!;
       if (w.ready && w.child.connected) return w;

@@ -63,7 +63,7 @@ const EMAIL_VALUES = EMAIL_COLS.split(', ')
  * SEQ_MAX_AGE_MS are dropped (unused seqs are gaps, as after any rollback), so with several nodes an email's seq is
  * at most that much older than its neighbours' (docs/postgres-notes.md); one node takes its seqs in order.
  */
-const SEQ_BLOCK = 32;
+const SEQ_BLOCK = 128;
 const SEQ_MAX_AGE_MS = 1000;
 const seqPools = new WeakMap<DB, { seqs: number[]; at: number }>();
 function pooledSeq(db: DB): number | undefined {
