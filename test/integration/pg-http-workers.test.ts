@@ -26,31 +26,42 @@ interface Reply {
 /** A client on one keep-alive connection: every request it sends reaches the same process. */
 function client(base: string) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const send = (method: string, path: string, key: string, body?: unknown, requestId?: string) =>
+  const raw = (method: string, path: string, headers: http.OutgoingHttpHeaders, body?: string) =>
     new Promise<Reply>((resolve, reject) => {
-      const req = http.request(
-        `${base}${path}`,
-        {
-          method,
-          agent,
-          timeout: 10_000,
-          headers: {
-            authorization: `Bearer ${key}`,
-            'content-type': 'application/json',
-            ...(requestId ? { 'x-request-id': requestId } : {}),
-          },
-        },
-        (res) => {
-          let text = '';
-          res.on('data', (c) => (text += c));
-          res.on('end', () => resolve({ status: res.statusCode!, body: text, headers: res.headers }));
-        },
-      );
+      const req = http.request(`${base}${path}`, { method, agent, timeout: 10_000, headers }, (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text, headers: res.headers }));
+      });
       req.on('error', reject);
       req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer in 10 s`)));
-      req.end(body === undefined ? undefined : JSON.stringify(body));
+      req.end(body);
     });
-  return { send, close: () => agent.destroy() };
+  const send = (method: string, path: string, key: string, body?: unknown, requestId?: string) =>
+    raw(
+      method,
+      path,
+      {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        ...(requestId ? { 'x-request-id': requestId } : {}),
+      },
+      body === undefined ? undefined : JSON.stringify(body),
+    );
+  /** A wrong operator password through the dashboard's sign-in form (its page first, for the CSRF token and cookie). */
+  const wrongPassword = async (requestId: string) => {
+    const page = await raw('GET', '/dashboard/sign-in', {});
+    const cookie = (page.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]).join('; ');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
+    const form = new URLSearchParams({ _csrf: csrf, password: 'not the operator password', team: 'workers' });
+    return raw(
+      'POST',
+      '/dashboard/sign-in',
+      { cookie, 'content-type': 'application/x-www-form-urlencoded', 'x-request-id': requestId },
+      form.toString(),
+    );
+  };
+  return { send, wrongPassword, close: () => agent.destroy() };
 }
 
 /** The worker number that logged the request (debug log; written asynchronously), or 0 for the primary. */
@@ -94,6 +105,7 @@ describe('PostgreSQL: one node with HTTP workers (MTA_HTTP_WORKERS)', function (
       MTA_RATE_LIMIT: '0.2',
       MTA_RATE_BURST: '12',
       MTA_LOG_LEVEL: 'debug',
+      MTA_DASHBOARD_PASSWORD: 'the operator password of this test',
     };
     db = openDb(dir, { databaseUrl: url });
     const ctx = { db, config: loadConfig({ env }), now: Date.now, log: pino({ level: 'silent' }) };
@@ -216,6 +228,17 @@ describe('PostgreSQL: one node with HTTP workers (MTA_HTTP_WORKERS)', function (
     await sleep(600); // A's lease ends (250 ms) and its unspent token goes back (0.12 refilled meanwhile)
     const again = await b.send('POST', '/v1/emails', lent, email(520));
     expect(again.status, again.body).to.equal(202);
+    a.close();
+    b.close();
+  });
+
+  it("the dashboard's sign-in back-off holds for the node, whichever worker answers", async () => {
+    const [a, b] = [client(node.url), client(node.url)];
+    for (let i = 0; i < 10; i++) expect((await a.wrongPassword(`pw-a${i}`)).status).to.equal(401);
+    const refused = await b.wrongPassword('pw-b');
+    expect(await servedBy(node.log, 'pw-b')).to.not.equal(await servedBy(node.log, 'pw-a0'));
+    expect(refused.status, 'the 11th wrong password from this address, on the other worker').to.equal(429);
+    expect(refused.body).to.include('Too many wrong passwords from your address');
     a.close();
     b.close();
   });
