@@ -24,6 +24,29 @@ export async function mta(args: string[], env: Record<string, string>) {
   }
 }
 
+/**
+ * The environment of an `mta serve` child on loopback: every listener on a free port, the test DNS server, and
+ * outbound SMTP to the test MX's port; `extra` adds or overrides settings.
+ */
+export function loopbackEnv(
+  dataDir: string,
+  dnsServer: string,
+  mxPort: number,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    MTA_DATA_DIR: dataDir,
+    MTA_HTTP_PORT: '0',
+    MTA_SMTP_PORT: '0',
+    MTA_SUBMISSION_PORT: '0',
+    MTA_SMTP_HOST: '127.0.0.1',
+    MTA_HOSTNAME: 'mta.test',
+    MTA_DNS_SERVERS: dnsServer,
+    MTA_OUTBOUND_PORT: String(mxPort),
+    ...extra,
+  };
+}
+
 /** Runs `mta serve` as a child process; resolves with its HTTP base URL once its listening line is logged. */
 export async function serveChild(
   env: Record<string, string>,

@@ -4,7 +4,7 @@ import pino from 'pino';
 import { TestDns } from '../helpers/dns.js';
 import { TestMx } from '../helpers/smtp-mx.js';
 import { tempDir, openTestDb } from '../helpers/service.js';
-import { serveChild } from '../helpers/cli.js';
+import { loopbackEnv, serveChild } from '../helpers/cli.js';
 import { insertVerifiedDomain } from '../helpers/factories.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createTeam, createKey } from '../../src/services/keys.js';
@@ -25,15 +25,7 @@ describe('outbound delivery: kill -9 in the middle of a batch loses nothing', fu
     mx = await new TestMx({ script: { data: () => ({ delayMs: 40 }) } }).start();
     route(dns, 'rcpt.test');
     const dataDir = tempDir('mta-crash-');
-    const env: Record<string, string> = {
-      MTA_DATA_DIR: dataDir,
-      MTA_HTTP_PORT: '0',
-      MTA_SMTP_PORT: '0',
-      MTA_SUBMISSION_PORT: '0',
-      MTA_SMTP_HOST: '127.0.0.1',
-      MTA_HOSTNAME: 'mta.test',
-      MTA_DNS_SERVERS: dns.server,
-      MTA_OUTBOUND_PORT: String(mx.port),
+    const env = loopbackEnv(dataDir, dns.server, mx.port, {
       MTA_OUTBOUND_TIMEOUT_SECONDS: '2',
       MTA_OUTBOUND_PER_DOMAIN_CONCURRENCY: '4',
       MTA_RETRY_MIN_SECONDS: '0.2',
@@ -41,7 +33,7 @@ describe('outbound delivery: kill -9 in the middle of a batch loses nothing', fu
       MTA_RATE_LIMIT: '0',
       MTA_LOG_LEVEL: 'info',
       MTA_ALLOW_PRIVATE_WEBHOOKS: '1',
-    };
+    });
     const db = await openTestDb(dataDir);
     const ctx = { db, config: loadConfig({ env }), now: Date.now, log: pino({ level: 'silent' }) };
     const team = createTeam(ctx, 'crash');

@@ -10,7 +10,7 @@ import pino from 'pino';
 import { TestDns } from '../helpers/dns.js';
 import { TestMx } from '../helpers/smtp-mx.js';
 import { tempDir, testEngine, pgUrlFor } from '../helpers/service.js';
-import { serveChild } from '../helpers/cli.js';
+import { loopbackEnv, serveChild } from '../helpers/cli.js';
 import { insertVerifiedDomain } from '../helpers/factories.js';
 import { openDb, type DB } from '../../src/store/db.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -91,22 +91,14 @@ describe('PostgreSQL: one node with HTTP workers (MTA_HTTP_WORKERS)', function (
     route(dns, 'rcpt.test');
     const dir = tempDir('mta-workers-');
     const url = await pgUrlFor(dir);
-    const env: Record<string, string> = {
-      MTA_DATA_DIR: dir,
+    const env = loopbackEnv(dir, dns.server, mx.port, {
       MTA_DATABASE_URL: url,
-      MTA_HTTP_PORT: '0',
-      MTA_SMTP_PORT: '0',
-      MTA_SUBMISSION_PORT: '0',
-      MTA_SMTP_HOST: '127.0.0.1',
-      MTA_HOSTNAME: 'mta.test',
-      MTA_DNS_SERVERS: dns.server,
-      MTA_OUTBOUND_PORT: String(mx.port),
       MTA_HTTP_WORKERS: '2',
       MTA_RATE_LIMIT: '0.2',
       MTA_RATE_BURST: '12',
       MTA_LOG_LEVEL: 'debug',
       MTA_DASHBOARD_PASSWORD: 'the operator password of this test',
-    };
+    });
     db = openDb(dir, { databaseUrl: url });
     const ctx = { db, config: loadConfig({ env }), now: Date.now, log: pino({ level: 'silent' }) };
     const team = createTeam(ctx, 'workers');

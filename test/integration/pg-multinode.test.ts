@@ -7,7 +7,7 @@ import pino from 'pino';
 import { TestDns } from '../helpers/dns.js';
 import { TestMx } from '../helpers/smtp-mx.js';
 import { tempDir, testEngine, pgUrlFor } from '../helpers/service.js';
-import { serveChild } from '../helpers/cli.js';
+import { loopbackEnv, serveChild } from '../helpers/cli.js';
 import { insertVerifiedDomain } from '../helpers/factories.js';
 import { openDb, type DB } from '../../src/store/db.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -59,22 +59,15 @@ describe('PostgreSQL: two nodes on one database, one killed mid-delivery', funct
     route(dns, 'rcpt.test');
     const dirA = tempDir('mta-node-a-');
     const url = await pgUrlFor(dirA);
-    const env = (dataDir: string): Record<string, string> => ({
-      MTA_DATA_DIR: dataDir,
-      MTA_DATABASE_URL: url,
-      MTA_HTTP_PORT: '0',
-      MTA_SMTP_PORT: '0',
-      MTA_SUBMISSION_PORT: '0',
-      MTA_SMTP_HOST: '127.0.0.1',
-      MTA_HOSTNAME: 'mta.test',
-      MTA_DNS_SERVERS: dns.server,
-      MTA_OUTBOUND_PORT: String(mx.port),
-      MTA_OUTBOUND_TIMEOUT_SECONDS: '2',
-      MTA_RETRY_MIN_SECONDS: '0.2',
-      MTA_RETRY_MAX_SECONDS: '10', // leases of 10 s: the killed node's claims come back after that
-      MTA_RATE_LIMIT: '0',
-      MTA_LOG_LEVEL: 'info',
-    });
+    const env = (dataDir: string): Record<string, string> =>
+      loopbackEnv(dataDir, dns.server, mx.port, {
+        MTA_DATABASE_URL: url,
+        MTA_OUTBOUND_TIMEOUT_SECONDS: '2',
+        MTA_RETRY_MIN_SECONDS: '0.2',
+        MTA_RETRY_MAX_SECONDS: '10', // leases of 10 s: the killed node's claims come back after that
+        MTA_RATE_LIMIT: '0',
+        MTA_LOG_LEVEL: 'info',
+      });
     db = openDb(dirA, { databaseUrl: url });
     const ctx = { db, config: loadConfig({ env: env(dirA) }), now: Date.now, log: pino({ level: 'silent' }) };
     const team = createTeam(ctx, 'nodes');
