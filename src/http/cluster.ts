@@ -16,7 +16,7 @@ import type { Nudge, Siblings } from '../services/siblings.js';
 import { nudged } from '../services/siblings.js';
 import { forgetEverything } from '../services/remembered.js';
 import { keyLimiter } from '../services/rate-limits.js';
-import type { TakeResult } from '../core/rate-limit.js';
+import { LEASE_MAX, Leases, type Lease } from './cluster-leases.js';
 import { localGuard } from './dashboard/sign-in-guard.js';
 import { aggregateMetrics, localMetrics } from './metrics.js';
 
@@ -29,100 +29,12 @@ type Msg =
   | { t: 'took'; id: number }
   | { t: 'nudge'; kind: Nudge }
   | { t: 'forget' }
-  | { t: 'give'; name: string; key: string; n: number }
+  | { t: 'give'; key: string; n: number }
   | { t: 'stop' }
   | { t: 'call'; id: number; op: string; args: unknown[] }
   | { t: 'reply'; id: number; value?: unknown; error?: string };
 
 const CALL_TIMEOUT_MS = 5000;
-/** How long a worker may spend tokens the primary lent it before it gives back the rest. */
-const LEASE_MS = 250;
-/** Most tokens lent at once: a share of what the bucket holds (never more than half of it over the processes). */
-const LEASE_MAX = 64;
-
-type Lease = TakeResult & { taken: number };
-
-/** A lease this big or bigger is renewed before it runs out (near its limit, a key gets small leases, asked on use). */
-const PREFETCH_FROM = 8;
-
-interface Held {
-  tokens: number;
-  until: number;
-  /** The last lease: its report, and how many it lent. */
-  last: Lease;
-  asking?: Promise<void>;
-}
-
-/**
- * A worker's side of the node's rate limits: the primary lends tokens of a key's bucket, spent here without a round
- * trip, renewed in the background while the key is busy; what is left when a key goes quiet for LEASE_MS goes back.
- * The node never takes more than its bucket holds (tokens are only ever lent out of it); a key near its limit gets
- * leases of one token, asked for on use, so the last tokens go to whichever process asks first.
- */
-class Leases {
-  private held = new Map<string, Held>();
-  constructor(
-    private ask: (name: string, key: string) => Promise<Lease>,
-    private giveBack: (name: string, key: string, n: number) => void,
-  ) {
-    setInterval(() => this.sweep(Date.now()), LEASE_MS).unref();
-  }
-
-  take(name: string, key: string): TakeResult | Promise<TakeResult> {
-    const id = `${name} ${key}`;
-    const h = this.held.get(id);
-    if (h && h.tokens >= 1) return this.spend(id, name, key, h);
-    return (h?.asking ?? this.renew(id, name, key)).then(() => {
-      const now = this.held.get(id);
-      if (now && now.tokens >= 1) return this.spend(id, name, key, now);
-      const r = now?.last;
-      return { ok: false, remaining: 0, reset: r?.reset ?? 1, retryAfter: r?.retryAfter ?? 1 };
-    });
-  }
-
-  private spend(id: string, name: string, key: string, h: Held): TakeResult {
-    h.tokens--;
-    h.until = Date.now() + LEASE_MS;
-    if (h.tokens < h.last.taken / 2 && h.last.taken >= PREFETCH_FROM && !h.asking) void this.renew(id, name, key);
-    return { ok: true, remaining: h.last.remaining + h.tokens, reset: h.last.reset, retryAfter: 1 };
-  }
-
-  /** Asks the primary for another lease of the key (one at a time); its tokens join those held. */
-  private renew(id: string, name: string, key: string): Promise<void> {
-    const h: Held = this.held.get(id) ?? {
-      tokens: 0,
-      until: 0,
-      last: { ok: false, taken: 0, remaining: 0, reset: 1, retryAfter: 1 },
-    };
-    this.held.set(id, h);
-    const done = () => {
-      h.asking = undefined;
-    };
-    h.asking = this.ask(name, key).then(
-      (r) => {
-        h.tokens += r.taken;
-        h.last = r;
-        h.until = Date.now() + LEASE_MS;
-        done();
-      },
-      (err: Error) => {
-        done();
-        throw err;
-      },
-    );
-    return h.asking;
-  }
-
-  private sweep(now: number): void {
-    for (const [id, h] of this.held)
-      if (h.until <= now && !h.asking) {
-        this.held.delete(id);
-        const [name, ...key] = id.split(' ');
-        if (h.tokens > 0) this.giveBack(name!, key.join(' '), h.tokens);
-      }
-  }
-}
-
 /** How long a stopping worker lets the requests it is answering finish before it closes their connections. */
 const STOP_GRACE_MS = 10_000;
 
@@ -195,8 +107,8 @@ export function workerSiblings(): Siblings & {
   const calls = new Calls();
   const queued = new Set<Nudge>();
   const leases = new Leases(
-    (name, key) => calls.ask(send, 'lease', [name, key]) as Promise<Lease>,
-    (name, key, n) => send({ t: 'give', name, key, n }),
+    (key) => calls.ask(send, 'lease', [key]) as Promise<Lease>,
+    (key, n) => send({ t: 'give', key, n }),
   );
   return {
     role: 'worker',
@@ -210,7 +122,7 @@ export function workerSiblings(): Siblings & {
       });
     },
     forget: () => send({ t: 'forget' }),
-    take: (name, key) => leases.take(name, key),
+    take: (key) => leases.take(key),
     call: (op, args) => calls.ask(send, op, args),
     serve(ctx, server, closeService) {
       const drain = draining(server);
@@ -272,7 +184,7 @@ export class HttpWorkers {
     role: 'primary',
     nudge: (kind) => this.ctx && nudged(this.ctx.db, kind),
     forget: () => this.broadcast({ t: 'forget' }),
-    take: async (name, key) => this.take(name, key),
+    take: (key) => this.limiter().take(key),
     call: (op, args) => this.handle(op, args),
   };
 
@@ -365,7 +277,7 @@ export class HttpWorkers {
         forgetEverything();
         this.broadcast(m, w);
       } else if (m.t === 'reply') w.calls.settle(m);
-      else if (m.t === 'give') this.limiter(m.name)?.give(m.key, m.n);
+      else if (m.t === 'give') this.limiter().give(m.key, m.n);
       else if (m.t === 'call') void answer(send, m, () => this.handle(m.op, m.args));
     });
     child.on('error', (err) => this.log.error({ err, worker: n }, 'HTTP worker error'));
@@ -394,20 +306,16 @@ export class HttpWorkers {
         }
   }
 
-  private limiter(name: string) {
-    return name === 'api' && this.ctx ? keyLimiter(this.ctx) : null;
-  }
-
-  private take(name: string, key: string): TakeResult {
-    const l = this.limiter(name);
-    if (!l) throw new Error(`no limiter ${name}`);
-    return l.take(key);
+  /** The node's API rate limiter (the workers run with one when it is on). */
+  private limiter() {
+    const l = this.ctx && keyLimiter(this.ctx);
+    if (!l) throw new Error('no rate limiter');
+    return l;
   }
 
   /** Lends a worker tokens of a bucket: a share of what it holds, split over the node's processes (see Leases). */
-  private lease(name: string, key: string): Lease {
-    const l = this.limiter(name);
-    if (!l) throw new Error(`no limiter ${name}`);
+  private lease(key: string): Lease {
+    const l = this.limiter();
     const share = Math.floor(l.peek(key).remaining / (2 * (this.count + 1)));
     return l.takeUpTo(key, Math.max(1, Math.min(LEASE_MAX, share)));
   }
@@ -416,8 +324,7 @@ export class HttpWorkers {
   private async handle(op: string, args: unknown[]): Promise<unknown> {
     const ctx = this.ctx;
     if (!ctx) throw new Error('not started');
-    if (op === 'take') return this.take(String(args[0]), String(args[1]));
-    if (op === 'lease') return this.lease(String(args[0]), String(args[1]));
+    if (op === 'lease') return this.lease(String(args[0]));
     if (op === 'signin.refusal') return localGuard(ctx).refusal(String(args[0]));
     if (op === 'signin.failed') return localGuard(ctx).failed(String(args[0]));
     if (op === 'metrics') {

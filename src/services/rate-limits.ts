@@ -24,5 +24,5 @@ export function requestLimiter(ctx: Ctx): Limiter | null {
   const local = keyLimiter(ctx);
   const s = ctx.siblings;
   if (!local || s?.role !== 'worker') return local;
-  return { rate: local.rate, burst: local.burst, take: (key) => s.take('api', key) };
+  return { rate: local.rate, burst: local.burst, take: (key) => s.take(key) };
 }

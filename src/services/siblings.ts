@@ -18,10 +18,10 @@ export interface Siblings {
   /** Every other process of the node drops what it remembers (services/remembered.ts). */
   forget(): void;
   /**
-   * The node's limiter `name` (kept by the primary) takes a token for `key`: at once from tokens the primary lent
-   * this process, else by asking it (a promise).
+   * The node's API rate limiter (kept by the primary) takes a token for `key`: at once from tokens the primary
+   * lent this process, else by asking it (a promise).
    */
-  take(name: string, key: string): TakeResult | Promise<TakeResult>;
+  take(key: string): TakeResult | Promise<TakeResult>;
   /** Asks the primary (op, JSON-able args) and answers its JSON-able reply: the shared sign-in guard, metrics. */
   call(op: string, args: unknown[]): Promise<unknown>;
 }
