@@ -53,9 +53,10 @@ describe('PostgreSQL synchronous clients', function () {
         const a: Deferred = {};
         const b: Deferred = {};
         const after: Deferred = {};
+        // Three different statements, so none is merged with another (see the next test).
         c.defer(`INSERT INTO t_${transport} (id) VALUES ($1)`, [10], { name: `ins_${transport}` }, a);
-        c.defer(`INSERT INTO t_${transport} (id) VALUES ($1)`, [10], { name: `ins_${transport}` }, b); // duplicate key
-        c.defer(`INSERT INTO t_${transport} (id) VALUES ($1)`, [11], { name: `ins_${transport}` }, after);
+        c.defer(`INSERT INTO t_${transport} (id, s) VALUES ($1, 'b')`, [10], { name: `insb_${transport}` }, b); // duplicate key
+        c.defer(`UPDATE t_${transport} SET s = 'c' WHERE id = $1`, [11], { name: `upd_${transport}` }, after);
         const before = c.roundTrips;
         expect(() => c.query(`SELECT 1`))
           .to.throw(/duplicate key/)
@@ -71,6 +72,31 @@ describe('PostgreSQL synchronous clients', function () {
         // The connection is usable again, and the statement prepared in the failed batch too.
         c.query(`INSERT INTO t_${transport} (id) VALUES ($1)`, [12], { name: `ins_${transport}` });
         expect(c.query(`SELECT id FROM t_${transport} WHERE id = 12`).rows).to.deep.equal([{ id: 12 }]);
+      });
+
+      it('sends deferred runs of one INSERT as multi-row statements, each answered with its own row', () => {
+        const text = `INSERT INTO t_${transport} (id, s) VALUES ($1, $2 || '!') RETURNING id, s`;
+        const name = `insr_${transport}`;
+        c.query('BEGIN');
+        const into: Deferred[] = [20, 21, 22, 23, 24].map(() => ({}));
+        into.forEach((d, i) => c.defer(text, [20 + i, `r${i}`], { name }, d));
+        const before = c.queries;
+        c.query('SELECT 1');
+        expect(c.queries - before, 'a 4-row INSERT, a 1-row INSERT and the SELECT').to.equal(3);
+        into.forEach((d, i) =>
+          expect(d).to.deep.include({ done: true, rowCount: 1, rows: [{ id: 20 + i, s: `r${i}!` }] }),
+        );
+        // A duplicate key fails the merged statement as a whole: none of its rows is written.
+        const dup: Deferred[] = [30, 31, 32, 30].map(() => ({}));
+        [30, 31, 32, 30].forEach((id, i) => c.defer(text, [id, 'x'], { name }, dup[i]));
+        expect(() => c.query('SELECT 1'))
+          .to.throw(/duplicate key/)
+          .with.property('code', '23505');
+        expect(dup.map((d) => d.done)).to.deep.equal([undefined, undefined, undefined, undefined]);
+        c.query('ROLLBACK');
+        expect(c.query(`SELECT count(*) AS n FROM t_${transport} WHERE id BETWEEN 20 AND 40`).rows).to.deep.equal([
+          { n: 0 },
+        ]);
       });
     });
   }

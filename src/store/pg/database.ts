@@ -15,6 +15,8 @@ const IDENTITY_SQL = `SELECT c.table_name, c.column_name FROM information_schema
 const PK_SQL = `SELECT tc.table_name, kcu.column_name FROM information_schema.table_constraints tc
   JOIN information_schema.key_column_usage kcu ON kcu.constraint_name = tc.constraint_name AND kcu.table_schema = tc.table_schema
   WHERE tc.table_schema = current_schema() AND tc.constraint_type = 'PRIMARY KEY' ORDER BY kcu.ordinal_position`;
+const FK_SQL = `SELECT c.conrelid::regclass::text AS child, c.confrelid::regclass::text AS parent FROM pg_constraint c
+  WHERE c.contype = 'f' AND c.connamespace = current_schema()::regnamespace`;
 
 /**
  * A statement whose text starts with this comment is not prepared by name but sent unnamed, so PostgreSQL plans it
@@ -180,8 +182,14 @@ export class PgDatabase {
     return this.depth > 0;
   }
 
-  /** Reads identity columns and primary keys (after migrations: call again when the schema changed). */
+  /** Reads identity columns, primary keys and foreign keys (after migrations: call again when the schema changed). */
   loadCatalog(): void {
+    const parents = new Map<string, Set<string>>();
+    for (const r of this.client.query(FK_SQL).rows as { child: string; parent: string }[]) {
+      const [child, parent] = [r.child.replace(/"/g, '').toLowerCase(), r.parent.replace(/"/g, '').toLowerCase()];
+      parents.set(child, (parents.get(child) ?? new Set()).add(parent));
+    }
+    this.client.parents = parents;
     this.identities.clear();
     this.catalog.primaryKeys.clear();
     for (const r of this.client.query(IDENTITY_SQL).rows as { table_name: string; column_name: string }[])

@@ -10,18 +10,13 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import pg from 'pg';
+import { answerOf, coalesce, type Query } from './coalesce.js';
 
 export interface PgResult {
   rows: unknown[];
   rowCount: number | null;
 }
 
-interface Query {
-  text: string;
-  values: unknown[];
-  array?: boolean;
-  name?: string;
-}
 interface RawResult {
   rows: unknown[];
   rowCount: number | null;
@@ -56,6 +51,7 @@ const replayError = (cause: string) => {
 };
 
 const TIMEOUT_MS = 60_000;
+const NO_PARENTS: ReadonlySet<string> = new Set();
 
 /**
  * MTA_PG_TRACE=<file>: every round trip is appended to the file, one line per statement (its text, no values),
@@ -87,6 +83,12 @@ export abstract class SyncClient {
   abstract readonly transport: 'libpq' | 'worker';
   protected closed = false;
   private pending: { q: Query; into?: Deferred }[] = [];
+  /**
+   * Each table's foreign-key parents (PgDatabase.loadCatalog): a deferred INSERT merged with an earlier one of the
+   * same statement moves past writes of other tables, never past its parents' (./coalesce.ts). Null: merged only
+   * with the one just before it.
+   */
+  parents: Map<string, Set<string>> | null = null;
   /** The queued statements include an ended scope's writes (see REPLAY): an error then poisons the transaction. */
   unconfirmed = false;
   /** Until ROLLBACK, every statement fails with REPLAY (the transaction is aborted; see above). */
@@ -123,7 +125,11 @@ export abstract class SyncClient {
     if (this.closed) throw new PgError('The database connection is closed');
     const queued = this.pending;
     this.pending = [];
-    const batch = [...queued.map((p) => p.q), ...extra];
+    const plan = coalesce(
+      queued.map((p) => p.q),
+      (table) => this.parents?.get(table) ?? (this.parents ? NO_PARENTS : undefined),
+    );
+    const batch = [...plan.batch, ...extra];
     const mixed = this.unconfirmed;
     this.unconfirmed = false;
     if (this.poisoned !== null) {
@@ -143,7 +149,8 @@ export abstract class SyncClient {
     }
     const results = r.results.map(toResult);
     queued.forEach((p, i) => {
-      if (p.into && results[i]) Object.assign(p.into, results[i], { done: true });
+      const at = plan.place[i];
+      if (p.into && results[at.at]) Object.assign(p.into, answerOf(results[at.at], at), { done: true });
     });
     // A server error (SQLSTATE) in a mixed batch; a lost connection (no code, or class 08) is thrown as it is.
     if (r.error && mixed && r.error.code && !r.error.code.startsWith('08')) {
@@ -155,7 +162,7 @@ export abstract class SyncClient {
       Object.assign(e, { code: r.error.code, detail: r.error.detail, constraint: r.error.constraint });
       throw e;
     }
-    return extra.length ? results[results.length - 1] : undefined;
+    return extra.length ? results[plan.batch.length + extra.length - 1] : undefined;
   }
 
   close(): void {
