@@ -3,14 +3,26 @@
 import type { FeatureFactory } from './feature.js';
 import { createOutbound } from '../outbound/index.js';
 import { addMetricsRegistry } from '../http/metrics.js';
-import { onEvent } from '../services/delivery.js';
+import { onEvent, setIntake } from '../services/delivery.js';
 import { isHttpWorker, onNudge } from '../services/siblings.js';
 
 export const feature: FeatureFactory = (ctx) => {
-  // An HTTP worker inserts new recipients unleased and wakes the primary's loop, which claims them.
+  // An HTTP worker leases new recipients due now to the primary's loop and sends them after the commit
+  // (http/cluster-intake.ts); it wakes that loop only for the rest (unleased: scheduled, no credit), which it claims.
   if (isHttpWorker(ctx)) {
+    const intake = ctx.siblings!.intake;
+    if (intake) setIntake(ctx.db, intake);
+    const queued = new Set<number>();
     onEvent(ctx.db, (_db, ev) => {
-      if (ev.type === 'queued') ctx.siblings!.nudge('delivery');
+      if (ev.type !== 'queued') return;
+      // After the turn's commit, which handed the leased ones over (its setImmediate was queued before this one).
+      if (queued.size === 0)
+        setImmediate(() => {
+          const unleased = [...queued].filter((seq) => !intake?.handed(seq)).length;
+          queued.clear();
+          if (unleased) ctx.siblings!.nudge('delivery');
+        });
+      queued.add(ev.email_seq);
     });
     return {};
   }

@@ -17,6 +17,7 @@ import { nudged } from '../services/siblings.js';
 import { forgetEverything } from '../services/remembered.js';
 import { keyLimiter } from '../services/rate-limits.js';
 import { LEASE_MAX, Leases, type Lease } from './cluster-leases.js';
+import { RemoteIntake, intakeFromWorker, type IntakeMsg } from './cluster-intake.js';
 import { localGuard } from './dashboard/sign-in-guard.js';
 import { aggregateMetrics, localMetrics } from './metrics.js';
 
@@ -32,7 +33,8 @@ type Msg =
   | { t: 'give'; key: string; n: number }
   | { t: 'stop' }
   | { t: 'call'; id: number; op: string; args: unknown[] }
-  | { t: 'reply'; id: number; value?: unknown; error?: string };
+  | { t: 'reply'; id: number; value?: unknown; error?: string }
+  | IntakeMsg;
 
 const CALL_TIMEOUT_MS = 5000;
 /** How long a stopping worker lets the requests it is answering finish before it closes their connections. */
@@ -110,6 +112,7 @@ export function workerSiblings(): Siblings & {
     (key) => calls.ask(send, 'lease', [key]) as Promise<Lease>,
     (key, n) => send({ t: 'give', key, n }),
   );
+  const intake = new RemoteIntake(send);
   return {
     role: 'worker',
     nudge(kind) {
@@ -124,7 +127,9 @@ export function workerSiblings(): Siblings & {
     forget: () => send({ t: 'forget' }),
     take: (key) => leases.take(key),
     call: (op, args) => calls.ask(send, op, args),
+    intake,
     serve(ctx, server, closeService) {
+      intake.now = () => ctx.now();
       const drain = draining(server);
       const close = async () => {
         await drain(STOP_GRACE_MS);
@@ -136,6 +141,7 @@ export function workerSiblings(): Siblings & {
           server.emit('connection', handle);
           handle.resume();
         } else if (m.t === 'reply') calls.settle(m);
+        else if (m.t === 'grant') intake.granted(m.n, m.leaseMs);
         else if (m.t === 'forget') forgetEverything();
         else if (m.t === 'call' && m.op === 'metrics') void answer(send, m, () => localMetrics(ctx.db));
         else if (m.t === 'stop') void close().then(() => process.exit(0));
@@ -278,6 +284,8 @@ export class HttpWorkers {
         this.broadcast(m, w);
       } else if (m.t === 'reply') w.calls.settle(m);
       else if (m.t === 'give') this.limiter().give(m.key, m.n);
+      else if ((m.t === 'intake' || m.t === 'ask-intake') && this.ctx)
+        intakeFromWorker(this.ctx, m, (n, leaseMs) => send({ t: 'grant', n, leaseMs }));
       else if (m.t === 'call') void answer(send, m, () => this.handle(m.op, m.args));
     });
     child.on('error', (err) => this.log.error({ err, worker: n }, 'HTTP worker error'));

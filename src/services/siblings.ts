@@ -7,6 +7,7 @@
 import type { DB } from '../store/db.js';
 import { domainsGeneration } from '../store/domains.js';
 import type { TakeResult } from '../core/rate-limit.js';
+import type { Intake } from './delivery.js';
 
 /** What a worker's commit gives a component of the primary to do: deliver new mail, post new webhook rows. */
 export type Nudge = 'delivery' | 'webhooks';
@@ -24,6 +25,12 @@ export interface Siblings {
   take(key: string): TakeResult | Promise<TakeResult>;
   /** Asks the primary (op, JSON-able args) and answers its JSON-able reply: the shared sign-in guard, metrics. */
   call(op: string, args: unknown[]): Promise<unknown>;
+  /**
+   * A worker's door to the primary's delivery loop (services/delivery.ts Intake): new recipients due now are
+   * leased in their insert, under the credit the primary granted, and sent to its loop after the commit.
+   * `handed(seq)`: whether that email's recipients were sent so (then the loop needs no wake-up to claim them).
+   */
+  intake?: Intake & { handed(seq: number): boolean };
 }
 
 const handlers = new WeakMap<DB, Map<Nudge, (() => void)[]>>();

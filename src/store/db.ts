@@ -319,12 +319,13 @@ interface Batch {
 }
 
 /**
- * Inside a group-commit request on SQLite: `fn(true)` once the turn's COMMIT is durable (before the request's
- * promise settles), `fn(false)` when this request's writes were rolled back or the commit failed. Elsewhere (a plain
- * transaction, PostgreSQL) false and fn is never called. fn must not throw.
+ * Inside a group-commit request: `fn(true)` once the turn's COMMIT is durable (before the request's promise
+ * settles), `fn(false)` when this request's writes were rolled back, the commit failed, or (PostgreSQL) the turn is
+ * run again (the request's new run registers again). Elsewhere (a plain transaction) false and fn is never called.
+ * fn must not throw.
  */
 export function afterCommit(db: DB, fn: (committed: boolean) => void): boolean {
-  const e = isPg(db) ? undefined : batches.get(db)?.running;
+  const e = batches.get(db)?.running;
   if (!e) return false;
   (e.after ??= []).push(fn);
   return true;

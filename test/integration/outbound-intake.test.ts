@@ -4,13 +4,11 @@
 import { expect } from 'chai';
 import { outboundEnv, sleep, type OutboundEnv } from './outbound-env.js';
 import type { OutboundLoop } from '../../src/outbound/index.js';
-import { testEngine } from '../helpers/service.js';
 
 describe('outbound delivery: new mail straight to the loop', function () {
   this.timeout(20000);
   let e: OutboundEnv;
   before(async function () {
-    if (testEngine() === 'pg') this.skip(); // SQLite only for now: on PostgreSQL new mail is claimed
     e = await outboundEnv();
     await sleep(100); // the loop's first claim has found the store empty
   });

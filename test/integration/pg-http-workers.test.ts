@@ -154,6 +154,13 @@ describe('PostgreSQL: one node with HTTP workers (MTA_HTTP_WORKERS)', function (
       `served by ${by}`,
     ).to.equal(true);
     expect(new Set(by).size, 'both workers served connections').to.equal(2);
+    // Leased to the primary's loop in their insert and sent over after the commit (http/cluster-intake.ts), not
+    // claimed: a worker's first email finds no credit yet (it asks for some), and is claimed.
+    const metrics = await (await fetch(`${node.url}/metrics`)).text();
+    const taken = (by: string) =>
+      Number(new RegExp(`mta_outbound_taken_total\\{by="${by}"\\} (\\d+)`).exec(metrics)?.[1]);
+    expect(taken('intake') + taken('claim'), metrics).to.equal(10);
+    expect(taken('claim'), 'claimed: one per worker at most').to.be.at.most(2);
   });
 
   it('a connection the primary answered before the workers were up moves to a worker after its next answer', async function () {
