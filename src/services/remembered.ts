@@ -7,7 +7,7 @@ import { dataVersion, isPg, type DB } from '../store/db.js';
 
 /** Bumped by forgetEverything: every Remembered drops its entries at its next read. */
 let dropped = 0;
-/** Another process of this node revoked a key or wrote a domain (HTTP workers): nothing remembered stays. */
+/** Another process of this node revoked a key, wrote a domain or a webhook endpoint (HTTP workers): nothing remembered stays. */
 export function forgetEverything(): void {
   dropped++;
 }

@@ -6,6 +6,7 @@
 // that changes what they hold, and the limits the primary keeps for the whole node).
 import type { DB } from '../store/db.js';
 import { domainsGeneration } from '../store/domains.js';
+import { endpointsGeneration } from '../store/webhooks.js';
 import type { TakeResult } from '../core/rate-limit.js';
 import type { Intake } from './delivery.js';
 
@@ -55,9 +56,10 @@ export function keyRevoked(db: DB): void {
 
 /**
  * Changes on each write through this process after which other processes' caches must be dropped (a key revoked,
- * a domain or its signing key written): the HTTP layer compares it around each request and calls forget().
+ * a domain or its signing key written, a webhook endpoint written): the HTTP layer compares it around each request and calls forget().
  */
-export const cacheGeneration = (db: DB): number => (revocations.get(db) ?? 0) + domainsGeneration(db);
+export const cacheGeneration = (db: DB): number =>
+  (revocations.get(db) ?? 0) + domainsGeneration(db) + endpointsGeneration(db);
 
 /** This process is an HTTP worker: it serves HTTP only; the primary runs the loop, listeners, jobs and dispatcher. */
 export const isHttpWorker = (ctx: { siblings?: Siblings }): boolean => ctx.siblings?.role === 'worker';

@@ -5,13 +5,14 @@ import type { Resolver } from 'node:dns/promises';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { EVENT_TYPES } from '../core/status.js';
-import { tx, type DB } from '../store/db.js';
+import { isPg, tx, type DB } from '../store/db.js';
 import { emailHeadBySeq } from '../store/emails.js';
 import type { EventRow } from '../store/events.js';
 import * as store from '../store/webhooks.js';
 import { checkWebhookUrl } from '../core/webhook-address.js';
 import { newSecret } from '../core/webhook-signing.js';
 import { resolveAddresses } from './resolver.js';
+import { Remembered } from './remembered.js';
 import { decodeCursor, page } from './emails.js';
 import { iso, presentEmail } from './present.js';
 import type { Owner } from './keys.js';
@@ -189,12 +190,33 @@ export function replayOutboxRow(ctx: Ctx, owner: Owner, id: string, rowId: strin
   });
 }
 
+/** PostgreSQL: how long a team's enabled endpoints are used without reading them again (another node's change is seen by then). */
+const PG_ENDPOINTS_TTL_MS = 1000;
+const endpoints = new Remembered<ReturnType<typeof store.enabledEndpointsOfTeam>>({
+  ttlMs: () => PG_ENDPOINTS_TTL_MS,
+  max: 10_000,
+  keep: () => true,
+  stamp: store.endpointsGeneration,
+});
+/**
+ * A team's enabled endpoints. On PostgreSQL remembered for PG_ENDPOINTS_TTL_MS: the read was a round trip in the
+ * middle of every group-commit turn, which the turn's requests waited for. Forgotten at once after a write of
+ * endpoints through any process of this node (siblings' cacheGeneration); another node's is seen within the TTL: an
+ * endpoint it created gets the events of emails accepted from then on, and one it deleted or disabled gets no new
+ * rows (store queueOutboxRow checks). SQLite reads every time (no round trip to save).
+ */
+const enabledEndpoints = (db: DB, teamId: string) =>
+  isPg(db)
+    ? endpoints.get(db, teamId, () => store.enabledEndpointsOfTeam(db, teamId))
+    : store.enabledEndpointsOfTeam(db, teamId);
+
 /**
  * The onEvent listener: one outbox row per enabled endpoint of the team, of the email's mode, subscribed
- * to the event's kind, with the payload fixed now. Runs inside the event's transaction. Returns rows written.
+ * to the event's kind, with the payload fixed now. Runs inside the event's transaction. Returns rows written
+ * (or, for an endpoint another node removed a moment ago, meant to be).
  */
 export function enqueueEvent(ctx: Ctx, db: DB, ev: EventRow): number {
-  const subscribed = store.enabledEndpointsOfTeam(db, ev.team_id).filter((e) => e.events.split(' ').includes(ev.type));
+  const subscribed = enabledEndpoints(db, ev.team_id).filter((e) => e.events.split(' ').includes(ev.type));
   if (subscribed.length === 0) return 0;
   const email = emailHeadBySeq(db, ev.email_seq);
   const mode = email?.test_mode === 1 ? 'test' : 'live';
@@ -209,7 +231,7 @@ export function enqueueEvent(ctx: Ctx, db: DB, ev: EventRow): number {
   });
   const now = ctx.now();
   for (const t of targets) {
-    store.insertOutboxRow(db, {
+    store.queueOutboxRow(db, {
       id: newId('whd', now),
       endpoint_seq: t.seq,
       event_id: ev.id,

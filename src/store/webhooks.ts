@@ -53,9 +53,13 @@ export interface AttemptRow {
 
 const EP_COLS = 'id, team_id, mode, url, events, secret, enabled, created_at, updated_at';
 const MEMO = 'webhook_endpoints:';
+const generations = new WeakMap<DB, number>();
+/** Changes with every write of webhook endpoints made through this module (endpoint caches compare it). */
+export const endpointsGeneration = (db: DB): number => generations.get(db) ?? 0;
 /** Every write to webhook_endpoints goes through this: what enabledEndpointsOfTeam remembered is dropped. */
 const written = <T>(db: DB, result: T): T => {
   forgetMemo(db, MEMO);
+  generations.set(db, endpointsGeneration(db) + 1);
   return result;
 };
 export const insertEndpoint = (
@@ -145,6 +149,22 @@ export function insertOutboxRow(
     VALUES (@id, @endpoint_seq, @event_id, @event_type, @payload, 'pending', @next_attempt_at, @created_at, @created_at)`,
     ).run(d).lastInsertRowid,
   );
+}
+/**
+ * An event's outbox row, written only if its endpoint is still there and enabled: the endpoints it is written for
+ * may have been read a moment ago (services/webhooks.ts remembers them on PostgreSQL), and another node may have
+ * deleted or disabled one since.
+ */
+export function queueOutboxRow(
+  db: DB,
+  d: Pick<OutboxRow, 'id' | 'endpoint_seq' | 'event_id' | 'event_type' | 'payload' | 'next_attempt_at' | 'created_at'>,
+): void {
+  sql(
+    db,
+    `INSERT INTO webhook_deliveries (id, endpoint_seq, event_id, event_type, payload, status, next_attempt_at, created_at, updated_at)
+    SELECT @id, @endpoint_seq, @event_id, @event_type, @payload, 'pending', @next_attempt_at, @created_at, @created_at
+    WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE seq = @endpoint_seq AND enabled = 1)`,
+  ).run(d);
 }
 export const outboxRowBySeq = (db: DB, seq: number) =>
   sql<OutboxRow>(db, 'SELECT * FROM webhook_deliveries WHERE seq = ?').get(seq);

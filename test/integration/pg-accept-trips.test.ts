@@ -1,9 +1,12 @@
 // What one accepted email costs in round trips to PostgreSQL (POST /v1/emails, one at a time, after a first email
 // has warmed the caches): the reads an accept needs travel together, and its writes go with the COMMIT. Counted
 // from the engine's own counter (deterministic, unlike timings). SQLite has no round trips: skipped there.
+// The team's webhook endpoints (for the `queued` event's outbox rows) are remembered across turns for a second.
 import { expect } from 'chai';
 import { insertVerifiedDomain } from '../helpers/factories.js';
 import { startTestService, testEngine, type TestService } from '../helpers/service.js';
+import { feature as webhooks } from '../../src/features/webhooks.js';
+import { openDb, type DB } from '../../src/store/db.js';
 
 describe('PostgreSQL: round trips per accepted email', function () {
   this.timeout(60_000);
@@ -42,5 +45,71 @@ describe('PostgreSQL: round trips per accepted email', function () {
     expect(await trips(key, ['a@x.test'])).to.equal(2);
     // Each recipient's suppression check and both candidate domains (mail.acme.test, acme.test) in one trip.
     expect(await trips(key, ['b@x.test', 'c@y.test', 'd@z.test'])).to.equal(2);
+  });
+});
+
+describe('PostgreSQL: a team’s webhook endpoints are remembered across turns', function () {
+  this.timeout(60_000);
+  let s: TestService;
+  let other: DB;
+  let team: string;
+  let key: string;
+  before(async function () {
+    if (testEngine() !== 'pg') this.skip();
+    s = await startTestService({ features: [webhooks] });
+    other = openDb('', { databaseUrl: s.config.databaseUrl! }); // another node's connection
+    team = s.team().id;
+    key = s.key(team, 'test');
+  });
+  after(() => {
+    other?.close();
+    return s?.close();
+  });
+
+  /** The accept's id, and how many times the team's endpoints were read meanwhile (statements sent, spied on). */
+  const send = async (to: string) => {
+    type Batch = { text: string }[];
+    const client = (s.db as unknown as { client: { exchange: (b: Batch) => unknown } }).client;
+    const exchange = client.exchange;
+    let reads = 0;
+    client.exchange = function (batch: Batch) {
+      reads += batch.filter((q) => q.text.startsWith('SELECT seq, events, mode FROM webhook_endpoints')).length;
+      return exchange.call(this, batch);
+    };
+    try {
+      const r = await s.api('POST', '/v1/emails', { key, body: { from: 'a@x.test', to, subject: 's', text: 't' } });
+      expect(r.status, JSON.stringify(r.body)).to.equal(202);
+      return { id: (r.body as { id: string }).id, reads };
+    } finally {
+      client.exchange = exchange;
+    }
+  };
+  const rowsFor = (emailId: string) =>
+    s.db
+      .prepare(
+        "SELECT count(*) AS n FROM webhook_deliveries WHERE payload LIKE '%' || ? || '%' AND event_type = 'queued'",
+      )
+      .get(emailId) as { n: number };
+
+  it('an accept reads them once, not in every turn; one made or removed by another node is seen within a second', async () => {
+    await send('warm@x.test');
+    // The team's (empty) list is remembered: the next accept does not read it.
+    expect((await send('a@x.test')).reads).to.equal(0);
+    // Another node adds a test endpoint: seen once what this node remembered has expired (PG_ENDPOINTS_TTL_MS).
+    other
+      .prepare(
+        `INSERT INTO webhook_endpoints (id, team_id, mode, url, events, secret, enabled, created_at, updated_at)
+         VALUES ('wh_other', $1, 'test', 'http://127.0.0.1:9/hook', 'queued', 'whsec_x', 1, 0, 0)`,
+      )
+      .run(team);
+    await new Promise((r) => setTimeout(r, 1100));
+    const seen = await send('b@x.test');
+    expect(seen.reads, 'read again').to.equal(1);
+    expect(rowsFor(seen.id).n, 'an outbox row for the new endpoint').to.equal(1);
+    // It is deleted there: this node still remembers it for a moment, yet the accept succeeds and writes no row for it.
+    other.prepare("DELETE FROM webhook_endpoints WHERE id = 'wh_other'").run();
+    const after = await send('c@x.test');
+    expect(rowsFor(after.id).n).to.equal(0);
+    expect(after.reads, 'still remembered: no read').to.equal(0);
   });
 });
