@@ -14,6 +14,18 @@ export interface Mailbox {
   domain: string;
 }
 
+/** domainToASCII, remembered for the last domains seen (a burst sends to a few domains; each call is ~7 µs). */
+const asciiDomains = new Map<string, string>();
+function asciiDomain(lower: string): string {
+  let d = asciiDomains.get(lower);
+  if (d === undefined) {
+    d = domainToASCII(lower);
+    if (asciiDomains.size >= 1000) asciiDomains.clear();
+    asciiDomains.set(lower, d);
+  }
+  return d;
+}
+
 /** Validates a bare address; returns it normalised (domain lower-cased, punycode) or null. */
 export function normaliseAddress(input: string): { address: string; local: string; domain: string } | null {
   if (input.length > 320 || /[\r\n\0]/.test(input)) return null;
@@ -23,7 +35,7 @@ export function normaliseAddress(input: string): { address: string; local: strin
   const rawDomain = input.slice(at + 1);
   if (local.length > 64 || !(LOCAL_ATOM.test(local) || LOCAL_QUOTED.test(local))) return null;
   if (/^\[.*\]$/.test(rawDomain)) return null; // address literals are not accepted for sending
-  const domain = domainToASCII(rawDomain.toLowerCase());
+  const domain = asciiDomain(rawDomain.toLowerCase());
   if (!domain || domain.length > 253) return null;
   const labels = domain.split('.');
   if (labels.length < 2 || !labels.every((l) => LABEL.test(l)) || /^[0-9]+$/.test(labels[labels.length - 1]))

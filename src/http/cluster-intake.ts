@@ -11,10 +11,13 @@ import { intakeOf, releaseClaims } from '../services/delivery.js';
 import type { Ctx } from '../services/context.js';
 import { nudged } from '../services/siblings.js';
 
+export interface Handed {
+  n: number;
+  email: EmailRow;
+  rows: Claimed[];
+}
 export type IntakeMsg =
-  | { t: 'intake'; n: number; email: EmailRow; rows: Claimed[] }
-  | { t: 'ask-intake'; have: number }
-  | { t: 'grant'; n: number; leaseMs: number };
+  { t: 'intake'; items: Handed[] } | { t: 'ask-intake'; have: number } | { t: 'grant'; n: number; leaseMs: number };
 
 /** Recipients a worker may lease to the primary's loop before it hears back (the loop's own room decides on arrival). */
 export const INTAKE_CREDIT = 256;
@@ -29,6 +32,8 @@ export class RemoteIntake implements Intake {
   private leaseMs = 0;
   private askedAt = -Infinity;
   private readonly recent = new Set<number>();
+  /** Sent together once the turn that committed them has handed them all (one IPC message per turn, not per email). */
+  private out: Handed[] = [];
   now: () => number = Date.now;
 
   constructor(private readonly send: (m: IntakeMsg) => void) {}
@@ -49,7 +54,13 @@ export class RemoteIntake implements Intake {
     }
     if (this.recent.size >= RECENT_MAX) this.recent.clear();
     this.recent.add(email.seq);
-    this.send({ t: 'intake', n, email, rows });
+    if (this.out.length === 0)
+      queueMicrotask(() => {
+        const items = this.out;
+        this.out = [];
+        this.send({ t: 'intake', items });
+      });
+    this.out.push({ n, email, rows });
   }
 
   /** Whether the email's recipients went to the primary's loop (asked once per email, by its `queued` event). */
@@ -82,18 +93,21 @@ export function intakeFromWorker(ctx: Ctx, m: IntakeMsg, grant: (n: number, leas
     return;
   }
   if (m.t !== 'intake') return;
-  const until = loop?.reserve(m.n) ?? null;
-  if (loop && until !== null) {
-    loop.hand(m.n, m.email, m.rows);
-    grant(m.n, until - ctx.now());
-    return;
+  let granted = 0;
+  let leaseMs = 0;
+  const refused: number[] = [];
+  for (const h of m.items) {
+    const until = loop?.reserve(h.n) ?? null;
+    if (loop && until !== null) {
+      loop.hand(h.n, h.email, h.rows);
+      granted += h.n;
+      leaseMs = until - ctx.now();
+    } else refused.push(...h.rows.map((r) => r.id));
   }
+  if (granted) grant(granted, leaseMs);
+  if (refused.length === 0) return;
   try {
-    releaseClaims(
-      ctx.db,
-      m.rows.map((r) => r.id),
-      ctx.now(),
-    );
+    releaseClaims(ctx.db, refused, ctx.now());
     nudged(ctx.db, 'delivery');
   } catch (err) {
     ctx.log.error({ err: (err as Error).message }, "a worker's new recipients not released (their lease will end)");

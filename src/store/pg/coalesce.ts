@@ -77,16 +77,17 @@ export function shapeOf(text: string): Shape {
   return s;
 }
 
-/** `INSERT … VALUES` of `rows` rows: the tuple repeated, its parameters renumbered. */
-const texts = new Map<string, string>();
+/** `INSERT … VALUES` of `rows` rows: the tuple repeated, its parameters renumbered (by text, then by rows). */
+const texts = new Map<string, string[]>();
 function mergedText(text: string, s: Shape, params: number, rows: number): string {
-  const key = `${rows} ${text}`;
-  let t = texts.get(key);
+  let byRows = texts.get(text);
+  if (!byRows) texts.set(text, (byRows = []));
+  let t = byRows[rows];
   if (t) return t;
   const tuples: string[] = [];
   for (let r = 0; r < rows; r++) tuples.push(s.tuple!.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + r * params}`));
   t = `${s.head} VALUES ${tuples.join(', ')}${s.tail}`;
-  texts.set(key, t);
+  byRows[rows] = t;
   return t;
 }
 
