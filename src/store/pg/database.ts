@@ -140,6 +140,7 @@ export class PgDatabase {
   readonly client: SyncClient;
   readonly identities = new Map<string, string>();
   private readonly catalog: Catalog = { primaryKeys: new Map() };
+  private readonly execTexts = new Map<string, string>();
   /** Transaction nesting: 0 outside, 1 in a top-level transaction, more in savepoints (or bare requests). */
   depth = 0;
   private seq = 0;
@@ -207,7 +208,12 @@ export class PgDatabase {
 
   /** Runs SQL text without parameters (several statements allowed); tracks BEGIN/COMMIT/ROLLBACK. */
   exec(text: string): this {
-    const t = translate(text, this.catalog).text;
+    // BEGIN and COMMIT of every group-commit turn: translated once (other texts may depend on the catalog).
+    let t = this.execTexts.get(text);
+    if (t === undefined) {
+      t = translate(text, this.catalog).text;
+      if (/^\s*(BEGIN|COMMIT|ROLLBACK|END)\s*$/i.test(text)) this.execTexts.set(text, t);
+    }
     const head = /^\s*(\w+)/.exec(t)?.[1]?.toUpperCase();
     if (head === 'BEGIN') {
       this.client.defer(t, []); // sent with the transaction's first statement that needs an answer
