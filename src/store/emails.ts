@@ -59,24 +59,42 @@ const EMAIL_VALUES = EMAIL_COLS.split(', ')
 
 /**
  * PostgreSQL: email seqs taken from the sequence SEQ_BLOCK at a time (one round trip per block instead of an
- * INSERT … RETURNING per email, so an accept's writes all travel with its turn's COMMIT). Seqs older than
+ * INSERT … RETURNING per email, so an accept's writes all travel with its turn's COMMIT), the next block read
+ * ahead with a COMMIT once SEQ_LOW are left, so a turn does not wait in its middle for one (sequences ignore
+ * rollbacks: a block read in a transaction rolled back is still ours). Seqs older than
  * SEQ_MAX_AGE_MS are dropped (unused seqs are gaps, as after any rollback), so with several nodes an email's seq is
  * at most that much older than its neighbours' (docs/postgres-notes.md); one node takes its seqs in order.
  */
 const SEQ_BLOCK = 128;
+/** Once this few are left (or half of SEQ_MAX_AGE_MS has passed), the next block is asked for ahead. */
+const SEQ_LOW = 32;
 const SEQ_MAX_AGE_MS = 1000;
-const seqPools = new WeakMap<DB, { seqs: number[]; at: number }>();
+interface SeqPool {
+  seqs: number[];
+  at: number;
+  /** The next block, read ahead: its rows once answered (the read is sent then if it was not yet). */
+  next?: { rows: () => number[]; at: number };
+}
+const seqPools = new WeakMap<DB, SeqPool>();
+const seqBlock = (db: DB) =>
+  allLater(
+    sql<number>(db, "SELECT nextval(pg_get_serial_sequence('emails', 'seq')) FROM generate_series(1, ?)").pluck(),
+    SEQ_BLOCK,
+  );
 function pooledSeq(db: DB): number | undefined {
   if (!isPg(db) || !db.inTransaction) return undefined;
   const now = performance.now();
   let pool = seqPools.get(db);
   if (!pool || pool.seqs.length === 0 || now - pool.at > SEQ_MAX_AGE_MS) {
-    const block = allLater(
-      sql<number>(db, "SELECT nextval(pg_get_serial_sequence('emails', 'seq')) FROM generate_series(1, ?)").pluck(),
-      SEQ_BLOCK,
-    )().map(Number);
-    seqPools.set(db, (pool = { seqs: block, at: now }));
+    // The block read ahead if it came back (a rolled-back transaction never sent it) and is fresh; else one now.
+    const next = pool?.next && now - pool.next.at <= SEQ_MAX_AGE_MS ? pool.next : undefined;
+    const ahead = next ? next.rows().map(Number) : [];
+    pool = ahead.length ? { seqs: ahead, at: next!.at } : { seqs: seqBlock(db)().map(Number), at: now };
+    seqPools.set(db, pool);
   }
+  // Running low, or half its age gone: the next block comes back with this transaction's next round trip.
+  if (!pool.next && (pool.seqs.length <= SEQ_LOW || now - pool.at > SEQ_MAX_AGE_MS / 2))
+    pool.next = { rows: seqBlock(db), at: now };
   return pool.seqs.shift();
 }
 

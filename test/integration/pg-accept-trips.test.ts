@@ -14,7 +14,7 @@ describe('PostgreSQL: round trips per accepted email', function () {
   let team: string;
   before(async function () {
     if (testEngine() !== 'pg') this.skip();
-    s = await startTestService({ features: [] });
+    s = await startTestService({ features: [], env: { MTA_RATE_LIMIT: '0' } });
     team = s.team().id;
     insertVerifiedDomain(s.db, team, 'acme.test');
     s.credits(team, 100);
@@ -37,6 +37,14 @@ describe('PostgreSQL: round trips per accepted email', function () {
     await trips(key, ['warm@x.test']);
     expect(await trips(key, ['a@x.test'])).to.equal(1);
     expect(await trips(key, ['b@x.test', 'c@y.test', 'd@z.test'])).to.equal(1);
+  });
+
+  it('no accept waits for a block of email seqs: the next block is read ahead, with a COMMIT', async () => {
+    const key = s.key(team, 'test');
+    await trips(key, ['warm@x.test']); // the new key read, and a fresh block (the last one has aged out)
+    const counts: number[] = [];
+    for (let i = 0; i < 300; i++) counts.push(await trips(key, [`seq${i}@x.test`])); // more than two blocks of 128
+    expect(counts.filter((n) => n !== 1)).to.deep.equal([]);
   });
 
   it('live key: two (suppressions, sender domain, the credit lock and balance together; the COMMIT)', async () => {
