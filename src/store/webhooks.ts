@@ -92,7 +92,7 @@ export const endpointsOfTeam = (db: DB, teamId: string, onlyTest: boolean, after
     db,
     "SELECT * FROM webhook_endpoints WHERE team_id = ? AND (? = 0 OR mode = 'test') AND seq > ? ORDER BY seq LIMIT ?",
   ).all(teamId, onlyTest ? 1 : 0, afterSeq ?? 0, limit + 1);
-/** Read once per transaction and team on PostgreSQL (every event of a group-commit turn asks; txMemo). */
+/** Read once per transaction and team on PostgreSQL (txMemo); services/webhooks.ts remembers it across turns too. */
 export const enabledEndpointsOfTeam = (
   db: DB,
   teamId: string,
@@ -138,16 +138,17 @@ export const endpointFailed = (db: DB, seq: number, at: number, ended: boolean) 
     'UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?), consecutive_failed = consecutive_failed + ? WHERE seq = ?',
   ).run(at, ended ? 1 : 0, seq);
 
-export function insertOutboxRow(
-  db: DB,
-  d: Pick<OutboxRow, 'id' | 'endpoint_seq' | 'event_id' | 'event_type' | 'payload' | 'next_attempt_at' | 'created_at'>,
-): number {
+/** A new outbox row, its columns and values (insertOutboxRow, queueOutboxRow). */
+type NewOutboxRow = Pick<
+  OutboxRow,
+  'id' | 'endpoint_seq' | 'event_id' | 'event_type' | 'payload' | 'next_attempt_at' | 'created_at'
+>;
+const OUTBOX_COLS = 'id, endpoint_seq, event_id, event_type, payload, status, next_attempt_at, created_at, updated_at';
+const OUTBOX_VALUES =
+  "@id, @endpoint_seq, @event_id, @event_type, @payload, 'pending', @next_attempt_at, @created_at, @created_at";
+export function insertOutboxRow(db: DB, d: NewOutboxRow): number {
   return Number(
-    sql(
-      db,
-      `INSERT INTO webhook_deliveries (id, endpoint_seq, event_id, event_type, payload, status, next_attempt_at, created_at, updated_at)
-    VALUES (@id, @endpoint_seq, @event_id, @event_type, @payload, 'pending', @next_attempt_at, @created_at, @created_at)`,
-    ).run(d).lastInsertRowid,
+    sql(db, `INSERT INTO webhook_deliveries (${OUTBOX_COLS}) VALUES (${OUTBOX_VALUES})`).run(d).lastInsertRowid,
   );
 }
 /**
@@ -155,14 +156,10 @@ export function insertOutboxRow(
  * may have been read a moment ago (services/webhooks.ts remembers them on PostgreSQL), and another node may have
  * deleted or disabled one since.
  */
-export function queueOutboxRow(
-  db: DB,
-  d: Pick<OutboxRow, 'id' | 'endpoint_seq' | 'event_id' | 'event_type' | 'payload' | 'next_attempt_at' | 'created_at'>,
-): void {
+export function queueOutboxRow(db: DB, d: NewOutboxRow): void {
   sql(
     db,
-    `INSERT INTO webhook_deliveries (id, endpoint_seq, event_id, event_type, payload, status, next_attempt_at, created_at, updated_at)
-    SELECT @id, @endpoint_seq, @event_id, @event_type, @payload, 'pending', @next_attempt_at, @created_at, @created_at
+    `INSERT INTO webhook_deliveries (${OUTBOX_COLS}) SELECT ${OUTBOX_VALUES}
     WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE seq = @endpoint_seq AND enabled = 1)`,
   ).run(d);
 }

@@ -53,8 +53,9 @@ function closing(text: string, open: number): number {
   return -1;
 }
 
-export function shapeOf(text: string): Shape {
-  let s = shapes.get(text);
+/** A statement's shape; remembered for prepared (named) statements only, whose texts are few and fixed. */
+export function shapeOf(text: string, named = true): Shape {
+  let s = named ? shapes.get(text) : undefined;
   if (s) return s;
   const m = /^\s*(INSERT\s+INTO|UPDATE)\s+"?(\w+)"?/i.exec(text);
   s = { op: m ? (/^INSERT/i.test(m[1]) ? 'insert' : 'update') : 'other', table: m ? m[2].toLowerCase() : null };
@@ -73,7 +74,7 @@ export function shapeOf(text: string): Shape {
         returning: t[2] !== undefined,
       });
   }
-  shapes.set(text, s);
+  if (named) shapes.set(text, s);
   return s;
 }
 
@@ -117,7 +118,7 @@ export interface Plan {
 export function coalesce(qs: Query[], parents: (table: string) => ReadonlySet<string> | undefined): Plan {
   const entries: Entry[] = [];
   qs.forEach((q, i) => {
-    const s = shapeOf(q.text);
+    const s = shapeOf(q.text, q.name !== undefined);
     const mergeable = q.name !== undefined && s.tuple !== undefined && !s.ignoring;
     if (mergeable) {
       const up = parents(s.table!);
