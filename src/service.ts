@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from './config/schema.js';
-import { openDb, storeWarnings, type DB } from './store/db.js';
+import { isPg, openDb, storeWarnings, type DB } from './store/db.js';
 import { buildApp } from './http/app.js';
 import { createLogger } from './log.js';
 import type { Ctx } from './services/context.js';
@@ -43,6 +43,8 @@ export interface StartOptions {
 export async function startService(config: Config, opts: StartOptions = {}): Promise<Running> {
   const log = opts.log ?? createLogger(config.logLevel);
   const db = openDb(config.dataDir, { synchronous: config.sqliteSynchronous, databaseUrl: config.databaseUrl });
+  // PostgreSQL: an HTTP worker (nothing but accepts on its connection) sends each turn's COMMIT without waiting.
+  if (isPg(db)) db.commitAhead ??= opts.siblings?.role === 'worker';
   const ctx: Ctx = { db, config, now: opts.now ?? Date.now, log, parseReport, siblings: opts.siblings };
   for (const w of storeWarnings(db)) log.warn(w);
   const features = [api, ...(opts.features ?? FEATURES)].map((f) => f(ctx));

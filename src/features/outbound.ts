@@ -4,7 +4,7 @@ import type { FeatureFactory } from './feature.js';
 import { createOutbound } from '../outbound/index.js';
 import { addMetricsRegistry } from '../http/metrics.js';
 import { onEvent, setIntake } from '../services/delivery.js';
-import { isHttpWorker, onNudge } from '../services/siblings.js';
+import { afterWrites, isHttpWorker, onNudge } from '../services/siblings.js';
 
 export const feature: FeatureFactory = (ctx) => {
   // An HTTP worker leases new recipients due now to the primary's loop and sends them after the commit
@@ -15,9 +15,9 @@ export const feature: FeatureFactory = (ctx) => {
     const queued = new Set<number>();
     onEvent(ctx.db, (_db, ev) => {
       if (ev.type !== 'queued') return;
-      // After the turn's commit, which handed the leased ones over (its setImmediate was queued before this one).
+      // After the turn's commit, which handed the leased ones over.
       if (queued.size === 0)
-        setImmediate(() => {
+        afterWrites(ctx.db, () => {
           const unleased = [...queued].filter((seq) => !intake?.handed(seq)).length;
           queued.clear();
           if (unleased) ctx.siblings!.nudge('delivery');

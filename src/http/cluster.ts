@@ -13,7 +13,7 @@ import type net from 'node:net';
 import type { Logger } from 'pino';
 import type { Ctx } from '../services/context.js';
 import type { Nudge, Siblings } from '../services/siblings.js';
-import { nudged } from '../services/siblings.js';
+import { afterWrites, nudged } from '../services/siblings.js';
 import { forgetEverything } from '../services/remembered.js';
 import { keyLimiter } from '../services/rate-limits.js';
 import { LEASE_MAX, Leases, type Lease } from './cluster-leases.js';
@@ -113,22 +113,26 @@ export function workerSiblings(): Siblings & {
     (key, n) => send({ t: 'give', key, n }),
   );
   const intake = new RemoteIntake(send);
+  let db: Ctx['db'] | null = null;
   return {
     role: 'worker',
     nudge(kind) {
-      // After the commit (a group-commit turn commits on an earlier setImmediate), once per kind and turn.
+      // After the commit (the turn's, or the one in flight), once per kind and commit.
       if (queued.has(kind)) return;
       queued.add(kind);
-      setImmediate(() => {
+      const go = () => {
         queued.delete(kind);
         send({ t: 'nudge', kind });
-      });
+      };
+      if (db) afterWrites(db, go);
+      else setImmediate(go);
     },
     forget: () => send({ t: 'forget' }),
     take: (key) => leases.take(key),
     call: (op, args) => calls.ask(send, op, args),
     intake,
     serve(ctx, server, closeService) {
+      db = ctx.db;
       intake.now = () => ctx.now();
       const drain = draining(server);
       const close = async () => {

@@ -7,6 +7,7 @@
 import type { DB } from '../store/db.js';
 import { domainsGeneration } from '../store/domains.js';
 import { endpointsGeneration } from '../store/webhooks.js';
+import { whenCommitted } from '../store/group-commit.js';
 import type { TakeResult } from '../core/rate-limit.js';
 import type { Intake } from './delivery.js';
 
@@ -60,6 +61,13 @@ export function keyRevoked(db: DB): void {
  */
 export const cacheGeneration = (db: DB): number =>
   (revocations.get(db) ?? 0) + domainsGeneration(db) + endpointsGeneration(db);
+
+/**
+ * fn once this process's writes so far are committed (or failed): after the open group-commit turn's COMMIT, or the
+ * one sent without waiting (PostgreSQL); else on the next check phase. For a message that makes another process
+ * read them (a nudge).
+ */
+export const afterWrites = (db: DB, fn: () => void): void => whenCommitted(db, fn);
 
 /** This process is an HTTP worker: it serves HTTP only; the primary runs the loop, listeners, jobs and dispatcher. */
 export const isHttpWorker = (ctx: { siblings?: Siblings }): boolean => ctx.siblings?.role === 'worker';

@@ -72,11 +72,12 @@ export function openDb(dataDir: string, opts: OpenOptions = {}): DB {
  * first syncs both files itself. The WAL file lives as long as this connection (SQLite removes it when the last
  * connection closes), so one descriptor, opened at the first flush and closed with the connection, is enough.
  */
-interface WalSync {
+export interface WalSync {
   file: string;
   fd: number | null;
 }
 const walSyncs = new WeakMap<DB, WalSync>();
+export const walSyncOf = (db: DB): WalSync | undefined => walSyncs.get(db);
 function syncLater(db: Database.Database, file: string): void {
   const w: WalSync = { file, fd: null };
   walSyncs.set(db, w);
@@ -88,7 +89,7 @@ function syncLater(db: Database.Database, file: string): void {
     return close();
   };
 }
-function flushWal(w: WalSync, done: (err: Error | null) => void): void {
+export function flushWal(w: WalSync, done: (err: Error | null) => void): void {
   try {
     w.fd ??= fs.openSync(w.file, 'r+');
   } catch (err) {
@@ -174,7 +175,7 @@ export function isRetryable(err: unknown): boolean {
   const code = (err as { code?: string }).code;
   return code === '40P01' || code === '40001' || code === REPLAY;
 }
-const RETRIES = 5;
+export const RETRIES = 5;
 
 /**
  * fn in a transaction (`immediate`: BEGIN IMMEDIATE), or in a savepoint inside an open one: better-sqlite3's
@@ -208,7 +209,7 @@ export function atomically<T>(db: DB, fn: () => T, immediate = false): T {
  * top-level transaction refused by a deadlock with another node is run again (fn must only touch the store).
  */
 export function tx<T>(db: DB, fn: () => T): T {
-  leaveTurn(db);
+  if (isPg(db)) db.leavingTurn?.(); // ./group-commit.ts leaveTurn
   for (let attempt = 1; ; attempt++) {
     try {
       return atomically(db, fn, true);
@@ -299,165 +300,6 @@ export function forgetMemo(db: DB, prefix: string): void {
 export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: string }).code;
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
-}
-
-interface Entry {
-  fn: () => unknown;
-  result?: unknown;
-  failed?: boolean;
-  /** afterCommit callbacks of this request */
-  after?: ((committed: boolean) => void)[];
-  resolve: (v: unknown) => void;
-  reject: (e: unknown) => void;
-}
-interface Batch {
-  entries: Entry[];
-  /** Run again after a failure: each request's scope is flushed at its end from now on (no lazy RELEASE). */
-  strict?: boolean;
-  /** the request whose scope runs now */
-  running?: Entry;
-}
-
-/**
- * Inside a group-commit request: `fn(true)` once the turn's COMMIT is durable (before the request's promise
- * settles), `fn(false)` when this request's writes were rolled back, the commit failed, or (PostgreSQL) the turn is
- * run again (the request's new run registers again). Elsewhere (a plain transaction) false and fn is never called.
- * fn must not throw.
- */
-export function afterCommit(db: DB, fn: (committed: boolean) => void): boolean {
-  const e = batches.get(db)?.running;
-  if (!e) return false;
-  (e.after ??= []).push(fn);
-  return true;
-}
-
-function runAfter(e: Entry, committed: boolean): void {
-  const list = e.after;
-  e.after = undefined;
-  for (const fn of list ?? []) fn(committed);
-}
-const batches = new WeakMap<DB, Batch>();
-
-/**
- * Group commit: runs fn at once inside a savepoint of a shared IMMEDIATE transaction that is
- * committed once per event-loop turn; the promise settles after that COMMIT, so a caller that
- * answers only then answers durably, while many requests share one WAL write.
- * Writes by plain `tx` made while a batch is open join it (they become savepoints too).
- * PostgreSQL, several nodes: when another node's transaction deadlocks with this one, the whole turn's
- * transaction is rolled back (releasing its locks) and every request of the turn runs again in a new one.
- */
-export function groupTx<T>(db: DB, fn: () => T): Promise<T> {
-  let batch = batches.get(db);
-  if (!batch) {
-    if (db.inTransaction) return Promise.resolve().then(() => tx(db, fn));
-    // Every write of the turn joins this transaction, so the flush after its COMMIT covers them all.
-    if (walSyncs.has(db)) db.pragma('synchronous = NORMAL');
-    db.exec('BEGIN IMMEDIATE');
-    const b: Batch = (batch = { entries: [] });
-    batches.set(db, b);
-    setImmediate(() => {
-      if (batches.get(db) === b) flush(db, b); // else committed early (leaveTurn)
-    });
-  }
-  const b = batch;
-  return new Promise<T>((resolve, reject) => {
-    const e: Entry = { fn, resolve: resolve as (v: unknown) => void, reject };
-    b.entries.push(e);
-    try {
-      // PostgreSQL: the request runs without a savepoint and its writes travel with the turn's next round trip (lazyNext).
-      if (isPg(db) && !b.strict && !db.foreignJoined) db.lazyNext = true;
-      b.running = e;
-      try {
-        e.result = atomically(db, fn);
-      } finally {
-        b.running = undefined;
-      }
-    } catch (err) {
-      runAfter(e, false);
-      // PostgreSQL: a request that failed after writing leaves its writes in the turn (no savepoint): run the others again.
-      const dirty = isPg(db) && db.takeDirty();
-      if (isRetryable(err)) return restart(db, b, 1);
-      e.failed = true;
-      reject(err);
-      if (dirty) restart(db, b, 1);
-    }
-  });
-}
-
-/**
- * PostgreSQL: work other than a group-commit request about to join an open turn (the delivery loop's claims and
- * results, any plain `tx`) commits the turn first and runs in a transaction of its own. A turn replayed after a
- * deadlock (restart) runs its requests again, but work that merely joined it would be rolled back unseen: a claim
- * the loop holds in memory, a delivered recipient's result (sent again once its lease ends). SQLite never replays.
- */
-export function leaveTurn(db: DB): void {
-  if (!isPg(db)) return;
-  const b = batches.get(db);
-  if (b && !b.running) flush(db, b);
-}
-
-/** Rolls the turn's transaction back and runs its requests again in a new one (PostgreSQL deadlock). */
-function restart(db: DB, b: Batch, attempt: number): void {
-  b.strict = true;
-  db.exec('ROLLBACK');
-  db.exec('BEGIN');
-  for (const e of b.entries) {
-    runAfter(e, false);
-    if (e.failed) continue;
-    b.running = e;
-    try {
-      e.result = atomically(db, e.fn);
-    } catch (err) {
-      b.running = undefined;
-      if (isRetryable(err) && attempt < RETRIES) return restart(db, b, attempt + 1);
-      e.failed = true;
-      e.reject(err);
-    }
-    b.running = undefined;
-  }
-}
-
-function flush(db: DB, b: Batch): void {
-  batches.delete(db);
-  const wal = walSyncs.get(db);
-  try {
-    commit(db, b);
-  } finally {
-    if (wal) db.pragma('synchronous = FULL');
-  }
-  const settle = (err: Error | null) => {
-    for (const e of b.entries) runAfter(e, !err && !e.failed);
-    for (const e of b.entries) {
-      if (e.failed) continue;
-      if (err) e.reject(err);
-      else e.resolve(e.result);
-    }
-  };
-  if (!b.entries.some((e) => !e.failed)) return settle(null);
-  if (wal) flushWal(wal, settle);
-  else settle(null);
-}
-
-function commit(db: DB, b: Batch): void {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      db.exec('COMMIT');
-      break;
-    } catch (err) {
-      if (isRetryable(err) && attempt < RETRIES) {
-        restart(db, b, attempt);
-        continue;
-      }
-      try {
-        if (db.inTransaction) db.exec('ROLLBACK');
-      } catch {
-        /* already rolled back */
-      }
-      for (const e of b.entries) if (!e.failed) e.reject(err);
-      for (const e of b.entries) e.failed = true;
-      return;
-    }
-  }
 }
 
 /** The SQL texts prepared so far on a connection (for query-plan checks). */

@@ -1,6 +1,7 @@
 // The delivery queue in SQLite: claim due recipients under a lease (crash → re-delivered when the
 // lease ends), confirm a claim before sending, settle or release claims. Synchronous statements.
-import { atomically, isPg, leaveTurn, pgArray, PLAN_EACH_TIME, sql, tx, type DB } from './db.js';
+import { atomically, isPg, pgArray, PLAN_EACH_TIME, sql, tx, type DB } from './db.js';
+import { leaveTurn } from './group-commit.js';
 import type { Status } from '../core/status.js';
 import { readEmailsAhead } from './emails.js';
 

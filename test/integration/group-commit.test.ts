@@ -4,7 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { afterCommit, atomically, groupTx, openDb, type DB } from '../../src/store/db.js';
+import { atomically, openDb, type DB } from '../../src/store/db.js';
+import { afterCommit, groupTx } from '../../src/store/group-commit.js';
 import { tempDir, testEngine } from '../helpers/service.js';
 
 describe('SQLite group commit: durable answers with the fsync off the event loop', function () {

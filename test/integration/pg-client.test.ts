@@ -2,7 +2,8 @@
 // transports (libpq on this thread, pg on a worker thread) read types alike, and a batch (libpq: one pipeline)
 // stops at its first error, filling in the statements that ran before it and throwing that error.
 import { expect } from 'chai';
-import { openSyncClient, type Deferred, type SyncClient } from '../../src/store/pg/sync-client.js';
+import { openSyncClient } from '../../src/store/pg/clients.js';
+import type { Deferred, SyncClient } from '../../src/store/pg/sync-client.js';
 import { createDatabase, pgBinDir, sharedPg } from '../helpers/pg.js';
 
 describe('PostgreSQL synchronous clients', function () {

@@ -4,7 +4,8 @@
 // (txMemo) and reads sent together (getLater).
 import { expect } from 'chai';
 import { PgDatabase } from '../../src/store/pg/database.js';
-import { forgetMemo, getLater, groupTx, openPg, PLAN_EACH_TIME, tx, txMemo, type DB } from '../../src/store/db.js';
+import { forgetMemo, getLater, openPg, PLAN_EACH_TIME, tx, txMemo, type DB } from '../../src/store/db.js';
+import { groupTx } from '../../src/store/group-commit.js';
 import { emailBySeq, readEmailsAhead } from '../../src/store/emails.js';
 import { claimDue, confirmClaims, lightTx, releaseClaims } from '../../src/store/queue.js';
 import { createDatabase, pgBinDir, sharedPg } from '../helpers/pg.js';

@@ -2,7 +2,8 @@
 // run/get/all/pluck, exec, transaction (BEGIN, nested SAVEPOINTs), inTransaction, close. Statements are
 // translated once (./translate.ts) and prepared by name on the connection.
 import type Database from 'better-sqlite3';
-import { openSyncClient, PgError, type Deferred, type SyncClient } from './sync-client.js';
+import { openSyncClient } from './clients.js';
+import { PgError, type Deferred, type SyncClient } from './sync-client.js';
 import { bindValues, translate, type Catalog, type Translated } from './translate.js';
 
 export interface RunResult {
@@ -132,6 +133,8 @@ export class PgStatement<R = unknown> {
   }
 }
 
+const envSwitch = (v: string | undefined): boolean | undefined => (v === 'on' ? true : v === 'off' ? false : undefined);
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyFn = (...params: any[]) => unknown;
 
@@ -169,6 +172,13 @@ export class PgDatabase {
     this.dirty = false;
     return d;
   }
+  /**
+   * Group-commit turns commit with commitLater (./group-commit.ts): their COMMIT is sent without waiting. Undefined
+   * until the service decides (an HTTP worker: yes); MTA_PG_COMMIT_AHEAD=on|off decides for every process.
+   */
+  commitAhead: boolean | undefined = envSwitch(process.env.MTA_PG_COMMIT_AHEAD);
+  /** Commits an open group-commit turn before other work starts a transaction (./group-commit.ts leaveTurn). */
+  leavingTurn?: () => void;
   /** Counts top-level transactions begun: what a reading remembered for one transaction is keyed by (txMemo). */
   txSerial = 0;
   /** Counts statements run through run() or exec(): a reading remembered while it stays the same is still ours. */
@@ -231,6 +241,19 @@ export class PgDatabase {
       if (ends) this.depth = 0;
     }
     return this;
+  }
+
+  /**
+   * Ends the open transaction with a COMMIT sent without waiting (SyncClient.sendLater): `done` runs once its answer
+   * is read, with null or the error that rolled it back. False, with nothing sent and the transaction still open,
+   * when the client cannot, or when work other than group-commit requests joined it (a replay would undo that
+   * work unseen): then exec('COMMIT').
+   */
+  commitLater(done: (err: PgError | null) => void): boolean {
+    if (this.depth !== 1 || this.foreignJoined || !this.client.sendLater('COMMIT', done)) return false;
+    this.writes++;
+    this.depth = 0;
+    return true;
   }
 
   /** No SQLite pragmas here: reads answer null, settings are ignored. */

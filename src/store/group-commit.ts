@@ -1,0 +1,225 @@
+// Group commit (groupTx): the requests of one event-loop turn share one transaction and one COMMIT, each answered
+// once that COMMIT is durable. SQLite: the WAL flush after it runs off the event loop (db.ts flushWal).
+// PostgreSQL: with `commitAhead` (an HTTP worker by default) the turn's writes and COMMIT are sent without waiting
+// (PgDatabase.commitLater) and the turn is answered when the server's answer is read, while this thread goes on with
+// the next turn; a failure found then runs the turn's requests again, each in a savepoint.
+import { atomically, flushWal, isPg, isRetryable, RETRIES, tx, walSyncOf, type DB } from './db.js';
+
+interface Entry {
+  fn: () => unknown;
+  result?: unknown;
+  failed?: boolean;
+  /** times run again after its turn's COMMIT, sent without waiting, failed */
+  replays?: number;
+  /** afterCommit callbacks of this request */
+  after?: ((committed: boolean) => void)[];
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+interface Batch {
+  entries: Entry[];
+  /** Run again after a failure: each request's scope is flushed at its end from now on (no lazy RELEASE). */
+  strict?: boolean;
+  /** the request whose scope runs now */
+  running?: Entry;
+  /** work waiting for this turn's COMMIT (whenCommitted) */
+  waiters?: (() => void)[];
+}
+
+/**
+ * Inside a group-commit request: `fn(true)` once the turn's COMMIT is durable (before the request's promise
+ * settles), `fn(false)` when this request's writes were rolled back, the commit failed, or (PostgreSQL) the turn is
+ * run again (the request's new run registers again). Elsewhere (a plain transaction) false and fn is never called.
+ * fn must not throw.
+ */
+export function afterCommit(db: DB, fn: (committed: boolean) => void): boolean {
+  const e = batches.get(db)?.running;
+  if (!e) return false;
+  (e.after ??= []).push(fn);
+  return true;
+}
+
+function runAfter(e: Entry, committed: boolean): void {
+  const list = e.after;
+  e.after = undefined;
+  for (const fn of list ?? []) fn(committed);
+}
+const batches = new WeakMap<DB, Batch>();
+
+/**
+ * fn once what this thread wrote so far is committed, or has failed: after the open turn's COMMIT or the one in
+ * flight (PostgreSQL, commitAhead); otherwise on the next check phase (setImmediate), as before. For work that other
+ * processes or connections must see the writes for (a sibling's nudge). fn must not throw.
+ */
+export function whenCommitted(db: DB, fn: () => void): void {
+  const b = batches.get(db);
+  if (b) (b.waiters ??= []).push(fn);
+  else if (!isPg(db) || !db.client.whenSettled(fn)) setImmediate(fn);
+}
+
+/**
+ * Group commit: runs fn at once inside a savepoint of a shared IMMEDIATE transaction that is
+ * committed once per event-loop turn; the promise settles after that COMMIT, so a caller that
+ * answers only then answers durably, while many requests share one WAL write.
+ * Writes by plain `tx` made while a batch is open join it (they become savepoints too).
+ * PostgreSQL, several nodes: when another node's transaction deadlocks with this one, the whole turn's
+ * transaction is rolled back (releasing its locks) and every request of the turn runs again in a new one.
+ */
+export function groupTx<T>(db: DB, fn: () => T): Promise<T> {
+  if (!batches.has(db) && db.inTransaction) return Promise.resolve().then(() => tx(db, fn));
+  return new Promise<T>((resolve, reject) => runEntry(db, { fn, resolve: resolve as (v: unknown) => void, reject }));
+}
+
+/** The open turn, or a new one (its BEGIN, and its flush at the end of this event-loop turn). */
+function openBatch(db: DB): Batch {
+  const open = batches.get(db);
+  if (open) return open;
+  // Every write of the turn joins this transaction, so the flush after its COMMIT covers them all.
+  if (walSyncOf(db)) db.pragma('synchronous = NORMAL');
+  if (isPg(db)) db.leavingTurn ??= () => leaveTurn(db);
+  db.exec('BEGIN IMMEDIATE');
+  const b: Batch = { entries: [] };
+  batches.set(db, b);
+  setImmediate(() => flushWhenFree(db, b));
+  return b;
+}
+
+/**
+ * Commits the turn (at the end of its event-loop turn), unless it was committed early (leaveTurn). PostgreSQL with
+ * a COMMIT in flight: the turn stays open, gathering requests, until that answer is read, and is sent then, so one
+ * turn runs on the server while the next gathers (instead of this thread waiting for the answer to send it).
+ */
+function flushWhenFree(db: DB, b: Batch): void {
+  if (batches.get(db) !== b) return;
+  if (isPg(db) && db.commitAhead && db.client.whenSettled(() => flushWhenFree(db, b))) return;
+  flush(db, b);
+}
+
+/** Runs a request in the open turn (`strict`: it and the turn's later ones each in a savepoint). */
+function runEntry(db: DB, e: Entry, strict = false): void {
+  const b = openBatch(db);
+  if (strict) b.strict = true;
+  b.entries.push(e);
+  try {
+    // PostgreSQL: the request runs without a savepoint and its writes travel with the turn's next round trip (lazyNext).
+    if (isPg(db) && !b.strict && !db.foreignJoined) db.lazyNext = true;
+    b.running = e;
+    try {
+      e.result = atomically(db, e.fn);
+    } finally {
+      b.running = undefined;
+    }
+  } catch (err) {
+    runAfter(e, false);
+    // PostgreSQL: a request that failed after writing leaves its writes in the turn (no savepoint): run the others again.
+    const dirty = isPg(db) && db.takeDirty();
+    if (isRetryable(err)) return restart(db, b, 1);
+    e.failed = true;
+    e.reject(err);
+    if (dirty) restart(db, b, 1);
+  }
+}
+
+/**
+ * PostgreSQL: work other than a group-commit request about to join an open turn (the delivery loop's claims and
+ * results, any plain `tx`) commits the turn first and runs in a transaction of its own. A turn replayed after a
+ * deadlock (restart) runs its requests again, but work that merely joined it would be rolled back unseen: a claim
+ * the loop holds in memory, a delivered recipient's result (sent again once its lease ends). SQLite never replays.
+ */
+export function leaveTurn(db: DB): void {
+  if (!isPg(db)) return;
+  const b = batches.get(db);
+  if (b && !b.running) flush(db, b);
+}
+
+/** Rolls the turn's transaction back and runs its requests again in a new one (PostgreSQL deadlock). */
+function restart(db: DB, b: Batch, attempt: number): void {
+  b.strict = true;
+  db.exec('ROLLBACK');
+  db.exec('BEGIN');
+  for (const e of b.entries) {
+    runAfter(e, false);
+    if (e.failed) continue;
+    b.running = e;
+    try {
+      e.result = atomically(db, e.fn);
+    } catch (err) {
+      b.running = undefined;
+      if (isRetryable(err) && attempt < RETRIES) return restart(db, b, attempt + 1);
+      e.failed = true;
+      e.reject(err);
+    }
+    b.running = undefined;
+  }
+}
+
+function flush(db: DB, b: Batch): void {
+  batches.delete(db);
+  const live = b.entries.some((e) => !e.failed);
+  // PostgreSQL: the COMMIT sent without waiting; the turn settles when its answer is read (committedLater).
+  if (live && isPg(db) && db.commitAhead && db.commitLater((err) => committedLater(db, b, err))) {
+    for (const fn of b.waiters ?? []) db.client.whenSettled(fn);
+    return;
+  }
+  const wal = walSyncOf(db);
+  try {
+    commit(db, b);
+  } finally {
+    if (wal) db.pragma('synchronous = FULL');
+  }
+  for (const fn of b.waiters ?? []) setImmediate(fn);
+  const settle = (err: Error | null) => settleBatch(b, err);
+  if (!live) return settle(null);
+  if (wal) flushWal(wal, settle);
+  else settle(null);
+}
+
+function settleBatch(b: Batch, err: Error | null): void {
+  for (const e of b.entries) runAfter(e, !err && !e.failed);
+  for (const e of b.entries) {
+    if (e.failed) continue;
+    if (err) e.reject(err);
+    else e.resolve(e.result);
+  }
+}
+
+/**
+ * PostgreSQL: the answer to a turn's COMMIT sent without waiting (commitLater) has been read. On a retryable error
+ * (a deadlock with another node, or a write of one of its requests refused: REPLAY) nothing of the turn was kept,
+ * and its requests run again in the open turn, each in a savepoint.
+ */
+function committedLater(db: DB, b: Batch, err: Error | null): void {
+  if (!err) return settleBatch(b, null);
+  for (const e of b.entries) {
+    runAfter(e, false);
+    if (e.failed) continue;
+    e.replays = (e.replays ?? 0) + 1;
+    if (isRetryable(err) && e.replays < RETRIES) runEntry(db, e, true);
+    else {
+      e.failed = true;
+      e.reject(err);
+    }
+  }
+}
+
+function commit(db: DB, b: Batch): void {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      db.exec('COMMIT');
+      break;
+    } catch (err) {
+      if (isRetryable(err) && attempt < RETRIES) {
+        restart(db, b, attempt);
+        continue;
+      }
+      try {
+        if (db.inTransaction) db.exec('ROLLBACK');
+      } catch {
+        /* already rolled back */
+      }
+      for (const e of b.entries) if (!e.failed) e.reject(err);
+      for (const e of b.entries) e.failed = true;
+      return;
+    }
+  }
+}

@@ -1,0 +1,115 @@
+// PostgreSQL with commitAhead (an HTTP worker's store): a group-commit turn's writes and COMMIT are sent without
+// waiting, this thread goes on (the next turn's requests run meanwhile), and each request is answered only once the
+// server's answer is read. A failure found in that answer still fails only its own request; work that must see the
+// writes (a sibling's nudge) waits for the answer; a read meanwhile first takes the answer.
+import { expect } from 'chai';
+import pgLib from 'pg';
+import { PgDatabase } from '../../src/store/pg/database.js';
+import { type DB } from '../../src/store/db.js';
+import { afterCommit, groupTx, whenCommitted } from '../../src/store/group-commit.js';
+import { createDatabase, pgBinDir, sharedPg } from '../helpers/pg.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('PostgreSQL: a turn committed ahead (COMMIT sent without waiting)', function () {
+  this.timeout(60_000);
+  let pg: PgDatabase;
+  let db: DB;
+  let url: string;
+  let other: pgLib.Client;
+  before(async function () {
+    if (!pgBinDir() && !process.env.MTA_TEST_PG_URL) this.skip();
+    url = await createDatabase((await sharedPg()).url);
+    pg = new PgDatabase(url);
+    if (pg.client.transport !== 'libpq') this.skip(); // the worker-thread transport always waits
+    pg.commitAhead = true;
+    pg.exec('CREATE TABLE g (id BIGINT PRIMARY KEY, v TEXT)');
+    pg.loadCatalog();
+    db = pg as unknown as DB;
+  });
+  after(() => pg?.close());
+  beforeEach(async () => {
+    pg.exec('DELETE FROM g');
+    other = new pgLib.Client({ connectionString: url });
+    await other.connect();
+  });
+  afterEach(() => other.end());
+
+  const insert = (id: number, v = 'x') => db.prepare('INSERT INTO g (id, v) VALUES (?, ?)').run(id, v);
+  const ids = () => (db.prepare('SELECT id FROM g ORDER BY id').pluck().all() as number[]).map(Number);
+  /** Another session holds an uncommitted row `id`; it ends (COMMIT or ROLLBACK) after `ms`. */
+  async function holdRow(id: number, ms: number, end: 'COMMIT' | 'ROLLBACK') {
+    await other.query('BEGIN');
+    await other.query('INSERT INTO g (id, v) VALUES ($1, $2)', [id, 'other']);
+    return { ending: other.query(`SELECT pg_sleep(${ms / 1000}); ${end}`) };
+  }
+
+  it('the thread is free while the server runs the turn; its requests are answered only after the COMMIT', async () => {
+    const { ending } = await holdRow(7, 500, 'ROLLBACK'); // the turn's INSERT of 7 waits for that session
+    const order: string[] = [];
+    const turn = groupTx(db, () => insert(7, 'turn')).then(() => order.push('answered'));
+    let committed: boolean | undefined;
+    void groupTx(db, () => afterCommit(db, (ok) => (committed = ok)));
+    await sleep(100); // the turn went out at the end of its event-loop turn
+    order.push('timer'); // a blocking COMMIT would have held this thread until the other session ended
+    expect(pg.client.inFlight, 'the COMMIT is in flight').to.equal(true);
+    expect(committed, 'afterCommit waits for the answer').to.equal(undefined);
+    await ending;
+    await turn;
+    expect(order).to.deep.equal(['timer', 'answered']);
+    expect(committed).to.equal(true);
+    expect(pg.client.inFlight).to.equal(false);
+    expect(db.prepare('SELECT v FROM g WHERE id = 7').pluck().get()).to.equal('turn');
+  });
+
+  it('the next turn runs while one is in flight, and is sent after its answer', async () => {
+    const { ending } = await holdRow(7, 400, 'ROLLBACK');
+    const first = groupTx(db, () => insert(7));
+    await sleep(50);
+    expect(pg.client.inFlight).to.equal(true);
+    let ran = false;
+    const second = groupTx(db, () => {
+      ran = true;
+      insert(8);
+    });
+    expect(ran, 'the second turn ran its request at once (writes deferred)').to.equal(true);
+    await Promise.all([ending, first, second]);
+    expect(ids()).to.deep.equal([7, 8]);
+  });
+
+  it('a write refused in the answer fails only its own request: the others of its turn run again and commit', async () => {
+    const { ending } = await holdRow(5, 300, 'COMMIT'); // then the turn's INSERT of 5 is a duplicate
+    let runs = 0;
+    const results = await Promise.allSettled([
+      groupTx(db, () => insert(4)),
+      groupTx(db, () => insert(5, 'turn')),
+      groupTx(db, () => {
+        runs++;
+        insert(6);
+      }),
+    ]);
+    await ending;
+    expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
+    expect(((results[1] as PromiseRejectedResult).reason as { code?: string }).code).to.equal('23505');
+    expect(runs, 'the turn ran again after the answer').to.equal(2);
+    expect(ids()).to.deep.equal([4, 5, 6]);
+    expect(db.prepare('SELECT v FROM g WHERE id = 5').pluck().get()).to.equal('other');
+  });
+
+  it("whenCommitted waits for the open turn's answer; a read meanwhile takes the answer first", async () => {
+    const { ending } = await holdRow(9, 300, 'ROLLBACK');
+    const seen: number[][] = [];
+    const turn = groupTx(db, () => {
+      insert(9);
+      whenCommitted(db, () => seen.push(ids()));
+    });
+    await sleep(50);
+    expect(seen, 'not before the answer').to.deep.equal([]);
+    const t0 = Date.now();
+    expect(ids(), 'a read waits for the COMMIT ahead of it').to.deep.equal([9]);
+    expect(Date.now() - t0).to.be.greaterThan(100);
+    await Promise.all([ending, turn]);
+    await sleep(0);
+    expect(seen).to.deep.equal([[9]]);
+  });
+});
