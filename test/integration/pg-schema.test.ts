@@ -249,12 +249,14 @@ describe('PostgreSQL schema (migrations-pg) matches the SQLite one', function ()
     ).rows
       .map((r) => r.t)
       .filter((t) => !/_delta\./.test(t)); // the COMMIT-time folds of PostgreSQL's counter deltas
-    // PostgreSQL's one counter trigger on deliveries does what SQLite's seven do (migrations-pg/017).
+    // PostgreSQL's two counter triggers on deliveries (a row trigger for updates and deletes, a statement trigger
+    // for inserts) do what SQLite's seven do (migrations-pg/017, 018).
     const merged = /^deliveries\.queue_(counts|slots)_(insert|update|leave|delete)$/;
     const liteMerged = liteTriggers.filter((t) => merged.test(t as string));
     expect(liteMerged).to.have.length(7);
-    expect(pgTriggers).to.include('deliveries.deliveries_counts');
-    expect(pgTriggers.filter((t) => t !== 'deliveries.deliveries_counts')).to.deep.equal(
+    const pgCounters = ['deliveries.deliveries_counts', 'deliveries.deliveries_counts_insert'];
+    expect(pgTriggers).to.include.members(pgCounters);
+    expect(pgTriggers.filter((t) => !pgCounters.includes(t))).to.deep.equal(
       liteTriggers.filter((t) => !merged.test(t as string)),
     );
 
@@ -322,6 +324,23 @@ describe('PostgreSQL schema (migrations-pg) matches the SQLite one', function ()
         delivery(10, 1, 'b.test', 'queued', 'NULL, 1, 99, 99'),
         delivery(11, 2, 'b.test', 'queued', 'NULL, 0, NULL, 3600000'),
       ].join(';'),
+    );
+    // One INSERT of several rows (the store merges a turn's INSERTs: src/store/pg/coalesce.ts): waiting and final,
+    // held, attempted, leased and scheduled rows of two emails and three domains in one statement.
+    const values = (d: string) => d.slice(d.indexOf('VALUES') + 'VALUES'.length);
+    await both(
+      'several rows in one INSERT',
+      delivery(12, 1, 'a.test') +
+        [
+          delivery(13, 1, 'a.test', 'sent'),
+          delivery(14, 3, 'b.test', 'queued', '5, 0, NULL, NULL'),
+          delivery(15, 3, 'b.test', 'delivery_delayed', 'NULL, 2, NULL, 120000'),
+          delivery(16, 2, 'c.test', 'queued', 'NULL, 1, 99, 99'),
+          delivery(17, 2, 'c.test', 'delivered'),
+          delivery(18, 1, 'a.test', 'queued', 'NULL, 0, NULL, 3600000'),
+        ]
+          .map((d) => `,${values(d)}`)
+          .join(''),
     );
     await both('attempted', 'UPDATE deliveries SET attempts = attempts + 1 WHERE id IN (1, 2)');
     await both('attempted again (same counters)', 'UPDATE deliveries SET attempts = attempts + 1 WHERE id = 1');
