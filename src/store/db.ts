@@ -247,6 +247,15 @@ export function getLater<R>(s: Stmt<R>, ...args: unknown[]): () => R | undefined
   const row = s.get(...args);
   return () => row;
 }
+/**
+ * A write whose outcome nobody reads (no `changes`, no `lastInsertRowid`): on PostgreSQL inside a transaction it is
+ * deferred like run(), and marked so, which lets several `INSERT … ON CONFLICT DO NOTHING` of one statement go out
+ * as one (their separate row counts would be lost: ./pg/coalesce.ts). SQLite: run().
+ */
+export function fire(s: Stmt, ...args: unknown[]): void {
+  if (s instanceof PgStatement) s.fire(...args);
+  else s.run(...args);
+}
 /** getLater for all the rows. */
 export function allLater<R>(s: Stmt<R>, ...args: unknown[]): () => R[] {
   if (s instanceof PgStatement) return (s as PgStatement<R>).allLater(...args);

@@ -1,5 +1,5 @@
 // Emails, their tags and one delivery row per recipient. Lists are keyset-paginated on seq.
-import { allLater, getLater, isPg, pgArray, PLAN_EACH_TIME, sql, type DB } from './db.js';
+import { allLater, fire, getLater, isPg, pgArray, PLAN_EACH_TIME, sql, type DB } from './db.js';
 import type { Status } from '../core/status.js';
 
 export interface EmailRow {
@@ -114,7 +114,7 @@ export function insertEmail(
         pooled)
       : Number(sql(db, `INSERT INTO emails (${EMAIL_COLS}) VALUES (${EMAIL_VALUES})`).run(e).lastInsertRowid);
   const tag = sql(db, 'INSERT OR IGNORE INTO email_tags (team_id, tag, email_seq) VALUES (?, ?, ?)');
-  for (const t of tags) tag.run(e.team_id, t, seq);
+  for (const t of tags) fire(tag, e.team_id, t, seq);
   const d = sql(
     db,
     'INSERT INTO deliveries (email_seq, recipient, kind, domain, status, next_attempt_at, leased_until, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',

@@ -99,6 +99,29 @@ describe('PostgreSQL synchronous clients', function () {
           { n: 0 },
         ]);
       });
+
+      it('merges blind ON CONFLICT DO NOTHING INSERTs: rows conflicting with the table or with each other are skipped', () => {
+        const text = `INSERT INTO t_${transport} (id, s) VALUES ($1, $2) ON CONFLICT DO NOTHING`;
+        const name = `insi_${transport}`;
+        c.query('BEGIN');
+        c.query(`INSERT INTO t_${transport} (id, s) VALUES (50, 'first')`);
+        const rows: [number, string][] = [
+          [50, 'again'],
+          [51, 'a'],
+          [52, 'b'],
+          [51, 'twice'],
+        ];
+        rows.forEach(([id, v]) => c.defer(text, [id, v], { name, blind: true }));
+        const before = c.queries;
+        c.query('SELECT 1');
+        expect(c.queries - before, 'one 4-row INSERT and the SELECT').to.equal(2);
+        expect(c.query(`SELECT id, s FROM t_${transport} WHERE id BETWEEN 50 AND 59 ORDER BY id`).rows).to.deep.equal([
+          { id: 50, s: 'first' },
+          { id: 51, s: 'a' },
+          { id: 52, s: 'b' },
+        ]);
+        c.query('ROLLBACK');
+      });
     });
   }
 });

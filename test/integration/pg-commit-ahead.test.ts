@@ -96,6 +96,20 @@ describe('PostgreSQL: a turn committed ahead (COMMIT sent without waiting)', fun
     expect(db.prepare('SELECT v FROM g WHERE id = 5').pluck().get()).to.equal('other');
   });
 
+  it('a turn that waited for an answer (a read: a live credit charge, say) commits before the thread goes on', async () => {
+    const { ending } = await holdRow(3, 300, 'ROLLBACK');
+    let answered = false;
+    const turn = groupTx(db, () => {
+      ids(); // a round trip inside the turn
+      insert(3);
+    }).then(() => (answered = true));
+    await sleep(50); // the flush at the end of the event-loop turn waited for the COMMIT (the other session's 300 ms)
+    expect(pg.client.inFlight, 'nothing in flight').to.equal(false);
+    expect(answered, 'answered before this timer could run').to.equal(true);
+    await Promise.all([ending, turn]);
+    expect(ids()).to.deep.equal([3]);
+  });
+
   it("whenCommitted waits for the open turn's answer; a read meanwhile takes the answer first", async () => {
     const { ending } = await holdRow(9, 300, 'ROLLBACK');
     const seen: number[][] = [];

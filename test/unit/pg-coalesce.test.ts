@@ -35,6 +35,25 @@ describe('PostgreSQL: deferred INSERTs as multi-row statements', () => {
     });
   });
 
+  it('merges ON CONFLICT DO NOTHING INSERTs only when nobody reads their answers (fire), never with read ones', () => {
+    const blind = (seq: number) => ({ ...tag(seq), blind: true });
+    const turn = [1, 2, 3].flatMap((s) => [email(s), blind(s), delivery(s)]);
+    expect(shape(turn)).to.deep.equal(['e*2', 'e', 't*2', 't', 'd*2', 'd']);
+    // A read one stays alone, and blind ones after it do not join the blind ones before it (same table: no passing).
+    expect(shape([blind(1), blind(2), tag(3), blind(4), blind(5)])).to.deep.equal(['t*2', 't', 't*2']);
+    // With RETURNING, each row's answer is its own even when nobody reads it: left alone.
+    const ret = (seq: number): Query => ({
+      ...q(
+        'tr',
+        'INSERT INTO email_tags (tag, email_seq) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING tag',
+        'x',
+        seq,
+      ),
+      blind: true,
+    });
+    expect(shape([ret(1), ret(2)])).to.deep.equal(['tr', 'tr']);
+  });
+
   it('splits a long run into chunks of powers of two, renumbering each row’s parameters', () => {
     const plan = coalesce([1, 2, 3, 4, 5, 6, 7].map(event), known);
     expect(plan.batch.map((b) => b.name)).to.deep.equal(['v*4', 'v*2', 'v']);

@@ -15,6 +15,8 @@ export interface Query {
   values: unknown[];
   array?: boolean;
   name?: string;
+  /** Nobody reads this statement's answer (db.ts fire): an `ON CONFLICT DO NOTHING` INSERT may then merge too. */
+  blind?: boolean;
 }
 
 /** The result a deferred statement receives. */
@@ -113,13 +115,15 @@ export interface Plan {
 /**
  * The statements to send for `qs` (deferred writes, in their order) and where each one's answer will be.
  * `parents(table)`: the tables its foreign keys point at (unknown: it moves past nothing). An `ON CONFLICT DO
- * NOTHING` INSERT is never merged: each one's own row count (0 when it conflicted) would be lost.
+ * NOTHING` INSERT is merged only with others that nobody reads (`blind`): each one's own row count (0 when it
+ * conflicted) would be lost. A row that conflicts with an earlier row of the same merged statement is skipped, as
+ * it would have been by its own statement.
  */
 export function coalesce(qs: Query[], parents: (table: string) => ReadonlySet<string> | undefined): Plan {
   const entries: Entry[] = [];
   qs.forEach((q, i) => {
     const s = shapeOf(q.text, q.name !== undefined);
-    const mergeable = q.name !== undefined && s.tuple !== undefined && !s.ignoring;
+    const mergeable = q.name !== undefined && s.tuple !== undefined && (!s.ignoring || (q.blind && !s.returning));
     if (mergeable) {
       const up = parents(s.table!);
       for (let j = entries.length - 1; j >= 0; j--) {

@@ -121,6 +121,17 @@ export class PgStatement<R = unknown> {
     };
   }
 
+  /** run() whose outcome is never read (db.ts fire): deferred without a place for its answer, marked blind. */
+  fire(...args: unknown[]): void {
+    if (!this.db.inTransaction || this.returning()) {
+      this.run(...args);
+      return;
+    }
+    this.db.writes++;
+    if (this.db.depth === 1) this.db.markForeign();
+    this.db.client.defer(this.t.text, bindValues(this.t, args), { name: this.name, blind: true });
+  }
+
   /** An INSERT into a table with an identity column, without its own RETURNING: add one (lastInsertRowid). */
   private returning() {
     if (this.returningId !== undefined) return this.returningId;

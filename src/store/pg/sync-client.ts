@@ -235,8 +235,13 @@ export abstract class SyncClient {
    * Queues a statement whose answer nobody waits for yet (a write inside a transaction): it travels with the next
    * statement that needs an answer, or with flush(). `into` receives its result then.
    */
-  defer(text: string, values: unknown[], opts: { array?: boolean; name?: string } = {}, into?: Deferred): void {
-    this.pending.push({ q: { text, values, array: opts.array, name: opts.name }, into });
+  defer(
+    text: string,
+    values: unknown[],
+    opts: { array?: boolean; name?: string; blind?: boolean } = {},
+    into?: Deferred,
+  ): void {
+    this.pending.push({ q: { text, values, array: opts.array, name: opts.name, blind: opts.blind }, into });
   }
 
   /** Sends the queued statements (one round trip); throws the first one's error (the rest did not run). */
