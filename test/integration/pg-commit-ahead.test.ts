@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import pgLib from 'pg';
 import { PgDatabase } from '../../src/store/pg/database.js';
-import { type DB } from '../../src/store/db.js';
+import { getLater, type DB } from '../../src/store/db.js';
 import { afterCommit, groupTx, whenCommitted } from '../../src/store/group-commit.js';
 import { createDatabase, pgBinDir, sharedPg } from '../helpers/pg.js';
 
@@ -108,6 +108,27 @@ describe('PostgreSQL: a turn committed ahead (COMMIT sent without waiting)', fun
     expect(answered, 'answered before this timer could run').to.equal(true);
     await Promise.all([ending, turn]);
     expect(ids()).to.deep.equal([3]);
+  });
+
+  it('a read that travelled with the COMMIT in flight is answered from that answer, with no round trip of its own', async () => {
+    const { ending } = await holdRow(2, 200, 'ROLLBACK');
+    let count: () => unknown = () => undefined;
+    const first = groupTx(db, () => {
+      insert(2);
+      count = getLater(db.prepare('SELECT count(*) AS n FROM g').pluck()); // sent with this turn's COMMIT
+    });
+    await sleep(50);
+    expect(pg.client.inFlight).to.equal(true);
+    const trips = pg.client.roundTrips;
+    let n: unknown;
+    const second = groupTx(db, () => {
+      insert(3);
+      n = count(); // waits for the answer in flight, and sends nothing of this turn
+    });
+    expect(n).to.equal(1);
+    expect(pg.client.roundTrips - trips, 'no round trip in the second turn').to.equal(0);
+    await Promise.all([ending, first, second]);
+    expect(ids()).to.deep.equal([2, 3]);
   });
 
   it("whenCommitted waits for the open turn's answer; a read meanwhile takes the answer first", async () => {

@@ -74,7 +74,7 @@ export class PgStatement<R = unknown> {
     client.defer(this.t.text, bindValues(this.t, args), { array: this.plucked, name: this.name }, into);
     const plucked = this.plucked;
     return () => {
-      if (!into.done) client.flush();
+      if (!into.done) client.answer(into);
       const rows = into.rows ?? [];
       return (plucked ? rows.map((row) => (row as unknown[])[0]) : rows) as R[];
     };
@@ -108,7 +108,7 @@ export class PgStatement<R = unknown> {
     const into: Deferred = {};
     client.defer(text, values, opts, into);
     const settled = () => {
-      if (!into.done) client.flush();
+      if (!into.done) client.answer(into);
       return into;
     };
     return {

@@ -250,6 +250,15 @@ export abstract class SyncClient {
     if (this.pending.length) this.send([]);
   }
 
+  /**
+   * Fills `into`: from the answer in flight if it travelled there (no further round trip), else by sending the
+   * queued statements it is among.
+   */
+  answer(into: Deferred): void {
+    if (!into.done) this.settle();
+    if (!into.done) this.flush();
+  }
+
   /** Forgets the queued statements (the transaction they belong to is being rolled back). */
   discard(): void {
     this.pending = [];
