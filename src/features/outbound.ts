@@ -4,7 +4,7 @@ import type { FeatureFactory } from './feature.js';
 import { createOutbound } from '../outbound/index.js';
 import { addMetricsRegistry } from '../http/metrics.js';
 import { onEvent, setIntake } from '../services/delivery.js';
-import { afterWrites, isHttpWorker, onNudge } from '../services/siblings.js';
+import { afterWrites, currentTurn, isHttpWorker, onNudge } from '../services/siblings.js';
 
 export const feature: FeatureFactory = (ctx) => {
   // An HTTP worker leases new recipients due now to the primary's loop and sends them after the commit
@@ -12,17 +12,22 @@ export const feature: FeatureFactory = (ctx) => {
   if (isHttpWorker(ctx)) {
     const intake = ctx.siblings!.intake;
     if (intake) setIntake(ctx.db, intake);
-    const queued = new Set<number>();
+    // Per turn: its new emails, looked at once its COMMIT is in (a turn may still be gathering while the one before
+    // it is on the server, so each keeps its own list).
+    const byTurn = new Map<object | undefined, number[]>();
     onEvent(ctx.db, (_db, ev) => {
       if (ev.type !== 'queued') return;
-      // After the turn's commit, which handed the leased ones over.
-      if (queued.size === 0)
+      const turn = currentTurn(ctx.db);
+      let seqs = byTurn.get(turn);
+      if (!seqs) {
+        const mine: number[] = (seqs = []);
+        byTurn.set(turn, mine);
         afterWrites(ctx.db, () => {
-          const unleased = [...queued].filter((seq) => !intake?.handed(seq)).length;
-          queued.clear();
-          if (unleased) ctx.siblings!.nudge('delivery');
+          byTurn.delete(turn);
+          if (mine.some((seq) => !intake?.handed(seq))) ctx.siblings!.nudge('delivery');
         });
-      queued.add(ev.email_seq);
+      }
+      seqs.push(ev.email_seq);
     });
     return {};
   }

@@ -107,7 +107,7 @@ export function workerSiblings(): Siblings & {
   if (!process.send) throw new Error(`${WORKER_ENV} is set but this process has no IPC channel to a primary`);
   const send = (m: Msg) => void process.send!(m);
   const calls = new Calls();
-  const queued = new Set<Nudge>();
+  const sent = new Set<Nudge>();
   const leases = new Leases(
     (key) => calls.ask(send, 'lease', [key]) as Promise<Lease>,
     (key, n) => send({ t: 'give', key, n }),
@@ -117,11 +117,12 @@ export function workerSiblings(): Siblings & {
   return {
     role: 'worker',
     nudge(kind) {
-      // After the commit (the turn's, or the one in flight), once per kind and commit.
-      if (queued.has(kind)) return;
-      queued.add(kind);
+      // After the commit that holds this process's writes so far (the open turn's, or the one in flight): one
+      // message per kind for the callbacks run together when a COMMIT is in.
       const go = () => {
-        queued.delete(kind);
+        if (sent.has(kind)) return;
+        sent.add(kind);
+        queueMicrotask(() => sent.delete(kind));
         send({ t: 'nudge', kind });
       };
       if (db) afterWrites(db, go);

@@ -7,7 +7,7 @@
 import type { DB } from '../store/db.js';
 import { domainsGeneration } from '../store/domains.js';
 import { endpointsGeneration } from '../store/webhooks.js';
-import { whenCommitted } from '../store/group-commit.js';
+import { openTurn, whenCommitted } from '../store/group-commit.js';
 import type { TakeResult } from '../core/rate-limit.js';
 import type { Intake } from './delivery.js';
 
@@ -68,6 +68,8 @@ export const cacheGeneration = (db: DB): number =>
  * read them (a nudge).
  */
 export const afterWrites = (db: DB, fn: () => void): void => whenCommitted(db, fn);
+/** What identifies the group-commit turn that this process's writes join now (undefined: none open). */
+export const currentTurn = (db: DB): object | undefined => openTurn(db);
 
 /** This process is an HTTP worker: it serves HTTP only; the primary runs the loop, listeners, jobs and dispatcher. */
 export const isHttpWorker = (ctx: { siblings?: Siblings }): boolean => ctx.siblings?.role === 'worker';

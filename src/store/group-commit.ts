@@ -59,6 +59,9 @@ export function whenCommitted(db: DB, fn: () => void): void {
   else if (!isPg(db) || !db.client.whenSettled(fn)) setImmediate(fn);
 }
 
+/** The open group-commit turn (an identity for what is written in it), if any. */
+export const openTurn = (db: DB): object | undefined => batches.get(db);
+
 /**
  * Group commit: runs fn at once inside a savepoint of a shared IMMEDIATE transaction that is
  * committed once per event-loop turn; the promise settles after that COMMIT, so a caller that
@@ -173,7 +176,8 @@ function flush(db: DB, b: Batch): void {
   } finally {
     if (wal) db.pragma('synchronous = FULL');
   }
-  for (const fn of b.waiters ?? []) setImmediate(fn);
+  const waiters = b.waiters;
+  if (waiters) setImmediate(() => waiters.forEach((fn) => fn()));
   const settle = (err: Error | null) => settleBatch(b, err);
   if (!live) return settle(null);
   if (wal) flushWal(wal, settle);

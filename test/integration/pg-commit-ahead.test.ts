@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import pgLib from 'pg';
 import { PgDatabase } from '../../src/store/pg/database.js';
 import { getLater, type DB } from '../../src/store/db.js';
-import { afterCommit, groupTx, whenCommitted } from '../../src/store/group-commit.js';
+import { afterCommit, groupTx, openTurn, whenCommitted } from '../../src/store/group-commit.js';
 import { createDatabase, pgBinDir, sharedPg } from '../helpers/pg.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -129,6 +129,29 @@ describe('PostgreSQL: a turn committed ahead (COMMIT sent without waiting)', fun
     expect(pg.client.roundTrips - trips, 'no round trip in the second turn').to.equal(0);
     await Promise.all([ending, first, second]);
     expect(ids()).to.deep.equal([2, 3]);
+  });
+
+  it('a turn gathering while another is in flight is a turn of its own: its work waits for its own COMMIT', async () => {
+    const { ending } = await holdRow(7, 300, 'ROLLBACK');
+    let turnA: object | undefined;
+    const a = groupTx(db, () => {
+      insert(7);
+      turnA = openTurn(db);
+    });
+    await sleep(50);
+    expect(pg.client.inFlight).to.equal(true);
+    let turnB: object | undefined;
+    let seen: number[] | undefined;
+    const b = groupTx(db, () => {
+      insert(8);
+      turnB = openTurn(db);
+      whenCommitted(db, () => (seen = ids())); // a sibling's nudge, say: it must find row 8
+    });
+    expect(turnB).to.not.equal(undefined);
+    expect(turnB, 'not the turn in flight').to.not.equal(turnA);
+    await Promise.all([ending, a, b]);
+    await sleep(0);
+    expect(seen).to.deep.equal([7, 8]);
   });
 
   it("whenCommitted waits for the open turn's answer; a read meanwhile takes the answer first", async () => {
