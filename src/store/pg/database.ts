@@ -99,8 +99,7 @@ export class PgStatement<R = unknown> {
     const client = this.db.client;
     const col = ret?.col;
     const idOf = (r: { rows?: unknown[] }) => (col ? ((r.rows?.[0] as Record<string, number>)?.[col] ?? 0) : 0);
-    this.db.writes++;
-    if (this.db.depth === 1) this.db.markForeign();
+    this.written();
     if (!this.db.inTransaction) {
       const r = client.query(text, values, opts);
       return { changes: r.rowCount ?? 0, lastInsertRowid: idOf(r) };
@@ -127,9 +126,14 @@ export class PgStatement<R = unknown> {
       this.run(...args);
       return;
     }
+    this.written();
+    this.db.client.defer(this.t.text, bindValues(this.t, args), { name: this.name, blind: true });
+  }
+
+  /** A write is about to go out: counted (what was read is no longer sure), and marked foreign at a turn's top level. */
+  private written(): void {
     this.db.writes++;
     if (this.db.depth === 1) this.db.markForeign();
-    this.db.client.defer(this.t.text, bindValues(this.t, args), { name: this.name, blind: true });
   }
 
   /** An INSERT into a table with an identity column, without its own RETURNING: add one (lastInsertRowid). */

@@ -77,6 +77,10 @@ function toError(f: NonNullable<Reply['error']>): PgError {
   return e;
 }
 
+/** A server error (SQLSTATE) in a mixed batch comes as REPLAY; a lost connection (no code, or class 08) as it is. */
+const replays = (e: NonNullable<Reply['error']>, mixed: boolean): boolean =>
+  mixed && !!e.code && !e.code.startsWith('08');
+
 /** A batch sent by sendLater whose answer has not been read yet. */
 interface Later {
   queued: { q: Query; into?: Deferred }[];
@@ -199,10 +203,7 @@ export abstract class SyncClient {
     this.place(l.queued, l.plan, r.results.map(toResult));
     let err: PgError | null = null;
     if (r.error) {
-      err =
-        l.mixed && r.error.code && !r.error.code.startsWith('08')
-          ? replayError(r.error.message ?? 'error')
-          : toError(r.error);
+      err = replays(r.error, l.mixed) ? replayError(r.error.message ?? 'error') : toError(r.error);
       // The server skipped the rest after the error, COMMIT included: the transaction is still open (aborted).
       try {
         this.exchange([{ text: 'ROLLBACK', values: [] }]);
@@ -295,8 +296,7 @@ export abstract class SyncClient {
     }
     const results = r.results.map(toResult);
     this.place(queued, plan, results);
-    // A server error (SQLSTATE) in a mixed batch; a lost connection (no code, or class 08) is thrown as it is.
-    if (r.error && mixed && r.error.code && !r.error.code.startsWith('08')) {
+    if (r.error && replays(r.error, mixed)) {
       this.poisoned = r.error.message ?? 'error';
       throw replayError(this.poisoned);
     }
