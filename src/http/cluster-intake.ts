@@ -63,6 +63,9 @@ export class RemoteIntake implements Intake {
     this.out.push({ n, email, rows });
   }
 
+  /** Nothing to do here: the worker's `queued` hook nudges the primary for such mail (features/outbound.ts). */
+  notTaken(): void {}
+
   /** Whether the email's recipients went to the primary's loop (asked once per email, by its `queued` event). */
   handed(seq: number): boolean {
     return this.recent.delete(seq);

@@ -92,17 +92,24 @@ export class OutboundLoop implements Component, Intake {
   private reserved = 0;
   /** Recipients taken in so far: by claims, and straight from their insert (Intake). */
   private taken = { claimed: 0, intake: 0 };
+  /** Claim queries run (tests: new mail taken in by Intake costs none). */
+  private claimQueries = 0;
+  /** The next tick claims whatever it finds (a wake-up from outside, a timer); see tick(). */
+  private mustClaim = true;
+  /** The store's earliest next_attempt_at when last read (nextWait); -Infinity: unknown. */
+  private dueAt = -Infinity;
 
   constructor(
     private ctx: Ctx,
     readonly deps: LoopDeps,
     private o: LoopOptions,
   ) {
-    this.sink = new ResultSink(ctx, (ids) => {
+    this.sink = new ResultSink(ctx, (ids, due) => {
       for (const id of ids) this.held.delete(id);
       this.trimmer.busy(ids.length);
       if (this.held.size === 0 && this.active === 0) this.trimmer.idle();
-      this.wake();
+      if (due) this.wake();
+      else this.poke();
     });
     this.preparing = new Preparing((e) => deps.prepare(e), PREPARE_AT_ONCE);
     this.sched = new Scheduler(deps.shaping);
@@ -116,8 +123,17 @@ export class OutboundLoop implements Component, Intake {
     this.wake();
   }
 
-  /** Look for due work now (coalesced; safe to call from inside a transaction). */
+  /** Look for due work now (coalesced; safe to call from inside a transaction): the next tick claims. */
   wake(): void {
+    this.mustClaim = true;
+    this.poke();
+  }
+
+  /**
+   * Look again soon, claiming only when the store may hold due work (tick()): results with no retry written, new
+   * mail taken in by Intake. Coalesced like wake().
+   */
+  poke(): void {
     if (this.stopping || this.wakeQueued) return;
     this.wakeQueued = true;
     const run = () => {
@@ -134,7 +150,8 @@ export class OutboundLoop implements Component, Intake {
   /** Counters for tests and metrics. */
   stats() {
     const queued = this.ready.total + this.resolving;
-    return { held: this.held.size, active: this.active, queued, reserved: this.reserved, ...this.taken };
+    const { held, active, reserved, claimQueries } = this;
+    return { held: held.size, active, queued, reserved, claimQueries, ...this.taken };
   }
 
   /** Recipients waiting and in flight per site (for `mta sites` and metrics). */
@@ -142,21 +159,34 @@ export class OutboundLoop implements Component, Intake {
     return this.ready.bySite();
   }
 
+  /**
+   * Claims, starts what may start, sleeps until the next due time. A tick from poke() only starts what may start
+   * while the last claim found everything, nothing written since can have come due (results with no retry, new
+   * mail taken in by Intake), and the store's earliest next_attempt_at read after that claim is still ahead: under a
+   * stream of such mail the claim query and that read found nothing, and on PostgreSQL the claim also cut the open
+   * group-commit turn short. The timer (at that due time, at most idlePollMs) always claims.
+   */
   private tick(): void {
+    if (this.stopping) return;
+    this.lastTick = Date.now();
+    if (!this.mustClaim && this.caughtUp && this.timer && this.ctx.now() < this.dueAt) return this.pump();
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    if (this.stopping) return;
-    this.lastTick = Date.now();
     try {
+      this.mustClaim = false;
       this.claimMore();
     } catch (err) {
+      this.mustClaim = true;
       this.ctx.log.error({ err: (err as Error).message }, 'claim failed');
     }
     this.pump();
     if (this.stopping) return;
-    this.timer = setTimeout(() => this.tick(), this.nextWait());
+    this.timer = setTimeout(() => {
+      this.mustClaim = true; // also the poll that finds what other nodes or processes left due
+      this.tick();
+    }, this.nextWait());
   }
 
   /**
@@ -164,9 +194,11 @@ export class OutboundLoop implements Component, Intake {
    * queue) no query (skipping them would scan their due rows on every tick): look again within SKIP_POLL_MS.
    */
   private nextWait(): number {
+    this.dueAt = -Infinity;
     if (this.ready.slowDomains(this.ctx.now(), this.o.maxHeld).length) return Math.min(this.o.idlePollMs, SKIP_POLL_MS);
     try {
       const due = nextDue(this.ctx.db);
+      this.dueAt = due ?? Infinity;
       return due === null ? this.o.idlePollMs : Math.min(this.o.idlePollMs, Math.max(5, due - this.ctx.now()));
     } catch (err) {
       this.ctx.log.error({ err: (err as Error).message }, 'next due time unknown');
@@ -180,6 +212,7 @@ export class OutboundLoop implements Component, Intake {
     if (skip.length && now < this.skipClaimAfter) return;
     for (let round = 0; round < 50 && this.ready.total + this.resolving < this.o.maxHeld; round++) {
       const limit = Math.min(this.o.batch, this.o.maxHeld - this.ready.total - this.resolving);
+      this.claimQueries++;
       const rows = tx(this.ctx.db, () => claimDue(this.ctx.db, now, now + this.o.leaseMs, limit, skip));
       const fresh = rows.filter((r) => !this.held.has(r.id));
       this.taken.claimed += fresh.length;
@@ -190,6 +223,11 @@ export class OutboundLoop implements Component, Intake {
         return;
       }
     }
+  }
+
+  /** Intake: new recipients were stored unleased (scheduled, or not taken): the next tick claims. */
+  notTaken(): void {
+    this.mustClaim = true;
   }
 
   /** Intake: new recipients due now, leased in their insert, while nothing older waits in the store and there is room. */

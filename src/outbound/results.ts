@@ -27,7 +27,8 @@ export class ResultSink {
 
   constructor(
     private ctx: Ctx,
-    private onFlushed: (ids: number[]) => void,
+    /** `due`: some of them may be due again later (deferred, or settled without an outcome). */
+    private onFlushed: (ids: number[], due: boolean) => void,
     private opts: { delayMs: number; max: number } = { delayMs: 10, max: 200 },
   ) {}
 
@@ -80,7 +81,11 @@ export class ResultSink {
         }
       }
     }
-    this.onFlushed(batch.flatMap((i) => i.ids));
+    const due = batch.some((i) => i.outcomes.length === 0 || i.outcomes.some((o) => o.event === 'deferred'));
+    this.onFlushed(
+      batch.flatMap((i) => i.ids),
+      due,
+    );
   }
 
   /** Flushes, then drops anything pushed later (shutdown). */

@@ -29,6 +29,8 @@ export interface Intake {
   reserve(n: number): number | null;
   /** Once the transaction ended: the committed email and its leased recipients, or null (rolled back). */
   hand(n: number, email: Email | null, rows: ClaimedRow[]): void;
+  /** New recipients stored unleased (scheduled for later, or refused): the loop must look in the store. */
+  notTaken(): void;
 }
 const intakes = new WeakMap<Db, Intake>();
 export function setIntake(db: Db, intake: Intake | null): void {

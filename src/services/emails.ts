@@ -150,9 +150,12 @@ export function insertChecked(
  * inserted leased, handed over after the commit. Null: inserted unleased, for the loop's claims.
  */
 function leaseNow(ctx: Ctx, n: number, dueNow: boolean) {
-  const intake = n > 0 && dueNow ? intakeOf(ctx.db) : undefined;
-  const until = intake?.reserve(n) ?? null;
-  if (!intake || until === null) return null;
+  const intake = n > 0 ? intakeOf(ctx.db) : undefined;
+  const until = dueNow ? (intake?.reserve(n) ?? null) : null;
+  if (!intake || until === null) {
+    intake?.notTaken();
+    return null;
+  }
   const lease = { until, rows: (): Claimed[] => [], email: null as emails.EmailRow | null };
   if (!afterCommit(ctx.db, (ok) => intake.hand(n, ok ? lease.email : null, ok ? lease.rows() : []))) {
     intake.hand(n, null, []);

@@ -75,7 +75,11 @@ describe('HTTP workers: new mail to the primary’s delivery loop', () => {
     it('hands its loop what the loop takes, and grants that credit again with the lease length', async () => {
       const a = await leased(['one@x.test', 'two@y.test']);
       const handed: unknown[] = [];
-      setIntake(s.db, { reserve: (n) => (n <= 5 ? s.ctx.now() + 60_000 : null), hand: (...args) => handed.push(args) });
+      setIntake(s.db, {
+        reserve: (n) => (n <= 5 ? s.ctx.now() + 60_000 : null),
+        hand: (...args) => handed.push(args),
+        notTaken: () => {},
+      });
       const grants: [number, number][] = [];
       intakeFromWorker(s.ctx, { t: 'intake', items: [{ n: 2, ...a }] }, (n, ms) => grants.push([n, ms]));
       expect(handed).to.deep.equal([[2, a.email, a.rows]]);
@@ -93,7 +97,7 @@ describe('HTTP workers: new mail to the primary’s delivery loop', () => {
 
     it('releases to the store, due now, what its loop no longer takes, and grants nothing', async () => {
       const a = await leased(['three@x.test']);
-      setIntake(s.db, { reserve: () => null, hand: () => expect.fail('not handed') });
+      setIntake(s.db, { reserve: () => null, hand: () => expect.fail('not handed'), notTaken: () => {} });
       const grants: number[] = [];
       const before = Date.now();
       intakeFromWorker(s.ctx, { t: 'intake', items: [{ n: 1, ...a }] }, (n) => grants.push(n));

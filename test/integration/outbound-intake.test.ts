@@ -34,6 +34,17 @@ describe('outbound delivery: new mail straight to the loop', function () {
     expect(after.reserved).to.equal(0);
   });
 
+  it('a stream of new mail taken in costs no claim query (results written and new mail only look again)', async () => {
+    const before = { ...loop().stats() };
+    const sent = await Promise.all(Array.from({ length: 30 }, (_, i) => e.send({ to: `flow${i}@rcpt.test` })));
+    for (const m of sent) await e.waitStatus(m.id, ['delivered']);
+    const after = loop().stats();
+    expect(after.intake - before.intake).to.equal(30);
+    // Before: every `queued` event and every results write woke a claim (one per 5 ms at most). Now only the
+    // loop's poll (once a second here) claims.
+    expect(after.claimQueries - before.claimQueries, 'claim queries').to.be.at.most(2);
+  });
+
   it('an email scheduled for later is stored unleased and claimed when due', async () => {
     const before = { ...loop().stats() };
     const m = await e.send({ to: 'later@rcpt.test', scheduled_at: new Date(Date.now() + 1500).toISOString() });
