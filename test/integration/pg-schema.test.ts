@@ -249,12 +249,16 @@ describe('PostgreSQL schema (migrations-pg) matches the SQLite one', function ()
     ).rows
       .map((r) => r.t)
       .filter((t) => !/_delta\./.test(t)); // the COMMIT-time folds of PostgreSQL's counter deltas
-    // PostgreSQL's two counter triggers on deliveries (a row trigger for updates and deletes, a statement trigger
-    // for inserts) do what SQLite's seven do (migrations-pg/017, 018).
+    // PostgreSQL's three counter triggers on deliveries (a row trigger for deletes, statement triggers for inserts
+    // and updates) do what SQLite's seven do (migrations-pg/017, 018, 019).
     const merged = /^deliveries\.queue_(counts|slots)_(insert|update|leave|delete)$/;
     const liteMerged = liteTriggers.filter((t) => merged.test(t as string));
     expect(liteMerged).to.have.length(7);
-    const pgCounters = ['deliveries.deliveries_counts', 'deliveries.deliveries_counts_insert'];
+    const pgCounters = [
+      'deliveries.deliveries_counts',
+      'deliveries.deliveries_counts_insert',
+      'deliveries.deliveries_counts_update',
+    ];
     expect(pgTriggers).to.include.members(pgCounters);
     expect(pgTriggers.filter((t) => !pgCounters.includes(t))).to.deep.equal(
       liteTriggers.filter((t) => !merged.test(t as string)),
