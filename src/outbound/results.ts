@@ -3,6 +3,7 @@
 import { lightTx as tx, settleClaim } from '../services/delivery.js';
 import {
   applyOutcomes,
+  OutcomeBatch,
   OutcomeRace,
   readOutcomesAhead,
   verifyOutcomes,
@@ -53,15 +54,18 @@ export class ResultSink {
     this.count = 0;
     try {
       tx(this.ctx.db, () => {
-        // PostgreSQL: the batch's emails and deliveries read in one round trip, its writes sent without waiting
-        // for each answer (verified together before the COMMIT), not two round trips per email.
+        // PostgreSQL: the batch's emails and deliveries read in one round trip, its writes sent set-wise
+        // (verified together before the COMMIT), not two round trips per email. One apply per email: its reads
+        // would not see its own earlier writes, which wait for verifyOutcomes.
+        const byEmail = perEmail(batch);
         const ahead = readOutcomesAhead(
           this.ctx,
-          batch.filter((i) => i.outcomes.length).map((i) => i.emailSeq),
+          [...byEmail.values()].filter((i) => i.outcomes.length).map((i) => i.emailSeq),
         );
-        const checks: (() => boolean)[] = [];
-        for (const item of batch) this.apply(item, { pre: ahead(item.emailSeq), checks });
-        verifyOutcomes(checks);
+        const writes = new OutcomeBatch();
+        for (const item of byEmail.values()) this.apply(item, { pre: ahead(item.emailSeq), writes });
+        for (const item of batch) this.countSite(item);
+        verifyOutcomes(this.ctx, writes);
       });
     } catch (err) {
       // A status changed under the batch (an operator's cancel or purge on another connection): expected, rare.
@@ -72,7 +76,10 @@ export class ResultSink {
       );
       for (const item of batch) {
         try {
-          tx(this.ctx.db, () => this.apply(item));
+          tx(this.ctx.db, () => {
+            this.apply(item);
+            this.countSite(item);
+          });
         } catch (e) {
           this.ctx.log.error(
             { err: (e as Error).message, email_seq: item.emailSeq },
@@ -97,12 +104,26 @@ export class ResultSink {
   private apply(item: Item, batch?: OutcomeWrite): void {
     const settled = new Set<number>();
     if (item.outcomes.length) applyOutcomes(this.ctx, item.emailSeq, item.outcomes, settled, batch);
+    for (const id of item.ids) if (!settled.has(id)) settleClaim(this.ctx.db, id);
+  }
+
+  private countSite(item: Item): void {
     if (item.site)
       countSiteOutcomes(
         this.ctx,
         item.site,
         item.outcomes.map((o) => o.event),
       );
-    for (const id of item.ids) if (!settled.has(id)) settleClaim(this.ctx.db, id);
   }
+}
+
+/** The batch's items with one per email (outcomes and ids in the order pushed); sites are counted per item. */
+function perEmail(batch: readonly Item[]): Map<number, Item> {
+  const m = new Map<number, Item>();
+  for (const i of batch) {
+    const prior = m.get(i.emailSeq);
+    if (!prior) m.set(i.emailSeq, i);
+    else m.set(i.emailSeq, { ...prior, outcomes: [...prior.outcomes, ...i.outcomes], ids: [...prior.ids, ...i.ids] });
+  }
+  return m;
 }

@@ -19,11 +19,11 @@ import {
   deliveryById,
   setEmailStatus,
   writeDeliveryFrom,
-  writeDeliveryFromLater,
   type DeliveryRow,
   type EmailHead,
 } from '../store/emails.js';
 import { appendEvent } from '../store/events.js';
+import { writeDeliveriesFromLater, type DeliveryResult } from '../store/result-writes.js';
 import { queueRowsOf, writeQueueState, type QueueRow } from '../store/queue-admin.js';
 import { addSuppression } from '../store/suppressions.js';
 import { suppressionKey } from '../core/address.js';
@@ -54,8 +54,7 @@ const EVENT_OF: Record<RecipientEvent, EventType> = {
 
 /**
  * False when the recipient's status changed since `d` was read (another connection): nothing written. With
- * `checks` (a batch written optimistically, see OutcomeWrite) the write is taken as done and its answer is pushed
- * there, to be read with the batch's next round trip.
+ * `writes` (a batch written optimistically, see OutcomeWrite) the write joins the batch and is taken as done.
  */
 function updateDelivery(
   ctx: Ctx,
@@ -64,7 +63,7 @@ function updateDelivery(
   o: RecipientOutcome,
   now: number,
   settle: boolean,
-  checks?: (() => boolean)[],
+  writes?: OutcomeBatch,
 ): boolean {
   const attempt = typeof o.data.attempt === 'number' ? o.data.attempt : d.attempts;
   const reply = typeof o.data.smtp_response === 'string' ? o.data.smtp_response : d.last_reply;
@@ -73,8 +72,8 @@ function updateDelivery(
   const held = (d as Partial<QueueRow>).held_at != null;
   const next = to === 'delivery_delayed' && !held ? (o.nextAttemptAt ?? now) : null;
   const w = { status: to, attempts: attempt, next_attempt_at: next, last_reply: reply, reason };
-  if (!checks) return writeDeliveryFrom(ctx.db, d.id, d.status, w, now, settle);
-  checks.push(writeDeliveryFromLater(ctx.db, d.id, d.status, w, now, settle));
+  if (!writes) return writeDeliveryFrom(ctx.db, d.id, d.status, w, now, settle);
+  writes.delivery({ id: d.id, from: d.status, w, settle });
   return true;
 }
 
@@ -89,10 +88,10 @@ function transition(
   o: RecipientOutcome,
   now: number,
   settle: boolean,
-  checks?: (() => boolean)[],
+  writes?: OutcomeBatch,
 ) {
   const to = recipientTransition(d.status, o.event);
-  if (to !== null && updateDelivery(ctx, d, to, o, now, settle, checks)) return { d, to, changed: false };
+  if (to !== null && updateDelivery(ctx, d, to, o, now, settle, writes)) return { d, to, changed: false };
   const fresh = to === null ? d : (deliveryById(ctx.db, d.id) ?? d);
   const again = fresh === d ? null : recipientTransition(fresh.status, o.event);
   if (again !== null && updateDelivery(ctx, fresh, again, o, now, settle))
@@ -157,22 +156,44 @@ export class OutcomeRace extends Error {
 }
 
 /**
- * A batch written optimistically (OutcomeWrite.checks): throws OutcomeRace unless every recipient was still in the
- * status it was read in. The first answer read sends the batch's writes (one round trip on PostgreSQL). The caller
- * then rolls the transaction back and writes one email at a time, each write checked at once.
+ * The recipient writes of a batch of results (outbound/results.ts), held until verifyOutcomes writes them set-wise
+ * (store/result-writes.ts). A recipient written twice in the batch (accepted, then a complaint) is one write, from
+ * the status it was read in to the last one. Email statuses are written at once: the events appended after them
+ * read the email (webhook payloads, services/webhooks.ts enqueueEvent).
  */
-export function verifyOutcomes(checks: readonly (() => boolean)[]): void {
-  if (!checks.every((ok) => ok())) throw new OutcomeRace();
+export class OutcomeBatch {
+  private readonly deliveries = new Map<number, DeliveryResult>();
+
+  delivery(r: DeliveryResult): void {
+    const prior = this.deliveries.get(r.id);
+    this.deliveries.set(r.id, prior ? { ...r, from: prior.from, settle: prior.settle || r.settle } : r);
+  }
+
+  /** Sends the writes; the function answers whether every recipient was still in the status it was read in. */
+  write(ctx: Ctx, now: number): () => boolean {
+    const rows = [...this.deliveries.values()];
+    const written = writeDeliveriesFromLater(ctx.db, rows, now);
+    return () => written().size === rows.length;
+  }
+}
+
+/**
+ * Writes a batch (OutcomeWrite.writes); throws OutcomeRace unless every recipient was still in the status it was
+ * read in (one round trip on PostgreSQL). The caller then rolls the transaction back and writes one email at a time,
+ * each write checked at once.
+ */
+export function verifyOutcomes(ctx: Ctx, writes: OutcomeBatch): void {
+  if (!writes.write(ctx, ctx.now())()) throw new OutcomeRace();
 }
 
 /**
  * How applyOutcomes writes within a batch (outbound/results.ts): `pre`, the email's rows read ahead in this
- * transaction (readOutcomesAhead); `checks`, where each recipient's write leaves its answer instead of waiting for
- * it (verifyOutcomes reads them all before the COMMIT).
+ * transaction (readOutcomesAhead); `writes`, where its recipients' writes wait for verifyOutcomes.
+ * An email must appear once per batch (its reads would not see its own earlier writes).
  */
 export interface OutcomeWrite {
   pre?: OutcomeReads;
-  checks?: (() => boolean)[];
+  writes?: OutcomeBatch;
 }
 
 /**
@@ -187,7 +208,7 @@ export function applyOutcomes(
   settled?: Set<number>,
   batch: OutcomeWrite = {},
 ): EmailHead {
-  const { pre, checks } = batch;
+  const { pre, writes } = batch;
   const now = ctx.now();
   const emailRow = pre ? () => pre.head : emailHeadBySeqLater(ctx.db, emailSeq); // one round trip with the deliveries
   const deliveries = new Map((pre?.deliveries ?? deliveriesOf(ctx.db, emailSeq)).map((d) => [d.id, d]));
@@ -198,7 +219,7 @@ export function applyOutcomes(
   for (const o of outcomes) {
     const read = deliveries.get(o.deliveryId);
     if (!read) continue;
-    const { d, to, changed } = transition(ctx, read, o, now, settled !== undefined, checks);
+    const { d, to, changed } = transition(ctx, read, o, now, settled !== undefined, writes);
     if (changed) {
       changedUnder = true;
       deliveries.set(d.id, d);

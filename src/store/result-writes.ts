@@ -1,0 +1,52 @@
+// A batch of delivery results written set-wise (services/transition.ts OutcomeBatch, outbound/results.ts): on
+// PostgreSQL every recipient's compare-and-set write of the batch is one UPDATE instead of one per recipient (each a
+// call on the node and an executor start on the server; docs/postgres-notes.md "Session 12"). SQLite runs the same
+// writes one row at a time, as before.
+import { allLater, isPg, PLAN_EACH_TIME, sql, type DB } from './db.js';
+import { writeDeliveryFromLater, type DeliveryWrite } from './emails.js';
+import type { Status } from '../core/status.js';
+
+/** One recipient's new state, written only if its status is still `from` (writeDeliveryFrom). */
+export interface DeliveryResult {
+  id: number;
+  from: Status;
+  w: DeliveryWrite;
+  /** Also drops the claim's lease (the delivery loop's results). */
+  settle: boolean;
+}
+
+// The planner is told the batch's size each time: a plan kept from a small table would scan it whole.
+const DELIVERIES = `${PLAN_EACH_TIME} UPDATE deliveries d SET status = u.status, attempts = u.attempts,
+  next_attempt_at = u.next, last_reply = u.last_reply, reason = u.reason,
+  first_attempt_at = coalesce(d.first_attempt_at, ?), updated_at = ?,
+  leased_until = CASE WHEN u.settle THEN NULL ELSE d.leased_until END
+  FROM jsonb_to_recordset(?::jsonb) AS u(id bigint, from_status text, status text, attempts bigint, next bigint,
+    last_reply text, reason text, settle boolean)
+  WHERE d.id = u.id AND d.status = u.from_status RETURNING d.id`;
+
+/**
+ * Writes the results (each id at most once); the function answers the ids whose row was still in its `from`
+ * status and was written. PostgreSQL, inside a transaction: one statement, its answer read with the next one that
+ * needs an answer (calling the function sends it if nothing did).
+ */
+export function writeDeliveriesFromLater(db: DB, rows: readonly DeliveryResult[], now: number): () => Set<number> {
+  if (rows.length === 0) return () => new Set();
+  if (!isPg(db)) {
+    const done = rows.map((r) => ({ id: r.id, ok: writeDeliveryFromLater(db, r.id, r.from, r.w, now, r.settle) }));
+    return () => new Set(done.filter((d) => d.ok()).map((d) => d.id));
+  }
+  const json = JSON.stringify(
+    rows.map((r) => ({
+      id: r.id,
+      from_status: r.from,
+      status: r.w.status,
+      attempts: r.w.attempts,
+      next: r.w.next_attempt_at,
+      last_reply: r.w.last_reply,
+      reason: r.w.reason,
+      settle: r.settle,
+    })),
+  );
+  const answer = allLater(sql<{ id: number }>(db, DELIVERIES), now, now, json);
+  return () => new Set(answer().map((r) => Number(r.id)));
+}
