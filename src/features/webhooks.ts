@@ -14,14 +14,14 @@ export const feature: FeatureFactory = (ctx) => {
   const routes = { routes: [webhookRoutes(resolver)], mounts: [trackingMount] };
   // An HTTP worker writes the outbox rows of its events and nudges the primary, whose dispatcher posts them.
   if (isHttpWorker(ctx)) {
-    onEvent(ctx.db, (db, ev) => {
-      if (enqueueEvent(ctx, db, ev) > 0) ctx.siblings!.nudge('webhooks');
+    onEvent(ctx.db, (db, ev, email) => {
+      if (enqueueEvent(ctx, db, ev, email) > 0) ctx.siblings!.nudge('webhooks');
     });
     return routes;
   }
   const dispatcher = new Dispatcher(ctx, resolver);
-  onEvent(ctx.db, (db, ev) => {
-    if (enqueueEvent(ctx, db, ev) > 0) dispatcher.notify();
+  onEvent(ctx.db, (db, ev, email) => {
+    if (enqueueEvent(ctx, db, ev, email) > 0) dispatcher.notify();
   });
   onNudge(ctx.db, 'webhooks', () => dispatcher.notify());
   return { ...routes, components: [dispatcher] };

@@ -213,5 +213,5 @@ function oneBatch(
  * in the service (features/webhooks.ts); the running service's dispatcher sends them within a second.
  */
 export function writeWebhooksFromThisProcess(ctx: Ctx): void {
-  onEvent(ctx.db, (db, ev) => void enqueueEvent(ctx, db, ev));
+  onEvent(ctx.db, (db, ev, email) => void enqueueEvent(ctx, db, ev, email));
 }

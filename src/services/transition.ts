@@ -23,7 +23,7 @@ import {
   type EmailHead,
 } from '../store/emails.js';
 import { appendEvent } from '../store/events.js';
-import { writeDeliveriesFromLater, type DeliveryResult } from '../store/result-writes.js';
+import { setEmailStatuses, writeDeliveriesFromLater, type DeliveryResult } from '../store/result-writes.js';
 import { queueRowsOf, writeQueueState, type QueueRow } from '../store/queue-admin.js';
 import { addSuppression } from '../store/suppressions.js';
 import { suppressionKey } from '../core/address.js';
@@ -156,23 +156,33 @@ export class OutcomeRace extends Error {
 }
 
 /**
- * The recipient writes of a batch of results (outbound/results.ts), held until verifyOutcomes writes them set-wise
- * (store/result-writes.ts). A recipient written twice in the batch (accepted, then a complaint) is one write, from
- * the status it was read in to the last one. Email statuses are written at once: the events appended after them
- * read the email (webhook payloads, services/webhooks.ts enqueueEvent).
+ * The recipient and email status writes of a batch of results (outbound/results.ts), held until verifyOutcomes
+ * writes them set-wise (store/result-writes.ts). A recipient written twice in the batch (accepted, then a
+ * complaint) is one write, from the status it was read in to the last one; an email's status, the last one set.
+ * The events appended meanwhile carry the email as it will be (appendStatusEvent): their listeners need not read it.
  */
 export class OutcomeBatch {
   private readonly deliveries = new Map<number, DeliveryResult>();
+  private readonly emails = new Map<number, Status>();
 
   delivery(r: DeliveryResult): void {
     const prior = this.deliveries.get(r.id);
     this.deliveries.set(r.id, prior ? { ...r, from: prior.from, settle: prior.settle || r.settle } : r);
   }
 
+  email(seq: number, status: Status): void {
+    this.emails.set(seq, status);
+  }
+
   /** Sends the writes; the function answers whether every recipient was still in the status it was read in. */
   write(ctx: Ctx, now: number): () => boolean {
     const rows = [...this.deliveries.values()];
     const written = writeDeliveriesFromLater(ctx.db, rows, now);
+    setEmailStatuses(
+      ctx.db,
+      [...this.emails].map(([seq, status]) => ({ seq, status })),
+      now,
+    );
     return () => written().size === rows.length;
   }
 }
@@ -188,7 +198,7 @@ export function verifyOutcomes(ctx: Ctx, writes: OutcomeBatch): void {
 
 /**
  * How applyOutcomes writes within a batch (outbound/results.ts): `pre`, the email's rows read ahead in this
- * transaction (readOutcomesAhead); `writes`, where its recipients' writes wait for verifyOutcomes.
+ * transaction (readOutcomesAhead); `writes`, where its recipient and email status writes wait for verifyOutcomes.
  * An email must appear once per batch (its reads would not see its own earlier writes).
  */
 export interface OutcomeWrite {
@@ -237,7 +247,10 @@ export function applyOutcomes(
   if (changedUnder) email = emailHeadBySeq(ctx.db, emailSeq) ?? email; // its status may have moved too
   const path = emailPath(email.status, aggregate([...deliveries.values()].map((d) => d.status)));
   const status = path.length ? path[path.length - 1] : email.status;
-  if (path.length) setEmailStatus(ctx.db, emailSeq, status, now);
+  if (path.length) {
+    if (writes) writes.email(emailSeq, status);
+    else setEmailStatus(ctx.db, emailSeq, status, now);
+  }
   countStatusChanges(ctx, email, path);
   if (refunded) setCreditsCharged(ctx.db, emailSeq, email.credits_charged - refunded);
   const fresh = { ...email, status, credits_charged: email.credits_charged - refunded, updated_at: now };
@@ -255,15 +268,19 @@ export function appendStatusEvent(
   data: Record<string, unknown>,
 ) {
   countEngagement(ctx, email, type);
-  return appendEvent(ctx.db, {
-    id: newId('evt', ctx.now()),
-    team_id: email.team_id,
-    email_seq: email.seq,
-    type,
-    recipient,
-    data_json: JSON.stringify(data),
-    created_at: ctx.now(),
-  });
+  return appendEvent(
+    ctx.db,
+    {
+      id: newId('evt', ctx.now()),
+      team_id: email.team_id,
+      email_seq: email.seq,
+      type,
+      recipient,
+      data_json: JSON.stringify(data),
+      created_at: ctx.now(),
+    },
+    email,
+  );
 }
 
 /** One recipient under an operator action: its status after it, or null when the action does not apply. */

@@ -6,7 +6,7 @@ import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { EVENT_TYPES } from '../core/status.js';
 import { isPg, tx, type DB } from '../store/db.js';
-import { emailHeadBySeq } from '../store/emails.js';
+import { emailHeadBySeq, type EmailHead } from '../store/emails.js';
 import type { EventRow } from '../store/events.js';
 import * as store from '../store/webhooks.js';
 import { checkWebhookUrl } from '../core/webhook-address.js';
@@ -212,13 +212,15 @@ const enabledEndpoints = (db: DB, teamId: string) =>
 
 /**
  * The onEvent listener: one outbox row per enabled endpoint of the team, of the email's mode, subscribed
- * to the event's kind, with the payload fixed now. Runs inside the event's transaction. Returns rows written
+ * to the event's kind, with the payload fixed now (from `known`, the email as the event's transaction leaves it). Runs inside the event's transaction. Returns rows written
  * (or, for an endpoint another node removed a moment ago, meant to be).
  */
-export function enqueueEvent(ctx: Ctx, db: DB, ev: EventRow): number {
+export function enqueueEvent(ctx: Ctx, db: DB, ev: EventRow, known?: EmailHead): number {
   const subscribed = enabledEndpoints(db, ev.team_id).filter((e) => e.events.split(' ').includes(ev.type));
   if (subscribed.length === 0) return 0;
-  const email = emailHeadBySeq(db, ev.email_seq);
+  // The writer's copy when it gave one: on PostgreSQL a read here was a round trip per event, in the middle of a
+  // group-commit turn or a batch of results.
+  const email = known ?? emailHeadBySeq(db, ev.email_seq);
   const mode = email?.test_mode === 1 ? 'test' : 'live';
   const targets = subscribed.filter((e) => e.mode === mode); // a test email's events go to test endpoints only
   if (targets.length === 0) return 0;

@@ -2,6 +2,7 @@
 // Listeners registered with onEvent (the webhook outbox) run inside that transaction too.
 import { sql, type DB } from './db.js';
 import type { EventType } from '../core/status.js';
+import type { EmailHead } from './emails.js';
 
 export interface EventRow {
   seq: number;
@@ -13,7 +14,8 @@ export interface EventRow {
   data_json: string;
   created_at: number;
 }
-export type EventListener = (db: DB, ev: EventRow) => void;
+/** `email`: the event's email as this transaction leaves it, when the writer has it (no read needed). */
+export type EventListener = (db: DB, ev: EventRow, email?: EmailHead) => void;
 const listeners = new WeakMap<DB, EventListener[]>();
 
 /** Registers a function called (inside the writing transaction) for every appended event. */
@@ -25,16 +27,17 @@ export function onEvent(db: DB, fn: EventListener): void {
 
 /**
  * Appends the event. Its `seq` is read only when asked for: on PostgreSQL the INSERT is a deferred write of the
- * transaction (no round trip of its own) until somebody reads `row.seq`.
+ * transaction (no round trip of its own) until somebody reads `row.seq`. `email`: the email as this transaction
+ * leaves it (its status written or about to be), handed to the listeners so they need not read it.
  */
-export function appendEvent(db: DB, ev: Omit<EventRow, 'seq'>): EventRow {
+export function appendEvent(db: DB, ev: Omit<EventRow, 'seq'>, email?: EmailHead): EventRow {
   const r = sql(
     db,
     'INSERT INTO events (id, team_id, email_seq, type, recipient, data_json, created_at) VALUES (@id, @team_id, @email_seq, @type, @recipient, @data_json, @created_at)',
   ).run(ev);
   const row = { ...ev } as EventRow;
   Object.defineProperty(row, 'seq', { enumerable: true, get: () => Number(r.lastInsertRowid) });
-  for (const fn of listeners.get(db) ?? []) fn(db, row);
+  for (const fn of listeners.get(db) ?? []) fn(db, row, email);
   return row;
 }
 

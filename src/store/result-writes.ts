@@ -1,9 +1,9 @@
 // A batch of delivery results written set-wise (services/transition.ts OutcomeBatch, outbound/results.ts): on
 // PostgreSQL every recipient's compare-and-set write of the batch is one UPDATE instead of one per recipient (each a
-// call on the node and an executor start on the server; docs/postgres-notes.md "Session 12"). SQLite runs the same
-// writes one row at a time, as before.
-import { allLater, isPg, PLAN_EACH_TIME, sql, type DB } from './db.js';
-import { writeDeliveryFromLater, type DeliveryWrite } from './emails.js';
+// call on the node and an executor start on the server; docs/postgres-notes.md "Session 12"), and every email's new
+// status one more. SQLite runs the same writes one row at a time, as before.
+import { allLater, fire, isPg, PLAN_EACH_TIME, sql, type DB } from './db.js';
+import { setEmailStatus, writeDeliveryFromLater, type DeliveryWrite } from './emails.js';
 import type { Status } from '../core/status.js';
 
 /** One recipient's new state, written only if its status is still `from` (writeDeliveryFrom). */
@@ -23,6 +23,8 @@ const DELIVERIES = `${PLAN_EACH_TIME} UPDATE deliveries d SET status = u.status,
   FROM jsonb_to_recordset(?::jsonb) AS u(id bigint, from_status text, status text, attempts bigint, next bigint,
     last_reply text, reason text, settle boolean)
   WHERE d.id = u.id AND d.status = u.from_status RETURNING d.id`;
+const EMAILS = `${PLAN_EACH_TIME} UPDATE emails e SET status = u.status, updated_at = ?
+  FROM jsonb_to_recordset(?::jsonb) AS u(seq bigint, status text) WHERE e.seq = u.seq`;
 
 /**
  * Writes the results (each id at most once); the function answers the ids whose row was still in its `from`
@@ -49,4 +51,14 @@ export function writeDeliveriesFromLater(db: DB, rows: readonly DeliveryResult[]
   );
   const answer = allLater(sql<{ id: number }>(db, DELIVERIES), now, now, json);
   return () => new Set(answer().map((r) => Number(r.id)));
+}
+
+/** Sets each email's status (each seq at most once); PostgreSQL: one statement, nobody waits for its answer. */
+export function setEmailStatuses(db: DB, rows: readonly { seq: number; status: Status }[], now: number): void {
+  if (rows.length === 0) return;
+  if (!isPg(db)) {
+    for (const r of rows) setEmailStatus(db, r.seq, r.status, now);
+    return;
+  }
+  fire(sql(db, EMAILS), now, JSON.stringify(rows));
 }

@@ -7,6 +7,9 @@ import { expect } from 'chai';
 import { ResultSink } from '../../src/outbound/results.js';
 import { claimDue } from '../../src/store/queue.js';
 import { storeCounters, tx } from '../../src/store/db.js';
+import { onEvent } from '../../src/store/events.js';
+import { insertEndpoint } from '../../src/store/webhooks.js';
+import { enqueueEvent } from '../../src/services/webhooks.js';
 import { emailHeadBySeq, type DeliveryRow } from '../../src/store/emails.js';
 import { applyOutcomes, OutcomeBatch, OutcomeRace, verifyOutcomes } from '../../src/services/transition.js';
 import { startTestService, testEngine, type TestService } from '../helpers/service.js';
@@ -15,9 +18,11 @@ describe('result writer: a batch of outcomes in one transaction', function () {
   this.timeout(60_000);
   let s: TestService;
   let key: string;
+  let teamId: string;
   before(async () => {
     s = await startTestService({ features: [] }); // the API only: no delivery loop takes these emails
-    key = s.key(s.team().id, 'test');
+    teamId = s.team().id;
+    key = s.key(teamId, 'test');
   });
   after(() => s?.close());
 
@@ -73,8 +78,8 @@ describe('result writer: a batch of outcomes in one transaction', function () {
       // BEGIN with the batch's reads (the split email read once: its items are applied together); the writes,
       // with the recipients' answers; COMMIT. Whatever the number of emails.
       expect(after.roundTrips - before.roundTrips, 'round trips').to.equal(3);
-      // One UPDATE for all the recipients (45 statements when each email had its own).
-      expect(after.statements - before.statements, 'statements').to.be.at.most(28);
+      // One UPDATE for all the recipients and one for all the emails (45 statements when each email had its own).
+      expect(after.statements - before.statements, 'statements').to.be.at.most(16);
     }
 
     expect(flushed.sort((a, b) => a - b)).to.deep.equal(claimed.map((c) => c.id).sort((a, b) => a - b));
@@ -117,5 +122,39 @@ describe('result writer: a batch of outcomes in one transaction', function () {
     expect(statuses(seq)).to.deep.equal([{ recipient: 'raced@rcpt.test', status: 'canceled' }]);
     expect(events()).to.equal(eventsBefore);
     expect(testEngine()).to.be.oneOf(['sqlite', 'pg']);
+  });
+
+  it('an endpoint subscribed to the events costs no read of the email per event; payloads show its new status', async () => {
+    insertEndpoint(s.db, {
+      id: 'we_batch',
+      team_id: teamId,
+      mode: 'test',
+      url: 'http://127.0.0.1:9/hook',
+      events: 'sent delivered',
+      secret: 'whsec_batch',
+      enabled: 1,
+      created_at: Date.now(),
+      updated_at: Date.now(),
+    });
+    onEvent(s.ctx.db, (db, ev, email) => void enqueueEvent(s.ctx, db, ev, email));
+    const seqs: number[] = [];
+    for (let i = 0; i < 8; i++) seqs.push(await send([`hook${i}@rcpt.test`]));
+    const now = Date.now();
+    const claimed = tx(s.db, () => claimDue(s.db, now + 1000, now + 60_000, 100));
+    expect(claimed).to.have.length(8);
+    const sink = new ResultSink(s.ctx, () => {}, { delayMs: 60_000, max: 1000 });
+    for (const c of claimed) sink.push(c.email_seq, [{ deliveryId: c.id, event: 'accepted', data: ok }], [c.id]);
+    const before = storeCounters(s.db);
+    sink.flush();
+    const after = storeCounters(s.db);
+    // 16 events (sent, delivered) with an outbox row each: one read of the team's endpoints at most, no email read.
+    if (before && after) expect(after.roundTrips - before.roundTrips, 'round trips').to.be.at.most(4);
+    const payloads = s.db
+      .prepare(
+        "SELECT o.event_type, o.payload FROM webhook_deliveries o JOIN webhook_endpoints e ON e.seq = o.endpoint_seq WHERE e.id = 'we_batch'",
+      )
+      .all() as { event_type: string; payload: string }[];
+    expect(payloads).to.have.length(16);
+    for (const p of payloads) expect(JSON.parse(p.payload).data.email.status, p.event_type).to.equal('delivered');
   });
 });
