@@ -22,9 +22,6 @@ export function timings(c: Ctx['config']): { leaseMs: number; deadlineMs: number
   return { leaseMs: lease, deadlineMs: Math.min(timeoutMs * 6, lease * 0.8) };
 }
 
-/** Event types of a recipient left waiting by an operator's queue action (services/transition.ts applyQueueAction). */
-const WAITING = new Set(['queued', 'delivery_delayed']);
-
 export function createOutbound(ctx: Ctx, overrides: Partial<LoopOptions> = {}): OutboundLoop {
   const c = ctx.config;
   const timeoutMs = c.outboundTimeoutSeconds * 1000;
@@ -86,10 +83,9 @@ export function createOutbound(ctx: Ctx, overrides: Partial<LoopOptions> = {}): 
   loop.control = new Control(ctx, loop);
   setIntake(ctx.db, loop); // new mail due now comes straight in while the loop has room (services/delivery.ts)
   // Wake-up: an accepted email appends its `queued` event; the loop looks at once (and claims only when Intake did
-  // not take its recipients: OutboundLoop.tick). An operator's release or retry (events with data.action) claims.
+  // not take its recipients: OutboundLoop.tick). An operator's release or retry nudges it to claim (services/queue.ts).
   onEvent(ctx.db, (_db, ev) => {
-    if (ev.type === 'queued' && ev.recipient === null) loop!.poke();
-    else if (ev.recipient !== null && WAITING.has(ev.type) && ev.data_json.includes('"action"')) loop!.wake();
+    if (ev.type === 'queued') loop!.poke();
   });
   return loop;
 }

@@ -9,6 +9,7 @@ import { teamById } from '../store/teams.js';
 import { onEvent } from '../store/events.js';
 import { storedSites } from './delivery-control.js';
 import { teamNamed } from './keys.js';
+import { nudged } from './siblings.js';
 import { applyQueueAction } from './transition.js';
 import { enqueueEvent } from './webhooks.js';
 import type { Ctx } from './context.js';
@@ -173,11 +174,18 @@ export async function queueAction(
     const started = performance.now();
     const r = tx(ctx.db, () => oneBatch(ctx, action, filter, after, started, o));
     matched += r.matched;
+    if (r.matched && (action === 'release' || action === 'retry')) dueNow(ctx);
     if (r.last === null) return { matched };
     after = r.last;
     // As long a pause as the batch took (at least 10 ms): requests waiting meanwhile run to the end.
     await new Promise((res) => setTimeout(res, Math.max(10, performance.now() - started)));
   }
+}
+
+/** Recipients released or retried are due now: the delivery loop (the primary's, from a worker) claims at once. */
+function dueNow(ctx: Ctx): void {
+  nudged(ctx.db, 'delivery');
+  if (ctx.siblings?.role === 'worker') ctx.siblings.nudge('delivery');
 }
 
 /** Time one transaction may take before it commits what it did (whole emails) and lets the API run. */

@@ -211,9 +211,10 @@ const enabledEndpoints = (db: DB, teamId: string) =>
     : store.enabledEndpointsOfTeam(db, teamId);
 
 /**
- * The onEvent listener: one outbox row per enabled endpoint of the team, of the email's mode, subscribed
- * to the event's kind, with the payload fixed now (from `known`, the email as the event's transaction leaves it). Runs inside the event's transaction. Returns rows written
- * (or, for an endpoint another node removed a moment ago, meant to be).
+ * The onEvent listener: one outbox row per enabled endpoint of the team, of the email's mode, subscribed to the
+ * event's kind, with the payload fixed now (from `known`, the email as the event's transaction leaves it). Runs
+ * inside the event's transaction. Returns rows written (or, for an endpoint another node removed a moment ago,
+ * meant to be).
  */
 export function enqueueEvent(ctx: Ctx, db: DB, ev: EventRow, known?: EmailHead): number {
   const subscribed = enabledEndpoints(db, ev.team_id).filter((e) => e.events.split(' ').includes(ev.type));
