@@ -538,7 +538,7 @@ export class OutboundLoop implements Component, Intake {
       ]);
       clearTimeout(t);
     }
-    this.sink.close();
+    await this.sink.close();
     this.control?.stop();
     this.trimmer.stop();
     this.deps.smtp.closeAll();

@@ -1,10 +1,13 @@
 // Persists attempt results in batches: many emails' outcomes in ONE transaction (applyOutcomes,
 // then the lease is dropped), flushed a few ms after the first result or when the batch is full.
-import { lightTx as tx, settleClaim } from '../services/delivery.js';
+// PostgreSQL: the batch's writes and COMMIT are sent without waiting (lightTxLater), the server checking that no
+// recipient changed since it was read; this thread goes on (HTTP requests, sends) while the server writes, and the
+// loop hears of the batch once its answer is read. A batch the server refused is written one email at a time.
+import { lightTx as tx, lightTxLater, settleClaim } from '../services/delivery.js';
 import {
   applyOutcomes,
+  isOutcomeRace,
   OutcomeBatch,
-  OutcomeRace,
   readOutcomesAhead,
   verifyOutcomes,
   type OutcomeWrite,
@@ -25,6 +28,8 @@ export class ResultSink {
   private count = 0;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
+  /** Settles once the last batch sent is written (its COMMIT's answer read, and the loop told). */
+  private written: Promise<void> = Promise.resolve();
 
   constructor(
     private ctx: Ctx,
@@ -42,7 +47,10 @@ export class ResultSink {
     else this.timer ??= setTimeout(() => this.flush(), this.opts.delayMs);
   }
 
-  /** Writes everything pending now (synchronous). */
+  /**
+   * Writes everything pending now: on SQLite before this returns; on PostgreSQL the COMMIT may still be in flight
+   * (settled(): when it is written). Either way the loop is told once the batch is written.
+   */
   flush(): void {
     if (this.timer) {
       clearTimeout(this.timer);
@@ -52,53 +60,73 @@ export class ResultSink {
     if (batch.length === 0) return;
     this.pending = [];
     this.count = 0;
-    try {
-      tx(this.ctx.db, () => {
-        // PostgreSQL: the batch's emails and deliveries read in one round trip, its writes sent set-wise
-        // (verified together before the COMMIT), not two round trips per email. One apply per email: its reads
-        // would not see its own earlier writes, which wait for verifyOutcomes.
-        const byEmail = perEmail(batch);
-        const ahead = readOutcomesAhead(
-          this.ctx,
-          [...byEmail.values()].filter((i) => i.outcomes.length).map((i) => i.emailSeq),
-        );
-        const writes = new OutcomeBatch();
-        for (const item of byEmail.values()) this.apply(item, { pre: ahead(item.emailSeq), writes });
-        for (const item of batch) this.countSite(item);
-        verifyOutcomes(this.ctx, writes);
-      });
-    } catch (err) {
-      // A status changed under the batch (an operator's cancel or purge on another connection): expected, rare.
-      const race = err instanceof OutcomeRace;
-      this.ctx.log[race ? 'info' : 'error'](
-        { err: (err as Error).message, items: batch.length },
-        'batched result write failed; writing one email at a time',
+    let written!: () => void;
+    this.written = new Promise((resolve) => (written = resolve));
+    const finish = (err: unknown) => {
+      if (err) this.oneByOne(batch, err);
+      const due = batch.some((i) => i.outcomes.length === 0 || i.outcomes.some((o) => o.event === 'deferred'));
+      this.onFlushed(
+        batch.flatMap((i) => i.ids),
+        due,
       );
-      for (const item of batch) {
-        try {
-          tx(this.ctx.db, () => {
-            this.apply(item);
-            this.countSite(item);
-          });
-        } catch (e) {
-          this.ctx.log.error(
-            { err: (e as Error).message, email_seq: item.emailSeq },
-            'result write failed; the lease will bring it back',
+      written();
+    };
+    try {
+      lightTxLater(
+        this.ctx.db,
+        () => {
+          // PostgreSQL: the batch's emails and deliveries read in one round trip, its writes sent set-wise
+          // (checked by the server before the COMMIT), not two round trips per email. One apply per email: its
+          // reads would not see its own earlier writes, which wait for verifyOutcomes.
+          const byEmail = perEmail(batch);
+          const ahead = readOutcomesAhead(
+            this.ctx,
+            [...byEmail.values()].filter((i) => i.outcomes.length).map((i) => i.emailSeq),
           );
-        }
-      }
+          const writes = new OutcomeBatch();
+          for (const item of byEmail.values()) this.apply(item, { pre: ahead(item.emailSeq), writes });
+          for (const item of batch) this.countSite(item);
+          verifyOutcomes(this.ctx, writes, true);
+        },
+        finish,
+      );
+    } catch (err) {
+      finish(err);
     }
-    const due = batch.some((i) => i.outcomes.length === 0 || i.outcomes.some((o) => o.event === 'deferred'));
-    this.onFlushed(
-      batch.flatMap((i) => i.ids),
-      due,
-    );
   }
 
-  /** Flushes, then drops anything pushed later (shutdown). */
-  close(): void {
+  /** Once the batches sent so far are written (tests; shutdown). */
+  settled(): Promise<void> {
+    return this.written;
+  }
+
+  /** Flushes, then drops anything pushed later (shutdown); settles once the last batch is written. */
+  close(): Promise<void> {
     this.flush();
     this.closed = true;
+    return this.written;
+  }
+
+  /** The batch failed as a whole: each email in a transaction of its own, each write checked at once. */
+  private oneByOne(batch: readonly Item[], err: unknown): void {
+    // A status changed under the batch (an operator's cancel or purge on another connection): expected, rare.
+    this.ctx.log[isOutcomeRace(err) ? 'info' : 'error'](
+      { err: (err as Error).message, items: batch.length },
+      'batched result write failed; writing one email at a time',
+    );
+    for (const item of batch) {
+      try {
+        tx(this.ctx.db, () => {
+          this.apply(item);
+          this.countSite(item);
+        });
+      } catch (e) {
+        this.ctx.log.error(
+          { err: (e as Error).message, email_seq: item.emailSeq },
+          'result write failed; the lease will bring it back',
+        );
+      }
+    }
   }
 
   private apply(item: Item, batch?: OutcomeWrite): void {

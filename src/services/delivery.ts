@@ -10,6 +10,7 @@ export {
   releaseClaims,
   nextDue,
   lightTx,
+  lightTxLater,
   wakeDomains,
   type Claimed,
 } from '../store/queue.js';

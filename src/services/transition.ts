@@ -23,7 +23,12 @@ import {
   type EmailHead,
 } from '../store/emails.js';
 import { appendEvent } from '../store/events.js';
-import { setEmailStatuses, writeDeliveriesFromLater, type DeliveryResult } from '../store/result-writes.js';
+import {
+  isOutcomeRaceError,
+  setEmailStatuses,
+  writeDeliveriesFromLater,
+  type DeliveryResult,
+} from '../store/result-writes.js';
 import { queueRowsOf, writeQueueState, type QueueRow } from '../store/queue-admin.js';
 import { addSuppression } from '../store/suppressions.js';
 import { suppressionKey } from '../core/address.js';
@@ -174,10 +179,13 @@ export class OutcomeBatch {
     this.emails.set(seq, status);
   }
 
-  /** Sends the writes; the function answers whether every recipient was still in the status it was read in. */
-  write(ctx: Ctx, now: number): () => boolean {
+  /**
+   * Sends the writes; the function answers whether every recipient was still in the status it was read in.
+   * `checked` (PostgreSQL): the server checks that, failing the transaction if not (see verifyOutcomes).
+   */
+  write(ctx: Ctx, now: number, checked = false): () => boolean {
     const rows = [...this.deliveries.values()];
-    const written = writeDeliveriesFromLater(ctx.db, rows, now);
+    const written = writeDeliveriesFromLater(ctx.db, rows, now, { checked });
     setEmailStatuses(
       ctx.db,
       [...this.emails].map(([seq, status]) => ({ seq, status })),
@@ -190,11 +198,15 @@ export class OutcomeBatch {
 /**
  * Writes a batch (OutcomeWrite.writes); throws OutcomeRace unless every recipient was still in the status it was
  * read in (one round trip on PostgreSQL). The caller then rolls the transaction back and writes one email at a time,
- * each write checked at once.
+ * each write checked at once. `onServer` (for a COMMIT sent without waiting, lightTxLater): on PostgreSQL the
+ * server makes that check and the race comes as the transaction's error (isOutcomeRace); no round trip here.
  */
-export function verifyOutcomes(ctx: Ctx, writes: OutcomeBatch): void {
-  if (!writes.write(ctx, ctx.now())()) throw new OutcomeRace();
+export function verifyOutcomes(ctx: Ctx, writes: OutcomeBatch, onServer = false): void {
+  if (!writes.write(ctx, ctx.now(), onServer)()) throw new OutcomeRace();
 }
+
+/** An OutcomeRace, thrown here or found by the server (verifyOutcomes `onServer`). */
+export const isOutcomeRace = (err: unknown): boolean => err instanceof OutcomeRace || isOutcomeRaceError(err);
 
 /**
  * How applyOutcomes writes within a batch (outbound/results.ts): `pre`, the email's rows read ahead in this

@@ -140,3 +140,22 @@ export function lightTx<T>(db: DB, fn: () => T): T {
     if (prev === FULL) db.pragma('synchronous = FULL');
   }
 }
+
+/**
+ * lightTx whose COMMIT, on PostgreSQL, is sent without waiting (with the writes still queued): this thread goes on
+ * while the server runs them, and `done` runs once the answer is read, with the error that undid the whole
+ * transaction if any. fn's reads wait as usual, and a throw from fn is thrown here (done is not called). SQLite, or
+ * inside an open transaction: lightTx, then done(null) before this returns.
+ */
+export function lightTxLater<T>(db: DB, fn: () => T, done: (err: Error | null) => void): T {
+  leaveTurn(db);
+  if (!isPg(db) || db.inTransaction) {
+    const r = lightTx(db, fn);
+    done(null);
+    return r;
+  }
+  return db.transactionLater(() => {
+    db.client.defer('SET LOCAL synchronous_commit = off', []);
+    return fn();
+  }, done);
+}

@@ -23,15 +23,25 @@ const DELIVERIES = `${PLAN_EACH_TIME} UPDATE deliveries d SET status = u.status,
   FROM jsonb_to_recordset(?::jsonb) AS u(id bigint, from_status text, status text, attempts bigint, next bigint,
     last_reply text, reason text, settle boolean)
   WHERE d.id = u.id AND d.status = u.from_status RETURNING d.id`;
+// The same write checked by the server: unless every row was still in its from_status, the statement fails (and
+// the transaction with it), so no answer needs to be waited for (a COMMIT sent without waiting, lightTxLater).
+const CHECKED = `${PLAN_EACH_TIME} WITH w AS (${DELIVERIES.slice(PLAN_EACH_TIME.length)})
+  SELECT CASE WHEN count(*) = ? THEN 0 ELSE ('outcome race: ' || (? - count(*)) || ' recipient(s) no longer in the status read')::int END FROM w`;
 const EMAILS = `${PLAN_EACH_TIME} UPDATE emails e SET status = u.status, updated_at = ?
   FROM jsonb_to_recordset(?::jsonb) AS u(seq bigint, status text) WHERE e.seq = u.seq`;
 
 /**
  * Writes the results (each id at most once); the function answers the ids whose row was still in its `from`
  * status and was written. PostgreSQL, inside a transaction: one statement, its answer read with the next one that
- * needs an answer (calling the function sends it if nothing did).
+ * needs an answer (calling the function sends it if nothing did). `checked` (PostgreSQL): the server checks instead,
+ * and the statement fails unless every row was written (isOutcomeRaceError); nobody waits for its answer.
  */
-export function writeDeliveriesFromLater(db: DB, rows: readonly DeliveryResult[], now: number): () => Set<number> {
+export function writeDeliveriesFromLater(
+  db: DB,
+  rows: readonly DeliveryResult[],
+  now: number,
+  opts: { checked?: boolean } = {},
+): () => Set<number> {
   if (rows.length === 0) return () => new Set();
   if (!isPg(db)) {
     const done = rows.map((r) => ({ id: r.id, ok: writeDeliveryFromLater(db, r.id, r.from, r.w, now, r.settle) }));
@@ -49,6 +59,11 @@ export function writeDeliveriesFromLater(db: DB, rows: readonly DeliveryResult[]
       settle: r.settle,
     })),
   );
+  if (opts.checked) {
+    // Every id counts as written: if one was not, the transaction fails (isOutcomeRaceError).
+    fire(sql(db, CHECKED), now, now, json, rows.length, rows.length);
+    return () => new Set(rows.map((r) => r.id));
+  }
   const answer = allLater(sql<{ id: number }>(db, DELIVERIES), now, now, json);
   return () => new Set(answer().map((r) => Number(r.id)));
 }
@@ -62,3 +77,6 @@ export function setEmailStatuses(db: DB, rows: readonly { seq: number; status: S
   }
   fire(sql(db, EMAILS), now, JSON.stringify(rows));
 }
+
+/** The error of a `checked` write that found a recipient no longer in the status it was read in. */
+export const isOutcomeRaceError = (err: unknown): boolean => /outcome race: /.test(String((err as Error)?.message));

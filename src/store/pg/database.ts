@@ -271,6 +271,41 @@ export class PgDatabase {
     return true;
   }
 
+  /**
+   * A top-level transaction whose COMMIT (with the writes still queued) is sent without waiting: fn runs now (its
+   * reads wait as usual; a throw rolls back and is thrown), then `done` runs once the COMMIT's answer is read, with
+   * its error if the server refused any of the queued writes (nothing of the transaction was kept). Where the
+   * COMMIT cannot go that way (a transport without it, a nested scope joined) it is sent at once and done runs
+   * before this returns.
+   */
+  transactionLater<T>(fn: () => T, done: (err: PgError | null) => void): T {
+    if (this.depth > 0) throw new Error('transactionLater inside a transaction');
+    this.client.defer('BEGIN', []);
+    this.txSerial++;
+    this.foreignJoined = false;
+    this.depth = 1;
+    let result: T;
+    try {
+      result = fn();
+    } catch (err) {
+      this.depth = 0;
+      this.rollback(null);
+      throw err;
+    }
+    this.writes++;
+    this.depth = 0;
+    if (this.client.sendLater('COMMIT', done)) return result;
+    let error: PgError | null = null;
+    try {
+      this.client.query('COMMIT');
+    } catch (err) {
+      this.rollback(null);
+      error = err instanceof PgError ? err : new PgError(String((err as Error)?.message ?? err));
+    }
+    done(error);
+    return result;
+  }
+
   /** No SQLite pragmas here: reads answer null, settings are ignored. */
   pragma(_text: string, _opts?: { simple?: boolean }): unknown {
     return null;
