@@ -4,10 +4,13 @@
 import fs from 'node:fs';
 import { benchApi } from './bench-api.js';
 import { benchSubmission } from './bench-submission.js';
+import { hostSpeed } from './bench-lib.js';
 
 const which = process.argv[2] ?? 'all';
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-console.log(`node ${process.version}, ${(await import('node:os')).cpus().length} cpus`);
+console.log(
+  `node ${process.version}, ${(await import('node:os')).cpus().length} cpus; host speed ${hostSpeed()} (best/median; 1.00: this VM in a fast spell)`,
+);
 if (which === 'all' || which === 'api') await benchApi({ seconds });
 if (which === 'all' || which === 'submission') await benchSubmission({ seconds });
 if (which === 'purge') await (await import('./bench-purge.js')).benchPurge();
@@ -21,3 +24,4 @@ if ((which === 'all' || which === 'delivery') && fs.existsSync(new URL('./bench-
     only: process.env.BENCH_ONLY,
   });
 }
+console.log(`host speed at the end ${hostSpeed()}`);
