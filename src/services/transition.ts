@@ -185,13 +185,13 @@ export class OutcomeBatch {
    */
   write(ctx: Ctx, now: number, checked = false): () => boolean {
     const rows = [...this.deliveries.values()];
-    const written = writeDeliveriesFromLater(ctx.db, rows, now, { checked });
+    const allWritten = writeDeliveriesFromLater(ctx.db, rows, now, { checked });
     setEmailStatuses(
       ctx.db,
       [...this.emails].map(([seq, status]) => ({ seq, status })),
       now,
     );
-    return () => written().size === rows.length;
+    return allWritten;
   }
 }
 

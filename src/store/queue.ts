@@ -2,6 +2,7 @@
 // lease ends), confirm a claim before sending, settle or release claims. Synchronous statements.
 import { atomically, isPg, pgArray, PLAN_EACH_TIME, sql, tx, type DB } from './db.js';
 import { leaveTurn } from './group-commit.js';
+import type { PgDatabase } from './pg/database.js';
 import type { Status } from '../core/status.js';
 import { readEmailsAhead } from './emails.js';
 
@@ -126,11 +127,7 @@ export function lightTx<T>(db: DB, fn: () => T): T {
   leaveTurn(db); // PostgreSQL: never inside a group-commit turn that a deadlock could replay without it
   if (db.inTransaction) return atomically(db, fn);
   // PostgreSQL: the same bargain per transaction (its WAL order holds too; the next durable commit flushes it).
-  if (isPg(db))
-    return tx(db, () => {
-      db.client.defer('SET LOCAL synchronous_commit = off', []);
-      return fn();
-    });
+  if (isPg(db)) return tx(db, unsynced(db, fn));
   // Pragmas run when they are compiled: db.pragma() prepares each time (a cached statement would do nothing).
   const prev = db.pragma('synchronous', { simple: true }) as number;
   if (prev === FULL) db.pragma('synchronous = NORMAL');
@@ -154,8 +151,13 @@ export function lightTxLater<T>(db: DB, fn: () => T, done: (err: Error | null) =
     done(null);
     return r;
   }
-  return db.transactionLater(() => {
+  return db.transactionLater(unsynced(db, fn), done);
+}
+
+/** PostgreSQL: fn in a transaction committed without waiting for its WAL flush (lightTx's bargain). */
+const unsynced =
+  <T>(db: PgDatabase, fn: () => T) =>
+  (): T => {
     db.client.defer('SET LOCAL synchronous_commit = off', []);
     return fn();
-  }, done);
-}
+  };

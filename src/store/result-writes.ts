@@ -31,7 +31,7 @@ const EMAILS = `${PLAN_EACH_TIME} UPDATE emails e SET status = u.status, updated
   FROM jsonb_to_recordset(?::jsonb) AS u(seq bigint, status text) WHERE e.seq = u.seq`;
 
 /**
- * Writes the results (each id at most once); the function answers the ids whose row was still in its `from`
+ * Writes the results (each id at most once); the function answers whether every row was still in its `from`
  * status and was written. PostgreSQL, inside a transaction: one statement, its answer read with the next one that
  * needs an answer (calling the function sends it if nothing did). `checked` (PostgreSQL): the server checks instead,
  * and the statement fails unless every row was written (isOutcomeRaceError); nobody waits for its answer.
@@ -41,11 +41,11 @@ export function writeDeliveriesFromLater(
   rows: readonly DeliveryResult[],
   now: number,
   opts: { checked?: boolean } = {},
-): () => Set<number> {
-  if (rows.length === 0) return () => new Set();
+): () => boolean {
+  if (rows.length === 0) return () => true;
   if (!isPg(db)) {
-    const done = rows.map((r) => ({ id: r.id, ok: writeDeliveryFromLater(db, r.id, r.from, r.w, now, r.settle) }));
-    return () => new Set(done.filter((d) => d.ok()).map((d) => d.id));
+    const done = rows.map((r) => writeDeliveryFromLater(db, r.id, r.from, r.w, now, r.settle));
+    return () => done.every((ok) => ok());
   }
   const json = JSON.stringify(
     rows.map((r) => ({
@@ -60,12 +60,12 @@ export function writeDeliveriesFromLater(
     })),
   );
   if (opts.checked) {
-    // Every id counts as written: if one was not, the transaction fails (isOutcomeRaceError).
+    // Taken as written: if a row was not, the transaction fails (isOutcomeRaceError).
     fire(sql(db, CHECKED), now, now, json, rows.length, rows.length);
-    return () => new Set(rows.map((r) => r.id));
+    return () => true;
   }
   const answer = allLater(sql<{ id: number }>(db, DELIVERIES), now, now, json);
-  return () => new Set(answer().map((r) => Number(r.id)));
+  return () => answer().length === rows.length; // each id once: every row came back
 }
 
 /** Sets each email's status (each seq at most once); PostgreSQL: one statement, nobody waits for its answer. */

@@ -275,8 +275,8 @@ export class PgDatabase {
    * A top-level transaction whose COMMIT (with the writes still queued) is sent without waiting: fn runs now (its
    * reads wait as usual; a throw rolls back and is thrown), then `done` runs once the COMMIT's answer is read, with
    * its error if the server refused any of the queued writes (nothing of the transaction was kept). Where the
-   * COMMIT cannot go that way (a transport without it, a nested scope joined) it is sent at once and done runs
-   * before this returns.
+   * COMMIT cannot go that way (a transport without pipelining, a connection closed or poisoned) it is sent at once
+   * and done runs before this returns.
    */
   transactionLater<T>(fn: () => T, done: (err: PgError | null) => void): T {
     if (this.depth > 0) throw new Error('transactionLater inside a transaction');
