@@ -18,7 +18,7 @@ import { FINAL } from '../core/status.js';
 import { Scheduler } from '../core/shaping/scheduler.js';
 import { siteMatcher, type SiteMatcher } from '../core/shaping/sites.js';
 import type { Shaping } from '../core/shaping/rules.js';
-import type { RecipientOutcome } from '../services/transition.js';
+import { knownReads, type OutcomeReads, type RecipientOutcome } from '../services/transition.js';
 import { ResultSink } from './results.js';
 import { deliverOne, type DeliverDeps, type Sent } from './deliver.js';
 import { simulate } from './simulate.js';
@@ -62,6 +62,10 @@ export class OutboundLoop implements Component, Intake {
   readonly ready = new ReadyQueues();
   control: Control | null = null;
   private held = new Set<number>();
+  /** Recipients taken in their insert (hand): how many the email has in all (knownOf). */
+  private whole = new WeakMap<Claimed, number>();
+  /** Recipients whose results were pushed with what the loop knew of them (knownOf). */
+  private knownResults = 0;
   private active = 0;
   private resolving = 0;
   private inflight = new Set<Promise<void>>();
@@ -150,8 +154,8 @@ export class OutboundLoop implements Component, Intake {
   /** Counters for tests and metrics. */
   stats() {
     const queued = this.ready.total + this.resolving;
-    const { held, active, reserved, claimQueries } = this;
-    return { held: held.size, active, queued, reserved, claimQueries, ...this.taken };
+    const { held, active, reserved, claimQueries, knownResults } = this;
+    return { held: held.size, active, queued, reserved, claimQueries, knownResults, ...this.taken };
   }
 
   /** Recipients waiting and in flight per site (for `mta sites` and metrics). */
@@ -258,7 +262,20 @@ export class OutboundLoop implements Component, Intake {
       return;
     }
     this.taken.intake += rows.length;
+    for (const r of rows) this.whole.set(r, rows.length);
     this.accept(rows, new Map([[email.seq, email]]));
+  }
+
+  /**
+   * The email and its recipients as this loop knows them, when `rcpts` are all the recipients it took in their very
+   * insert (hand), for a results batch that need not read them (knownReads); once per recipient taken.
+   */
+  private knownOf(email: EmailRow, rcpts: readonly Claimed[]): OutcomeReads | undefined {
+    const all = rcpts.length > 0 && rcpts.every((r) => this.whole.get(r) === rcpts.length);
+    for (const r of rcpts) this.whole.delete(r);
+    if (!all) return undefined;
+    this.knownResults += rcpts.length;
+    return knownReads(email, rcpts);
   }
 
   private accept(rows: Claimed[], known?: Map<number, EmailRow>): void {
@@ -285,6 +302,8 @@ export class OutboundLoop implements Component, Intake {
           seq,
           live.flatMap((r) => simulate(r, this.ctx.now())),
           live.map((r) => r.id),
+          undefined,
+          this.knownOf(email, live),
         );
         continue;
       }
@@ -312,17 +331,16 @@ export class OutboundLoop implements Component, Intake {
       this.preparing.release(email.seq);
     }
     if (this.stopping) return;
-    if (!prep.ok)
-      return this.settle(email.seq, rcpts, { kind: 'failed', error: prep.error, message: prep.message }, {});
+    if (!prep.ok) return this.settle(email, rcpts, { kind: 'failed', error: prep.error, message: prep.message }, {});
     if (route.kind === 'hard')
       return this.settle(
-        email.seq,
+        email,
         rcpts,
         { kind: 'dns_hard', reason: route.reason, enhanced: route.enhanced, text: route.text },
         {},
       );
     if (route.kind === 'defer')
-      return this.settle(email.seq, rcpts, { kind: 'deferred', reply: null, command: 'DNS', error: route.text }, {});
+      return this.settle(email, rcpts, { kind: 'deferred', reply: null, command: 'DNS', error: route.text }, {});
     const site = this.matcher.siteOf(route.hosts);
     const { ips, own } = this.deps.sources.lanesFor(email.team_id, site);
     const q = this.ready.queue(site, ips, own, this.deps.shaping.sites.find((s) => s.name === site)?.mx ?? route.hosts);
@@ -343,15 +361,16 @@ export class OutboundLoop implements Component, Intake {
   }
 
   /** The same verdict for every recipient of a job (no SMTP attempt made). */
-  private settle(seq: number, rcpts: Claimed[], v: Verdict, info: Sent['info'], site?: string): void {
+  private settle(email: EmailRow, rcpts: Claimed[], v: Verdict, info: Sent['info'], site?: string): void {
     const now = this.ctx.now();
     this.sink.push(
-      seq,
+      email.seq,
       rcpts.map((r) =>
         toOutcome(r, v, { ...info, duration_ms: 0, source: 'smtp' }, this.deps.policy, now, Math.random()),
       ),
       rcpts.map((r) => r.id),
       site,
+      this.knownOf(email, rcpts),
     );
   }
 
@@ -480,7 +499,7 @@ export class OutboundLoop implements Component, Intake {
       Math.random(),
     );
     if (v.kind === 'accepted') this.control?.sent(site, now);
-    this.sink.push(item.email.seq, [o], [item.rcpt.id], site);
+    this.sink.push(item.email.seq, [o], [item.rcpt.id], site, this.knownOf(item.email, [item.rcpt]));
     // Turned away before its recipient was judged (time-out, drop, 4xx to MAIL): the email's other waiting
     // recipients at this domain are deferred the same way instead of knocking again at once.
     if (v.kind === 'deferred' && v.command !== 'RCPT' && v.command !== 'DATA') {
@@ -488,7 +507,7 @@ export class OutboundLoop implements Component, Intake {
       if (same.length) {
         this.sched.setQueue(q.key, site, q.ips, q.length);
         this.settle(
-          item.email.seq,
+          item.email,
           same.map((x) => x.rcpt),
           v,
           r.info,

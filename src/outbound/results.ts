@@ -10,6 +10,7 @@ import {
   OutcomeBatch,
   readOutcomesAhead,
   verifyOutcomes,
+  type OutcomeReads,
   type OutcomeWrite,
   type RecipientOutcome,
 } from '../services/transition.js';
@@ -21,6 +22,8 @@ interface Item {
   outcomes: RecipientOutcome[];
   ids: number[];
   site?: string;
+  /** What the loop knows of the email and all its recipients (knownReads): PostgreSQL writes without reading them. */
+  known?: OutcomeReads;
 }
 
 export class ResultSink {
@@ -38,10 +41,13 @@ export class ResultSink {
     private opts: { delayMs: number; max: number } = { delayMs: 10, max: 200 },
   ) {}
 
-  /** Queues the outcomes of one email's claimed deliveries `ids` (outcomes may be empty: just settle), at `site` if known (per-site counters). */
-  push(emailSeq: number, outcomes: RecipientOutcome[], ids: number[], site?: string): void {
+  /**
+   * Queues the outcomes of one email's claimed deliveries `ids` (outcomes may be empty: just settle), at `site` if
+   * known (per-site counters); `known`: the email and all its recipients as the loop knows them (knownReads).
+   */
+  push(emailSeq: number, outcomes: RecipientOutcome[], ids: number[], site?: string, known?: OutcomeReads): void {
     if (this.closed) return;
-    this.pending.push({ emailSeq, outcomes, ids, site });
+    this.pending.push({ emailSeq, outcomes, ids, site, known });
     this.count += ids.length;
     if (this.count >= this.opts.max) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.opts.delayMs);
@@ -81,7 +87,7 @@ export class ResultSink {
           const byEmail = perEmail(batch);
           const ahead = readOutcomesAhead(
             this.ctx,
-            [...byEmail.values()].filter((i) => i.outcomes.length).map((i) => i.emailSeq),
+            [...byEmail.values()].filter((i) => i.outcomes.length).map((i) => ({ seq: i.emailSeq, known: i.known })),
           );
           const writes = new OutcomeBatch();
           for (const item of byEmail.values()) this.apply(item, { pre: ahead(item.emailSeq), writes });
@@ -151,7 +157,13 @@ function perEmail(batch: readonly Item[]): Map<number, Item> {
   for (const i of batch) {
     const prior = m.get(i.emailSeq);
     if (!prior) m.set(i.emailSeq, i);
-    else m.set(i.emailSeq, { ...prior, outcomes: [...prior.outcomes, ...i.outcomes], ids: [...prior.ids, ...i.ids] });
+    else
+      m.set(i.emailSeq, {
+        ...prior,
+        outcomes: [...prior.outcomes, ...i.outcomes],
+        ids: [...prior.ids, ...i.ids],
+        known: undefined, // its first item's writes must be seen: read
+      });
   }
   return m;
 }

@@ -34,6 +34,8 @@ import { addSuppression } from '../store/suppressions.js';
 import { suppressionKey } from '../core/address.js';
 import { refund } from '../store/credits.js';
 import { setCreditsCharged } from '../store/emails.js';
+import type { Claimed } from '../store/queue.js';
+import { isPg } from '../store/db.js';
 import type { Ctx } from './context.js';
 import { countEngagement, countStatusChanges } from './stats.js';
 
@@ -134,16 +136,23 @@ export interface OutcomeReads {
  * applyOutcomes reads it itself. The rows are read when the lookup is first called; call it inside the same
  * transaction, before anything else writes to those emails.
  */
-export function readOutcomesAhead(ctx: Ctx, seqs: readonly number[]): (seq: number) => OutcomeReads | undefined {
+export function readOutcomesAhead(
+  ctx: Ctx,
+  items: readonly { seq: number; known?: OutcomeReads }[],
+): (seq: number) => OutcomeReads | undefined {
   const count = new Map<number, number>();
-  for (const seq of seqs) count.set(seq, (count.get(seq) ?? 0) + 1);
+  for (const { seq } of items) count.set(seq, (count.get(seq) ?? 0) + 1);
+  // PostgreSQL: what the delivery loop knows of an email stands for the read (the server checks every write).
+  const known = new Map<number, OutcomeReads>();
+  if (isPg(ctx.db)) for (const i of items) if (i.known && count.get(i.seq) === 1) known.set(i.seq, i.known);
   const later = outcomeReadsLater(
     ctx.db,
-    [...count].filter(([, n]) => n === 1).map(([seq]) => seq),
+    [...count].filter(([seq, n]) => n === 1 && !known.has(seq)).map(([seq]) => seq),
   );
-  if (!later) return () => undefined;
+  if (!later) return (seq) => known.get(seq);
   let bySeq: Map<number, OutcomeReads> | undefined;
   return (seq) => {
+    if (known.has(seq)) return known.get(seq);
     if (!bySeq) {
       const rows = later();
       bySeq = new Map(rows.heads.map((h) => [Number(h.seq), { head: h, deliveries: [] as DeliveryRow[] }]));
@@ -151,6 +160,31 @@ export function readOutcomesAhead(ctx: Ctx, seqs: readonly number[]): (seq: numb
     }
     return bySeq.get(seq);
   };
+}
+
+/**
+ * What the delivery loop knows of an email whose recipients it took in their very insert (services/delivery.ts
+ * Intake), standing for readOutcomesAhead's read when its results cover all of them: the email as inserted, and
+ * each recipient as inserted (no attempt, reply, reason or hold yet). Only for a checked batch (verifyOutcomes
+ * `onServer`): the server refuses the batch if a recipient or the email changed since (an operator's action), and
+ * fills what a write leaves out from the row itself (store/result-writes.ts).
+ */
+export function knownReads(email: EmailHead, rcpts: readonly Claimed[]): OutcomeReads {
+  const deliveries = rcpts.map((r): DeliveryRow => ({
+    id: r.id,
+    email_seq: r.email_seq,
+    recipient: r.recipient,
+    kind: 'to',
+    domain: r.domain,
+    status: r.status,
+    attempts: r.attempts,
+    next_attempt_at: null,
+    first_attempt_at: r.first_attempt_at,
+    last_reply: null,
+    reason: null,
+    updated_at: email.created_at,
+  }));
+  return { head: email, deliveries };
 }
 
 /** Thrown by verifyOutcomes: a recipient's status changed under an optimistic write (the batch is undone). */
@@ -168,15 +202,17 @@ export class OutcomeRace extends Error {
  */
 export class OutcomeBatch {
   private readonly deliveries = new Map<number, DeliveryResult>();
-  private readonly emails = new Map<number, Status>();
+  private readonly emails = new Map<number, { from: Status; status: Status }>();
 
   delivery(r: DeliveryResult): void {
     const prior = this.deliveries.get(r.id);
     this.deliveries.set(r.id, prior ? { ...r, from: prior.from, settle: prior.settle || r.settle } : r);
   }
 
-  email(seq: number, status: Status): void {
-    this.emails.set(seq, status);
+  /** `from`: the status the email was read in (or known to be in), which the new one was derived from. */
+  email(seq: number, status: Status, from: Status): void {
+    const prior = this.emails.get(seq);
+    this.emails.set(seq, { from: prior?.from ?? from, status });
   }
 
   /**
@@ -188,8 +224,9 @@ export class OutcomeBatch {
     const allWritten = writeDeliveriesFromLater(ctx.db, rows, now, { checked });
     setEmailStatuses(
       ctx.db,
-      [...this.emails].map(([seq, status]) => ({ seq, status })),
+      [...this.emails].map(([seq, e]) => ({ seq, ...e })),
       now,
+      { checked },
     );
     return allWritten;
   }
@@ -260,7 +297,7 @@ export function applyOutcomes(
   const path = emailPath(email.status, aggregate([...deliveries.values()].map((d) => d.status)));
   const status = path.length ? path[path.length - 1] : email.status;
   if (path.length) {
-    if (writes) writes.email(emailSeq, status);
+    if (writes) writes.email(emailSeq, status, email.status);
     else setEmailStatus(ctx.db, emailSeq, status, now);
   }
   countStatusChanges(ctx, email, path);

@@ -16,8 +16,13 @@ export interface DeliveryResult {
 }
 
 // The planner is told the batch's size each time: a plan kept from a small table would scan it whole.
-const DELIVERIES = `${PLAN_EACH_TIME} UPDATE deliveries d SET status = u.status, attempts = u.attempts,
-  next_attempt_at = u.next, last_reply = u.last_reply, reason = u.reason,
+// What the row holds where the write brings nothing (attempts, reply, reason) and its hold are taken from the row
+// itself, so a write made from what the delivery loop knows, without reading the row (a recipient inserted moments
+// ago, services/transition.ts knownReads), lands as one made from a fresh read: a recipient held meanwhile keeps
+// no retry time (as updateDelivery does for a held row it read).
+const DELIVERIES = `${PLAN_EACH_TIME} UPDATE deliveries d SET status = u.status,
+  attempts = coalesce(u.attempts, d.attempts), next_attempt_at = CASE WHEN d.held_at IS NULL THEN u.next END,
+  last_reply = coalesce(u.last_reply, d.last_reply), reason = coalesce(u.reason, d.reason),
   first_attempt_at = coalesce(d.first_attempt_at, ?), updated_at = ?,
   leased_until = CASE WHEN u.settle THEN NULL ELSE d.leased_until END
   FROM jsonb_to_recordset(?::jsonb) AS u(id bigint, from_status text, status text, attempts bigint, next bigint,
@@ -29,6 +34,11 @@ const CHECKED = `${PLAN_EACH_TIME} WITH w AS (${DELIVERIES.slice(PLAN_EACH_TIME.
   SELECT CASE WHEN count(*) = ? THEN 0 ELSE ('outcome race: ' || (? - count(*)) || ' recipient(s) no longer in the status read')::int END FROM w`;
 const EMAILS = `${PLAN_EACH_TIME} UPDATE emails e SET status = u.status, updated_at = ?
   FROM jsonb_to_recordset(?::jsonb) AS u(seq bigint, status text) WHERE e.seq = u.seq`;
+// Each email written only if its status is still the one its new status was derived from, checked by the server.
+const EMAILS_CHECKED = `${PLAN_EACH_TIME} WITH w AS (UPDATE emails e SET status = u.status, updated_at = ?
+  FROM jsonb_to_recordset(?::jsonb) AS u(seq bigint, from_status text, status text)
+  WHERE e.seq = u.seq AND e.status = u.from_status RETURNING e.seq)
+  SELECT CASE WHEN count(*) = ? THEN 0 ELSE ('outcome race: ' || (? - count(*)) || ' email(s) no longer in the status read')::int END FROM w`;
 
 /**
  * Writes the results (each id at most once); the function answers whether every row was still in its `from`
@@ -68,14 +78,25 @@ export function writeDeliveriesFromLater(
   return () => answer().length === rows.length; // each id once: every row came back
 }
 
-/** Sets each email's status (each seq at most once); PostgreSQL: one statement, nobody waits for its answer. */
-export function setEmailStatuses(db: DB, rows: readonly { seq: number; status: Status }[], now: number): void {
+/**
+ * Sets each email's status (each seq at most once); PostgreSQL: one statement, nobody waits for its answer.
+ * `checked` (PostgreSQL): only where the status is still `from`, else the statement fails (isOutcomeRaceError).
+ */
+export function setEmailStatuses(
+  db: DB,
+  rows: readonly { seq: number; status: Status; from: Status }[],
+  now: number,
+  opts: { checked?: boolean } = {},
+): void {
   if (rows.length === 0) return;
   if (!isPg(db)) {
     for (const r of rows) setEmailStatus(db, r.seq, r.status, now);
     return;
   }
-  fire(sql(db, EMAILS), now, JSON.stringify(rows));
+  if (!opts.checked)
+    return fire(sql(db, EMAILS), now, JSON.stringify(rows.map(({ seq, status }) => ({ seq, status }))));
+  const json = JSON.stringify(rows.map((r) => ({ seq: r.seq, from_status: r.from, status: r.status })));
+  fire(sql(db, EMAILS_CHECKED), now, json, rows.length, rows.length);
 }
 
 /** The error of a `checked` write that found a recipient no longer in the status it was read in. */

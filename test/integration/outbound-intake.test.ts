@@ -43,6 +43,16 @@ describe('outbound delivery: new mail straight to the loop', function () {
     // Before: every `queued` event and every results write woke a claim (one per 5 ms at most). Now only the
     // loop's poll (once a second here) claims.
     expect(after.claimQueries - before.claimQueries, 'claim queries').to.be.at.most(2);
+    // Each one's result was written from what the loop knew of it (no read of the email and its recipients first).
+    expect(after.knownResults - before.knownResults, 'results from what the loop knew').to.equal(30);
+  });
+
+  it("an email whose recipients' results come apart (two domains) is read before its results are written", async () => {
+    const before = { ...loop().stats() };
+    const m = await e.send({ to: ['one@rcpt.test', 'two@other.test'] });
+    await e.waitStatus(m.id, ['delivered']);
+    await sleep(200);
+    expect(loop().stats().knownResults - before.knownResults).to.equal(0);
   });
 
   it('an email scheduled for later is stored unleased and claimed when due', async () => {

@@ -5,9 +5,8 @@
 // as if written one email at a time.
 import { expect } from 'chai';
 import { ResultSink } from '../../src/outbound/results.js';
-import { claimDue, lightTxLater } from '../../src/store/queue.js';
+import { claimDue } from '../../src/store/queue.js';
 import { storeCounters, tx } from '../../src/store/db.js';
-import type { PgDatabase } from '../../src/store/pg/database.js';
 import { onEvent } from '../../src/store/events.js';
 import { insertEndpoint } from '../../src/store/webhooks.js';
 import { enqueueEvent } from '../../src/services/webhooks.js';
@@ -19,28 +18,19 @@ import {
   OutcomeRace,
   verifyOutcomes,
 } from '../../src/services/transition.js';
-import { startTestService, testEngine, type TestService } from '../helpers/service.js';
+import { testEngine, type TestService } from '../helpers/service.js';
+import { flushCounted, resultEnv, writeChecked, type ResultEnv } from './result-env.js';
 
 describe('result writer: a batch of outcomes in one transaction', function () {
   this.timeout(60_000);
   let s: TestService;
-  let key: string;
   let teamId: string;
+  let send: ResultEnv['send'];
   before(async () => {
-    s = await startTestService({ features: [] }); // the API only: no delivery loop takes these emails
-    teamId = s.team().id;
-    key = s.key(teamId, 'test');
+    ({ s, teamId, send } = await resultEnv());
   });
   after(() => s?.close());
 
-  const send = async (to: string[]) => {
-    const r = await s.api('POST', '/v1/emails', {
-      key,
-      body: { from: 'a@sender.test', to, subject: 'batch', text: 'hello' },
-    });
-    expect(r.status).to.equal(202);
-    return s.db.prepare('SELECT seq FROM emails WHERE id = ?').pluck().get(r.body.id) as number;
-  };
   const statuses = (seq: number) =>
     s.db.prepare('SELECT recipient, status FROM deliveries WHERE email_seq = ? ORDER BY id').all(seq);
   const ok = { attempt: 1, smtp_code: 250, source: 'smtp' };
@@ -78,16 +68,14 @@ describe('result writer: a batch of outcomes in one transaction', function () {
       [once],
     );
 
-    const before = storeCounters(s.db);
-    sink.flush();
-    const after = storeCounters(s.db);
-    if (before && after) {
+    const c = flushCounted(s, sink);
+    if (c) {
       // BEGIN with the batch's reads (the split email read once: its items are applied together); the writes,
       // checked by the server, with the COMMIT, sent without waiting. Whatever the number of emails.
-      expect(after.roundTrips - before.roundTrips, 'round trips').to.equal(2);
-      expect((s.db as PgDatabase).client.inFlight, 'COMMIT in flight when flush returns').to.equal(true);
+      expect(c.roundTrips, 'round trips').to.equal(2);
+      expect(c.inFlight, 'COMMIT in flight when flush returns').to.equal(true);
       // One UPDATE for all the recipients and one for all the emails (45 statements when each email had its own).
-      expect(after.statements - before.statements, 'statements').to.be.at.most(16);
+      expect(c.statements, 'statements').to.be.at.most(16);
     }
     // The loop hears of the batch once it is written: at once on SQLite, when the COMMIT's answer is read on PostgreSQL.
     if (testEngine() === 'pg') expect(flushed).to.deep.equal([]);
@@ -185,26 +173,15 @@ describe('result writer: a batch of outcomes in one transaction', function () {
           .get(...seqs),
       );
     const eventsBefore = events();
-    let error: unknown = 'not called';
-    try {
-      lightTxLater(
-        s.db,
-        () => {
-          const writes = new OutcomeBatch();
-          seqs.forEach((seq, i) => {
-            const outcome = { deliveryId: rows[i].id, event: 'accepted' as const, data: ok };
-            // As read before another connection canceled the second: its write finds the row no longer queued.
-            applyOutcomes(s.ctx, seq, [outcome], new Set(), { pre: { head: heads[i], deliveries: [rows[i]] }, writes });
-          });
-          verifyOutcomes(s.ctx, writes, true); // SQLite: checked here, and thrown; PostgreSQL: by the server
-        },
-        (err) => (error = err),
-      );
-    } catch (err) {
-      error = err; // SQLite: thrown by verifyOutcomes, the transaction rolled back
-    }
-    s.db.prepare('SELECT 1').get(); // reads the COMMIT's answer first (PostgreSQL); `done` runs in a microtask
-    await new Promise((r) => setImmediate(r));
+    // As read before another connection canceled the second: its write finds the row no longer queued.
+    const error = await writeChecked(
+      s,
+      seqs.map((seq, i) => ({
+        seq,
+        outcomes: [{ deliveryId: rows[i].id, event: 'accepted' as const, data: ok }],
+        pre: { head: heads[i], deliveries: [rows[i]] },
+      })),
+    );
     expect(isOutcomeRace(error), String(error)).to.equal(true);
     // Nothing of the batch was kept: not the first email's delivery, not the events.
     expect(statuses(seqs[0])).to.deep.equal([{ recipient: 'kept@rcpt.test', status: 'queued' }]);
