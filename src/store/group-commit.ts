@@ -91,14 +91,24 @@ function openBatch(db: DB): Batch {
 
 /**
  * Commits the turn (at the end of its event-loop turn), unless it was committed early (leaveTurn). PostgreSQL with
- * a COMMIT in flight: the turn stays open, gathering requests, until that answer is read, and is sent then, so one
- * turn runs on the server while the next gathers (instead of this thread waiting for the answer to send it).
+ * AHEAD_DEPTH batches in flight: the turn stays open, gathering requests, until the oldest answer is read, and is
+ * sent then, so the server has the next turn queued behind the one it runs while a third gathers here.
  */
 function flushWhenFree(db: DB, b: Batch): void {
   if (batches.get(db) !== b) return;
-  if (isPg(db) && db.commitAhead && db.client.whenSettled(() => flushWhenFree(db, b))) return;
+  if (isPg(db) && db.commitAhead && db.client.inFlightCount >= AHEAD_DEPTH) {
+    db.client.whenOneSettled(() => flushWhenFree(db, b));
+    return;
+  }
   flush(db, b);
 }
+
+/**
+ * PostgreSQL, commitAhead: batches sent without waiting (turns, result batches) that may be on their way at once
+ * before a turn waits to be sent. 1 left the server idle between a turn's answer and the next turn (the thread was
+ * busy when the answer came); 3 and 8 measured alike, ~+10–20% accepts/s over 1 (docs/postgres-notes.md "Session 14").
+ */
+const AHEAD_DEPTH = 3;
 
 /** Runs a request in the open turn (`strict`: it and the turn's later ones each in a savepoint). */
 function runEntry(db: DB, e: Entry, strict = false): void {

@@ -62,7 +62,7 @@ describe('PostgreSQL: a turn committed ahead (COMMIT sent without waiting)', fun
     expect(db.prepare('SELECT v FROM g WHERE id = 7').pluck().get()).to.equal('turn');
   });
 
-  it('the next turn runs while one is in flight, and is sent after its answer', async () => {
+  it('the next turns run while one is in flight and queue behind it on the server, three at most', async () => {
     const { ending } = await holdRow(7, 400, 'ROLLBACK');
     const first = groupTx(db, () => insert(7));
     await sleep(50);
@@ -73,8 +73,54 @@ describe('PostgreSQL: a turn committed ahead (COMMIT sent without waiting)', fun
       insert(8);
     });
     expect(ran, 'the second turn ran its request at once (writes deferred)').to.equal(true);
-    await Promise.all([ending, first, second]);
-    expect(ids()).to.deep.equal([7, 8]);
+    await sleep(20);
+    expect(pg.client.inFlightCount, 'sent behind the first, without waiting for its answer').to.equal(2);
+    const third = groupTx(db, () => insert(9));
+    await sleep(20);
+    const fourth = groupTx(db, () => insert(10));
+    await sleep(20);
+    expect(pg.client.inFlightCount, 'the fourth gathers until the first is answered').to.equal(3);
+    expect(openTurn(db), 'the fourth turn is open').to.not.equal(undefined);
+    await Promise.all([ending, first, second, third, fourth]);
+    expect(ids()).to.deep.equal([7, 8, 9, 10]);
+    expect(pg.client.inFlightCount).to.equal(0);
+  });
+
+  it('turns sent behind one refused in its answer ran in its aborted transaction: they run again and commit', async () => {
+    const { ending } = await holdRow(5, 300, 'COMMIT'); // then the first turn's INSERT of 5 is a duplicate
+    let runs = 0;
+    const firstTurn = [groupTx(db, () => insert(4)), groupTx(db, () => insert(5, 'turn'))];
+    await sleep(50);
+    const behind = groupTx(db, () => {
+      runs++;
+      insert(6);
+    });
+    await sleep(20);
+    expect(pg.client.inFlightCount, 'the second turn went out behind the first').to.equal(2);
+    const results = await Promise.allSettled([...firstTurn, behind]);
+    await ending;
+    expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
+    expect(((results[1] as PromiseRejectedResult).reason as { code?: string }).code).to.equal('23505');
+    expect(runs, 'the turn behind ran again after the answers').to.equal(2);
+    expect(ids()).to.deep.equal([4, 5, 6]);
+    expect(db.prepare('SELECT v FROM g WHERE id = 5').pluck().get()).to.equal('other');
+  });
+
+  it('a transaction sent behind a refused turn (a results batch) is told to run again, nothing of it kept', async () => {
+    const { ending } = await holdRow(5, 300, 'COMMIT');
+    const turn = groupTx(db, () => insert(5, 'turn')).catch((e: { code?: string }) => e.code);
+    await sleep(50);
+    let told: { code?: string } | null | undefined;
+    pg.transactionLater(
+      () => insert(6),
+      (err) => (told = err),
+    );
+    expect(pg.client.inFlightCount).to.equal(2);
+    expect(await turn).to.equal('23505');
+    await ending;
+    await sleep(0);
+    expect(told?.code, 'refused only because the turn before it failed: REPLAY').to.equal('MTA_REPLAY');
+    expect(ids()).to.deep.equal([5]);
   });
 
   it('a write refused in the answer fails only its own request: the others of its turn run again and commit', async () => {

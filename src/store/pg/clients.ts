@@ -173,12 +173,15 @@ class LibpqClient extends SyncClient {
     return st.error;
   }
 
+  /** Statements whose PREPARE was sent in a pipeline not read yet (a later pipeline does not prepare them again). */
+  private readonly preparing = new Set<string>();
+
   /** Pipeline mode, every statement (and the PREPAREs it needs) and a sync point sent; stays in pipeline mode. */
   private sendPipeline(qs: Query[]): PipelineRead {
     const pq = this.pq as Required<Libpq>;
     const steps: Step[] = [];
     pq.enterPipelineMode();
-    const preparing = new Set<string>();
+    const preparing = this.preparing;
     for (const q of qs) {
       const params = q.values.map(textParam);
       if (q.name) {
@@ -213,6 +216,7 @@ class LibpqClient extends SyncClient {
       if (st.inQuery) continue; // a further result of the same statement
       st.inQuery = true;
       const step = st.steps[st.i];
+      if (step.prepare) this.preparing.delete(step.prepare);
       if (st.error) continue;
       st.error = this.failure();
       if (!st.error && step.prepare) this.prepared.add(step.prepare);
@@ -222,27 +226,29 @@ class LibpqClient extends SyncClient {
       if (wait()) return false;
       if (!pq.getResult() || pq.resultStatus() === 'PGRES_PIPELINE_SYNC') break;
     }
-    pq.exitPipelineMode();
+    // Pipelines sent behind this one (sendLater) are still to be read: pipeline mode lasts until the last.
+    if (this.inFlightReads.length <= 1) pq.exitPipelineMode();
     return true;
   }
 
-  private inFlightRead: PipelineRead | null = null;
+  /** Pipelines sent without waiting (begin), oldest first. */
+  private inFlightReads: PipelineRead[] = [];
 
   protected canBegin(batch: Query[]): boolean {
     return this.pipelines && typeof this.pq.startReader === 'function' && batch.every(pipelinable);
   }
 
   protected begin(batch: Query[]): void {
-    this.inFlightRead = this.sendPipeline(batch);
-    this.pq.startReader!();
+    this.inFlightReads.push(this.sendPipeline(batch));
+    if (this.inFlightReads.length === 1) this.pq.startReader!();
   }
 
   protected poll(block: boolean): Reply | undefined {
-    const st = this.inFlightRead!;
+    const st = this.inFlightReads[0];
     if (!block && !this.pq.consumeInput!()) block = true; // the connection failed: read the error now
     if (!this.readPipeline(st, block)) return undefined;
-    this.inFlightRead = null;
-    this.pq.stopReader!();
+    this.inFlightReads.shift();
+    if (!this.inFlightReads.length) this.pq.stopReader!();
     return { results: st.results, error: st.error };
   }
 

@@ -5,8 +5,9 @@
 // - otherwise `pg` on a worker thread (./worker.mjs): this thread posts a batch of statements and sleeps on a
 //   shared flag until the answer is there (Atomics.wait + receiveMessageOnPort): slower (a thread hop per batch).
 // Writes inside a transaction can be deferred (defer) and sent with the next statement that needs an answer.
-// With libpq, a transaction's last batch (its writes and COMMIT) can be sent without waiting (sendLater): its answer
-// is read on the socket's next readable event, or first thing when the next statement goes out.
+// With libpq, a transaction's last batch (its writes and COMMIT) can be sent without waiting (sendLater), behind any
+// still in flight: their answers are read in order on the socket's readable events, or first thing when the next
+// statement that needs an answer goes out.
 // docs/architecture.md says what waiting costs and when the store should become asynchronous.
 import fs from 'node:fs';
 import { answerOf, coalesce, type Plan, type Query } from './coalesce.js';
@@ -53,6 +54,8 @@ const replayError = (cause: string) => {
 
 export const TIMEOUT_MS = 60_000;
 const NO_PARENTS: ReadonlySet<string> = new Set();
+/** SQLSTATE of a statement refused because an earlier one of its transaction failed. */
+const IN_FAILED_TRANSACTION = '25P02';
 
 /**
  * MTA_PG_TRACE=<file>: every round trip is appended to the file, one line per statement (its text, no values),
@@ -116,8 +119,8 @@ export abstract class SyncClient {
   /** Until ROLLBACK, every statement fails with REPLAY (the transaction is aborted; see above). */
   private poisoned: string | null = null;
 
-  /** The batch sent by sendLater whose answer has not been read yet (at most one). */
-  private later: Later | null = null;
+  /** The batches sent by sendLater whose answers have not been read yet, oldest first (answers come in order). */
+  private laters: Later[] = [];
 
   /** Runs the batch in order, stopping at the first error. */
   protected abstract exchange(batch: Query[]): Reply;
@@ -145,13 +148,13 @@ export abstract class SyncClient {
    */
   sendLater(text: string, done: (err: PgError | null) => void): boolean {
     if (this.closed || this.poisoned !== null) return false;
-    this.settle();
     const queued = this.pending;
     const plan = this.plan(queued);
     const batch = [...plan.batch, { text, values: [] }];
     if (!this.canBegin(batch)) return false;
+    // Behind batches still in flight (their answers are read first): the server runs one after the other.
     this.begin(batch);
-    this.later = { queued, plan, batch, mixed: this.unconfirmed, done, waiters: [], t0: process.hrtime.bigint() };
+    this.laters.push({ queued, plan, batch, mixed: this.unconfirmed, done, waiters: [], t0: process.hrtime.bigint() });
     this.pending = [];
     this.unconfirmed = false;
     this.queries += batch.length;
@@ -161,50 +164,86 @@ export abstract class SyncClient {
 
   /** Whether a batch sent by sendLater has not been answered yet. */
   get inFlight(): boolean {
-    return this.later !== null;
+    return this.laters.length > 0;
   }
 
-  /** Runs fn in a microtask once the in-flight batch's answer is read (after its `done`); false if none is in flight. */
+  /** How many batches sent by sendLater have not been answered yet. */
+  get inFlightCount(): number {
+    return this.laters.length;
+  }
+
+  /**
+   * Runs fn in a microtask once every batch sent by sendLater so far is answered (after their `done`); false if
+   * none is in flight.
+   */
   whenSettled(fn: () => void): boolean {
-    if (!this.later) return false;
-    this.later.waiters.push(fn);
+    const last = this.laters[this.laters.length - 1];
+    if (!last) return false;
+    last.waiters.push(fn);
     return true;
   }
 
-  /** Reads the in-flight batch's answer, waiting for what has not arrived yet. */
+  /** Runs fn in a microtask once the oldest batch in flight is answered; false if none is in flight. */
+  whenOneSettled(fn: () => void): boolean {
+    if (!this.laters.length) return false;
+    this.laters[0].waiters.push(fn);
+    return true;
+  }
+
+  /** Reads the in-flight batches' answers, waiting for what has not arrived yet. */
   settle(): void {
-    if (!this.later) return;
-    const t0 = process.hrtime.bigint();
-    let reply: Reply;
-    try {
-      reply = this.poll(true)!;
-    } finally {
-      this.waitedNs += process.hrtime.bigint() - t0;
+    while (this.laters.length) {
+      const t0 = process.hrtime.bigint();
+      let reply: Reply;
+      try {
+        reply = this.poll(true)!;
+      } finally {
+        this.waitedNs += process.hrtime.bigint() - t0;
+      }
+      this.finish(reply);
     }
-    this.finish(reply);
   }
 
   /** The socket is readable: reads what arrived, without waiting. */
   protected readable(): void {
-    if (!this.later) return;
-    let reply: Reply | undefined;
-    try {
-      reply = this.poll(false);
-    } catch {
-      return; // read again, waiting, when the next statement goes out
+    while (this.laters.length) {
+      let reply: Reply | undefined;
+      try {
+        reply = this.poll(false);
+      } catch {
+        return; // read again, waiting, when the next statement goes out
+      }
+      if (!reply) return;
+      this.finish(reply);
     }
-    if (reply) this.finish(reply);
   }
 
+  /**
+   * The oldest batch's answer is in. After an error the server skipped the rest of that batch, COMMIT included, and
+   * its transaction stays open (aborted): the batches sent behind it ran in it and failed too (or, if it was the
+   * COMMIT that failed, ran on their own). Their answers are read before the ROLLBACK; one that failed only
+   * because of the aborted transaction comes as REPLAY.
+   */
   private finish(r: Reply): void {
-    const l = this.later!;
-    this.later = null;
+    const l = this.laters.shift()!;
     trace(l.batch, process.hrtime.bigint() - l.t0);
     this.place(l.queued, l.plan, r.results.map(toResult));
-    let err: PgError | null = null;
+    const answered: { l: Later; err: PgError | null }[] = [{ l, err: null }];
     if (r.error) {
-      err = replays(r.error, l.mixed) ? replayError(r.error.message ?? 'error') : toError(r.error);
-      // The server skipped the rest after the error, COMMIT included: the transaction is still open (aborted).
+      answered[0].err = replays(r.error, l.mixed) ? replayError(r.error.message ?? 'error') : toError(r.error);
+      while (this.laters.length) {
+        const next = this.laters.shift()!;
+        let reply: Reply;
+        try {
+          reply = this.poll(true)!;
+        } catch (e) {
+          reply = { results: [], error: { message: (e as Error).message } };
+        }
+        this.place(next.queued, next.plan, reply.results.map(toResult));
+        const e = reply.error;
+        const behind = e?.code === IN_FAILED_TRANSACTION || (e !== undefined && replays(e, next.mixed));
+        answered.push({ l: next, err: !e ? null : behind ? replayError(e.message ?? 'error') : toError(e) });
+      }
       try {
         this.exchange([{ text: 'ROLLBACK', values: [] }]);
       } catch {
@@ -212,8 +251,10 @@ export abstract class SyncClient {
       }
     }
     queueMicrotask(() => {
-      l.done(err);
-      for (const fn of l.waiters) fn();
+      for (const a of answered) {
+        a.l.done(a.err);
+        for (const fn of a.l.waiters) fn();
+      }
     });
   }
 
