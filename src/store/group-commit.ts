@@ -26,6 +26,10 @@ interface Batch {
   waiters?: (() => void)[];
   /** PostgreSQL: the connection's round trips when the turn began (a turn that made none may commit ahead) */
   trips?: number;
+  /** PostgreSQL: held back behind batches in flight (flushWhenFree); looked at again once it has AHEAD_MIN requests */
+  held?: boolean;
+  /** PostgreSQL: to be looked at again when the oldest batch in flight is answered */
+  waiting?: boolean;
 }
 
 /**
@@ -91,30 +95,45 @@ function openBatch(db: DB): Batch {
 
 /**
  * Commits the turn (at the end of its event-loop turn), unless it was committed early (leaveTurn). PostgreSQL with
- * AHEAD_DEPTH batches in flight: the turn stays open, gathering requests, until the oldest answer is read, and is
- * sent then, so the server has the next turn queued behind the one it runs while a third gathers here.
+ * batches in flight: the turn goes out behind them if it has AHEAD_MIN requests and fewer than AHEAD_DEPTH are on
+ * their way, so the server has the next turn queued behind the one it runs; otherwise it stays open, gathering
+ * requests, until the oldest answer is read (a small turn behind others would cost a transaction for little).
  */
 function flushWhenFree(db: DB, b: Batch): void {
   if (batches.get(db) !== b) return;
-  if (isPg(db) && db.commitAhead && db.client.inFlightCount >= AHEAD_DEPTH) {
-    db.client.whenOneSettled(() => flushWhenFree(db, b));
-    return;
+  if (isPg(db) && db.commitAhead) {
+    const n = db.client.inFlightCount;
+    if (n > 0 && (n >= AHEAD_DEPTH || b.entries.length < AHEAD_MIN)) {
+      b.held = true;
+      if (!b.waiting) {
+        b.waiting = true;
+        db.client.whenOneSettled(() => {
+          b.waiting = false;
+          flushWhenFree(db, b);
+        });
+      }
+      return;
+    }
   }
   flush(db, b);
 }
 
 /**
  * PostgreSQL, commitAhead: batches sent without waiting (turns, result batches) that may be on their way at once
- * before a turn waits to be sent. 1 left the server idle between a turn's answer and the next turn (the thread was
- * busy when the answer came); 3 and 8 measured alike, ~+10–20% accepts/s over 1 (docs/postgres-notes.md "Session 14").
+ * before a turn waits to be sent, and the fewest requests of a turn sent behind others. One at a time left the server
+ * idle between a turn's answer and the next turn (the thread was busy when the answer came); 3 and 8 measured alike,
+ * ~+10–20% accepts/s over 1. Without the minimum, two nodes sharing the 32 bench clients sent many small turns, each
+ * a transaction with its COMMIT-time counter fold, and fell below one node (docs/postgres-notes.md "Session 14").
  */
 const AHEAD_DEPTH = 3;
+const AHEAD_MIN = 8;
 
 /** Runs a request in the open turn (`strict`: it and the turn's later ones each in a savepoint). */
 function runEntry(db: DB, e: Entry, strict = false): void {
   const b = openBatch(db);
   if (strict) b.strict = true;
   b.entries.push(e);
+  if (b.held && b.entries.length === AHEAD_MIN) setImmediate(() => flushWhenFree(db, b));
   try {
     // PostgreSQL: the request runs without a savepoint and its writes travel with the turn's next round trip (lazyNext).
     if (isPg(db) && !b.strict && !db.foreignJoined) db.lazyNext = true;

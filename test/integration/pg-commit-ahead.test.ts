@@ -62,47 +62,72 @@ describe('PostgreSQL: a turn committed ahead (COMMIT sent without waiting)', fun
     expect(db.prepare('SELECT v FROM g WHERE id = 7').pluck().get()).to.equal('turn');
   });
 
+  /** A turn of `n` requests (one event-loop turn), inserting ids from `from`. */
+  const turnOf = (from: number, n = 8) =>
+    Promise.all(Array.from({ length: n }, (_, i) => groupTx(db, () => insert(from + i))));
+
   it('the next turns run while one is in flight and queue behind it on the server, three at most', async () => {
     const { ending } = await holdRow(7, 400, 'ROLLBACK');
     const first = groupTx(db, () => insert(7));
     await sleep(50);
     expect(pg.client.inFlight).to.equal(true);
     let ran = false;
-    const second = groupTx(db, () => {
+    const small = groupTx(db, () => {
       ran = true;
       insert(8);
     });
     expect(ran, 'the second turn ran its request at once (writes deferred)').to.equal(true);
     await sleep(20);
-    expect(pg.client.inFlightCount, 'sent behind the first, without waiting for its answer').to.equal(2);
-    const third = groupTx(db, () => insert(9));
+    expect(pg.client.inFlightCount, 'a turn of one request waits for the answer, gathering').to.equal(1);
+    const second = turnOf(20); // joins the small turn still open: nine requests, sent behind the first
     await sleep(20);
-    const fourth = groupTx(db, () => insert(10));
+    expect(pg.client.inFlightCount, 'sent behind the first, without waiting for its answer').to.equal(2);
+    const third = turnOf(30);
+    await sleep(20);
+    const fourth = turnOf(40);
     await sleep(20);
     expect(pg.client.inFlightCount, 'the fourth gathers until the first is answered').to.equal(3);
     expect(openTurn(db), 'the fourth turn is open').to.not.equal(undefined);
-    await Promise.all([ending, first, second, third, fourth]);
-    expect(ids()).to.deep.equal([7, 8, 9, 10]);
+    await Promise.all([ending, first, small, second, third, fourth]);
+    const all = [7, 8, ...[20, 30, 40].flatMap((f) => Array.from({ length: 8 }, (_, i) => f + i))];
+    expect(ids()).to.deep.equal(all);
     expect(pg.client.inFlightCount).to.equal(0);
+  });
+
+  it('a small turn held behind two in flight is sent once they are answered, with no request after it', async () => {
+    const { ending } = await holdRow(7, 300, 'ROLLBACK');
+    const first = groupTx(db, () => insert(7));
+    await sleep(20);
+    const second = turnOf(20);
+    await sleep(20);
+    expect(pg.client.inFlightCount).to.equal(2);
+    const small = groupTx(db, () => insert(9));
+    await sleep(20);
+    expect(openTurn(db), 'held, gathering').to.not.equal(undefined);
+    await Promise.all([ending, first, second, small]); // would never settle if nothing looked at it again
+    expect(ids()).to.include.members([7, 9, 20, 27]);
   });
 
   it('turns sent behind one refused in its answer ran in its aborted transaction: they run again and commit', async () => {
     const { ending } = await holdRow(5, 300, 'COMMIT'); // then the first turn's INSERT of 5 is a duplicate
-    let runs = 0;
     const firstTurn = [groupTx(db, () => insert(4)), groupTx(db, () => insert(5, 'turn'))];
     await sleep(50);
-    const behind = groupTx(db, () => {
-      runs++;
-      insert(6);
-    });
+    let runs = 0;
+    const behind = [
+      groupTx(db, () => {
+        runs++;
+        insert(6);
+      }),
+      turnOf(10, 7),
+    ];
     await sleep(20);
     expect(pg.client.inFlightCount, 'the second turn went out behind the first').to.equal(2);
-    const results = await Promise.allSettled([...firstTurn, behind]);
+    const results = await Promise.allSettled([...firstTurn, ...behind]);
     await ending;
-    expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
+    expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     expect(((results[1] as PromiseRejectedResult).reason as { code?: string }).code).to.equal('23505');
     expect(runs, 'the turn behind ran again after the answers').to.equal(2);
-    expect(ids()).to.deep.equal([4, 5, 6]);
+    expect(ids()).to.deep.equal([4, 5, 6, 10, 11, 12, 13, 14, 15, 16]);
     expect(db.prepare('SELECT v FROM g WHERE id = 5').pluck().get()).to.equal('other');
   });
 
