@@ -67,7 +67,7 @@ describe('PostgreSQL: a turn committed ahead (COMMIT sent without waiting)', fun
     Promise.all(Array.from({ length: n }, (_, i) => groupTx(db, () => insert(from + i))));
 
   it('the next turns run while one is in flight and queue behind it on the server, three at most', async () => {
-    const { ending } = await holdRow(7, 400, 'ROLLBACK');
+    const { ending } = await holdRow(7, 1500, 'ROLLBACK'); // long enough for every check below, on a busy box
     const first = groupTx(db, () => insert(7));
     await sleep(50);
     expect(pg.client.inFlight).to.equal(true);
@@ -95,7 +95,7 @@ describe('PostgreSQL: a turn committed ahead (COMMIT sent without waiting)', fun
   });
 
   it('a small turn held behind two in flight is sent once they are answered, with no request after it', async () => {
-    const { ending } = await holdRow(7, 300, 'ROLLBACK');
+    const { ending } = await holdRow(7, 1000, 'ROLLBACK');
     const first = groupTx(db, () => insert(7));
     await sleep(20);
     const second = turnOf(20);
@@ -109,7 +109,7 @@ describe('PostgreSQL: a turn committed ahead (COMMIT sent without waiting)', fun
   });
 
   it('turns sent behind one refused in its answer ran in its aborted transaction: they run again and commit', async () => {
-    const { ending } = await holdRow(5, 300, 'COMMIT'); // then the first turn's INSERT of 5 is a duplicate
+    const { ending } = await holdRow(5, 800, 'COMMIT'); // then the first turn's INSERT of 5 is a duplicate
     const firstTurn = [groupTx(db, () => insert(4)), groupTx(db, () => insert(5, 'turn'))];
     await sleep(50);
     let runs = 0;
@@ -132,7 +132,7 @@ describe('PostgreSQL: a turn committed ahead (COMMIT sent without waiting)', fun
   });
 
   it('a transaction sent behind a refused turn (a results batch) is told to run again, nothing of it kept', async () => {
-    const { ending } = await holdRow(5, 300, 'COMMIT');
+    const { ending } = await holdRow(5, 800, 'COMMIT');
     const turn = groupTx(db, () => insert(5, 'turn')).catch((e: { code?: string }) => e.code);
     await sleep(50);
     let told: { code?: string } | null | undefined;
