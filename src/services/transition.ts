@@ -174,7 +174,7 @@ export function knownReads(email: EmailHead, rcpts: readonly Claimed[]): Outcome
     id: r.id,
     email_seq: r.email_seq,
     recipient: r.recipient,
-    kind: 'to',
+    kind: 'to', // not known here, and not read by applyOutcomes
     domain: r.domain,
     status: r.status,
     attempts: r.attempts,
