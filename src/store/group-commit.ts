@@ -27,9 +27,10 @@ interface Batch {
   waiters?: (() => void)[];
   /** PostgreSQL: the connection's round trips when the turn began (a turn that made none may commit ahead) */
   trips?: number;
-  /** PostgreSQL: held back behind batches in flight (flushWhenFree); looked at again once it has AHEAD_MIN requests */
-  held?: boolean;
-  /** PostgreSQL: to be looked at again when the oldest batch in flight is answered */
+  /**
+   * PostgreSQL: held back behind batches in flight (flushWhenFree), to be looked at again when the oldest is
+   * answered, or once it has AHEAD_MIN requests
+   */
   waiting?: boolean;
 }
 
@@ -105,7 +106,6 @@ function flushWhenFree(db: DB, b: Batch): void {
   if (isPg(db) && db.commitAhead) {
     const n = db.client.inFlightCount;
     if (n > 0 && (n >= AHEAD_DEPTH || b.entries.length < AHEAD_MIN)) {
-      b.held = true;
       if (!b.waiting) {
         b.waiting = true;
         db.client.whenOneSettled(() => {
@@ -134,7 +134,7 @@ function runEntry(db: DB, e: Entry, strict = false): void {
   const b = openBatch(db);
   if (strict) b.strict = true;
   b.entries.push(e);
-  if (b.held && b.entries.length === AHEAD_MIN) setImmediate(() => flushWhenFree(db, b));
+  if (b.waiting && b.entries.length === AHEAD_MIN) setImmediate(() => flushWhenFree(db, b));
   try {
     // PostgreSQL: the request runs without a savepoint and its writes travel with the turn's next round trip (lazyNext).
     if (isPg(db) && !b.strict && !db.foreignJoined) db.lazyNext = true;

@@ -28,17 +28,23 @@ const DELIVERIES = `${PLAN_EACH_TIME} UPDATE deliveries d SET status = u.status,
   FROM jsonb_to_recordset(?::jsonb) AS u(id bigint, from_status text, status text, attempts bigint, next bigint,
     last_reply text, reason text, settle boolean)
   WHERE d.id = u.id AND d.status = u.from_status RETURNING d.id`;
-// The same write checked by the server: unless every row was still in its from_status, the statement fails (and
-// the transaction with it), so no answer needs to be waited for (a COMMIT sent without waiting, lightTxLater).
-const CHECKED = `${PLAN_EACH_TIME} WITH w AS (${DELIVERIES.slice(PLAN_EACH_TIME.length)})
-  SELECT CASE WHEN count(*) = ? THEN 0 ELSE ('outcome race: ' || (? - count(*)) || ' recipient(s) no longer in the status read')::int END FROM w`;
+/**
+ * A compare-and-set UPDATE … RETURNING checked by the server: unless every row was still in its from_status (the two
+ * last parameters: how many rows), the statement fails, and the transaction with it, so no answer needs to be
+ * waited for (a COMMIT sent without waiting, lightTxLater; isOutcomeRaceError).
+ */
+const everyRow = (update: string, what: string) => `${PLAN_EACH_TIME} WITH w AS (${update.slice(PLAN_EACH_TIME.length)})
+  SELECT CASE WHEN count(*) = ? THEN 0 ELSE ('outcome race: ' || (? - count(*)) || ' ${what} no longer in the status read')::int END FROM w`;
+const CHECKED = everyRow(DELIVERIES, 'recipient(s)');
 const EMAILS = `${PLAN_EACH_TIME} UPDATE emails e SET status = u.status, updated_at = ?
   FROM jsonb_to_recordset(?::jsonb) AS u(seq bigint, status text) WHERE e.seq = u.seq`;
-// Each email written only if its status is still the one its new status was derived from, checked by the server.
-const EMAILS_CHECKED = `${PLAN_EACH_TIME} WITH w AS (UPDATE emails e SET status = u.status, updated_at = ?
+// Each email written only if its status is still the one its new status was derived from.
+const EMAILS_CHECKED = everyRow(
+  `${PLAN_EACH_TIME} UPDATE emails e SET status = u.status, updated_at = ?
   FROM jsonb_to_recordset(?::jsonb) AS u(seq bigint, from_status text, status text)
-  WHERE e.seq = u.seq AND e.status = u.from_status RETURNING e.seq)
-  SELECT CASE WHEN count(*) = ? THEN 0 ELSE ('outcome race: ' || (? - count(*)) || ' email(s) no longer in the status read')::int END FROM w`;
+  WHERE e.seq = u.seq AND e.status = u.from_status RETURNING e.seq`,
+  'email(s)',
+);
 
 /**
  * Writes the results (each id at most once); the function answers whether every row was still in its `from`

@@ -84,6 +84,12 @@ function toError(f: NonNullable<Reply['error']>): PgError {
 const replays = (e: NonNullable<Reply['error']>, mixed: boolean): boolean =>
   mixed && !!e.code && !e.code.startsWith('08');
 
+/** The error a batch sent by sendLater is told of: REPLAY where replays() says so, or `e` itself; null for none. */
+function laterError(e: Reply['error'], mixed: boolean): PgError | null {
+  if (!e) return null;
+  return replays(e, mixed) ? replayError(e.message ?? 'error') : toError(e);
+}
+
 /** A batch sent by sendLater whose answer has not been read yet. */
 interface Later {
   queued: { q: Query; into?: Deferred }[];
@@ -228,9 +234,8 @@ export abstract class SyncClient {
     const l = this.laters.shift()!;
     trace(l.batch, process.hrtime.bigint() - l.t0);
     this.place(l.queued, l.plan, r.results.map(toResult));
-    const answered: { l: Later; err: PgError | null }[] = [{ l, err: null }];
+    const answered: { l: Later; err: PgError | null }[] = [{ l, err: laterError(r.error, l.mixed) }];
     if (r.error) {
-      answered[0].err = replays(r.error, l.mixed) ? replayError(r.error.message ?? 'error') : toError(r.error);
       while (this.laters.length) {
         const next = this.laters.shift()!;
         let reply: Reply;
@@ -240,9 +245,10 @@ export abstract class SyncClient {
           reply = { results: [], error: { message: (e as Error).message } };
         }
         this.place(next.queued, next.plan, reply.results.map(toResult));
-        const e = reply.error;
-        const behind = e?.code === IN_FAILED_TRANSACTION || (e !== undefined && replays(e, next.mixed));
-        answered.push({ l: next, err: !e ? null : behind ? replayError(e.message ?? 'error') : toError(e) });
+        answered.push({
+          l: next,
+          err: laterError(reply.error, next.mixed || reply.error?.code === IN_FAILED_TRANSACTION),
+        });
       }
       try {
         this.exchange([{ text: 'ROLLBACK', values: [] }]);
