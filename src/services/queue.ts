@@ -8,7 +8,7 @@ import { tx } from '../store/db.js';
 import { teamById } from '../store/teams.js';
 import { onEvent } from '../store/events.js';
 import { storedSites } from './delivery-control.js';
-import { teamNamed } from './keys.js';
+import { teamNamed, type Owner } from './keys.js';
 import { nudged } from './siblings.js';
 import { applyQueueAction } from './transition.js';
 import { enqueueEvent } from './webhooks.js';
@@ -62,6 +62,16 @@ export function parseFilter(ctx: Ctx, input: FilterInput): qa.QueueFilter {
   }
   return f;
 }
+
+/**
+ * A team's own waiting mail as its key sees it (the Stripe model): a test key's only its test-mode emails, a
+ * live key's all of them; `more` narrows it further (one email).
+ */
+export const ownerFilter = (owner: Owner, more: qa.QueueFilter = {}): qa.QueueFilter => ({
+  ...more,
+  teamId: owner.teamId,
+  ...(owner.mode === 'test' ? { testMode: true as const } : {}),
+});
 
 const isEmpty = (f: qa.QueueFilter) => Object.keys(f).length === 0;
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());

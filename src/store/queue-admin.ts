@@ -26,6 +26,8 @@ export interface QueueFilter {
   states?: QueueState[];
   /** Emails created before this time (ms). */
   createdBefore?: number;
+  /** Test-mode emails only (a test key's view); not answered by the counters, which have no mode. */
+  testMode?: true;
 }
 
 export type QueueRow = DeliveryRow & { held_at: number | null; leased_until: number | null };
@@ -53,6 +55,7 @@ export function where(f: QueueFilter, now: number): { text: string; params: Reco
   if (f.states !== undefined)
     add(`(${STATE}) IN (SELECT value FROM json_each(@states))`, 'states', JSON.stringify(f.states));
   if (f.createdBefore !== undefined) add('e.created_at < @before', 'before', f.createdBefore);
+  if (f.testMode) parts.push('e.test_mode = 1');
   return { text: parts.join(' AND '), params };
 }
 

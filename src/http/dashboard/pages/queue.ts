@@ -6,6 +6,7 @@ import { cancelEmail } from '../../../services/emails.js';
 import { requireScope } from '../../../services/keys.js';
 import {
   FILTER_NAMES,
+  ownerFilter,
   parseFilter,
   queueAction,
   queueList,
@@ -222,7 +223,7 @@ async function apply(deps: Deps, k: DCtx): Promise<void> {
 
 function teamPage(deps: Deps, k: DCtx): void {
   const s = sess(k);
-  const rows = queueList(deps.app, { teamId: s.principal.teamId }, 100);
+  const rows = queueList(deps.app, ownerFilter(s.principal), 100);
   const write = can(s, 'emails:send');
   const button = (email: string, what: string, label: string) =>
     html`<form method="post" action="/dashboard/queue/emails/${email}/${what}" class="inline">
@@ -256,7 +257,7 @@ export function queuePages(r: DRouter, deps: Deps): void {
     const what = k.params.what;
     if (what === 'cancel') cancelEmail(deps.app, s.principal, k.params.id);
     else if (what === 'hold' || what === 'release') {
-      const f = { teamId: s.principal.teamId, emailId: k.params.id };
+      const f = ownerFilter(s.principal, { emailId: k.params.id });
       const r = await queueAction(deps.app, what, f, { source: s.operator ? 'operator' : 'team' });
       return seeOther(k, `/dashboard/queue${query({ done: what, matched: String(r.matched) })}`);
     } else throw new ApiError('not_found', 'page_not_found', 'There is no such page.');
