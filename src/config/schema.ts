@@ -68,7 +68,7 @@ export const ConfigSchema = Type.Object(
     ),
     /** Operator password of the dashboard (sign in as any team); empty disables operator sign-in. */
     dashboardPassword: Type.String(),
-    /** Reverse proxies (IPs or CIDRs) whose X-Forwarded-For names the client of an operator sign-in; default none. */
+    /** Reverse proxies (IPs or CIDRs) whose X-Forwarded-For names the client of a dashboard sign-in; default none. */
     trustedProxies: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     /** Bearer token GET /metrics requires; unset: /metrics answers loopback clients only. */
     metricsToken: Type.Optional(Type.String({ minLength: 16 })),

@@ -92,7 +92,7 @@ export function requestLog(app: Ctx) {
 }
 
 /** Takes a token from `bucket` and sets the RateLimit-* headers; throws 429 when the bucket is empty. */
-async function limit(ctx: KoaCtx, limiter: Limiter, bucket: string, who: string): Promise<void> {
+export async function limit(ctx: KoaCtx, limiter: Limiter, bucket: string, who: string): Promise<void> {
   const taken = limiter.take(bucket);
   const r = taken instanceof Promise ? await taken : taken;
   ctx.set('RateLimit-Limit', String(limiter.burst));
@@ -109,6 +109,12 @@ async function limit(ctx: KoaCtx, limiter: Limiter, bucket: string, who: string)
 }
 
 /**
+ * The bucket a request without a valid key takes from: its client address (the authentication back-off; the
+ * dashboard's key sign-in takes from the same bucket, so failures on both surfaces count together).
+ */
+export const addressBucket = (address: string) => `ip:${address}`;
+
+/**
  * Authenticates, checks the scope (if any) and applies the rate limit of the key. Requests without a
  * valid key count against their client address instead (so key guessing is throttled too).
  */
@@ -118,7 +124,7 @@ export function auth(app: Ctx, limiter: Limiter | null) {
     try {
       p = authenticate(app, ctx.get('Authorization') || undefined);
     } catch (err) {
-      if (limiter) await limit(ctx, limiter, `ip:${ctx.ip}`, 'client address without a valid key');
+      if (limiter) await limit(ctx, limiter, addressBucket(ctx.ip), 'client address without a valid key');
       throw err;
     }
     ctx.state.principal = p;
@@ -136,7 +142,7 @@ export function unmatchedLimit(limiter: Limiter | null) {
     } finally {
       if (limiter && ctx.path.startsWith('/v1') && !ctx.response.get('RateLimit-Limit')) {
         try {
-          await limit(ctx, limiter, `ip:${ctx.ip}`, 'client address');
+          await limit(ctx, limiter, addressBucket(ctx.ip), 'client address');
         } catch {
           /* already answering; headers are set */
         }

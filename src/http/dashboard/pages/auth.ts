@@ -1,5 +1,6 @@
-// Sign-in with an API key (needs emails:read; the session acts as that key) or, when configured, the
-// operator password plus a team (back-off, logged failures); sign-out. CSRF: a double-submit cookie.
+// Sign-in with an API key (needs emails:read; the session acts as that key; the API's back-off per client address)
+// or, when configured, the operator password plus a team (back-off, logged failures); sign-out. CSRF: a
+// double-submit cookie.
 import { ApiError } from '../../../core/errors.js';
 import { authenticate, teamNamed } from '../../../services/keys.js';
 import type { Deps } from '../../app.js';
@@ -21,6 +22,8 @@ import { trustedProxyList } from '../../../config/proxies.js';
 import { MIN_DASHBOARD_PASSWORD as MIN_PASSWORD } from '../../../config/schema.js';
 import { clientAddress } from '../client-ip.js';
 import { nodeGuard } from '../sign-in-guard.js';
+import { addressBucket, limit } from '../../middleware.js';
+import { requestLimiter } from '../../../services/rate-limits.js';
 
 /** Only same-dashboard paths are allowed as the post-sign-in target. */
 const safeNext = (n: string | undefined) =>
@@ -93,6 +96,34 @@ function startSession(deps: Deps, k: DCtx, s: { teamId: string; keyId: string | 
   seeOther(k, safeNext(field(k, 'next')));
 }
 
+/** The client address of a sign-in: X-Forwarded-For counts only from MTA_TRUSTED_PROXIES (default none). */
+function addressOf(deps: Deps): (k: DCtx) => string {
+  const trusted = deps.app.config.trustedProxies?.length ? trustedProxyList(deps.app.config.trustedProxies) : null;
+  return (k) => clientAddress(k.req.socket.remoteAddress ?? '', k.get('X-Forwarded-For') || undefined, trusted);
+}
+
+/**
+ * Key sign-in. Before the key is checked, the attempt takes a token from its client address's bucket of the API's
+ * rate limiter, the one the API's requests with a wrong key take from (middleware addressBucket): an address that
+ * spent it, on either surface, is refused (429, Retry-After), a right key too, until it refills (MTA_RATE_LIMIT).
+ */
+function keySignIn(deps: Deps) {
+  const limiter = requestLimiter(deps.app);
+  const address = addressOf(deps);
+  return async (k: DCtx, key: string) => {
+    try {
+      if (limiter) await limit(k, limiter, addressBucket(address(k)), 'client address signing in with a key');
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.type !== 'rate_limit_error') throw err;
+      const wait = k.state.retryAfter ?? 1;
+      k.set('Retry-After', String(wait));
+      const message = `Too many sign-in attempts from your address; try again in ${wait} seconds.`;
+      return signInPage(k, deps, freshLoginCsrf(deps, k), message, 429);
+    }
+    signInWithKey(deps, k, key);
+  };
+}
+
 function signInWithKey(deps: Deps, k: DCtx, key: string) {
   try {
     const p = authenticate(deps.app, `Bearer ${key}`);
@@ -114,10 +145,10 @@ function signInWithKey(deps: Deps, k: DCtx, key: string) {
 /** Operator sign-in: the back-off (per address and global) runs before the password is compared; every failure is logged. */
 function operatorSignIn(deps: Deps) {
   const guard = nodeGuard(deps.app);
-  const trusted = deps.app.config.trustedProxies?.length ? trustedProxyList(deps.app.config.trustedProxies) : null;
+  const addressOfRequest = addressOf(deps);
   const log = deps.app.log.child({ component: 'dashboard' });
   return async (k: DCtx) => {
-    const address = clientAddress(k.req.socket.remoteAddress ?? '', k.get('X-Forwarded-For') || undefined, trusted);
+    const address = addressOfRequest(k);
     const want = deps.app.config.dashboardPassword;
     const refused = await guard.refusal(address);
     if (refused) {
@@ -168,6 +199,7 @@ function operatorSignIn(deps: Deps) {
 
 export function authRoutes(r: DRouter, deps: Deps) {
   const signInAsOperator = operatorSignIn(deps);
+  const signInWithAKey = keySignIn(deps);
   r.get('/', (k: DCtx) => seeOther(k, '/dashboard/emails'));
   r.get('/sign-in', (k: DCtx) => {
     if (k.state.session) return seeOther(k, safeNext(qs(k, 'next')));
@@ -175,7 +207,7 @@ export function authRoutes(r: DRouter, deps: Deps) {
   });
   r.post('/sign-in', (k: DCtx) => {
     const key = field(k, 'key');
-    if (key) return signInWithKey(deps, k, key);
+    if (key) return signInWithAKey(k, key);
     if (field(k, 'password')) return signInAsOperator(k);
     signInPage(k, deps, freshLoginCsrf(deps, k), 'Type an API key to sign in.', 422);
   });
