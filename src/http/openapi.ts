@@ -33,6 +33,7 @@ const Email = Type.Object({
   scheduled_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   tracking: Type.Object({ opens: Type.Boolean(), clicks: Type.Boolean() }),
   attachments: Attachments,
+  content_expired_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   created_at: Type.String({ format: 'date-time' }),
 });
 const ErrorEnvelope = Type.Object({
