@@ -4,6 +4,7 @@
 import { expect } from 'chai';
 import http from 'node:http';
 import net from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { feature as submission } from '../../src/features/submission.js';
 import { bodyBudget } from '../../src/services/body-budget.js';
@@ -120,7 +121,7 @@ describe('security: the in-flight body budget (HTTP and SMTP submission)', funct
     expect(inUse()).to.equal(0);
   });
 
-  it('gives the budget back after an aborted upload, an invalid body, a 422, a 413 and a chunked body past it', async () => {
+  it('gives the budget back after an aborted upload, an invalid body, a 422, a 413, a chunked or compressed body past it', async () => {
     const ok = async () => expect((await post(s, key, emailOfSize(SIZE))).status).to.equal(202);
     const aborted = upload(s, key, SIZE);
     aborted.write(emailOfSize(SIZE).slice(0, 1000));
@@ -147,6 +148,18 @@ describe('security: the in-flight body budget (HTTP and SMTP submission)', funct
     for (let i = 0; i < big.length; i += 100_000) chunked.write(big.slice(i, i + 100_000));
     expect(await chunked.answer).to.deep.include({ status: 503, code: 'server_busy', retryAfter: '1' });
     chunked.req.destroy();
+    await released();
+    await ok();
+
+    // compressed: what it decompresses to is counted
+    const small = gzipSync(emailOfSize(SIZE));
+    const accepted = upload(s, key, small.length, { 'content-encoding': 'gzip' });
+    accepted.req.end(small);
+    expect((await accepted.answer).status).to.equal(202);
+    const bomb = gzipSync(emailOfSize(BUDGET + 200_000));
+    const refused = upload(s, key, bomb.length, { 'content-encoding': 'gzip' });
+    refused.req.end(bomb);
+    expect(await refused.answer).to.include({ status: 503, code: 'server_busy' });
     await released();
     await ok();
     expect(inUse()).to.equal(0);
