@@ -58,6 +58,8 @@ export const ConfigSchema = Type.Object(
     dnsCheckCron: Type.String({ minLength: 1 }),
     dnsCheckTimeoutSeconds: Seconds,
     maxBodyBytes: Type.Integer({ minimum: 1024 }),
+    /** Request bodies being read or parsed at once (HTTP, SMTP submission DATA), bytes, per process (services/body-budget.ts). */
+    maxInflightBodyBytes: Type.Integer({ minimum: 1024 }),
     sendingIps: Type.Array(Type.String({ minLength: 1 })),
     /** Per-team source IP pools: team id or name → IPs its mail leaves from (and its SPF lists); others use sendingIps. */
     ipPools: Type.Record(Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
@@ -134,6 +136,7 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_DNS_CHECK_CRON: ['dnsCheckCron', 'string'],
   MTA_DNS_CHECK_TIMEOUT_SECONDS: ['dnsCheckTimeoutSeconds', 'number'],
   MTA_MAX_BODY_BYTES: ['maxBodyBytes', 'int'],
+  MTA_MAX_INFLIGHT_BODY_BYTES: ['maxInflightBodyBytes', 'int'],
   MTA_SENDING_IPS: ['sendingIps', 'list'],
   MTA_IP_POOLS: ['ipPools', 'pools'],
   MTA_DASHBOARD_PASSWORD: ['dashboardPassword', 'string'],

@@ -135,6 +135,11 @@ export const ERROR_CODES = {
     "Dashboard only: a form that did not carry this session's CSRF token, or was sent from another site. Reload the page and try again.",
   ),
   page_not_found: e('not_found', 404, 'Dashboard only: no such page.'),
+  server_busy: e(
+    'api_error',
+    503,
+    'The service is reading as many request bodies at once as its memory budget allows (MTA_MAX_INFLIGHT_BODY_BYTES, 128 MiB by default); nothing was stored. Retry after the Retry-After seconds.',
+  ),
   internal_error: e(
     'api_error',
     500,
