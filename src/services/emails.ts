@@ -168,7 +168,7 @@ export const checkInput = (ctx: Ctx, input: EmailInput) =>
   checkEmail(input, ctx.now(), { maxBytes: ctx.config.maxMessageBytes });
 
 /**
- * Runs `insert` once per (team, Idempotency-Key) within 24 hours: same key and request hash → the stored answer
+ * Runs `insert` once per (team, mode, Idempotency-Key) within 24 hours: same key and request hash → the stored answer
  * (replayed); same key, other hash → 409. Only successful answers are stored. One group-commit transaction.
  */
 export function idempotent<T>(
@@ -183,7 +183,7 @@ export function idempotent<T>(
   return groupTx(ctx.db, () => {
     const hash = idemKey === undefined ? '' : requestHash(request);
     if (idemKey !== undefined) {
-      const prior = getIdem(ctx.db, p.teamId, idemKey, ctx.now());
+      const prior = getIdem(ctx.db, p, idemKey, ctx.now());
       if (prior && prior.request_hash !== hash)
         throw new ApiError(
           'idempotency_error',
@@ -194,8 +194,7 @@ export function idempotent<T>(
     }
     const body = insert();
     if (idemKey !== undefined)
-      putIdem(ctx.db, {
-        team_id: p.teamId,
+      putIdem(ctx.db, p, {
         key: idemKey,
         request_hash: hash,
         status: 202,
