@@ -59,12 +59,20 @@ export function plan(ctx: Ctx, p: Principal, c: CheckedEmail) {
   // PostgreSQL: every recipient's suppression check and the sender domain's in one round trip.
   const recipients = liveRecipients(ctx, p, c.recipients);
   const domainOk = p.mode === 'live' ? hasVerifiedDomainForLater(ctx, p.teamId, c.from.domain) : () => true;
+  const sender = p.mode === 'live' && c.sender && c.sender.domain !== c.from.domain ? c.sender : null;
+  const senderOk = sender ? hasVerifiedDomainForLater(ctx, p.teamId, sender.domain) : () => true;
   const { kept, suppressed } = recipients();
   if (kept.length === 0)
     throw invalid('to', 'Every recipient is on the suppression list.', 'all_recipients_suppressed');
   if (!domainOk()) {
     throw invalid('from', `The domain ${c.from.domain} is not a verified domain of this team.`, 'domain_not_verified');
   }
+  if (!senderOk())
+    throw invalid(
+      'headers',
+      `The Sender domain ${sender!.domain} is not a verified domain of this team.`,
+      'domain_not_verified',
+    );
   return { kept, suppressed, credits: p.mode === 'live' ? kept.length : 0 };
 }
 
