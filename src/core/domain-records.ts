@@ -4,16 +4,17 @@ import { domainToASCII } from 'node:url';
 import { isIP } from 'node:net';
 
 export type DomainStatus = 'pending' | 'verified' | 'failed';
-export type Purpose = 'dkim' | 'spf' | 'dmarc' | 'return_path';
-export const PURPOSES: Purpose[] = ['dkim', 'spf', 'dmarc', 'return_path'];
+export type Purpose = 'dkim' | 'spf' | 'dmarc' | 'return_path' | 'dmarc_report_auth';
+export const PURPOSES: Purpose[] = ['dkim', 'spf', 'dmarc', 'return_path', 'dmarc_report_auth'];
 /** Records that must all pass for a domain to be `verified` (docs/domains.md). */
-export const REQUIRED: Purpose[] = ['dkim', 'spf', 'dmarc'];
+export type RequiredPurpose = 'dkim' | 'spf' | 'dmarc';
+export const REQUIRED: RequiredPurpose[] = ['dkim', 'spf', 'dmarc'];
 /**
  * What a check result is stored under: the record's purpose, except that the return path has two
  * records: its MX (`return_path`) and the SPF TXT at the same name (`return_path_spf`).
  */
 export type CheckKey = Purpose | 'return_path_spf';
-export const CHECK_KEYS: CheckKey[] = ['dkim', 'spf', 'dmarc', 'return_path', 'return_path_spf'];
+export const CHECK_KEYS: CheckKey[] = ['dkim', 'spf', 'dmarc', 'return_path', 'return_path_spf', 'dmarc_report_auth'];
 
 export interface DnsRecord {
   purpose: Purpose;
@@ -70,6 +71,8 @@ export interface RecordInput {
   returnPath: string;
   sendingIps: string[];
   hostname: string;
+  /** MTA_BOUNCE_DOMAIN: where aggregate reports are sent (`rua=mailto:dmarc@<bounce domain>`) */
+  bounceDomain: string;
 }
 
 /** How long a rotated-out DKIM key stays listed (its TXT record should stay published): 7 days. */
@@ -94,10 +97,45 @@ export function expectedRecords(i: RecordInput): DnsRecord[] {
   return [
     dkimRecord(i.name, i.selector, i.algorithm, i.publicKey),
     { purpose: 'spf', type: 'TXT', name: i.name, value: spf },
-    { purpose: 'dmarc', type: 'TXT', name: `_dmarc.${i.name}`, value: 'v=DMARC1; p=none; adkim=r; aspf=r' },
+    {
+      purpose: 'dmarc',
+      type: 'TXT',
+      name: `_dmarc.${i.name}`,
+      value: `v=DMARC1; p=none; adkim=r; aspf=r; rua=mailto:${dmarcReportAddress(i.bounceDomain)}`,
+    },
     { purpose: 'return_path', type: 'MX', name: i.returnPath, value: `10 ${i.hostname}` },
     { purpose: 'return_path', type: 'TXT', name: i.returnPath, value: spf },
   ];
+}
+
+/** Where receivers send a domain's DMARC aggregate reports: the inbound listener's `dmarc@` (docs/deliverability.md). */
+export const dmarcReportAddress = (bounceDomain: string) => `dmarc@${bounceDomain.toLowerCase()}`;
+
+/**
+ * The record that lets `rua` point outside the domain (RFC 7489 §7.1): TXT `<domain>._report._dmarc.<bounce
+ * domain>` = `v=DMARC1`, published by whoever runs the bounce domain. Listed after every DKIM record, so the
+ * documented places of the others (records[0..4], extra keys from records[5]) are kept.
+ */
+export function reportAuthRecord(domain: string, bounceDomain: string): DnsRecord {
+  return {
+    purpose: 'dmarc_report_auth',
+    type: 'TXT',
+    name: `${domain}._report._dmarc.${bounceDomain.toLowerCase()}`,
+    value: 'v=DMARC1',
+  };
+}
+
+/** The report authorisation passes when a TXT at its name starts with `v=DMARC1` (RFC 7489 §7.1). */
+export function judgeReportAuth(values: string[]): CheckOutcome {
+  const found = values.length ? values.join(' | ') : null;
+  if (values.some((v) => /^v\s*=\s*DMARC1\s*(;|$)/i.test(v.trim()))) return { result: 'pass', found };
+  return {
+    result: 'fail',
+    found,
+    error: found
+      ? 'No v=DMARC1 record at this name: receivers will not send aggregate reports to the bounce domain.'
+      : 'No TXT record at this name: receivers will not send aggregate reports to the bounce domain.',
+  };
 }
 
 /** The key a record's check result is stored under (the return-path TXT has its own). */
@@ -193,7 +231,7 @@ export function returnPathVerified(results: Partial<Record<CheckKey, { status: D
  * definitively → failed if the domain was verified (or already failed), else it stays pending;
  * anything inconclusive (DNS errors) keeps the current status.
  */
-export function nextDomainStatus(current: DomainStatus, outcomes: Record<Purpose, CheckOutcome>): DomainStatus {
+export function nextDomainStatus(current: DomainStatus, outcomes: Record<RequiredPurpose, CheckOutcome>): DomainStatus {
   const req = REQUIRED.map((p) => outcomes[p].result);
   if (req.every((r) => r === 'pass')) return 'verified';
   if (req.includes('fail')) return current === 'pending' ? 'pending' : 'failed';

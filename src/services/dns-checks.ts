@@ -6,8 +6,10 @@ import type { Config } from '../config/schema.js';
 import {
   judgeDkim,
   judgeDmarc,
+  judgeReportAuth,
   judgeReturnPath,
   judgeSpf,
+  reportAuthRecord,
   spfTestIps,
   type CheckKey,
   type CheckOutcome,
@@ -68,6 +70,12 @@ export function checkReturnPath(resolver: Resolver, t: CheckTarget, hostname: st
   });
 }
 
+/** The `_report._dmarc` authorisation under the bounce domain (RFC 7489 §7.1). */
+export function checkReportAuth(resolver: Resolver, t: CheckTarget, bounceDomain: string): Promise<CheckOutcome> {
+  const name = reportAuthRecord(t.name, bounceDomain).name;
+  return guard(name, 'TXT', async () => judgeReportAuth(await txt(resolver, name)));
+}
+
 /** The IPs SPF must authorise: MTA_SENDING_IPS, else the addresses of MTA_HOSTNAME. */
 async function sendingIps(resolver: Resolver, config: Pick<Config, 'sendingIps' | 'hostname'>): Promise<string[]> {
   const fixed = spfTestIps(config.sendingIps);
@@ -121,18 +129,19 @@ export function checkSpf(
   });
 }
 
-/** All five checks, concurrently (the return path has two: its MX and its SPF). */
+/** All six checks, concurrently (the return path has two: its MX and its SPF; then the report authorisation). */
 export async function checkAll(
   resolver: Resolver,
   t: CheckTarget,
-  config: Pick<Config, 'sendingIps' | 'hostname'>,
+  config: Pick<Config, 'sendingIps' | 'hostname' | 'bounceDomain'>,
 ): Promise<Record<CheckKey, CheckOutcome>> {
-  const [dkim, spfR, dmarc, rp, rpSpf] = await Promise.all([
+  const [dkim, spfR, dmarc, rp, rpSpf, auth] = await Promise.all([
     checkDkim(resolver, t),
     checkSpf(resolver, t.name, config),
     checkDmarc(resolver, t),
     checkReturnPath(resolver, t, config.hostname),
     checkSpf(resolver, t.returnPath, config),
+    checkReportAuth(resolver, t, config.bounceDomain),
   ]);
-  return { dkim, spf: spfR, dmarc, return_path: rp, return_path_spf: rpSpf };
+  return { dkim, spf: spfR, dmarc, return_path: rp, return_path_spf: rpSpf, dmarc_report_auth: auth };
 }

@@ -64,9 +64,13 @@ function newSelector(now: number, taken: string[]): string {
 export function spfSettings(
   ctx: Pick<Ctx, 'db' | 'config'>,
   teamId: string,
-): { sendingIps: string[]; hostname: string } {
+): { sendingIps: string[]; hostname: string; bounceDomain: string } {
   const pool = teamPool(ctx.config.ipPools, { id: teamId, name: teamById(ctx.db, teamId)?.name });
-  return { sendingIps: pool ?? ctx.config.sendingIps, hostname: ctx.config.hostname };
+  return {
+    sendingIps: pool ?? ctx.config.sendingIps,
+    hostname: ctx.config.hostname,
+    bounceDomain: ctx.config.bounceDomain,
+  };
 }
 
 const present = (ctx: Ctx, d: DomainRow) => presentDomain(d, spfSettings(ctx, d.team_id), store.dkimKeys(ctx.db, d.id));

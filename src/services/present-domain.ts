@@ -1,9 +1,11 @@
 // Presenter of the Domain API object: the five records to publish (built from the current config), then
-// the other DKIM keys' records (Ed25519, next, retiring), each with its last check. Never a private key.
+// the other DKIM keys' records (Ed25519, next, retiring), then the DMARC report authorisation under the bounce
+// domain, each with its last check. Never a private key.
 import {
   checkKey,
   dkimRecord,
   expectedRecords,
+  reportAuthRecord,
   type CheckKey,
   type DnsRecord,
   type DomainStatus,
@@ -59,7 +61,11 @@ function keyRecord(d: DomainRow, k: DkimKeyRow): PresentedRecord {
   };
 }
 
-export function presentDomain(d: DomainRow, config: Pick<Config, 'sendingIps' | 'hostname'>, keys: DkimKeyRow[] = []) {
+export function presentDomain(
+  d: DomainRow,
+  config: Pick<Config, 'sendingIps' | 'hostname' | 'bounceDomain'>,
+  keys: DkimKeyRow[] = [],
+) {
   const results: Partial<Record<CheckKey, RecordResult>> = d.records_json ? JSON.parse(d.records_json) : {};
   const records: PresentedRecord[] = expectedRecords({
     name: d.name,
@@ -69,10 +75,13 @@ export function presentDomain(d: DomainRow, config: Pick<Config, 'sendingIps' | 
     returnPath: d.return_path ?? `bounces.${d.name}`,
     sendingIps: config.sendingIps,
     hostname: config.hostname,
+    bounceDomain: config.bounceDomain,
   }).map((r) => withResult(r, results[checkKey(r)]));
   const algorithm = d.dkim_algorithm === 'ed25519' ? 'ed25519' : 'rsa';
   Object.assign(records[0], { state: 'current', algorithm, signing: d.status === 'verified' } satisfies DkimFields);
   records.push(...keys.map((k) => keyRecord(d, k)));
+  const auth = reportAuthRecord(d.name, config.bounceDomain);
+  records.push(withResult(auth, results[checkKey(auth)]));
   return {
     object: 'domain' as const,
     id: d.id,

@@ -161,6 +161,31 @@ describe('sending domains: API rules and record checks', function () {
     expect((await verify(d.id)).status).to.equal('verified');
   });
 
+  it('suggests rua=mailto:dmarc@<bounce domain> and lists and checks the report authorisation record', async () => {
+    const d = await add('reports.test');
+    expect(byPurpose(d, 'dmarc').value).to.equal(
+      'v=DMARC1; p=none; adkim=r; aspf=r; rua=mailto:dmarc@bounces.mta.test',
+    );
+    const auth = byPurpose(d, 'dmarc_report_auth');
+    expect(auth).to.include({
+      type: 'TXT',
+      name: 'reports.test._report._dmarc.bounces.mta.test',
+      value: 'v=DMARC1',
+      status: 'pending',
+    });
+    expect(d.records.indexOf(auth)).to.equal(d.records.length - 1); // after every DKIM record
+    publish(dns, d, ['dkim', 'spf', 'dmarc', 'return_path']);
+    const one = await verify(d.id);
+    expect(one.status).to.equal('verified'); // not required for the domain's status
+    expect(byPurpose(one, 'dmarc_report_auth')).to.include({ status: 'failed', found: null, expected: 'v=DMARC1' });
+    expect(byPurpose(one, 'dmarc_report_auth').error).to.match(/No TXT record/);
+    publish(dns, d, ['dmarc_report_auth']);
+    const two = await verify(d.id);
+    expect(byPurpose(two, 'dmarc_report_auth')).to.include({ status: 'verified' });
+    expect(byPurpose(two, 'dmarc_report_auth')).not.to.have.property('error');
+    expect(dns.queries.some((q) => q.name === 'reports.test._report._dmarc.bounces.mta.test')).to.equal(true);
+  });
+
   it('SERVFAIL is inconclusive: the status stays and the error is recorded', async () => {
     const d = await add('servfail.test');
     publish(dns, d);

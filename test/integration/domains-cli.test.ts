@@ -27,7 +27,14 @@ describe('mta domain add / verify', function () {
     expect(added.code, added.stderr).to.equal(0);
     const d = JSON.parse(added.stdout);
     expect(d).to.include({ object: 'domain', name: 'example.test', status: 'pending' });
-    expect(d.records.map((r: any) => r.purpose)).to.deep.equal(['dkim', 'spf', 'dmarc', 'return_path', 'return_path']);
+    expect(d.records.map((r: any) => r.purpose)).to.deep.equal([
+      'dkim',
+      'spf',
+      'dmarc',
+      'return_path',
+      'return_path',
+      'dmarc_report_auth',
+    ]);
     // No MTA_SENDING_IPS: SPF authorises the host name, whose A record is what gets evaluated.
     expect(d.records[1].value).to.equal('v=spf1 a:mta.test ~all');
     expect(d.records[4]).to.include({ type: 'TXT', name: 'bounces.example.test', value: 'v=spf1 a:mta.test ~all' });

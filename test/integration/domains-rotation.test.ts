@@ -103,6 +103,7 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
       'return_path',
       'return_path',
       'dkim',
+      'dmarc_report_auth',
     ]);
     const next = rot.body.records[5];
     expect(next).to.include({ type: 'TXT', state: 'next', algorithm: 'rsa', signing: false, status: 'pending' });
@@ -160,6 +161,7 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
       'dmarc',
       'return_path',
       'return_path',
+      'dmarc_report_auth',
     ]);
     expect(changes.filter((c) => c.domain.id === d.id).map((c) => `${c.from}>${c.to}`)).to.deep.equal([
       'pending>verified',
@@ -214,6 +216,7 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
       'return_path',
       'return_path',
       'dkim',
+      'dmarc_report_auth',
     ]);
     const ed = d.records[5];
     expect(ed).to.include({ state: 'current', algorithm: 'ed25519', signing: false, status: 'failed' });

@@ -45,7 +45,14 @@ describe('sending domains', function () {
     const d = add.body;
     expect(d).to.include({ object: 'domain', name: 'example.test', status: 'pending', last_checked_at: null });
     expect(d.id).to.match(/^dom_[0-9a-z]{26}$/);
-    expect(d.records.map((r: any) => r.purpose)).to.deep.equal(['dkim', 'spf', 'dmarc', 'return_path', 'return_path']);
+    expect(d.records.map((r: any) => r.purpose)).to.deep.equal([
+      'dkim',
+      'spf',
+      'dmarc',
+      'return_path',
+      'return_path',
+      'dmarc_report_auth',
+    ]);
     const [dkim, spf, dmarc, rp, rpSpf] = d.records;
     expect(dkim).to.include({ type: 'TXT', status: 'pending' });
     expect(dkim.name).to.match(/^mta\d{8}[0-9a-f]{4}\._domainkey\.example\.test$/);
@@ -66,6 +73,7 @@ describe('sending domains', function () {
     expect(v.status, JSON.stringify(v.body)).to.equal(200);
     expect(v.body.status).to.equal('verified');
     expect(v.body.records.map((r: any) => r.status)).to.deep.equal([
+      'verified',
       'verified',
       'verified',
       'verified',

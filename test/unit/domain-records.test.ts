@@ -8,6 +8,8 @@ import {
   checkKey,
   judgeDkim,
   judgeDmarc,
+  judgeReportAuth,
+  reportAuthRecord,
   judgeReturnPath,
   judgeSpf,
   nextDomainStatus,
@@ -64,6 +66,7 @@ describe('domain records (pure)', () => {
       returnPath: 'bounces.ex.com',
       sendingIps: ['192.0.2.1', '2001:db8::/64', 'include:_spf.x.net'],
       hostname: 'mx.us',
+      bounceDomain: 'Bounce.US',
     });
     expect(r).to.deep.equal([
       { purpose: 'dkim', type: 'TXT', name: 'mta20250101abcd._domainkey.ex.com', value: 'v=DKIM1; k=rsa; p=AAAA' },
@@ -73,7 +76,12 @@ describe('domain records (pure)', () => {
         name: 'ex.com',
         value: 'v=spf1 ip4:192.0.2.1 ip6:2001:db8::/64 include:_spf.x.net ~all',
       },
-      { purpose: 'dmarc', type: 'TXT', name: '_dmarc.ex.com', value: 'v=DMARC1; p=none; adkim=r; aspf=r' },
+      {
+        purpose: 'dmarc',
+        type: 'TXT',
+        name: '_dmarc.ex.com',
+        value: 'v=DMARC1; p=none; adkim=r; aspf=r; rua=mailto:dmarc@bounce.us',
+      },
       { purpose: 'return_path', type: 'MX', name: 'bounces.ex.com', value: '10 mx.us' },
       {
         purpose: 'return_path',
@@ -91,6 +99,7 @@ describe('domain records (pure)', () => {
       returnPath: 'bounces.ex.com',
       sendingIps: [],
       hostname: 'mx.us',
+      bounceDomain: 'Bounce.US',
     });
     expect(
       bare.filter((x) => x.type === 'TXT' && x.value.startsWith('v=spf1')).map((x) => [x.name, x.value]),
@@ -115,6 +124,19 @@ describe('domain records (pure)', () => {
     expect(judgeDkim(['v=DKIM1; p=OTHER'], 'ABCDEF')).to.deep.include({ result: 'fail', found: 'v=DKIM1; p=OTHER' });
     expect((judgeDkim(['v=DKIM1; p='], 'ABCDEF') as any).error).to.match(/revoked/);
     expect(judgeDkim([], 'ABCDEF')).to.deep.include({ result: 'fail', found: null });
+  });
+
+  it('names the DMARC report authorisation under the bounce domain and judges it (RFC 7489 §7.1)', () => {
+    expect(reportAuthRecord('ex.com', 'Bounce.US')).to.deep.equal({
+      purpose: 'dmarc_report_auth',
+      type: 'TXT',
+      name: 'ex.com._report._dmarc.bounce.us',
+      value: 'v=DMARC1',
+    });
+    expect(judgeReportAuth(['v=DMARC1']).result).to.equal('pass');
+    expect(judgeReportAuth(['other', 'v=DMARC1;']).result).to.equal('pass');
+    expect(judgeReportAuth(['v=spf1 -all'])).to.include({ result: 'fail', found: 'v=spf1 -all' });
+    expect(judgeReportAuth([])).to.include({ result: 'fail', found: null });
   });
 
   it('judges DMARC: exactly one v=DMARC1 record with a valid policy', () => {

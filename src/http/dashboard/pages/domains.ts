@@ -77,13 +77,14 @@ function listPage(deps: Deps, k: DCtx) {
 
 /**
  * What a record is for when its purpose alone does not say: the return path's two records (MX for
- * bounces, SPF TXT for the envelope sender); a DKIM key that is Ed25519, next or retiring (until when).
+ * bounces, SPF TXT for the envelope sender); the DMARC report authorisation; a DKIM key that is Ed25519, next or retiring (until when).
  */
 function keyNote(r: Domain['records'][number]): Html | string {
   if (r.purpose === 'return_path')
     return r.type === 'MX'
       ? html`<br /><small>receives bounces</small>`
       : html`<br /><small>SPF of the bounce address</small>`;
+  if (r.purpose === 'dmarc_report_auth') return html`<br /><small>lets DMARC reports reach this service</small>`;
   if (r.algorithm === 'ed25519') return html`<br /><small>Ed25519 key</small>`;
   if (r.state === 'next') return html`<br /><small>next key: used once verified</small>`;
   if (r.state === 'retiring') return html`<br /><small>retiring key: keep until ${time(r.retire_at ?? null)}</small>`;
