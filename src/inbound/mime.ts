@@ -9,6 +9,8 @@ export interface Entity {
   params: Record<string, string>;
   /** decoded body text (for multipart: the raw body) */
   text: string;
+  /** the body as received, before its transfer encoding is undone (latin1 byte string): attachments' bytes */
+  encoded: string;
   parts: Entity[];
 }
 
@@ -129,7 +131,7 @@ export function parseEntity(raw: string, depth = 0): Entity {
   const { head, body } = splitMessage(raw);
   const headers = parseHeaders(head);
   const { type, params } = parseContentType(header(headers, 'content-type'));
-  const entity: Entity = { headers, type, params, text: '', parts: [] };
+  const entity: Entity = { headers, type, params, text: '', encoded: body, parts: [] };
   if (type.startsWith('multipart/') && params.boundary && depth < 8) {
     entity.text = body;
     entity.parts = splitMultipart(body, params.boundary).map((p) => parseEntity(p, depth + 1));

@@ -2,10 +2,13 @@
 // the first report and stop after idling; a report over its time budget ends its worker and reads as `error: 'timeout'`.
 import { Worker } from 'node:worker_threads';
 import type { Report } from './parse.js';
+import type { DmarcReading } from './dmarc.js';
 
 export interface ParsePool {
   /** The reading of one message; an empty `kind: 'other'` report with `error` when it could not be read. */
   parse(raw: Buffer, timeoutMs?: number): Promise<Report>;
+  /** A DMARC aggregate report's reading (inbound/dmarc.ts) within the same budget; `error: 'timeout'|'failed'` else. */
+  parseDmarc(raw: Buffer, truncated: boolean, timeoutMs?: number): Promise<DmarcReading>;
   close(): Promise<void>;
   /** worker threads running now (started or booting) */
   readonly workers: number;
@@ -31,10 +34,17 @@ export function unreadReport(error: 'timeout' | 'failed'): Report {
   return { kind: 'other', recipients: [], original: { message_id: null, email_id: null, return_path: null }, error };
 }
 
+type Answer = { report?: Report; dmarc?: DmarcReading; error?: string };
 interface Job {
   raw: Buffer;
+  /** a DMARC report (and whether the message was cut), else a bounce or complaint */
+  dmarc: { truncated: boolean } | null;
   budget: number;
-  resolve(r: Report): void;
+  /** the reading in the worker's answer, or undefined when it has none */
+  take(m: Answer): unknown;
+  /** what the job reads as when abandoned */
+  unread(why: 'timeout' | 'failed'): unknown;
+  resolve(r: unknown): void;
   reject(err: Error): void;
 }
 interface Slot {
@@ -63,9 +73,33 @@ class Pool implements ParsePool {
   }
 
   parse(raw: Buffer, timeoutMs = this.budget): Promise<Report> {
+    return this.submit<Report>(raw, null, timeoutMs, (m) => m.report, unreadReport);
+  }
+
+  parseDmarc(raw: Buffer, truncated: boolean, timeoutMs = this.budget): Promise<DmarcReading> {
+    return this.submit<DmarcReading>(
+      raw,
+      { truncated },
+      timeoutMs,
+      (m) => m.dmarc,
+      (why) => ({
+        ok: false,
+        error: why,
+        detail: why === 'timeout' ? `not read within ${timeoutMs} ms` : 'worker failed',
+      }),
+    );
+  }
+
+  private submit<T>(
+    raw: Buffer,
+    dmarc: Job['dmarc'],
+    budget: number,
+    take: (m: Answer) => T | undefined,
+    unread: (why: 'timeout' | 'failed') => T,
+  ): Promise<T> {
     if (this.closed || this.broken) return Promise.reject(this.broken ?? new Error('report parser pool is closed'));
-    return new Promise<Report>((resolve, reject) => {
-      this.queue.push({ raw, budget: timeoutMs, resolve, reject });
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ raw, dmarc, budget, take, unread, resolve: resolve as (r: unknown) => void, reject });
       this.dispatch();
     });
   }
@@ -95,7 +129,7 @@ class Pool implements ParsePool {
     const job = this.take(slot);
     if (job) {
       this.opts.onAbandon?.(why, detail);
-      job.resolve(unreadReport(why));
+      job.resolve(job.unread(why));
     }
     if (!slot.ending) {
       slot.ending = true;
@@ -113,7 +147,8 @@ class Pool implements ParsePool {
       slot.busy = job;
       slot.timer = setTimeout(() => this.abandon(slot, 'timeout', `not read within ${job.budget} ms`), job.budget);
       // a view is cloned with its whole ArrayBuffer (Buffer.concat, a slab): send only the message's bytes
-      slot.worker.postMessage(job.raw.byteLength === job.raw.buffer.byteLength ? job.raw : new Uint8Array(job.raw));
+      const bytes = job.raw.byteLength === job.raw.buffer.byteLength ? job.raw : new Uint8Array(job.raw);
+      slot.worker.postMessage(job.dmarc ? { dmarc: bytes, truncated: job.dmarc.truncated } : bytes);
     }
     // Reports still waiting: one more worker for each while under the size (a booting one counts as free).
     const booting = [...this.slots].filter((s) => !s.booted && !s.ending).length;
@@ -148,13 +183,14 @@ class Pool implements ParsePool {
     let lastError: Error | null = null;
     this.slots.add(slot);
     worker.unref(); // a job in progress keeps the process alive through its budget timer
-    worker.on('message', (m: 'ready' | { report?: Report; error?: string }) => {
+    worker.on('message', (m: 'ready' | Answer) => {
       if (m === 'ready') {
         slot.booted = true;
         this.bootFailures = 0;
         return this.dispatch();
       }
-      if (m.report) this.take(slot)?.resolve(m.report);
+      const reading = slot.busy?.take(m);
+      if (reading !== undefined) this.take(slot)?.resolve(reading);
       else this.abandon(slot, 'failed', m.error ?? 'no report');
       this.dispatch();
     });
