@@ -1,11 +1,13 @@
 // RCPT policy of the inbound listener: accepts VERP addresses with a valid HMAC on a bounce domain
-// (MTA_BOUNCE_DOMAIN or a team domain's return-path name) and fbl@<bounce domain>; refuses the rest.
+// (MTA_BOUNCE_DOMAIN or a team domain's return-path name), fbl@ and dmarc@ (dmarc+anything@) <bounce domain>;
+// refuses the rest.
 import { isBounceDomain, readVerpAddress } from '../services/bounce-addresses.js';
 import type { Ctx } from '../services/context.js';
 
 export type RcptDecision =
   | { ok: true; kind: 'verp'; emailId: string; deliveryId: number }
   | { ok: true; kind: 'fbl' }
+  | { ok: true; kind: 'dmarc' }
   | { ok: false; code: number; message: string };
 
 const REFUSED: RcptDecision = {
@@ -26,7 +28,9 @@ function split(address: string): { local: string; domain: string } | null {
 export function decideRecipient(ctx: Pick<Ctx, 'db' | 'config'>, address: string): RcptDecision {
   const a = split(address);
   if (!a) return REFUSED;
-  if (a.local === 'fbl' && a.domain === ctx.config.bounceDomain.toLowerCase()) return { ok: true, kind: 'fbl' };
+  const ours = a.domain === ctx.config.bounceDomain.toLowerCase();
+  if (a.local === 'fbl' && ours) return { ok: true, kind: 'fbl' };
+  if ((a.local === 'dmarc' || a.local.startsWith('dmarc+')) && ours) return { ok: true, kind: 'dmarc' };
   if (!a.local.startsWith('bounces+') || !isBounceDomain(ctx, a.domain)) return REFUSED;
   const token = readVerpAddress(ctx, a.local);
   return token ? { ok: true, kind: 'verp', ...token } : FORGED;

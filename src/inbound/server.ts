@@ -1,12 +1,15 @@
-// The inbound SMTP listener (smtp-server): accepts only VERP bounce addresses and fbl@ on our bounce
+// The inbound SMTP listener (smtp-server): accepts only VERP bounce addresses, fbl@ and dmarc@ on our bounce
 // domains, never relays, no AUTH, SIZE-limited, a few connections per client address; each accepted
-// message goes to recordFeedback, read by a worker-thread pool within a time budget.
+// message goes to recordFeedback (recordDmarcReport when sent to dmarc@), read by a worker-thread pool within a
+// time budget.
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import { perAddressLimit, sessionReaper } from '../lib/smtp-sessions.js';
-import { PARSE_CAP, RAW_CAP, recordFeedback, type ReadOptions } from '../services/feedback.js';
+import { PARSE_CAP, RAW_CAP, recordFeedback, type InboundEnvelope, type ReadOptions } from '../services/feedback.js';
 import type { Ctx } from '../services/context.js';
+import { recordDmarcReport } from '../services/dmarc-reports.js';
+import type { DmarcParser } from '../core/dmarc-report.js';
 import { decideRecipient } from './recipients.js';
 import { createParsePool, type ParsePool } from './parse-pool.js';
 
@@ -28,11 +31,38 @@ function tlsOptions(ctx: Ctx): Partial<SMTPServerOptions> {
 
 /** Bytes of a message kept in memory: what the parser reads and the operator's copy; the rest is counted, not kept. */
 const KEEP_BYTES = Math.max(PARSE_CAP, RAW_CAP);
+/**
+ * Bytes kept of a message sent to dmarc@: a compressed aggregate report is the whole message, so it gets more
+ * (a larger one is read as `truncated` and kept for the operator). Its XML is capped again after decompression.
+ */
+export const DMARC_KEEP_BYTES = 1024 * 1024;
+
+/** Whether the message is an aggregate report: sent to dmarc@ (a message to it and to fbl@ is read as a report). */
+const toDmarc = (ctx: Ctx, session: SMTPServerSession) =>
+  session.envelope.rcptTo.some((r) => {
+    const d = decideRecipient(ctx, r.address);
+    return d.ok && d.kind === 'dmarc';
+  });
+
+/** Where a message goes once read: recordDmarcReport for dmarc@, else recordFeedback; the 250 text. */
+function record(
+  ctx: Ctx,
+  read: ReadOptions & { parseDmarc: DmarcParser },
+  dmarc: boolean,
+  raw: Buffer,
+  env: InboundEnvelope,
+  size: number,
+) {
+  if (!dmarc) return recordFeedback(ctx, raw, env, { ...read, size }).then((r) => `2.0.0 Report ${r.id} received`);
+  return recordDmarcReport(ctx, raw, env, { parse: read.parseDmarc, size }).then(
+    (r) => `2.0.0 DMARC report ${r.id ? r.id + ' ' : ''}received`,
+  );
+}
 
 /** Reads the message, refusing it past the limit (552) and answering 451 when it cannot be recorded. */
 function onData(
   ctx: Ctx,
-  read: ReadOptions,
+  read: ReadOptions & { parseDmarc: DmarcParser },
   stream: SMTPServerDataStream,
   session: SMTPServerSession,
   callback: (err?: Error | null, message?: string) => void,
@@ -47,8 +77,10 @@ function onData(
   };
   const chunks: Buffer[] = [];
   let bytes = 0;
+  const dmarc = toDmarc(ctx, session);
+  const keep = dmarc ? DMARC_KEEP_BYTES : KEEP_BYTES;
   stream.on('data', (c: Buffer) => {
-    if (bytes < KEEP_BYTES) chunks.push(bytes + c.length > KEEP_BYTES ? c.subarray(0, KEEP_BYTES - bytes) : c);
+    if (bytes < keep) chunks.push(bytes + c.length > keep ? c.subarray(0, keep - bytes) : c);
     bytes += c.length;
   });
   stream.on('error', (err) => done(err));
@@ -60,8 +92,8 @@ function onData(
       rcptTo: session.envelope.rcptTo.map((r) => r.address),
       remoteIp: session.remoteAddress ?? null,
     };
-    recordFeedback(ctx, Buffer.concat(chunks), env, { ...read, size: bytes }).then(
-      (r) => done(null, `2.0.0 Report ${r.id} received`),
+    record(ctx, read, dmarc, Buffer.concat(chunks), env, bytes).then(
+      (message) => done(null, message),
       (err) => {
         ctx.log.error({ err }, 'inbound report could not be recorded');
         done(smtpError(451, '4.3.0 Temporary failure, try again later'));
@@ -89,6 +121,8 @@ function parserFor(ctx: Ctx, log: Ctx['log']) {
       pool = null;
     },
     parse: (raw: Buffer) => (pool ? pool.parse(raw) : Promise.reject(new Error('inbound listener is not running'))),
+    parseDmarc: (raw: Buffer, truncated: boolean) =>
+      pool ? pool.parseDmarc(raw, truncated) : Promise.reject(new Error('inbound listener is not running')),
   };
 }
 
@@ -122,7 +156,8 @@ export function createInboundListener(ctx: Ctx): InboundListener {
       cb(d.ok ? undefined : smtpError(d.code, d.message));
     },
     onConnect: perAddressLimit(() => server, ctx.config.inboundMaxClientsPerIp ?? DEFAULT_MAX_CLIENTS_PER_IP),
-    onData: (stream, session, cb) => onData(ctx, { parse: parser.parse }, stream, session, cb),
+    onData: (stream, session, cb) =>
+      onData(ctx, { parse: parser.parse, parseDmarc: parser.parseDmarc }, stream, session, cb),
   });
   server.on('error', (err) => log.warn({ err }, 'inbound SMTP error'));
   const reaper = sessionReaper(server, { maxMs: ctx.config.inboundMaxSessionSeconds * 1000 }, ctx.now);

@@ -1,0 +1,140 @@
+// recordDmarcReport: one message received at dmarc@<bounce domain>. A readable aggregate report for a team's
+// domain is stored once per (org_name, report_id) with its records (store/dmarc.ts); one for a domain no team holds
+// is accepted and dropped; an unreadable one is kept in inbound_reports (raw capped) for the operator.
+import { newId } from '../core/ids.js';
+import { messagesOf, type DmarcParser, type DmarcReading, type DmarcReport } from '../core/dmarc-report.js';
+import { tx } from '../store/db.js';
+import { domainsNamed, type DomainRow } from '../store/domains.js';
+import { dmarcReportByOrgId, insertDmarcReport, type NewDmarcRecord } from '../store/dmarc.js';
+import { insertInboundReport } from '../store/inbound-reports.js';
+import { RAW_CAP, type InboundEnvelope } from './feedback.js';
+import type { Ctx } from './context.js';
+
+export type DmarcOutcome = 'stored' | 'duplicate' | 'dropped' | 'unreadable';
+export interface DmarcResult {
+  /** the dmr_… report (stored or duplicate), the rep_… inbound report (unreadable), null (dropped) */
+  id: string | null;
+  outcome: DmarcOutcome;
+}
+export interface DmarcReadOptions {
+  parse: DmarcParser;
+  /** the message's size when only its first bytes were kept */
+  size?: number;
+}
+
+/**
+ * The team domain a report is about: its policy domain, else the nearest parent a team holds (a report for
+ * `mail.example.com` belongs to `example.com`'s holder). Among teams holding the same name, a verified domain
+ * first, then the oldest.
+ */
+function domainFor(ctx: Ctx, name: string): DomainRow | null {
+  const labels = name.split('.');
+  for (let i = 0; i <= labels.length - 2; i++) {
+    const rows = domainsNamed(ctx.db, labels.slice(i).join('.'));
+    if (rows.length) return rows.find((r) => r.status === 'verified') ?? (rows[0] as DomainRow);
+  }
+  return null;
+}
+
+function recordRows(r: DmarcReport): NewDmarcRecord[] {
+  return r.records.map((row) => ({
+    source_ip: row.source_ip,
+    count: row.count,
+    disposition: row.disposition,
+    dkim_aligned: row.dkim_aligned ? 1 : 0,
+    spf_aligned: row.spf_aligned ? 1 : 0,
+    dmarc_pass: row.dmarc_pass ? 1 : 0,
+    header_from: row.header_from,
+    envelope_from: row.envelope_from,
+    auth_json: JSON.stringify({ dkim: row.dkim, spf: row.spf, reasons: row.reasons, envelope_to: row.envelope_to }),
+  }));
+}
+
+function keepUnreadable(ctx: Ctx, raw: Buffer, env: InboundEnvelope, r: DmarcReading & { ok: false }, size: number) {
+  const id = newId('rep', ctx.now());
+  const parsed = {
+    kind: 'other',
+    recipients: [],
+    original: null,
+    error: 'dmarc',
+    dmarc: { error: r.error, detail: r.detail },
+  };
+  insertInboundReport(ctx.db, {
+    id,
+    kind: 'other',
+    outcome: 'ignored',
+    team_id: null,
+    email_seq: null,
+    email_id: null,
+    matched_by: null,
+    report_message_id: null,
+    mail_from: env.mailFrom,
+    rcpt_to: env.rcptTo.join(','),
+    remote_ip: env.remoteIp,
+    parsed_json: JSON.stringify(parsed),
+    raw_size: size,
+    raw: raw.subarray(0, RAW_CAP),
+    raw_truncated: raw.length > RAW_CAP ? 1 : 0,
+    created_at: ctx.now(),
+  });
+  ctx.log.warn(
+    { report: id, dmarc_error: r.error, detail: r.detail },
+    'DMARC report unreadable; kept for the operator',
+  );
+  return { id, outcome: 'unreadable' as const };
+}
+
+function store(ctx: Ctx, r: DmarcReport, env: InboundEnvelope): DmarcResult {
+  const domain = domainFor(ctx, r.policy.domain);
+  const about = { org: r.org_name, report_id: r.report_id, domain: r.policy.domain, records: r.records.length };
+  if (!domain) {
+    ctx.log.info(about, 'DMARC report for a domain no team holds: dropped');
+    return { id: null, outcome: 'dropped' };
+  }
+  return tx(ctx.db, () => {
+    const had = dmarcReportByOrgId(ctx.db, r.org_name, r.report_id);
+    if (had) {
+      ctx.log.info({ ...about, id: had.id }, 'DMARC report already stored');
+      return { id: had.id, outcome: 'duplicate' as const };
+    }
+    const id = newId('dmr', ctx.now());
+    insertDmarcReport(
+      ctx.db,
+      {
+        id,
+        team_id: domain.team_id,
+        domain_id: domain.id,
+        domain: r.policy.domain,
+        org_name: r.org_name,
+        email: r.email,
+        report_id: r.report_id,
+        begin_at: r.begin * 1000,
+        end_at: r.end * 1000,
+        records: r.records.length,
+        messages: messagesOf(r),
+        schema: r.schema,
+        generator: r.generator,
+        policy_json: JSON.stringify(r.policy),
+        errors_json: r.errors.length || r.skipped ? JSON.stringify({ errors: r.errors, skipped: r.skipped }) : null,
+        remote_ip: env.remoteIp,
+        received_at: ctx.now(),
+      },
+      recordRows(r),
+    );
+    ctx.log.info({ ...about, id, team: domain.team_id }, 'DMARC report stored');
+    return { id, outcome: 'stored' as const };
+  });
+}
+
+/** Reads and records one message sent to dmarc@. Throws only on store errors (the listener answers 451). */
+export async function recordDmarcReport(
+  ctx: Ctx,
+  raw: Buffer,
+  env: InboundEnvelope,
+  read: DmarcReadOptions,
+): Promise<DmarcResult> {
+  const size = read.size ?? raw.length;
+  const reading = await read.parse(raw, size > raw.length);
+  if (!reading.ok) return tx(ctx.db, () => keepUnreadable(ctx, raw, env, reading, size));
+  return store(ctx, reading.report, env);
+}

@@ -1,0 +1,85 @@
+// DMARC aggregate reports (migration 023): one row per (org_name, report_id) for a team's domain, and its records.
+import { sql, type DB } from './db.js';
+
+export interface DmarcReportRow {
+  seq: number;
+  id: string;
+  team_id: string;
+  domain_id: string;
+  domain: string;
+  org_name: string;
+  email: string | null;
+  report_id: string;
+  begin_at: number;
+  end_at: number;
+  records: number;
+  messages: number;
+  schema: string;
+  generator: string | null;
+  policy_json: string;
+  errors_json: string | null;
+  remote_ip: string | null;
+  received_at: number;
+}
+export type NewDmarcReport = Omit<DmarcReportRow, 'seq'>;
+
+export interface DmarcRecordRow {
+  seq: number;
+  report_seq: number;
+  source_ip: string;
+  count: number;
+  disposition: string | null;
+  dkim_aligned: number;
+  spf_aligned: number;
+  dmarc_pass: number;
+  header_from: string | null;
+  envelope_from: string | null;
+  /** {dkim: [{domain, selector, result}], spf: [{domain, scope, result}], reasons, envelope_to} */
+  auth_json: string;
+}
+export type NewDmarcRecord = Omit<DmarcRecordRow, 'seq' | 'report_seq'>;
+
+const REPORT_COLS =
+  'id, team_id, domain_id, domain, org_name, email, report_id, begin_at, end_at, records, messages, schema, generator, policy_json, errors_json, remote_ip, received_at';
+const RECORD_COLS =
+  'report_seq, source_ip, count, disposition, dkim_aligned, spf_aligned, dmarc_pass, header_from, envelope_from, auth_json';
+const params = (cols: string) =>
+  cols
+    .split(', ')
+    .map((c) => '@' + c)
+    .join(', ');
+
+/** The stored report of this organisation with this id, if any (reports are stored once). */
+export const dmarcReportByOrgId = (db: DB, orgName: string, reportId: string) =>
+  sql<DmarcReportRow>(db, 'SELECT * FROM dmarc_reports WHERE org_name = ? AND report_id = ?').get(orgName, reportId);
+
+/** Inserts a report and its records (call inside a transaction, after dmarcReportByOrgId found none); its seq. */
+export function insertDmarcReport(db: DB, r: NewDmarcReport, records: NewDmarcRecord[]): number {
+  const seq = Number(
+    sql(db, `INSERT INTO dmarc_reports (${REPORT_COLS}) VALUES (${params(REPORT_COLS)})`).run(r).lastInsertRowid,
+  );
+  const stmt = sql(db, `INSERT INTO dmarc_records (${RECORD_COLS}) VALUES (${params(RECORD_COLS)})`);
+  for (const rec of records) stmt.run({ ...rec, report_seq: seq });
+  return seq;
+}
+
+export const dmarcReportById = (db: DB, id: string) =>
+  sql<DmarcReportRow>(db, 'SELECT * FROM dmarc_reports WHERE id = ?').get(id);
+
+export const dmarcRecordsOf = (db: DB, reportSeq: number) =>
+  sql<DmarcRecordRow>(db, 'SELECT * FROM dmarc_records WHERE report_seq = ? ORDER BY seq').all(reportSeq);
+
+/** A domain's reports whose date range begins in [from, to), newest first; `before` is a seq (cursor). */
+export const dmarcReportsOfDomain = (
+  db: DB,
+  domainId: string,
+  from: number,
+  to: number,
+  before: number | null,
+  limit: number,
+) =>
+  sql<DmarcReportRow>(
+    db,
+    `SELECT * FROM dmarc_reports WHERE domain_id = ? AND begin_at >= ? AND begin_at < ? AND (? IS NULL OR seq < ?)
+     ORDER BY seq DESC LIMIT ?`,
+  ).all(domainId, from, to, before, before, limit);
