@@ -52,10 +52,11 @@ function recordRows(r: DmarcReport): NewDmarcRecord[] {
 
 function keepUnreadable(ctx: Ctx, raw: Buffer, env: InboundEnvelope, r: DmarcReading & { ok: false }, size: number) {
   const id = newId('rep', ctx.now());
+  // the shape of an unread Report (core/report.ts), plus what kept the DMARC report from being read
   const parsed = {
     kind: 'other',
     recipients: [],
-    original: null,
+    original: { message_id: null, email_id: null, return_path: null },
     error: 'dmarc',
     dmarc: { error: r.error, detail: r.detail },
   };
