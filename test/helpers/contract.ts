@@ -1,0 +1,84 @@
+// The contract check: every /v1 answer a test receives through TestService.api is checked against the OpenAPI
+// document (status, then body with Ajv against that status's schema). An answer the document does not describe
+// throws, failing the test. The document is the one GET /v1/openapi.json serves (the same openApiDocument over the
+// same features' routes), built in-process so checking takes nothing from the rate limiter's buckets.
+import Router from '@koa/router';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsImport from 'ajv-formats';
+import { FEATURES } from '../../src/features.js';
+import { feature as api } from '../../src/features/api.js';
+import { openApiDocument } from '../../src/http/openapi.js';
+import type { Ctx } from '../../src/services/context.js';
+
+const addFormats = addFormatsImport as unknown as (ajv: Ajv2020) => Ajv2020;
+const DOC_ID = 'mta-openapi.json';
+type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: unknown }> }>> };
+
+/** The document the service serves, for the routes of every feature. */
+export function servedDocument(ctx: Ctx, url = 'http://mta.test'): Record<string, unknown> {
+  const r = new Router({ prefix: '/v1' });
+  const deps = { app: ctx, auth: () => async (_c: unknown, next: () => Promise<unknown>) => next() };
+  for (const f of [api, ...FEATURES].map((make) => make(ctx))) for (const fn of f.routes ?? []) fn(r, deps as never);
+  return openApiDocument(r, url);
+}
+
+type Components = { components: { schemas: Record<string, unknown> } };
+const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+
+export class Contract {
+  private readonly ajv: Ajv2020;
+  private readonly doc: Doc;
+  private readonly templates: { path: string; re: RegExp }[];
+  private readonly compiled = new Map<string, ValidateFunction>();
+
+  constructor(doc: Record<string, unknown>) {
+    this.doc = doc as unknown as Doc;
+    this.ajv = new Ajv2020({ strict: false, validateSchema: false, allErrors: true });
+    addFormats(this.ajv);
+    this.ajv.addSchema(doc, DOC_ID);
+    this.templates = Object.keys(this.doc.paths)
+      .sort((a, b) => a.split('{').length - b.split('{').length) // literal segments before parameters
+      .map((path) => ({ path, re: new RegExp(`^/v1${path.replace(/\{\w+\}/g, '[^/]+')}$`) }));
+  }
+
+  /** Why the answer falls outside the document, or null when it is described. */
+  check(method: string, url: string, status: number, body: unknown): string | null {
+    const pathname = new URL(url, 'http://x').pathname;
+    if (!pathname.startsWith('/v1/') || method === 'HEAD') return null;
+    const m = method.toLowerCase();
+    const path = this.templates.find((t) => t.re.test(pathname) && this.doc.paths[t.path][m])?.path;
+    const what = `${method} ${pathname} answered ${status}`;
+    if (!path) {
+      // No such operation (an unknown route, or one a test adds): only an error envelope of its status is described
+      // (the document's info: an unknown path or method answers 404 route_not_found).
+      if (status < 400) return `${what}: no such operation in the document`;
+      return this.validate(`${what} (no such operation)`, ['components', 'schemas', `Error${status}`], body);
+    }
+    const response = this.doc.paths[path][m].responses[String(status)];
+    if (!response) return `${what}: the document lists no ${status} for ${method} ${path}`;
+    if (!response.content)
+      return body === null ? null : `${what}: the document says no body, got ${JSON.stringify(body)}`;
+    const pointer = ['paths', path, m, 'responses', String(status), 'content', 'application/json', 'schema'];
+    return this.validate(`${what} (${method} ${path})`, pointer, body);
+  }
+
+  private validate(what: string, pointer: string[], body: unknown): string | null {
+    const ref = `${DOC_ID}#/${pointer.map(escape).join('/')}`;
+    let validate = this.compiled.get(ref);
+    if (!validate) {
+      if (pointer[0] === 'components' && !(this.doc as unknown as Components).components.schemas[pointer[2]])
+        return `${what}: the document has no ${pointer[2]}`;
+      validate = this.ajv.compile({ $ref: ref });
+      this.compiled.set(ref, validate);
+    }
+    if (validate(body)) return null;
+    const errors = (validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '(body)'} ${e.message}`);
+    return `${what}, not as the document describes it: ${errors.join('; ')}\nbody: ${JSON.stringify(body).slice(0, 800)}`;
+  }
+}
+
+let shared: Contract | undefined;
+/** One checker per test process (the document does not depend on the service's configuration). */
+export function contract(ctx: Ctx): Contract {
+  return (shared ??= new Contract(servedDocument(ctx)));
+}
