@@ -10,6 +10,7 @@ import { OPS } from './openapi-ops.js';
 import { COMPONENTS, ERROR_STATUSES, errorName, payloadName, type ErrorStatus } from './resources/index.js';
 import type { Deps } from './deps.js';
 import type { KoaCtx } from './middleware.js';
+import type { Ctx } from '../services/context.js';
 
 /** Said of a route the table does not know yet (test/integration/openapi.test.ts fails on it). */
 export const UNDOCUMENTED = 'Undocumented route';
@@ -173,10 +174,15 @@ export function openApiDocument(router: Router, serverUrl: string): Record<strin
   };
 }
 
+const documents = new WeakMap<Ctx, () => Record<string, unknown>>();
+/** The document a service serves (for /docs/api), once its openApiRoutes are registered. */
+export const documentOf = (app: Ctx) => documents.get(app)?.();
+
 export function openApiRoutes(r: Router, { app }: Deps) {
-  let doc: Record<string, unknown> | null = null; // built on first request, when every route is registered
+  let doc: Record<string, unknown> | null = null; // built on first use, when every route is registered
+  const get = () => (doc ??= openApiDocument(r, app.config.publicUrl));
+  documents.set(app, get);
   r.get('/openapi.json', (ctx: KoaCtx) => {
-    doc ??= openApiDocument(r, app.config.publicUrl);
-    ctx.body = doc;
+    ctx.body = get();
   });
 }

@@ -129,4 +129,16 @@ describe('GET /v1/openapi.json', () => {
     const notFound = { error: { type: 'not_found', code: 'route_not_found', message: 'x', doc_url: 'http://x/e' } };
     expect(c.check('GET', '/v1/nope', 404, notFound)).to.equal(null);
   });
+
+  it('/docs/api renders the document: every operation and schema, no script or outside asset', async () => {
+    const doc = (await s.api('GET', '/v1/openapi.json')).body;
+    const r = await fetch(`${s.url}/docs/api`);
+    expect(r.status).to.equal(200);
+    expect(r.headers.get('content-type')).to.match(/text\/html/);
+    const html = await r.text();
+    for (const ops of Object.values<any>(doc.paths))
+      for (const op of Object.values<any>(ops)) expect(html).to.include(`id="op-${op.operationId}"`);
+    for (const name of Object.keys(doc.components.schemas)) expect(html).to.include(`id="schema-${name}"`);
+    expect(html).not.to.match(/<script|<link|src="http|href="http/);
+  });
 });
