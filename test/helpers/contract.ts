@@ -62,6 +62,26 @@ export class Contract {
     return this.validate(`${what} (${method} ${path})`, pointer, body);
   }
 
+  /** Compiles the schema of every answer and every named schema (throws on a $ref that leads nowhere). */
+  compileAll(): number {
+    let n = 0;
+    for (const [path, ops] of Object.entries(this.doc.paths))
+      for (const [m, op] of Object.entries(ops))
+        for (const [status, r] of Object.entries(op.responses))
+          if (r.content)
+            n +=
+              this.validate(
+                '',
+                ['paths', path, m, 'responses', status, 'content', 'application/json', 'schema'],
+                undefined,
+              ) === null
+                ? 0
+                : 1;
+    for (const name of Object.keys((this.doc as unknown as Components).components.schemas))
+      n += this.validate('', ['components', 'schemas', name], undefined) === null ? 0 : 1;
+    return n;
+  }
+
   private validate(what: string, pointer: string[], body: unknown): string | null {
     const ref = `${DOC_ID}#/${pointer.map(escape).join('/')}`;
     let validate = this.compiled.get(ref);
@@ -73,7 +93,7 @@ export class Contract {
     }
     if (validate(body)) return null;
     const errors = (validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '(body)'} ${e.message}`);
-    return `${what}, not as the document describes it: ${errors.join('; ')}\nbody: ${JSON.stringify(body).slice(0, 800)}`;
+    return `${what}, not as the document describes it: ${errors.join('; ')}\nbody: ${String(JSON.stringify(body)).slice(0, 800)}`;
   }
 }
 

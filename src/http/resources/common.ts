@@ -40,6 +40,7 @@ const notV1 = (code: string, doc: string) =>
 export function errorEnvelope(status: number) {
   const entries = Object.entries(ERROR_CODES).filter(([code, e]) => e.status === status && !notV1(code, e.doc));
   const types = [...new Set(entries.map(([, e]) => e.type))] as ErrorType[];
+  if (types.length === 0 && status >= 500) types.push('api_error'); // 503: the in-flight body budget (server_busy)
   const codes = entries.map(([code]) => code);
   return Resource(
     {
