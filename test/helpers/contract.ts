@@ -1,26 +1,14 @@
 // The contract check: every /v1 answer a test receives through TestService.api is checked against the OpenAPI
 // document (status, then body with Ajv against that status's schema). An answer the document does not describe
-// throws, failing the test. The document is the one GET /v1/openapi.json serves (the same openApiDocument over the
-// same features' routes), built in-process so checking takes nothing from the rate limiter's buckets.
-import Router from '@koa/router';
+// throws, failing the test. The document is the one GET /v1/openapi.json serves (see contract()).
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
-import { FEATURES } from '../../src/features.js';
-import { feature as api } from '../../src/features/api.js';
-import { openApiDocument } from '../../src/http/openapi.js';
+import { documentOf } from '../../src/http/openapi.js';
 import type { Ctx } from '../../src/services/context.js';
 
 const addFormats = addFormatsImport as unknown as (ajv: Ajv2020) => Ajv2020;
 const DOC_ID = 'mta-openapi.json';
 type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: unknown }> }>> };
-
-/** The document the service serves, for the routes of every feature. */
-export function servedDocument(ctx: Ctx, url = 'http://mta.test'): Record<string, unknown> {
-  const r = new Router({ prefix: '/v1' });
-  const deps = { app: ctx, auth: () => async (_c: unknown, next: () => Promise<unknown>) => next() };
-  for (const f of [api, ...FEATURES].map((make) => make(ctx))) for (const fn of f.routes ?? []) fn(r, deps as never);
-  return openApiDocument(r, url);
-}
 
 type Components = { components: { schemas: Record<string, unknown> } };
 const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
@@ -97,8 +85,16 @@ export class Contract {
   }
 }
 
-let shared: Contract | undefined;
-/** One checker per test process (the document does not depend on the service's configuration). */
+const checkers = new Map<string, Contract>();
+/**
+ * The checker of the document `ctx`'s service serves (documentOf: the one GET /v1/openapi.json answers with, taken
+ * in-process so checking takes nothing from the rate limiter's buckets). One per set of routes in a test process.
+ */
 export function contract(ctx: Ctx): Contract {
-  return (shared ??= new Contract(servedDocument(ctx)));
+  const doc = documentOf(ctx);
+  if (!doc) throw new Error('Contract: the service serves no OpenAPI document');
+  const routes = JSON.stringify(Object.entries(doc.paths as Doc['paths']).map(([p, ops]) => [p, Object.keys(ops)]));
+  let c = checkers.get(routes);
+  if (!c) checkers.set(routes, (c = new Contract(doc)));
+  return c;
 }
