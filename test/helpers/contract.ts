@@ -3,12 +3,14 @@
 // throws, failing the test. The document is the one GET /v1/openapi.json serves (see contract()).
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
-import { documentOf } from '../../src/http/openapi.js';
+import { documentOf, UNDOCUMENTED } from '../../src/http/openapi.js';
 import type { Ctx } from '../../src/services/context.js';
 
 const addFormats = addFormatsImport as unknown as (ajv: Ajv2020) => Ajv2020;
 const DOC_ID = 'mta-openapi.json';
-type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: unknown }> }>> };
+type Doc = {
+  paths: Record<string, Record<string, { summary?: string; responses: Record<string, { content?: unknown }> }>>;
+};
 
 type Components = { components: { schemas: Record<string, unknown> } };
 const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
@@ -34,10 +36,12 @@ export class Contract {
     const pathname = new URL(url, 'http://x').pathname;
     if (!pathname.startsWith('/v1/') || method === 'HEAD') return null;
     const m = method.toLowerCase();
-    const path = this.templates.find((t) => t.re.test(pathname) && this.doc.paths[t.path][m])?.path;
+    const documented = (p: string) =>
+      this.doc.paths[p][m] !== undefined && this.doc.paths[p][m].summary !== UNDOCUMENTED;
+    const path = this.templates.find((t) => t.re.test(pathname) && documented(t.path))?.path;
     const what = `${method} ${pathname} answered ${status}`;
     if (!path) {
-      // No such operation (an unknown route, or one a test adds): only an error envelope of its status is described
+      // No such operation (an unknown route, or an undocumented one a test adds): only an error envelope of its status is described
       // (the document's info: an unknown path or method answers 404 route_not_found).
       if (status < 400) return `${what}: no such operation in the document`;
       return this.validate(`${what} (no such operation)`, ['components', 'schemas', `Error${status}`], body);
