@@ -41,8 +41,8 @@ export class Contract {
     const path = this.templates.find((t) => t.re.test(pathname) && documented(t.path))?.path;
     const what = `${method} ${pathname} answered ${status}`;
     if (!path) {
-      // No such operation (an unknown route, or an undocumented one a test adds): only an error envelope of its status is described
-      // (the document's info: an unknown path or method answers 404 route_not_found).
+      // No such operation (an unknown route, or an undocumented one a test adds): only the error envelope of its
+      // status is described (the document's info: an unknown path or method answers 404 route_not_found).
       if (status < 400) return `${what}: no such operation in the document`;
       return this.validate(`${what} (no such operation)`, ['components', 'schemas', `Error${status}`], body);
     }
