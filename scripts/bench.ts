@@ -16,6 +16,7 @@ if (which === 'all' || which === 'submission') await benchSubmission({ seconds }
 if (which === 'purge') await (await import('./bench-purge.js')).benchPurge();
 if (which === 'summary') (await import('./bench-summary.js')).benchSummary();
 if (which === 'loopwork') await (await import('./bench-loopwork.js')).benchLoopWork();
+if (which === 'bodies') await (await import('./bench-bodies.js')).benchBodies();
 if (which === 'nodes') await (await import('./bench-nodes.js')).benchNodes();
 if ((which === 'all' || which === 'delivery') && fs.existsSync(new URL('./bench-delivery.ts', import.meta.url))) {
   const mod = await import('./bench-delivery.js' as string);

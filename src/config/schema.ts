@@ -41,6 +41,9 @@ export const ConfigSchema = Type.Object(
     retryMinSeconds: Seconds,
     retryMaxSeconds: Seconds,
     queueLifetimeSeconds: Seconds,
+    /** Message content (bodies, attachments, raw reports) kept this long after an email is final: live (default 30 days), test (24 hours). */
+    contentRetentionDays: Type.Optional(Type.Number({ minimum: 0 })),
+    testContentRetentionHours: Type.Optional(Type.Number({ minimum: 0 })),
     webhookRetryMinSeconds: Seconds,
     inboundMaxBytes: Type.Integer({ minimum: 1024 }),
     /** Inbound listener: simultaneous connections (default 100) and an optional TLS key/cert (PEM files). */
@@ -55,6 +58,8 @@ export const ConfigSchema = Type.Object(
     dnsCheckCron: Type.String({ minLength: 1 }),
     dnsCheckTimeoutSeconds: Seconds,
     maxBodyBytes: Type.Integer({ minimum: 1024 }),
+    /** Request bodies being read or parsed at once (HTTP, SMTP submission DATA), bytes, per process (services/body-budget.ts). */
+    maxInflightBodyBytes: Type.Integer({ minimum: 1024 }),
     sendingIps: Type.Array(Type.String({ minLength: 1 })),
     /** Per-team source IP pools: team id or name → IPs its mail leaves from (and its SPF lists); others use sendingIps. */
     ipPools: Type.Record(Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
@@ -117,6 +122,8 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_RETRY_MIN_SECONDS: ['retryMinSeconds', 'number'],
   MTA_RETRY_MAX_SECONDS: ['retryMaxSeconds', 'number'],
   MTA_QUEUE_LIFETIME_SECONDS: ['queueLifetimeSeconds', 'number'],
+  MTA_CONTENT_RETENTION_DAYS: ['contentRetentionDays', 'number'],
+  MTA_TEST_CONTENT_RETENTION_HOURS: ['testContentRetentionHours', 'number'],
   MTA_WEBHOOK_RETRY_MIN_SECONDS: ['webhookRetryMinSeconds', 'number'],
   MTA_INBOUND_MAX_BYTES: ['inboundMaxBytes', 'int'],
   MTA_INBOUND_MAX_CLIENTS: ['inboundMaxClients', 'int'],
@@ -129,6 +136,7 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_DNS_CHECK_CRON: ['dnsCheckCron', 'string'],
   MTA_DNS_CHECK_TIMEOUT_SECONDS: ['dnsCheckTimeoutSeconds', 'number'],
   MTA_MAX_BODY_BYTES: ['maxBodyBytes', 'int'],
+  MTA_MAX_INFLIGHT_BODY_BYTES: ['maxInflightBodyBytes', 'int'],
   MTA_SENDING_IPS: ['sendingIps', 'list'],
   MTA_IP_POOLS: ['ipPools', 'pools'],
   MTA_DASHBOARD_PASSWORD: ['dashboardPassword', 'string'],

@@ -38,6 +38,8 @@ export const BOUNCE_REASONS = [
   'feedback',
   'vacation',
   'delivered',
+  // not Sisimai's: every address of every MX is one the outbound loop never connects to (decisions.md)
+  'invalid_mx',
 ] as const;
 
 export type BounceReason = (typeof BOUNCE_REASONS)[number];

@@ -52,6 +52,11 @@ export const ERROR_CODES = {
     422,
     'An address field (`param` names it) holds something other than one mailbox: an unquoted `<>@,;:` in the display name, a group, or a second address. Quote the name ("Smith, John" <j@example.com>) or give one address.',
   ),
+  header_not_allowed: e(
+    'validation_error',
+    422,
+    'SMTP submission only (550 5.7.1): the message carries a header field a client may not set, `Resent-From`, `Resent-Sender` or any other `Resent-*` (they would attribute the message to someone else).',
+  ),
   missing_body: e('validation_error', 422, 'Give `html`, `text` or both.'),
   all_recipients_suppressed: e(
     'validation_error',
@@ -61,7 +66,7 @@ export const ERROR_CODES = {
   domain_not_verified: e(
     'validation_error',
     422,
-    'Live sends need a `from` address on a verified domain of the team (or a sub-domain of one). Add the domain and publish its DNS records.',
+    'Live sends need a `from` address (and a `Sender` header, if any) on a verified domain of the team (or a sub-domain of one). Add the domain and publish its DNS records.',
   ),
   invalid_json: e(
     'validation_error',
@@ -135,6 +140,11 @@ export const ERROR_CODES = {
     "Dashboard only: a form that did not carry this session's CSRF token, or was sent from another site. Reload the page and try again.",
   ),
   page_not_found: e('not_found', 404, 'Dashboard only: no such page.'),
+  server_busy: e(
+    'api_error',
+    503,
+    'The service is reading as many request bodies at once as its memory budget allows (MTA_MAX_INFLIGHT_BODY_BYTES, 128 MiB by default); nothing was stored. Retry after the Retry-After seconds.',
+  ),
   internal_error: e(
     'api_error',
     500,

@@ -124,9 +124,14 @@ export type QueueState = (typeof QUEUE_STATES)[number];
 export const QUEUE_ACTIONS = ['hold', 'release', 'retry', 'purge'] as const;
 export type QueueAction = (typeof QUEUE_ACTIONS)[number];
 
+/** Who placed a hold, or who acts on the queue (operations.md "Queue control"). */
+export type Holder = 'team' | 'operator';
+
 export interface Waiting {
   status: Status;
   held: boolean;
+  /** Who placed the hold (a hold that does not say is the operator's). */
+  heldBy?: Holder | null;
   attempts: number;
   nextAttemptAt: number | null;
   leasedUntil: number | null;
@@ -144,6 +149,8 @@ export function queueState(r: Waiting, now: number): QueueState | null {
 export interface QueueMove {
   status: Status;
   held: boolean;
+  /** Who holds it after the action (null: not held). */
+  heldBy: Holder | null;
   due: boolean;
 }
 
@@ -153,7 +160,7 @@ export interface QueueMove {
  * `retry` only deferred ones (due at once: the backoff is skipped); `purge` any waiting one, held or not
  * (it ends `failed`, reason `purged`). Held time counts toward MTA_QUEUE_LIFETIME_SECONDS (as Postfix counts
  * from arrival), but a held recipient is never attempted, so it never expires while held: once released it
- * gets one more attempt, and a deferral then ends it as expired.
+ * gets one more attempt, and a deferral then ends it as expired. Who may act on a hold: queueTransition.
  */
 const QUEUE_MOVES: Record<QueueAction, readonly QueueState[]> = {
   hold: ['scheduled', 'due', 'deferred', 'in_flight'],
@@ -162,20 +169,34 @@ const QUEUE_MOVES: Record<QueueAction, readonly QueueState[]> = {
   purge: ['scheduled', 'due', 'deferred', 'held', 'in_flight'],
 };
 
-/** The recipient after `action`, or null when the action does not apply in its state. */
-export function queueTransition(r: Waiting, action: QueueAction, now: number): QueueMove | null {
+/**
+ * The recipient after `action` by `by`, or null when the action does not apply in its state. A hold remembers who
+ * placed it: a team releases only its own holds (the operator's stay: null), the operator releases both, and the
+ * operator's hold on a team-held recipient makes the hold the operator's (a team's hold never replaces one).
+ */
+export function queueTransition(
+  r: Waiting,
+  action: QueueAction,
+  now: number,
+  by: Holder = 'operator',
+): QueueMove | null {
   const state = queueState(r, now);
-  if (state === null || !QUEUE_MOVES[action].includes(state)) return null;
+  if (state === null || !appliesTo(action, by).includes(state)) return null;
+  const holder = r.heldBy ?? 'operator';
   switch (action) {
     case 'hold':
-      return { status: r.status, held: true, due: false };
+      if (state === 'held' && holder === by) return null;
+      return { status: r.status, held: true, heldBy: by, due: false };
     case 'release':
+      if (by === 'team' && holder === 'operator') return null;
+      return { status: r.status, held: false, heldBy: null, due: true };
     case 'retry':
-      return { status: r.status, held: false, due: true };
+      return { status: r.status, held: false, heldBy: null, due: true };
     case 'purge':
-      return { status: 'failed', held: false, due: false };
+      return { status: 'failed', held: false, heldBy: null, due: false };
   }
 }
 
-/** The queue states an action applies to (the store selects candidates by them). */
-export const appliesTo = (action: QueueAction): readonly QueueState[] => QUEUE_MOVES[action];
+/** The queue states an action by `by` applies to (the store selects candidates by them). */
+export const appliesTo = (action: QueueAction, by: Holder = 'operator'): readonly QueueState[] =>
+  action === 'hold' && by === 'operator' ? [...QUEUE_MOVES.hold, 'held'] : QUEUE_MOVES[action];

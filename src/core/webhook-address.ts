@@ -102,6 +102,13 @@ export function isBlockedIp(ip: string, allowPrivate = false): boolean {
   }
   return allowPrivate ? always.check(ip, 'ipv4') : blocked.check(ip, 'ipv4');
 }
+/**
+ * True for an address no connection of ours may reach, whatever the settings: the always-refused ranges above
+ * (link-local, unspecified, multicast, broadcast and reserved, cloud metadata). Loopback and private addresses
+ * pass. The outbound loop applies it to every address an MX resolves to (outbound/deliver.ts).
+ */
+export const isNeverReachable = (ip: string): boolean => isBlockedIp(ip, true);
+
 export interface UrlVerdict {
   ok: boolean;
   reason?: string;

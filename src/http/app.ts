@@ -7,6 +7,7 @@ import type { Deps, RouteFn, MountFn } from './deps.js';
 import type { Ctx } from '../services/context.js';
 import { requestLimiter } from '../services/rate-limits.js';
 import { cacheGeneration } from '../services/siblings.js';
+import { bodyBudget } from '../services/body-budget.js';
 
 export type { Deps, RouteFn, MountFn };
 
@@ -15,7 +16,7 @@ export function buildApp(app: Ctx, opts: { routes?: RouteFn[]; mounts?: MountFn[
   const limiter = requestLimiter(app); // shared with SMTP submission sessions (and the node's HTTP workers)
   // The body is read only once the key is authenticated and its rate limit taken.
   const authOnly = auth(app, limiter);
-  const body = jsonBody(app.config.maxBodyBytes);
+  const body = jsonBody(app.config.maxBodyBytes, bodyBudget(app));
   const authThenBody: Deps['auth'] = (scope) => {
     const a = authOnly(scope);
     return (ctx, next) => a(ctx, () => body(ctx, next));

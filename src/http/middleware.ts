@@ -2,12 +2,13 @@
 // bearer authentication with scopes, and the per-key rate limit (the token buckets of ./rate-limit).
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
-import bodyParser from 'koa-bodyparser';
 import { ApiError, invalid, type ErrorCode, type ErrorType } from '../core/errors.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from './validate.js';
 import { authenticate, requireScope, type Principal, type Scope } from '../services/keys.js';
 import type { Ctx } from '../services/context.js';
 import { RateLimiter, type Limiter } from './rate-limit.js';
+import { hasBody, readBody, reserveBody } from './body.js';
+import { BUSY_RETRY_AFTER, type BodyBudget } from '../services/body-budget.js';
 
 export { RateLimiter };
 
@@ -60,6 +61,7 @@ export function errors(app: Ctx) {
       ctx.status = e.status;
       ctx.body = errorBody(app.config.docsUrl, e.type, e.code, e.message, e.param);
       if (e.type === 'rate_limit_error') ctx.set('Retry-After', String(ctx.state.retryAfter ?? 1));
+      if (e.code === 'server_busy') ctx.set('Retry-After', String(BUSY_RETRY_AFTER));
     }
   };
 }
@@ -75,7 +77,8 @@ export function requestLog(app: Ctx) {
     } finally {
       if (log.isLevelEnabled('debug') || ctx.status >= 500) {
         const ms = Number(process.hrtime.bigint() - start) / 1e6;
-        log[ctx.status >= 500 ? 'error' : 'debug'](
+        // 503: load shed (server_busy) or shutting down, answered on purpose: a warning, not an error
+        log[ctx.status === 503 ? 'warn' : ctx.status >= 500 ? 'error' : 'debug'](
           {
             requestId: ctx.state.requestId,
             method: ctx.method,
@@ -173,23 +176,28 @@ export function parseJsonObject(text: string, allowArray = false): Record<string
 }
 
 /**
- * Reads the body of a POST/PUT/PATCH (at most `limitBytes`, Content-Type application/json) and parses it
- * with parseJsonObject. Mounted after authentication and the rate limit, so anonymous bodies are never read.
+ * Reads the body of a POST/PUT/PATCH (at most `limitBytes`, Content-Type application/json) within the in-flight body
+ * budget and parses it with parseJsonObject. Mounted after authentication and the rate limit, so anonymous bodies are
+ * never read. The reservation is held until the route has answered (what was parsed lives that long) and released
+ * on every path: answered, refused, failed, or the client gone.
  */
-export function jsonBody(limitBytes: number) {
-  const read = bodyParser({
-    enableTypes: ['text'],
-    extendTypes: { text: ['application/json'] },
-    textLimit: `${limitBytes}b`,
-  });
+export function jsonBody(limitBytes: number, budget: BodyBudget) {
   return async (ctx: KoaCtx, next: Koa.Next) => {
     if (!['POST', 'PUT', 'PATCH'].includes(ctx.method)) return next();
-    if (Number(ctx.get('Content-Length') || 0) > 0 && !ctx.is('application/json'))
+    const json = ctx.is('application/json') !== false;
+    if (Number(ctx.get('Content-Length') || 0) > 0 && !json)
       throw badJson('Send a JSON body with Content-Type: application/json.');
-    await read(ctx as unknown as Koa.Context, async () => {});
-    const raw: unknown = ctx.request.body;
-    ctx.request.body = parseJsonObject(typeof raw === 'string' ? raw : '', ctx.state.arrayBody === true);
-    await next();
+    if (!json || !hasBody(ctx.req)) {
+      ctx.request.body = parseJsonObject('', ctx.state.arrayBody === true);
+      return next();
+    }
+    const held = reserveBody(ctx.req, limitBytes, budget);
+    try {
+      ctx.request.body = parseJsonObject(await readBody(ctx.req, limitBytes, held), ctx.state.arrayBody === true);
+      await next();
+    } finally {
+      held.release();
+    }
   };
 }
 

@@ -42,14 +42,15 @@ function inlineHeaders(text: string): string | null {
 
 export function readOriginal(root: Entity): OriginalInfo {
   const h = headerBlock(root) ?? new Map<string, string[]>();
-  const dsn = leaves(root).find((p) => p.type === 'message/delivery-status')?.text ?? '';
+  // The envelope sender a DSN (RFC 3464 X-Original-Mail-From) or an ARF (RFC 5965 §3.2) names: our VERP address.
+  const dsn = leaves(root).find((p) => p.type === 'message/delivery-status' || p.type === 'message/feedback-report');
   const mid = header(h, 'message-id');
   const messageId = mid ? (/<[^<>]+>/.exec(mid)?.[0] ?? mid.trim()) : null;
   const xid = header(h, 'x-email-id');
   const emailId =
     EMAIL_ID.exec(messageId ?? '')?.[1]?.toLowerCase() ??
     (xid && /^em_[0-9a-z]{26}$/i.test(xid.trim()) ? xid.trim() : null);
-  const envFrom = /^(?:X-)?Original-Mail-From:\s*(.+)$/im.exec(dsn)?.[1] ?? null;
+  const envFrom = /^(?:X-)?Original-Mail-From:\s*(.+)$/im.exec(dsn?.text ?? '')?.[1] ?? null;
   const returnPath = findAddress(envFrom) ?? findAddress(header(h, 'return-path'));
   return { message_id: messageId, email_id: emailId, return_path: returnPath, from: findAddress(header(h, 'from')) };
 }

@@ -3,6 +3,7 @@
 // reused across transactions; next MX address when a connection fails → a Verdict. Never throws.
 import { isIP, isIPv6 } from 'node:net';
 import { verpAddress } from '../core/verp.js';
+import { isNeverReachable } from '../core/webhook-address.js';
 import type { RetryPolicy } from '../core/retry.js';
 import type { Ctx } from '../services/context.js';
 import type { MxResolver } from './mx.js';
@@ -64,7 +65,8 @@ async function attempt(d: DeliverDeps, s: Send, deadline: number): Promise<Sent>
   const from = verpAddress(d.verpSecret, s.emailId, s.deliveryId, s.returnDomain);
   let skipped: string | null = null;
   let last: Sent | null = null;
-  for await (const t of targets(d.mx, s.hosts, d.maxTargets ?? 5)) {
+  const refused: Refused = { hosts: [] };
+  for await (const t of targets(d.mx, s.hosts, d.maxTargets ?? 5, refused)) {
     if (Date.now() >= deadline) break;
     // A bound source address talks only to MX addresses of its own family.
     if (s.bind !== undefined && isIP(s.bind) !== 0 && isIPv6(s.bind) !== isIPv6(t.ip)) {
@@ -80,6 +82,7 @@ async function attempt(d: DeliverDeps, s: Send, deadline: number): Promise<Sent>
     if (!res.tryNext) return last;
   }
   if (last) return last;
+  if (refused.hosts.length === s.hosts.length) return invalidMx(d, s, refused.hosts);
   return {
     verdict: {
       kind: 'deferred',
@@ -92,11 +95,34 @@ async function attempt(d: DeliverDeps, s: Send, deadline: number): Promise<Sent>
   };
 }
 
-/** (MX host, address) pairs in MX order, resolved lazily. */
-async function* targets(mx: MxResolver, hosts: readonly string[], max: number): AsyncGenerator<Target> {
+/** The MX hosts whose every address was refused ("host (ip, ip)"). */
+interface Refused {
+  hosts: string[];
+}
+
+/**
+ * Every address of every MX host is one no connection may reach (core/webhook-address.ts `isNeverReachable`):
+ * bounced `invalid_mx` without a connection, `mx_address_refused` in the reply and the log.
+ */
+function invalidMx(d: DeliverDeps, s: Send, hosts: string[]): Sent {
+  const text = `mx_address_refused: ${hosts.join(', ')}: link-local, unspecified, multicast, broadcast or cloud-metadata addresses are never connected to`;
+  d.ctx.log.warn({ email: s.emailId, domain: s.domain, mx: hosts }, 'mx_address_refused');
+  return { verdict: { kind: 'dns_hard', reason: 'invalid_mx', enhanced: '5.4.4', text }, info: {}, closed: true };
+}
+
+/** (MX host, address) pairs in MX order, resolved lazily; refused addresses are left out (and noted in `refused`). */
+async function* targets(
+  mx: MxResolver,
+  hosts: readonly string[],
+  max: number,
+  refused: Refused,
+): AsyncGenerator<Target> {
   let n = 0;
   for (const host of hosts) {
-    for (const ip of await mx.addresses(host)) {
+    const all = await mx.addresses(host);
+    const ips = all.filter((ip) => !isNeverReachable(ip));
+    if (all.length > 0 && ips.length === 0) refused.hosts.push(`${host} (${all.join(', ')})`);
+    for (const ip of ips) {
       if (n++ >= max) return;
       yield { mxHost: host, ip };
     }

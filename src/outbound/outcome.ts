@@ -57,7 +57,14 @@ export function toOutcome(
       return {
         deliveryId: d.id,
         event: 'rejected',
-        data: { ...base, enhanced_status: v.enhanced, smtp_response: v.text, reason: v.reason, hard: true },
+        // invalid_mx is the domain's fault, not the address's: not hard (never suppressed)
+        data: {
+          ...base,
+          enhanced_status: v.enhanced,
+          smtp_response: v.text,
+          reason: v.reason,
+          hard: v.reason !== 'invalid_mx',
+        },
       };
     case 'rejected': {
       const p = parseReplyLine(v.reply);

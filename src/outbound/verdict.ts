@@ -7,7 +7,7 @@ export type Verdict =
   | { kind: 'accepted'; reply: string }
   | { kind: 'deferred'; reply: string | null; command: string; error?: string }
   | { kind: 'rejected'; reply: string; command: string }
-  | { kind: 'dns_hard'; reason: 'hostunknown' | 'notaccept'; enhanced: string; text: string }
+  | { kind: 'dns_hard'; reason: 'hostunknown' | 'notaccept' | 'invalid_mx'; enhanced: string; text: string }
   | { kind: 'failed'; error: string; message: string };
 
 /** A reply line's class: 2xx accepted, 4xx (or no valid reply) deferred, 5xx rejected. */

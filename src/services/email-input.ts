@@ -27,6 +27,8 @@ export interface Recipient {
 export interface CheckedEmail {
   input: EmailInput;
   from: Mailbox;
+  /** The Sender header's mailbox, if any: for a live key its domain must be verified, like from's. */
+  sender?: Mailbox | null;
   replyTo: string | null;
   to: string[];
   cc: string[] | null;
@@ -100,6 +102,13 @@ function checkHeaders(h: Record<string, string> | null | undefined): Record<stri
   return h;
 }
 
+/** The mailbox of the one Sender header (checkHeaders parsed it), or null; two Sender headers are refused. */
+function senderOf(h: Record<string, string> | null): Mailbox | null {
+  const senders = h ? Object.keys(h).filter((n) => n.toLowerCase() === 'sender') : [];
+  if (senders.length > 1) throw invalid('headers', 'Give at most one Sender header.', 'invalid_address');
+  return senders.length ? mailboxOf(h![senders[0]], 'headers', 'Header "Sender"') : null;
+}
+
 function checkSchedule(s: string | null | undefined, now: number): number | null {
   if (s === undefined || s === null) return null;
   const t = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(s) ? Date.parse(s) : NaN;
@@ -146,6 +155,7 @@ export function checkEmail(input: EmailInput, now: number, opts: CheckOptions): 
   const attachments = checkAttachments(input.attachments);
   checkSize(opts.message ? opts.message.length : builtSize(input, attachments), opts.maxBytes);
   const checked = checkHeaders(input.headers);
+  const sender = senderOf(checked);
   // A Reply-To header is the reply_to field by another name: one place to keep it.
   const replyTo = replyHeader ? checked![replyHeader] : (input.reply_to ?? null);
   const headers =
@@ -154,6 +164,7 @@ export function checkEmail(input: EmailInput, now: number, opts: CheckOptions): 
   return {
     input,
     from,
+    sender,
     replyTo,
     to,
     cc,

@@ -59,12 +59,20 @@ export function plan(ctx: Ctx, p: Principal, c: CheckedEmail) {
   // PostgreSQL: every recipient's suppression check and the sender domain's in one round trip.
   const recipients = liveRecipients(ctx, p, c.recipients);
   const domainOk = p.mode === 'live' ? hasVerifiedDomainForLater(ctx, p.teamId, c.from.domain) : () => true;
+  const sender = p.mode === 'live' && c.sender && c.sender.domain !== c.from.domain ? c.sender : null;
+  const senderOk = sender ? hasVerifiedDomainForLater(ctx, p.teamId, sender.domain) : () => true;
   const { kept, suppressed } = recipients();
   if (kept.length === 0)
     throw invalid('to', 'Every recipient is on the suppression list.', 'all_recipients_suppressed');
   if (!domainOk()) {
     throw invalid('from', `The domain ${c.from.domain} is not a verified domain of this team.`, 'domain_not_verified');
   }
+  if (!senderOk())
+    throw invalid(
+      'headers',
+      `The Sender domain ${sender!.domain} is not a verified domain of this team.`,
+      'domain_not_verified',
+    );
   return { kept, suppressed, credits: p.mode === 'live' ? kept.length : 0 };
 }
 
@@ -168,7 +176,7 @@ export const checkInput = (ctx: Ctx, input: EmailInput) =>
   checkEmail(input, ctx.now(), { maxBytes: ctx.config.maxMessageBytes });
 
 /**
- * Runs `insert` once per (team, Idempotency-Key) within 24 hours: same key and request hash → the stored answer
+ * Runs `insert` once per (team, mode, Idempotency-Key) within 24 hours: same key and request hash → the stored answer
  * (replayed); same key, other hash → 409. Only successful answers are stored. One group-commit transaction.
  */
 export function idempotent<T>(
@@ -183,7 +191,7 @@ export function idempotent<T>(
   return groupTx(ctx.db, () => {
     const hash = idemKey === undefined ? '' : requestHash(request);
     if (idemKey !== undefined) {
-      const prior = getIdem(ctx.db, p.teamId, idemKey, ctx.now());
+      const prior = getIdem(ctx.db, p, idemKey, ctx.now());
       if (prior && prior.request_hash !== hash)
         throw new ApiError(
           'idempotency_error',
@@ -194,8 +202,7 @@ export function idempotent<T>(
     }
     const body = insert();
     if (idemKey !== undefined)
-      putIdem(ctx.db, {
-        team_id: p.teamId,
+      putIdem(ctx.db, p, {
         key: idemKey,
         request_hash: hash,
         status: 202,

@@ -26,6 +26,7 @@ export function presentEmail(e: EmailHead) {
     scheduled_at: iso(e.scheduled_at),
     tracking: { opens: e.tracking_opens === 1, clicks: e.tracking_clicks === 1 },
     attachments: (e.attachments_json === null ? [] : JSON.parse(e.attachments_json)) as AttachmentInfo[],
+    content_expired_at: iso(e.content_expired_at),
     created_at: iso(e.created_at)!,
   };
 }

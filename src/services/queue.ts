@@ -1,7 +1,7 @@
 // Queue control (operations.md "Queue control"), shared by the CLI, the admin API and the dashboard: filters
 // checked into a store filter, summary and list views, and hold/release/retry/purge in atomic batches of 200.
 import { ApiError, invalid } from '../core/errors.js';
-import { QUEUE_STATES, appliesTo, type QueueAction, type QueueState } from '../core/status.js';
+import { QUEUE_STATES, appliesTo, type Holder, type QueueAction, type QueueState } from '../core/status.js';
 import * as qa from '../store/queue-admin.js';
 import { countable, summarizeFromCounts } from '../store/queue-counts.js';
 import { tx } from '../store/db.js';
@@ -100,6 +100,8 @@ export interface QueueEntry {
   attempts: number;
   next_attempt_at: string | null;
   last_reply: string | null;
+  /** Who placed the hold (`team` or `operator`), null when not held. */
+  held_by: Holder | null;
 }
 
 /** `mta queue list`: the waiting recipients, oldest first. */
@@ -116,6 +118,7 @@ export function queueList(ctx: Ctx, f: qa.QueueFilter, limit = 100): QueueEntry[
     attempts: r.attempts,
     next_attempt_at: r.state === 'held' ? null : iso(r.next_attempt_at),
     last_reply: r.last_reply,
+    held_by: r.state === 'held' ? (r.held_by ?? 'operator') : null,
   }));
 }
 
@@ -158,8 +161,11 @@ export interface ActionOptions {
   all?: boolean;
   /** purge: the operator's note, kept in the events' data.message */
   note?: string;
-  /** data.source of the events: `operator` (CLI, admin API, operator dashboard) or `team` (a team's own mail) */
-  source?: 'operator' | 'team';
+  /**
+   * Who acts, and data.source of the events: `operator` (CLI, admin API, operator dashboard; the default) or `team`
+   * (a team's own mail). A team's release leaves the operator's holds, and `matched` does not count them.
+   */
+  source?: Holder;
 }
 
 /**
@@ -175,7 +181,8 @@ export async function queueAction(
 ): Promise<{ matched: number }> {
   if ((action === 'hold' || action === 'purge') && isEmpty(f) && !o.all)
     throw new ApiError('validation_error', 'queue_filter_required', `A ${action} with no filter needs all: true.`);
-  const states = (f.states ?? appliesTo(action)).filter((s) => appliesTo(action).includes(s));
+  const allowed = appliesTo(action, o.source);
+  const states = (f.states ?? allowed).filter((s) => allowed.includes(s));
   if (states.length === 0 || f.domains?.length === 0) return { matched: 0 };
   const filter = { ...f, states };
   let after = { seq: 0, id: 0 };

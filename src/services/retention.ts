@@ -1,16 +1,31 @@
-// Retention policy: idempotency records live 24 hours, inbound reports 30 days. One pass deletes
-// what has expired (in small batches) and says how many rows each table lost.
+// Retention policy: idempotency records live 24 hours, inbound reports 30 days, an email's content (bodies,
+// attachments, raw reports about it) MTA_CONTENT_RETENTION_DAYS (30) after the email is final, a test email's
+// MTA_TEST_CONTENT_RETENTION_HOURS (24). One pass deletes what has expired (in small batches) and says how many
+// rows each table lost (`content`, `test_content`: emails whose content went).
 import { IDEMPOTENCY_TTL_MS } from '../store/idempotency.js';
-import { purgeIdempotencyBefore, purgeInboundReportsBefore } from '../store/retention.js';
+import { purgeContentBefore, purgeIdempotencyBefore, purgeInboundReportsBefore } from '../store/retention.js';
 import type { Ctx } from './context.js';
 
 export const INBOUND_REPORT_TTL_MS = 30 * 24 * 3600 * 1000;
+const DAY_MS = 24 * 3600 * 1000;
+const HOUR_MS = 3600 * 1000;
+
+export interface RetentionPass {
+  idempotency: number;
+  inbound_reports: number;
+  content: number;
+  test_content: number;
+}
 
 /** One retention pass; returns how many rows each table lost. */
-export function runRetention(ctx: Ctx): { idempotency: number; inbound_reports: number } {
+export function runRetention(ctx: Ctx): RetentionPass {
   const now = ctx.now();
+  const live = (ctx.config.contentRetentionDays ?? 30) * DAY_MS;
+  const test = (ctx.config.testContentRetentionHours ?? 24) * HOUR_MS;
   return {
     idempotency: purgeIdempotencyBefore(ctx.db, now - IDEMPOTENCY_TTL_MS),
     inbound_reports: purgeInboundReportsBefore(ctx.db, now - INBOUND_REPORT_TTL_MS),
+    content: purgeContentBefore(ctx.db, false, now - live, now),
+    test_content: purgeContentBefore(ctx.db, true, now - test, now),
   };
 }

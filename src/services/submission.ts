@@ -56,6 +56,7 @@ export async function submitMessage(
   const r = await idempotent(ctx, p, key, key ?? '', () => {
     const c = checkEmail(inputOf(m, rcptTo), ctx.now(), { maxBytes: ctx.config.maxMessageBytes, message: raw });
     c.attachments = { rows: [], info: m.attachments, builtBytes: 0 };
+    c.sender = m.sender;
     return presentEmail(insertChecked(ctx, p, c, (id) => m.build(id, ctx.config.hostname, ctx.now())));
   });
   return { id: r.body.id, replayed: r.replayed };

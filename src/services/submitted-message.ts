@@ -1,9 +1,12 @@
-// Reads a message a client submitted over SMTP without rebuilding it: its header fields (From, To, Cc, Subject,
-// Message-ID, Date), an outline of its attachments, and its final bytes (Bcc dropped, Message-ID and Date added if absent).
+// Reads a message a client submitted over SMTP without rebuilding it: its header fields (From and Sender read with
+// the API's strict mailbox parser; To, Cc, Subject, Message-ID, Date), an outline of its attachments, and its final
+// bytes (Bcc and Return-Path dropped, Message-ID and Date added if absent). Resent-* fields are refused.
 import addressparser from 'nodemailer/lib/addressparser';
 import libmime from 'libmime';
-import { invalid } from '../core/errors.js';
+import { ApiError, invalid } from '../core/errors.js';
+import type { Mailbox } from '../core/address.js';
 import type { AttachmentInfo } from './attachments.js';
+import { mailboxOf } from './email-input.js';
 
 interface Field {
   name: string; // lower-case
@@ -13,6 +16,8 @@ interface Field {
 export interface SubmittedMessage {
   /** The From mailbox as `address` or `"Name" <address>` (the name decoded). */
   from: string;
+  /** The Sender mailbox, or null. */
+  sender: Mailbox | null;
   /** Addresses (lower-cased) the To and Cc headers name. */
   to: Set<string>;
   cc: Set<string>;
@@ -20,7 +25,7 @@ export interface SubmittedMessage {
   /** The client's Message-ID, or null. */
   messageId: string | null;
   attachments: AttachmentInfo[];
-  /** The message to store: Bcc removed; Message-ID `<id@hostname>` and Date added when absent. */
+  /** The message to store: Bcc and Return-Path removed; Message-ID `<id@hostname>` and Date added when absent. */
   build(emailId: string, hostname: string, now: number): Buffer;
 }
 
@@ -67,18 +72,41 @@ function addresses(fields: Field[], name: string): Set<string> {
   return out;
 }
 
-/** The one From mailbox; anything else (none, two, a group) is refused. */
-function fromOf(fields: Field[]): string {
-  const list = all(fields, 'from');
-  const parsed = list.length === 1 ? addressparser(list[0].value) : [];
-  const one = parsed.length === 1 && !('group' in parsed[0] && parsed[0].group) ? parsed[0] : null;
-  if (!one || !one.address)
-    throw invalid('from', 'The message must have exactly one From header naming one mailbox.', 'invalid_address');
-  const name = libmime
-    .decodeWords(one.name ?? '')
+/**
+ * The mailbox of the one `name` header (From, Sender), read with the API's strict parser (services/email-input
+ * mailboxOf): what a strict reader shows is what is validated. Repeated, a group, a second mailbox or an unquoted
+ * `<>@,;:` in the display name are refused (invalid_address); none is refused unless `optional`.
+ */
+function mailboxField(fields: Field[], name: 'From' | 'Sender', optional: boolean): Mailbox | null {
+  const list = all(fields, name.toLowerCase());
+  if (list.length === 0 && optional) return null;
+  if (list.length !== 1)
+    throw invalid(
+      name.toLowerCase(),
+      `The message has ${list.length} ${name} headers; it must have ${optional ? 'at most' : 'exactly'} one, naming one mailbox.`,
+      list.length ? 'invalid_address' : 'invalid_parameter',
+    );
+  const mb = mailboxOf(list[0].value, name.toLowerCase(), `The ${name} header`);
+  const decoded = libmime
+    .decodeWords(mb.name ?? '')
     .replace(/[\r\n]+/g, ' ')
     .trim();
-  return name ? `"${name.replace(/["\\]/g, '\\$&')}" <${one.address}>` : one.address;
+  return { ...mb, name: decoded || null };
+}
+
+/** A mailbox as `address` or `"Name" <address>`. */
+const written = (mb: Mailbox) => (mb.name ? `"${mb.name.replace(/["\\]/g, '\\$&')}" <${mb.address}>` : mb.address);
+
+/** Resent-* fields would attribute the message to another sender: refused (550 5.7.1). */
+function refuseResent(fields: Field[]): void {
+  const resent = fields.find((f) => f.name.startsWith('resent-'));
+  if (resent)
+    throw new ApiError(
+      'validation_error',
+      'header_not_allowed',
+      `The message carries a ${resent.raw.slice(0, resent.raw.indexOf(':'))} header; Resent-* fields are not accepted.`,
+      'headers',
+    );
 }
 
 function headerMap(fields: Field[]): Map<string, string> {
@@ -138,7 +166,9 @@ function outline(entity: Buffer, depth: number, out: AttachmentInfo[]): void {
 export function readSubmitted(raw: Buffer): SubmittedMessage {
   const msg = crlf(raw);
   const { fields, bodyAt } = readHeader(msg);
-  const from = fromOf(fields);
+  refuseResent(fields);
+  const from = written(mailboxField(fields, 'From', false)!);
+  const sender = mailboxField(fields, 'Sender', true);
   const subject = libmime
     .decodeWords(all(fields, 'subject')[0]?.value ?? '')
     .replace(/[\r\n]+/g, ' ')
@@ -148,13 +178,16 @@ export function readSubmitted(raw: Buffer): SubmittedMessage {
   outline(msg, 0, attachments);
   return {
     from,
+    sender,
     to: addresses(fields, 'to'),
     cc: addresses(fields, 'cc'),
     subject,
     messageId,
     attachments,
     build(emailId, hostname, now) {
-      const kept = fields.filter((f) => f.name !== 'bcc').map((f) => (f.raw.endsWith('\r\n') ? f.raw : f.raw + '\r\n'));
+      const kept = fields
+        .filter((f) => f.name !== 'bcc' && f.name !== 'return-path')
+        .map((f) => (f.raw.endsWith('\r\n') ? f.raw : f.raw + '\r\n'));
       if (!messageId) kept.push(`Message-ID: <${emailId}@${hostname}>\r\n`);
       if (all(fields, 'date').length === 0)
         kept.push(`Date: ${new Date(now).toUTCString().replace('GMT', '+0000')}\r\n`);

@@ -5,6 +5,7 @@ import {
   aggregate,
   emailPath,
   queueTransition,
+  type Holder,
   type QueueAction,
   type RecipientEvent,
   type Status,
@@ -332,19 +333,28 @@ export function appendStatusEvent(
   );
 }
 
-/** One recipient under an operator action: its status after it, or null when the action does not apply. */
+/** One recipient under a queue action by `by`: its status after it, or null when the action does not apply. */
 /** `scheduledAt`: the email's scheduled_at; a released recipient never attempted waits for it (never sent early). */
-function actOn(ctx: Ctx, d: QueueRow, action: QueueAction, now: number, scheduledAt: number | null): Status | null {
+function actOn(
+  ctx: Ctx,
+  d: QueueRow,
+  action: QueueAction,
+  by: Holder,
+  now: number,
+  scheduledAt: number | null,
+): Status | null {
   const move = queueTransition(
     {
       status: d.status,
       held: d.held_at !== null,
+      heldBy: d.held_by,
       attempts: d.attempts,
       nextAttemptAt: d.next_attempt_at,
       leasedUntil: d.leased_until,
     },
     action,
     now,
+    by,
   );
   if (move === null) return null;
   if (action === 'purge') {
@@ -353,13 +363,14 @@ function actOn(ctx: Ctx, d: QueueRow, action: QueueAction, now: number, schedule
     if (!writeDeliveryFrom(ctx.db, d.id, d.status, { ...w, reason: 'purged' }, now)) return null;
   }
   const notBefore = action === 'release' && d.attempts === 0 ? (scheduledAt ?? 0) : 0;
-  writeQueueState(ctx.db, d.id, move.held, move.due, now, notBefore);
+  writeQueueState(ctx.db, d.id, move.heldBy, move.due, now, notBefore);
   return move.status;
 }
 
 /**
  * An operator's queue action on recipients `ids` of one email (operations.md "Queue control"): each event's
- * type is the recipient's status after it, with data.action and data.source ("operator", or "team"); a purge ends them
+ * type is the recipient's status after it, with data.action and data.source ("operator", or "team": it never releases
+ * the operator's holds, core/status queueTransition); a purge ends them
  * `failed` (reason `purged`), refunds live credits and may move the email delivery_delayed → failed.
  * Must run inside a transaction; applying it twice changes nothing more. Returns the recipients changed.
  */
@@ -368,7 +379,7 @@ export function applyQueueAction(
   emailSeq: number,
   ids: ReadonlySet<number>,
   action: QueueAction,
-  by: { source: 'operator' | 'team'; note?: string },
+  by: { source: Holder; note?: string },
 ): number {
   const now = ctx.now();
   const email = emailHeadBySeq(ctx.db, emailSeq);
@@ -378,7 +389,7 @@ export function applyQueueAction(
   if (action === 'purge') Object.assign(data, { reason: 'purged' }, by.note ? { message: by.note } : {});
   const events: { type: EventType; recipient: string }[] = [];
   for (const d of rows) {
-    const to = ids.has(d.id) ? actOn(ctx, d, action, now, email.scheduled_at) : null;
+    const to = ids.has(d.id) ? actOn(ctx, d, action, by.source, now, email.scheduled_at) : null;
     if (to === null) continue;
     d.status = to;
     events.push({ type: to, recipient: d.recipient });

@@ -29,6 +29,8 @@ export interface EmailRow {
   attachments_json: string | null;
   /** 1: the message is the client's own (SMTP submission), stored in email_messages. */
   raw_message: number;
+  /** When the retention deleted its content (html, text, message, attachment bytes; migration 022); null while kept. */
+  content_expired_at?: number | null;
 }
 export interface DeliveryRow {
   id: number;
@@ -176,7 +178,7 @@ function aheadRow(db: DB, seq: number): EmailRow | undefined {
 export type EmailHead = Omit<EmailRow, 'html' | 'text' | 'raw_message'>;
 const HEAD_COLS = `seq, ${EMAIL_COLS.split(', ')
   .filter((c) => c !== 'html' && c !== 'text' && c !== 'raw_message')
-  .join(', ')}`;
+  .join(', ')}, content_expired_at`;
 const headBySeq = (db: DB) => sql<EmailHead>(db, `SELECT ${HEAD_COLS} FROM emails WHERE seq = ?`);
 /** The email's row without its bodies (which can be megabytes): result writes, events, webhooks. */
 export const emailHeadBySeq = (db: DB, seq: number) => headBySeq(db).get(seq);

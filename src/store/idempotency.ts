@@ -1,4 +1,4 @@
-// Idempotency records: (team, key) → request hash and the original response, kept 24 hours.
+// Idempotency records: (team, mode, key) → request hash and the original response, kept 24 hours.
 import { getLater, isPg, sql, type DB } from './db.js';
 
 export interface IdemRow {
@@ -11,22 +11,37 @@ export interface IdemRow {
 }
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
+/** Whose records: a team, through a key of a mode (the same key in two modes names two requests). */
+export interface IdemOwner {
+  teamId: string;
+  mode: 'test' | 'live';
+}
+
 /**
- * The record of (team, key), if younger than 24 hours. PostgreSQL: first takes a lock on (team, key) until the
- * transaction ends (sent with the read, no round trip of its own), so a request with the same key in another
- * transaction (a group-commit turn whose COMMIT is still on its way on the store's other connection, or another
- * node) reads after that one committed: one email per key. SQLite serializes writers already.
+ * The `team_id` column of an owner's records: the team id for live keys (the records written before modes were
+ * told apart stay live keys' records) and `<team id>:test` for test keys. A team id holds no colon, so the two
+ * never meet, and the lookup stays one primary-key read.
  */
-export const getIdem = (db: DB, teamId: string, key: string, nowMs: number) => {
-  if (isPg(db)) getLater(sql(db, 'SELECT pg_advisory_xact_lock(2, hashtext(?))'), `${teamId}:${key}`);
+const scopeOf = (o: IdemOwner) => (o.mode === 'live' ? o.teamId : `${o.teamId}:test`);
+
+/**
+ * The record of (team, mode, key), if younger than 24 hours. PostgreSQL: first takes a lock on (team, mode, key)
+ * until the transaction ends (sent with the read, no round trip of its own), so a request with the same key in
+ * another transaction (a group-commit turn whose COMMIT is still on its way on the store's other connection, or
+ * another node) reads after that one committed: one email per key. SQLite serializes writers already.
+ */
+export const getIdem = (db: DB, owner: IdemOwner, key: string, nowMs: number) => {
+  const scope = scopeOf(owner);
+  // The scope holds no space: `<scope> <key>` names one (team, mode, key).
+  if (isPg(db)) getLater(sql(db, 'SELECT pg_advisory_xact_lock(2, hashtext(?))'), `${scope} ${key}`);
   return sql<IdemRow>(db, 'SELECT * FROM idempotency WHERE team_id = ? AND key = ? AND created_at > ?').get(
-    teamId,
+    scope,
     key,
     nowMs - IDEMPOTENCY_TTL_MS,
   );
 };
-export const putIdem = (db: DB, r: IdemRow) =>
+export const putIdem = (db: DB, owner: IdemOwner, r: Omit<IdemRow, 'team_id'>) =>
   sql(
     db,
     'INSERT OR REPLACE INTO idempotency (team_id, key, request_hash, status, response_json, created_at) VALUES (@team_id, @key, @request_hash, @status, @response_json, @created_at)',
-  ).run(r);
+  ).run({ ...r, team_id: scopeOf(owner) });

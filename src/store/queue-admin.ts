@@ -2,7 +2,7 @@
 // WHERE from the filters, list, summary groups, candidate batches of an action, and hold/release/retry writes.
 import { sql, type DB } from './db.js';
 import type { DeliveryRow } from './emails.js';
-import type { QueueState } from '../core/status.js';
+import type { Holder, QueueState } from '../core/status.js';
 
 /** Must read exactly like the partial indexes' WHERE (SQLite matches the term's text). */
 export const WAITING = "d.status IN ('queued', 'sent', 'delivery_delayed')";
@@ -30,7 +30,7 @@ export interface QueueFilter {
   testMode?: true;
 }
 
-export type QueueRow = DeliveryRow & { held_at: number | null; leased_until: number | null };
+export type QueueRow = DeliveryRow & { held_at: number | null; held_by: Holder | null; leased_until: number | null };
 
 export function where(f: QueueFilter, now: number): { text: string; params: Record<string, unknown> } {
   const parts = [WAITING];
@@ -78,6 +78,7 @@ export interface ListedRow {
   attempts: number;
   next_attempt_at: number | null;
   last_reply: string | null;
+  held_by: Holder | null;
 }
 
 /** Oldest first (by email, then recipient). */
@@ -86,7 +87,7 @@ export function listWaiting(db: DB, f: QueueFilter, now: number, limit: number):
   return sql<ListedRow>(
     db,
     `SELECT d.id, e.id AS email_id, d.recipient, d.domain, e.team_id, ${STATE} AS state, d.attempts, d.next_attempt_at,
-    d.last_reply FROM ${from(f)} WHERE ${w.text} ORDER BY d.email_seq, d.id LIMIT @limit`,
+    d.last_reply, d.held_by FROM ${from(f)} WHERE ${w.text} ORDER BY d.email_seq, d.id LIMIT @limit`,
   ).all({ ...w.params, limit });
 }
 
@@ -136,14 +137,23 @@ export const queueRowsOf = (db: DB, emailSeq: number): QueueRow[] =>
 /**
  * Writes a recipient's hold and due time. A held recipient has next_attempt_at NULL (the due index never
  * offers it); one due again while a lease still runs is due when the lease ends (never sent twice at once).
+ * Holds (`heldBy`: who places the hold, migration 021) or releases (null) one recipient; `due` makes it due at once,
+ * but not before `notBefore` (a scheduled send). A hold taken over keeps its held_at.
  */
-/** Holds or releases one recipient; `due` makes it due at once, but not before `notBefore` (a scheduled send). */
-export function writeQueueState(db: DB, id: number, held: boolean, due: boolean, now: number, notBefore = 0): void {
+export function writeQueueState(
+  db: DB,
+  id: number,
+  heldBy: Holder | null,
+  due: boolean,
+  now: number,
+  notBefore = 0,
+): void {
   // SQLite's max() of several values is PostgreSQL's greatest().
   const text = (
     max: string,
-  ) => `UPDATE deliveries SET held_at = CASE WHEN @held THEN coalesce(held_at, @now) ELSE NULL END,
+  ) => `UPDATE deliveries SET held_at = CASE WHEN @held THEN coalesce(held_at, @now) ELSE NULL END, held_by = @by,
     next_attempt_at = CASE WHEN @held THEN NULL WHEN @due THEN ${max}(@now, coalesce(leased_until, 0), @notBefore) ELSE next_attempt_at END,
     updated_at = @now WHERE id = @id`;
-  sql(db, text('max'), text('greatest')).run({ id, held: held ? 1 : 0, due: due ? 1 : 0, now, notBefore });
+  const held = heldBy === null ? 0 : 1;
+  sql(db, text('max'), text('greatest')).run({ id, held, by: heldBy, due: due ? 1 : 0, now, notBefore });
 }

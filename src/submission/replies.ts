@@ -17,7 +17,8 @@ const REPLIES: Partial<Record<ErrorCode, [number, string]>> = {
   insufficient_credits: [451, '4.7.0'],
   request_too_large: [552, '5.3.4'],
   rate_limited: [451, '4.7.1'],
-  invalid_address: [550, '5.6.0'],
+  invalid_address: [550, '5.7.1'], // a From or Sender that could show one address and be another
+  header_not_allowed: [550, '5.7.1'],
   invalid_parameter: [550, '5.6.0'],
 };
 

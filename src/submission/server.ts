@@ -7,6 +7,7 @@ import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMT
 import { perAddressLimit, sessionReaper } from '../lib/smtp-sessions.js';
 import { ApiError } from '../core/errors.js';
 import { authenticateSubmission, submitMessage, takeToken } from '../services/submission.js';
+import { bodyBudget } from '../services/body-budget.js';
 import { mailboxOf, MAX_RECIPIENTS } from '../services/email-input.js';
 import type { Principal } from '../services/keys.js';
 import type { Ctx } from '../services/context.js';
@@ -28,6 +29,13 @@ export const MAX_CLIENTS = 100;
 export const MAX_CLIENTS_PER_IP = 10;
 /** Longest a session may stay unauthenticated (ms). */
 const UNAUTHENTICATED_MS = 60_000;
+
+/** A message refused because the bodies being received at once fill the budget (MTA_MAX_INFLIGHT_BODY_BYTES). */
+const busyReply = () =>
+  smtpError(451, '4.3.2 The server is receiving too much mail at once; nothing was stored, try again in a moment');
+/** The SIZE= a MAIL FROM declared (NaN when none). */
+const sizeArg = (mailFrom: { args?: unknown } | false | undefined) =>
+  Number((((mailFrom && mailFrom.args) || {}) as Record<string, string>).SIZE);
 
 const isLoopback = (ip: string | undefined) => !!ip && /^(127\.|::1$|::ffff:127\.)/.test(ip);
 const userOf = (s: SMTPServerSession) => s.user as unknown as SessionUser;
@@ -59,9 +67,10 @@ function onAuth(ctx: Ctx): NonNullable<SMTPServerOptions['onAuth']> {
 function onMailFrom(ctx: Ctx): NonNullable<SMTPServerOptions['onMailFrom']> {
   const max = ctx.config.maxMessageBytes;
   return (address, session, cb) => {
-    const size = Number(address.args && (address.args as Record<string, string>).SIZE);
+    const size = sizeArg(address);
     if (Number.isFinite(size) && size > max)
       return cb(smtpError(552, `5.3.4 Message exceeds fixed maximum message size ${max}`));
+    if (Number.isFinite(size) && size > 0 && !bodyBudget(ctx).fits(size)) return cb(busyReply());
     try {
       const p = authenticateSubmission(ctx, userOf(session).key);
       const wait = takeToken(ctx, p.keyId);
@@ -86,7 +95,7 @@ function onRcptTo(): NonNullable<SMTPServerOptions['onRcptTo']> {
   };
 }
 
-/** Reads the message (refused past the maximum, 552) and stores it; the reply names the email. */
+/** Reads the message (refused past the maximum, 552, or past the in-flight body budget, 451) and stores it; the reply names the email. */
 function onData(
   ctx: Ctx,
   stream: SMTPServerDataStream,
@@ -96,22 +105,42 @@ function onData(
   const max = ctx.config.maxMessageBytes;
   const chunks: Buffer[] = [];
   let bytes = 0;
+  // The budget is taken for the declared SIZE at once, and for what is read beyond it chunk by chunk; a message that
+  // does not fit is read to its end and dropped. Released once the message is stored, refused or the client gone.
+  const declared = sizeArg(session.envelope.mailFrom) || 0;
+  const held = bodyBudget(ctx).reserve(declared > 0 && declared <= max ? declared : 0);
+  let busy = held === null;
   stream.on('data', (c: Buffer) => {
     bytes += c.length;
-    if (bytes <= max) chunks.push(c);
+    if (busy || bytes > max) return void (chunks.length = 0);
+    if (bytes > held!.bytes && !held!.grow(bytes - held!.bytes)) {
+      busy = true;
+      chunks.length = 0;
+      held!.release();
+      return;
+    }
+    chunks.push(c);
   });
-  stream.on('error', (err) => cb(err));
+  stream.on('error', (err) => {
+    held?.release();
+    cb(err);
+  });
   stream.on('end', () => {
-    if (stream.sizeExceeded || bytes > max)
+    if (stream.sizeExceeded || bytes > max) {
+      held?.release();
       return cb(smtpError(552, `5.3.4 Message exceeds fixed maximum message size ${max}`));
+    }
+    if (busy) return cb(busyReply());
     const rcpts = session.envelope.rcptTo.map((r) => r.address);
-    submitMessage(ctx, userOf(session).principal, rcpts, Buffer.concat(chunks, bytes)).then(
-      (r) => cb(null, `2.0.0 Ok: queued as ${r.id}`),
-      (err) => {
-        if (!(err instanceof ApiError)) ctx.log.error({ err }, 'submitted message could not be stored');
-        cb(replyFor(err));
-      },
-    );
+    submitMessage(ctx, userOf(session).principal, rcpts, Buffer.concat(chunks.splice(0), bytes))
+      .finally(() => held!.release())
+      .then(
+        (r) => cb(null, `2.0.0 Ok: queued as ${r.id}`),
+        (err) => {
+          if (!(err instanceof ApiError)) ctx.log.error({ err }, 'submitted message could not be stored');
+          cb(replyFor(err));
+        },
+      );
   });
 }
 

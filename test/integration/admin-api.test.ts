@@ -117,6 +117,7 @@ describe('admin API', function () {
       'attempts',
       'next_attempt_at',
       'last_reply',
+      'held_by',
     ]);
     expect(JSON.parse((await mta(['queue', 'hold', '--domain', 'one.test'], env)).stdout)).to.deep.equal({
       matched: 1,

@@ -156,7 +156,8 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
         body: mail(),
         headers: { 'idempotency-key': 'old' },
       });
-      s.db.prepare('UPDATE idempotency SET created_at = created_at - 86400001 WHERE team_id = ?').run(a.id);
+      // A test key's records are kept under `<team id>:test` (store/idempotency.ts).
+      s.db.prepare('UPDATE idempotency SET created_at = created_at - 86400001 WHERE team_id = ?').run(`${a.id}:test`);
       const r2 = await s.api('POST', '/v1/emails', {
         key: a.test,
         body: mail(),

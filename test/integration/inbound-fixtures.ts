@@ -195,6 +195,8 @@ export function buildArf(o: {
   messageId?: string;
   from?: string;
   originalReturnPath?: string;
+  /** the feedback-report's Original-Mail-From (RFC 5965 §3.2) */
+  originalMailFrom?: string;
 }): string {
   const b = 'ARF-BOUNDARY-1';
   return [
@@ -217,6 +219,7 @@ export function buildArf(o: {
     'Feedback-Type: abuse',
     'User-Agent: ProviderFBL/1.0',
     'Version: 1',
+    ...(o.originalMailFrom ? [`Original-Mail-From: <${o.originalMailFrom}>`] : []),
     `Original-Rcpt-To: ${o.recipient}`,
     '',
     `--${b}`,

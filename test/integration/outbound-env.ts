@@ -48,6 +48,8 @@ export async function outboundEnv(
     mxTls?: boolean;
     features?: FeatureFactory[];
     shaping?: Record<string, unknown>;
+    /** the service's clock (testClock().now), for tests that move time */
+    now?: () => number;
   } = {},
 ): Promise<OutboundEnv> {
   const dns = await new TestDns().start();
@@ -55,6 +57,7 @@ export async function outboundEnv(
   const mx = await new TestMx({ script: opts.script, tls: opts.mxTls }).start();
   const s = await startTestService({
     features: opts.features ?? [outbound],
+    now: opts.now,
     overrides,
     env: {
       MTA_DNS_SERVERS: dns.server,

@@ -235,6 +235,32 @@ describe('security: forged bounces and complaints (audit finding 3)', function (
       expect(emailByPublicId(s.db, e.id)!.status).to.equal('complained');
     });
 
+    it("an ARF to fbl@ whose Original-Mail-From is a delivery's VERP: that recipient complained and suppressed", async () => {
+      const { e, ds } = await email(2);
+      const arf = (mailFrom: string, recipient: string) =>
+        buildArf({
+          to: `fbl@${BOUNCE}`,
+          recipient,
+          originalMessageId: `<x.${rnd()}@elsewhere.test>`,
+          originalMailFrom: mailFrom,
+        });
+      // A forged token (MAC of another payload), and a true token with another recipient of the email: nothing.
+      const forged = verp(e, ds[1]).replace(/-([0-9a-f]{16})@/, (_, mac: string) => `-${mac.slice(1)}${mac[0]}@`);
+      const before = state();
+      await send(`fbl@${BOUNCE}`, arf(forged, ds[1].recipient));
+      expect(lastReport()).to.include({ kind: 'arf', outcome: 'unmatched', email_id: null });
+      await send(`fbl@${BOUNCE}`, arf(verp(e, ds[0]), ds[1].recipient));
+      expect(lastReport()).to.include({ kind: 'arf', outcome: 'unmatched', matched_by: 'return_path' });
+      expect(state()).to.deep.equal(before);
+      await send(`fbl@${BOUNCE}`, arf(verp(e, ds[1]), ds[1].recipient));
+      expect(lastReport()).to.include({ kind: 'arf', outcome: 'applied', matched_by: 'return_path', email_id: e.id });
+      expect(emailByPublicId(s.db, e.id)!.status).to.equal('complained');
+      expect(deliveriesOf(s.db, e.seq).map((d) => d.status)).to.deep.equal(['delivered', 'complained']);
+      expect(suppressed().filter((x) => ds.some((d) => d.recipient === x.address))).to.deep.equal([
+        { address: ds[1].recipient, reason: 'complaint' },
+      ]);
+    });
+
     it('Postfix alias: Original-Recipient ours, Final-Recipient the dead forward target, 5.1.1 → ours suppressed', async () => {
       const { e, ds } = await email(2);
       await send(

@@ -1,5 +1,6 @@
 // Shared set-up for the SMTP submission tests: the outbound environment (TestDns, loopback MX, verified DKIM domain)
 // with the submission listener on 127.0.0.1 port 0, a nodemailer transport for it, and byte-level checks.
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import nodemailer, { type Transporter } from 'nodemailer';
 import { expect } from 'chai';
@@ -64,4 +65,18 @@ export async function waitFor<T>(what: string, fn: () => T | undefined, ms = 10_
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** Runs a Python 3 script (`python3 -c`) with `args` and `input` on stdin; its stdout parsed as JSON. */
+export function runPython<T = any>(script: string, args: string[], input?: Buffer): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const p = spawn('python3', ['-c', script, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (c) => (out += c));
+    p.stderr.on('data', (c) => (err += c));
+    p.on('error', reject);
+    p.on('close', (status) => (status === 0 ? resolve(JSON.parse(out)) : reject(new Error(`python3: ${err}`))));
+    p.stdin.end(input);
+  });
 }

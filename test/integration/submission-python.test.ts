@@ -1,14 +1,21 @@
 // SMTP submission from Python's smtplib (STARTTLS with the self-signed certificate, AUTH PLAIN with the API key):
 // plain, HTML+text, a 3 MB attachment and an inline image; the loopback MX gets every part byte-identical, DKIM-valid,
 // without the Bcc header; a wrong key gets 535.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { simpleParser } from 'mailparser';
 import { SENDER } from './outbound-env.js';
 import { tempDir } from '../helpers/temp.js';
-import { submissionEnv, bodyOf, expectDkimPass, sha, waitFor, type SubmissionEnv } from './submission-env.js';
+import {
+  submissionEnv,
+  bodyOf,
+  expectDkimPass,
+  runPython,
+  sha,
+  waitFor,
+  type SubmissionEnv,
+} from './submission-env.js';
 
 /** Builds the message (email.message), sends it with STARTTLS + AUTH PLAIN, prints the DATA reply as JSON. */
 const SCRIPT = `
@@ -43,17 +50,7 @@ with smtplib.SMTP('127.0.0.1', port, timeout=30) as s:
     print(json.dumps({'code': code, 'text': text.decode()}))
 `;
 
-function python(args: string[]): Promise<{ code: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const p = spawn('python3', ['-c', SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (c) => (out += c));
-    p.stderr.on('data', (c) => (err += c));
-    p.on('error', reject);
-    p.on('close', (status) => (status === 0 ? resolve(JSON.parse(out)) : reject(new Error(`python3: ${err}`))));
-  });
-}
+const python = (args: string[]) => runPython<{ code: number; text: string }>(SCRIPT, args);
 
 describe('SMTP submission (Python smtplib)', function () {
   this.timeout(40_000);

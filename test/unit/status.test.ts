@@ -10,6 +10,8 @@ import {
   queueState,
   queueTransition,
   QUEUE_ACTIONS,
+  appliesTo,
+  type QueueAction,
   type Waiting,
   type RecipientEvent,
   type Status,
@@ -147,6 +149,29 @@ describe('core/status', () => {
         }
       for (const s of FINAL)
         for (const a of QUEUE_ACTIONS) expect(queueTransition(w({ status: s }), a, now)).to.equal(null);
+    });
+
+    it("a hold remembers who placed it: a team never releases the operator's, the operator releases both", () => {
+      const mv = (r: Waiting, a: QueueAction, by: 'team' | 'operator') => {
+        const m = queueTransition(r, a, now, by);
+        return m && [m.held ? `held by ${m.heldBy}` : 'not held', m.due ? 'due' : ''].filter(Boolean).join(' ');
+      };
+      const byOperator = w({ held: true, heldBy: 'operator', nextAttemptAt: null });
+      const byTeam = w({ held: true, heldBy: 'team', nextAttemptAt: null });
+      const unsaid = w({ held: true, nextAttemptAt: null });
+      expect(mv(STATES.due, 'hold', 'team')).to.equal('held by team');
+      expect(mv(STATES.due, 'hold', 'operator')).to.equal('held by operator');
+      expect(mv(byTeam, 'release', 'team')).to.equal('not held due');
+      expect(mv(byOperator, 'release', 'team'), "the operator's hold stays").to.equal(null);
+      expect(mv(unsaid, 'release', 'team'), "a hold that does not say is the operator's").to.equal(null);
+      expect(mv(byOperator, 'release', 'operator')).to.equal('not held due');
+      expect(mv(byTeam, 'release', 'operator')).to.equal('not held due');
+      expect(mv(byOperator, 'hold', 'team'), "a team's hold never replaces the operator's").to.equal(null);
+      expect(mv(byTeam, 'hold', 'operator'), "the operator's hold takes over").to.equal('held by operator');
+      expect(mv(byOperator, 'hold', 'operator')).to.equal(null);
+      expect(mv(byTeam, 'hold', 'team')).to.equal(null);
+      expect(appliesTo('hold', 'operator')).to.include('held');
+      expect(appliesTo('hold', 'team')).to.not.include('held');
     });
 
     it('a purge is the one operator edge delivery_delayed → failed', () => {

@@ -6,6 +6,7 @@ import type Koa from 'koa';
 import { ApiError } from '../../core/errors.js';
 import { jsonBody, type State, type KoaCtx } from '../middleware.js';
 import type { MountFn } from '../deps.js';
+import { bodyBudget } from '../../services/body-budget.js';
 import { queueRoutes, siteRoutes } from './routes.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -22,7 +23,7 @@ export const adminMount: MountFn = (koa, deps) => {
   queueRoutes(router, deps.app);
   siteRoutes(router, deps.app);
   const routes = router.routes();
-  const body = jsonBody(deps.app.config.maxBodyBytes);
+  const body = jsonBody(deps.app.config.maxBodyBytes, bodyBudget(deps.app));
   koa.use(async (ctx: KoaCtx, next: Koa.Next) => {
     if (ctx.path !== '/admin' && !ctx.path.startsWith('/admin/')) return next();
     if (token === undefined) throw new ApiError('not_found', 'route_not_found', `No route ${ctx.method} ${ctx.path}.`);

@@ -30,6 +30,7 @@ export const EmailFields = {
   scheduled_at: Nullable(DateTime()),
   tracking: Resource({ opens: Type.Boolean(), clicks: Type.Boolean() }),
   attachments: Type.Array(AttachmentInfo),
+  content_expired_at: Nullable(DateTime('When its bodies and attachment bytes were deleted (content retention).')),
   created_at: DateTime(),
 };
 export const Email = Resource(EmailFields, 'An email (interface.md "Email").');

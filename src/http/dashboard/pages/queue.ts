@@ -229,9 +229,16 @@ function teamPage(deps: Deps, k: DCtx): void {
     html`<form method="post" action="/dashboard/queue/emails/${email}/${what}" class="inline">
       ${csrfField(s)}<button type="submit" aria-label="${label} ${email}">${label}</button>
     </form>`;
+  // The operator's hold is the operator's to release (a team's release leaves it): no button for it.
+  const holdOrRelease = (r: QueueEntry) =>
+    r.state !== 'held'
+      ? button(r.email_id, 'hold', 'Hold')
+      : r.held_by === 'operator'
+        ? html`<span class="muted">Held by the operator</span>`
+        : button(r.email_id, 'release', 'Release');
   const actions = (r: QueueEntry) =>
     write
-      ? html`${r.state === 'held' ? button(r.email_id, 'release', 'Release') : button(r.email_id, 'hold', 'Hold')}
+      ? html`${holdOrRelease(r)}
         ${r.state === 'scheduled' || r.state === 'due' || r.state === 'held' ? button(r.email_id, 'cancel', 'Cancel') : ''}`
       : '';
   const done = qs(k, 'done') as QueueAction | 'cancel' | undefined;
@@ -242,7 +249,10 @@ function teamPage(deps: Deps, k: DCtx): void {
         ? `${DONE[done as QueueAction]} ${Number(qs(k, 'matched')) || 0} recipients.`
         : undefined;
   const body = html`<h1>Queue</h1>
-    <p>Your mail still waiting for delivery. Hold keeps an email from being attempted until you release it.</p>
+    <p>
+      Your mail still waiting for delivery. Hold keeps an email from being attempted until you release it; what the
+      operator holds, only the operator releases.
+    </p>
     ${listTable(rows, actions)}`;
   page(deps.app, k, { title: 'Queue', active: 'queue', body, notice });
 }
