@@ -1,8 +1,11 @@
-// Serves /docs/errors: one anchored entry per error code, so every `error.doc_url`
-// (`{docs_url}/errors#<code>`) resolves when docs_url is the service's own /docs (the default). The entries are core/error-codes.
+// Serves /docs/api (the API reference, rendered from the OpenAPI document by docs-api.ts) and /docs/errors: one
+// anchored entry per error code, so every `error.doc_url` (`{docs_url}/errors#<code>`) resolves when docs_url is
+// the service's own /docs (the default). The entries are core/error-codes.
 import type Koa from 'koa';
 import { ERROR_CODES } from '../core/error-codes.js';
 import type { MountFn } from './app.js';
+import { documentOf } from './openapi.js';
+import { renderReference } from './docs-api.js';
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -19,9 +22,17 @@ function page(): string {
 ${items}</main></body></html>`;
 }
 
-export const docsMount: MountFn = (koa) => {
+export const docsMount: MountFn = (koa, { app }) => {
   const body = page();
+  let reference: string | undefined;
   koa.use(async (ctx: Koa.Context, next) => {
+    const doc = ctx.method === 'GET' && (ctx.path === '/docs/api' || ctx.path === '/docs/api/') && documentOf(app);
+    if (doc) {
+      ctx.type = 'html';
+      ctx.set('Cache-Control', 'public, max-age=3600');
+      ctx.body = reference ??= renderReference(doc);
+      return;
+    }
     if (ctx.method !== 'GET' || (ctx.path !== '/docs/errors' && ctx.path !== '/docs/errors/')) return next();
     ctx.type = 'html';
     ctx.set('Cache-Control', 'public, max-age=3600');

@@ -1,118 +1,142 @@
-// GET /v1/openapi.json: an OpenAPI 3.1 document of the v1 API, built from the routes the router really has (so
-// none is missing) and the TypeBox schemas the routes validate with (TypeBox schemas are JSON Schema). No key needed.
+// GET /v1/openapi.json: the OpenAPI 3.1 document of the v1 API, built from the routes the router really has (so
+// none is missing), the table of openapi-ops.ts and the TypeBox schemas of schemas.ts (requests, as the routes
+// validate them) and resources/ (answers, as the routes build them): named `components/schemas`, referenced by
+// $ref. test/helpers/contract.ts checks every answer of the integration suite against it. No key needed.
 import type Router from '@koa/router';
-import Type, { type TSchema } from 'typebox';
-import { SendEmail, EmailListQuery, ListQuery, CreateSuppression, CreateKey, StatsQuery } from './schemas.js';
+import type { TSchema } from 'typebox';
+import { EVENT_TYPES } from '../core/status.js';
+import { PageLimit } from './schemas.js';
+import { OPS } from './openapi-ops.js';
+import { COMPONENTS, ERROR_STATUSES, errorName, payloadName, type ErrorStatus } from './resources/index.js';
 import type { Deps } from './deps.js';
 import type { KoaCtx } from './middleware.js';
+import type { Ctx } from '../services/context.js';
 
-interface Op {
-  summary: string;
-  scope?: string;
-  body?: TSchema;
-  query?: TSchema;
-  status?: number;
-}
-
-const Attachments = Type.Array(
-  Type.Object({ filename: Type.String(), content_type: Type.String(), size: Type.Integer() }),
-);
-const Email = Type.Object({
-  object: Type.Literal('email'),
-  id: Type.String({ pattern: '^em_' }),
-  from: Type.String(),
-  to: Type.Array(Type.String()),
-  cc: Type.Union([Type.Array(Type.String()), Type.Null()]),
-  bcc: Type.Union([Type.Array(Type.String()), Type.Null()]),
-  reply_to: Type.Union([Type.String(), Type.Null()]),
-  subject: Type.String(),
-  status: Type.String(),
-  test_mode: Type.Boolean(),
-  tags: Type.Union([Type.Array(Type.String()), Type.Null()]),
-  credits_charged: Type.Integer(),
-  scheduled_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  tracking: Type.Object({ opens: Type.Boolean(), clicks: Type.Boolean() }),
-  attachments: Attachments,
-  content_expired_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  created_at: Type.String({ format: 'date-time' }),
-});
-const ErrorEnvelope = Type.Object({
-  error: Type.Object({
-    type: Type.String(),
-    code: Type.String(),
-    message: Type.String(),
-    param: Type.Optional(Type.String()),
-    doc_url: Type.String(),
-  }),
-});
-
-/** What the document says of each route ("METHOD /path" as registered under /v1). */
-const OPS: Record<string, Op> = {
-  'POST /emails': { summary: 'Queue one email', scope: 'emails:send', body: SendEmail, status: 202 },
-  'POST /emails/batch': {
-    summary: 'Queue 1 to 100 emails, all or none',
-    scope: 'emails:send',
-    body: Type.Array(SendEmail, { minItems: 1, maxItems: 100 }),
-    status: 202,
-  },
-  'GET /emails': { summary: 'List emails, newest first', scope: 'emails:read', query: EmailListQuery },
-  'GET /emails/{id}': { summary: 'Fetch an email', scope: 'emails:read' },
-  'GET /emails/{id}/events': { summary: "An email's events, oldest first", scope: 'emails:read', query: ListQuery },
-  'POST /emails/{id}/cancel': { summary: 'Cancel a queued email', scope: 'emails:send' },
-  'GET /suppressions': { summary: 'List suppressed addresses', scope: 'emails:read', query: ListQuery },
-  'POST /suppressions': { summary: 'Suppress an address', scope: 'emails:send', body: CreateSuppression },
-  'DELETE /suppressions/{address}': { summary: 'Remove a suppression', scope: 'emails:send', status: 204 },
-  'GET /credits': { summary: 'Credit balance and grants' },
-  'POST /api-keys': { summary: 'Create an API key', scope: 'keys:write', body: CreateKey, status: 201 },
-  'GET /api-keys': { summary: "List the team's keys", scope: 'keys:write' },
-  'DELETE /api-keys/{id}': { summary: 'Revoke a key', scope: 'keys:write' },
-  'POST /domains': { summary: 'Add a sending domain (DNS records to publish)', scope: 'domains:write', status: 201 },
-  'GET /domains': { summary: 'List domains', scope: 'domains:read', query: ListQuery },
-  'GET /domains/{id}': { summary: 'Fetch a domain', scope: 'domains:read' },
-  'POST /domains/{id}/verify': { summary: "Re-check a domain's DNS records now", scope: 'domains:write' },
-  'POST /domains/{id}/rotate-dkim': { summary: 'Start a DKIM key rotation', scope: 'domains:write' },
-  'DELETE /domains/{id}': { summary: 'Delete a domain', scope: 'domains:write' },
-  'POST /webhooks': { summary: 'Create a webhook endpoint', scope: 'webhooks:write', status: 201 },
-  'GET /webhooks': { summary: 'List webhook endpoints', scope: 'webhooks:write', query: ListQuery },
-  'GET /webhooks/{id}': { summary: 'Fetch a webhook endpoint', scope: 'webhooks:write' },
-  'PATCH /webhooks/{id}': { summary: 'Change a webhook endpoint', scope: 'webhooks:write' },
-  'DELETE /webhooks/{id}': { summary: 'Delete a webhook endpoint', scope: 'webhooks:write' },
-  'POST /webhooks/{id}/rotate-secret': { summary: "Rotate an endpoint's signing secret", scope: 'webhooks:write' },
-  'GET /webhooks/{id}/deliveries': { summary: "An endpoint's deliveries", scope: 'webhooks:write', query: ListQuery },
-  'POST /webhooks/{id}/deliveries/{delivery_id}/retry': { summary: 'Replay a delivery', scope: 'webhooks:write' },
-  'GET /stats': { summary: 'Sending statistics over time', scope: 'emails:read', query: StatsQuery },
-  'GET /openapi.json': { summary: 'This document (no key needed)' },
-};
 /** Said of a route the table does not know yet (test/integration/openapi.test.ts fails on it). */
 export const UNDOCUMENTED = 'Undocumented route';
 
-function queryParams(q: TSchema | undefined) {
-  const props = (q as { properties?: Record<string, TSchema> } | undefined)?.properties ?? {};
-  return Object.entries(props).map(([name, schema]) => ({ name, in: 'query', required: false, schema }));
+const NAMES = new Map<unknown, string>(Object.entries(COMPONENTS).map(([name, s]) => [s, name]));
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** A schema as plain JSON, each named sub-schema (other than `root` itself) written as its $ref. */
+function toJson(node: unknown, root?: unknown): unknown {
+  if (node !== root && NAMES.has(node)) return ref(NAMES.get(node)!);
+  if (Array.isArray(node)) return node.map((n) => toJson(n, root));
+  if (node === null || typeof node !== 'object') return node;
+  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, toJson(v, root)]));
 }
 
-function operation(key: string, path: string): Record<string, unknown> {
-  const op = OPS[key] ?? { summary: UNDOCUMENTED };
-  const status = String(op.status ?? 200);
+const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
+const header = (description: string, type = 'integer') => ({ description, schema: { type } });
+const HEADERS = {
+  'X-Request-Id': header('The request id (the one sent, when valid, else a new one); it is in the logs.', 'string'),
+  'RateLimit-Limit': header('The burst of the token bucket this request took from (per key, or per address).'),
+  'RateLimit-Remaining': header('Tokens left in the bucket.'),
+  'RateLimit-Reset': header('Seconds until the bucket is full again.'),
+  'Retry-After': header('Seconds to wait before retrying.'),
+  'Idempotent-Replayed': header('`true` when this is the remembered answer of an earlier request.', 'string'),
+};
+const headerRefs = (names: (keyof typeof HEADERS)[]) =>
+  Object.fromEntries(names.map((n) => [n, { $ref: `#/components/headers/${n}` }]));
+
+/** The error statuses a route can answer with: from what it does (key, scope, path, body, query) and its extras. */
+function errorStatuses(method: string, path: string, op: (typeof OPS)[string] | undefined): ErrorStatus[] {
+  const s = new Set<ErrorStatus>([500, 503]);
+  if (op?.scope) [401, 429].forEach((x) => s.add(x as ErrorStatus));
+  if (op?.scope && op.scope !== 'any') s.add(403);
+  if (path.includes('{')) s.add(404);
+  if (['POST', 'PATCH', 'PUT'].includes(method)) [413, 422].forEach((x) => s.add(x as ErrorStatus));
+  if (op?.query) s.add(422);
+  for (const x of op?.errors ?? []) s.add(x);
+  return ERROR_STATUSES.filter((x) => s.has(x));
+}
+
+function queryParams(q: TSchema | undefined) {
+  const props = (q as { properties?: Record<string, TSchema> } | undefined)?.properties ?? {};
+  return Object.entries(props).map(([name, schema]) => ({
+    name,
+    in: 'query',
+    required: false,
+    schema: toJson(name === 'limit' ? PageLimit : schema),
+  }));
+}
+
+function operation(method: string, path: string): Record<string, unknown> {
+  const op = OPS[`${method} ${path}`];
+  if (!op) return { summary: UNDOCUMENTED, responses: { default: { description: UNDOCUMENTED } } };
+  const keyed = op.scope !== undefined;
+  const common: (keyof typeof HEADERS)[] = keyed
+    ? ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']
+    : ['X-Request-Id'];
+  const responses: Record<string, unknown> = {};
+  for (const [status, name] of Object.entries(op.ok))
+    responses[status] = {
+      description: name ? `${name}` : 'No content',
+      headers: headerRefs(op.idempotent ? [...common, 'Idempotent-Replayed'] : common),
+      ...(name ? json(ref(name)) : {}),
+    };
+  for (const status of errorStatuses(method, path, op))
+    responses[status] = {
+      description: `Error (${errorName(status)})`,
+      headers: headerRefs(status === 429 || status === 503 ? [...common, 'Retry-After'] : common),
+      ...json(ref(errorName(status))),
+    };
   const pathParams = [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({
     name: m[1],
     in: 'path',
     required: true,
     schema: { type: 'string' },
   }));
-  const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
-  const emailish = key.startsWith('POST /emails') || key.startsWith('GET /emails/{id}');
+  const idem = op.idempotent
+    ? [
+        {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description: 'Retrying with the same key within 24 hours answers the first answer instead of sending again.',
+          schema: { type: 'string', minLength: 1, maxLength: 255 },
+        },
+      ]
+    : [];
   return {
+    operationId: op.id,
     summary: op.summary,
-    ...(op.scope ? { description: `Scope: ${op.scope}.` } : {}),
-    ...(key === 'GET /openapi.json' ? { security: [] } : {}),
-    parameters: [...pathParams, ...queryParams(op.query)],
-    ...(op.body ? { requestBody: { required: true, ...json(op.body) } } : {}),
-    responses: {
-      [status]: { description: 'Success', ...(emailish && !key.endsWith('/events') ? json(Email) : {}) },
-      default: { description: 'Error envelope', ...json(ErrorEnvelope) },
-    },
+    tags: [op.tag],
+    ...(op.scope && op.scope !== 'any' ? { description: `Scope: \`${op.scope}\`.` } : {}),
+    security: keyed ? [{ bearer: op.scope === 'any' ? [] : [op.scope] }] : [],
+    parameters: [...pathParams, ...queryParams(op.query), ...idem],
+    ...(op.body ? { requestBody: { required: true, ...json(ref(op.body)) } } : {}),
+    responses,
   };
+}
+
+/** The 3.1 `webhooks`: what the service POSTs to a subscribed endpoint, per event kind. */
+function webhooks() {
+  const signing = ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => ({
+    name,
+    in: 'header',
+    required: true,
+    description: 'Standard Webhooks signature headers (docs/webhooks.md): verify them with the endpoint secret.',
+    schema: { type: 'string' },
+  }));
+  return Object.fromEntries(
+    EVENT_TYPES.map((t) => [
+      t,
+      {
+        post: {
+          operationId: `${t}Webhook`,
+          summary: `The \`${t}\` event`,
+          tags: ['Webhook events'],
+          parameters: signing,
+          requestBody: { required: true, ...json(ref(payloadName(t))) },
+          responses: {
+            '2XX': { description: 'Received: the delivery succeeded.' },
+            default: { description: 'Anything else (or no answer in time): retried with exponential backoff.' },
+          },
+        },
+      },
+    ]),
+  );
 }
 
 /** The document for the routes registered on `router` (its /v1 prefix removed; `:id` written `{id}`). */
@@ -122,24 +146,43 @@ export function openApiDocument(router: Router, serverUrl: string): Record<strin
     const path = String(layer.path)
       .replace(/^\/v1/, '')
       .replace(/:(\w+)/g, '{$1}');
-    for (const method of layer.methods.filter((m) => m !== 'HEAD')) {
-      (paths[path] ??= {})[method.toLowerCase()] = operation(`${method} ${path}`, path);
-    }
+    for (const method of layer.methods.filter((m) => m !== 'HEAD'))
+      (paths[path] ??= {})[method.toLowerCase()] = operation(method, path);
   }
+  const tags = [...new Set(Object.values(OPS).map((o) => o.tag)), 'Webhook events'];
   return {
     openapi: '3.1.0',
-    info: { title: 'MTA HTTP API', version: '1' },
+    info: {
+      title: 'MTA HTTP API',
+      version: '1.0.0',
+      description:
+        'Transactional email over HTTP. Every error is the envelope `{"error": {"type", "code", "message", "param"?, ' +
+        '"doc_url"}}` (codes at /docs/errors); an unknown path or method answers 404 `route_not_found`.',
+    },
     servers: [{ url: `${serverUrl}/v1` }],
+    tags: tags.map((name) => ({ name })),
     security: [{ bearer: [] }],
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
     paths,
+    webhooks: webhooks(),
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'An API key: `ps_test_…` or `ps_live_…`.' },
+      },
+      headers: HEADERS,
+      schemas: Object.fromEntries(Object.entries(COMPONENTS).map(([name, s]) => [name, toJson(s, s)])),
+    },
   };
 }
 
+const documents = new WeakMap<Ctx, () => Record<string, unknown>>();
+/** The document a service serves (for /docs/api), once its openApiRoutes are registered. */
+export const documentOf = (app: Ctx) => documents.get(app)?.();
+
 export function openApiRoutes(r: Router, { app }: Deps) {
-  let doc: Record<string, unknown> | null = null; // built on first request, when every route is registered
+  let doc: Record<string, unknown> | null = null; // built on first use, when every route is registered
+  const get = () => (doc ??= openApiDocument(r, app.config.publicUrl));
+  documents.set(app, get);
   r.get('/openapi.json', (ctx: KoaCtx) => {
-    doc ??= openApiDocument(r, app.config.publicUrl);
-    ctx.body = doc;
+    ctx.body = get();
   });
 }

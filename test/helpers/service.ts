@@ -1,5 +1,6 @@
-// Starts the real service on port 0 with a fresh SQLite file in a temp folder, and offers a small
-// HTTP client for the API plus factories for teams, keys and credits.
+// Starts the real service on port 0 with a fresh SQLite file in a temp folder, and offers a small HTTP client for
+// the API (each /v1 answer checked against the OpenAPI document, test/helpers/contract.ts) plus factories for
+// teams, keys and credits.
 import pino from 'pino';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
@@ -8,6 +9,7 @@ import { createTeam, createKey, type Scope } from '../../src/services/keys.js';
 import { addCredits } from '../../src/services/credits.js';
 import { openDb, type DB } from '../../src/store/db.js';
 import { createDatabase, sharedPg } from './pg.js';
+import { contract } from './contract.js';
 
 export interface TestClock {
   now: () => number;
@@ -77,6 +79,9 @@ export class TestService {
     } catch {
       /* not JSON */
     }
+    // Every /v1 answer is checked against the OpenAPI document: one it does not describe fails the test.
+    const violation = contract(this.ctx).check(method, p, res.status, parsed);
+    if (violation) throw new Error(`Contract (test/helpers/contract.ts): ${violation}`);
     return { status: res.status, body: parsed as T, headers: res.headers };
   }
 

@@ -1,11 +1,14 @@
-// GET /v1/openapi.json: an OpenAPI 3.1 document served without a key that holds every route of every feature
-// (each with a summary), the TypeBox request schemas (attachments, batch), path parameters and the error envelope.
+// GET /v1/openapi.json: an OpenAPI 3.1 document served without a key that holds every route of every feature with
+// its operationId, tag, scope and every status it answers with (named components/schemas, the error envelope per
+// status), its parameters and headers, and the webhooks of every event kind; and the contract check that uses it.
 import Router from '@koa/router';
 import { expect } from 'chai';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { FEATURES } from '../../src/features.js';
 import { feature as api } from '../../src/features/api.js';
-import { UNDOCUMENTED } from '../../src/http/openapi.js';
+import { UNDOCUMENTED, documentOf } from '../../src/http/openapi.js';
+import { EVENT_TYPES, STATUSES } from '../../src/core/status.js';
+import { Contract } from '../helpers/contract.js';
 
 describe('GET /v1/openapi.json', () => {
   let s: TestService;
@@ -27,42 +30,116 @@ describe('GET /v1/openapi.json', () => {
     );
   }
 
-  it('documents every route of every feature, each with a summary', async () => {
+  it('documents every route of every feature: operationId, tag, security, every status with its schema', async () => {
     const r = await s.api('GET', '/v1/openapi.json');
     expect(r.status).to.equal(200);
     const doc = r.body;
     expect(doc.openapi).to.equal('3.1.0');
     const routes = registered();
     expect(routes).to.include.members(['POST /emails', 'POST /emails/batch', 'GET /domains/{id}', 'GET /openapi.json']);
+    const ids = new Set<string>();
     for (const route of routes) {
       const [method, path] = route.split(' ');
       const op = doc.paths[path]?.[method.toLowerCase()];
       expect(op, `${route} is in the document`).to.be.an('object');
       expect(op.summary, `${route} has a summary`).to.be.a('string').and.not.equal(UNDOCUMENTED);
-      expect(op.responses.default.content['application/json'].schema.properties).to.have.property('error');
+      expect(op.operationId, `${route} has an operationId`).to.be.a('string');
+      expect(ids.has(op.operationId), `${op.operationId} is unique`).to.equal(false);
+      ids.add(op.operationId);
+      expect(op.tags).to.have.length(1);
+      expect(op.security).to.be.an('array');
+      expect(op.responses).not.to.have.property('default');
+      for (const [status, res] of Object.entries<any>(op.responses)) {
+        if (status === '204') expect(res.content, `${route} ${status}`).to.equal(undefined);
+        else
+          expect(res.content['application/json'].schema.$ref, `${route} ${status}`).to.match(
+            /^#\/components\/schemas\//,
+          );
+        if (Number(status) >= 400)
+          expect(res.content['application/json'].schema.$ref).to.equal(`#/components/schemas/Error${status}`);
+      }
+      if (path !== '/openapi.json') expect(op.responses, route).to.include.keys('401', '429', '500', '503');
     }
+    expect(doc.paths['/emails'].post.security).to.deep.equal([{ bearer: ['emails:send'] }]);
+    expect(doc.paths['/credits'].get.security).to.deep.equal([{ bearer: [] }]);
+    expect(doc.paths['/openapi.json'].get.security).to.deep.equal([]);
   });
 
-  it('carries the TypeBox schemas: attachments, the batch array, path and query parameters', async () => {
+  it('is the document the contract check uses (documentOf, taken in-process)', async () => {
+    const served = (await s.api('GET', '/v1/openapi.json')).body;
+    expect(served).to.deep.equal(JSON.parse(JSON.stringify(documentOf(s.ctx))));
+  });
+
+  it("names every resource in components/schemas, with the contract's enums and the server's limits", async () => {
     const doc = (await s.api('GET', '/v1/openapi.json')).body;
-    const send = doc.paths['/emails'].post;
-    const body = send.requestBody.content['application/json'].schema;
-    expect(body.required).to.include.members(['from', 'to', 'subject']);
-    expect(body.properties.attachments.anyOf[0].items.properties).to.have.keys(
-      'filename',
-      'content',
-      'content_type',
-      'content_id',
+    const c = doc.components.schemas;
+    for (const name of ['Email', 'EmailList', 'EmailBatch', 'EventList', 'SuppressionList', 'CreditBalance', 'ApiKey'])
+      expect(c, name).to.have.property(name);
+    for (const name of ['DomainList', 'WebhookEndpointList', 'WebhookDeliveryList', 'Stats', 'Error422', 'Error503'])
+      expect(c, name).to.have.property(name);
+    expect(c.EmailStatus.enum).to.deep.equal([...STATUSES]);
+    expect(c.Scope.enum).to.include.members(['emails:send', 'keys:write']);
+    expect(c.Email.properties.status.$ref).to.equal('#/components/schemas/EmailStatus');
+    expect(c.Email.additionalProperties).to.equal(false);
+    expect(c.Error401.properties.error.properties.code.enum).to.deep.equal(['missing_api_key', 'invalid_api_key']);
+    expect(c.Error422.properties.error.properties.type.enum).to.deep.equal(['validation_error']);
+    expect(c.EmailList.properties.data.items.$ref).to.equal('#/components/schemas/Email');
+    const att = c.SendEmail.properties.attachments.anyOf[0];
+    expect(att.maxItems).to.equal(20);
+    expect(att.items.properties.filename.maxLength).to.equal(255);
+    expect(c.SendEmailBatch).to.include({ type: 'array', minItems: 1, maxItems: 100 });
+    expect(doc.paths['/emails/batch'].post.responses['202'].content['application/json'].schema.$ref).to.equal(
+      '#/components/schemas/EmailBatch',
     );
-    expect(send.responses['202'].content['application/json'].schema.properties).to.have.property('attachments');
-    const batch = doc.paths['/emails/batch'].post.requestBody.content['application/json'].schema;
-    expect(batch).to.include({ type: 'array', minItems: 1, maxItems: 100 });
+    expect(Object.keys(doc.paths['/suppressions'].post.responses)).to.include.members(['200', '201']);
+    expect(doc.paths['/webhooks/{id}/deliveries/{delivery_id}/retry'].post.responses).to.have.property('202');
+    expect(doc.paths['/domains'].post.requestBody.content['application/json'].schema.$ref).to.equal(
+      '#/components/schemas/CreateDomain',
+    );
+    expect(c.CreateWebhook.properties.events.items.enum).to.include('delivered');
+  });
+
+  it('carries path, query and header parameters, rate-limit headers and the webhooks of every event kind', async () => {
+    const doc = (await s.api('GET', '/v1/openapi.json')).body;
     expect(doc.paths['/emails/{id}'].get.parameters[0]).to.include({ name: 'id', in: 'path', required: true });
-    expect(doc.paths['/emails'].get.parameters.map((p: any) => p.name)).to.include.members([
-      'limit',
-      'cursor',
-      'status',
-    ]);
-    expect(doc.paths['/openapi.json'].get.security).to.deep.equal([]);
+    const list = doc.paths['/emails'].get.parameters;
+    expect(list.map((p: any) => p.name)).to.include.members(['limit', 'cursor', 'status']);
+    expect(list.find((p: any) => p.name === 'limit').schema).to.include({ type: 'integer', minimum: 1, maximum: 100 });
+    const idem = doc.paths['/emails'].post.parameters.find((p: any) => p.name === 'Idempotency-Key');
+    expect(idem).to.include({ in: 'header' });
+    expect(idem.schema.maxLength).to.equal(255);
+    const ok = doc.paths['/emails'].get.responses['200'].headers;
+    expect(ok).to.include.keys('RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset');
+    expect(doc.paths['/emails'].get.responses['429'].headers).to.have.property('Retry-After');
+    expect(Object.keys(doc.webhooks)).to.have.members([...EVENT_TYPES]);
+    expect(doc.webhooks.delivered.post.requestBody.content['application/json'].schema.$ref).to.equal(
+      '#/components/schemas/DeliveredEvent',
+    );
+    expect(doc.components.schemas.DeliveredEvent.properties.data.properties.email.anyOf[0].$ref).to.equal(
+      '#/components/schemas/Email',
+    );
+  });
+
+  it('the contract check refuses an answer the document does not describe', () => {
+    const c = new Contract(documentOf(s.ctx)!);
+    expect(c.compileAll()).to.be.greaterThan(100); // every schema compiles (each refuses `undefined`)
+    expect(c.check('GET', '/v1/credits', 201, {})).to.match(/lists no 201/);
+    expect(c.check('GET', '/v1/emails/em_1', 200, { object: 'email' })).to.match(/not as the document describes/);
+    expect(c.check('DELETE', '/v1/suppressions/a@b.test', 204, null)).to.equal(null);
+    expect(c.check('GET', '/v1/nope', 200, {})).to.match(/no such operation/);
+    const notFound = { error: { type: 'not_found', code: 'route_not_found', message: 'x', doc_url: 'http://x/e' } };
+    expect(c.check('GET', '/v1/nope', 404, notFound)).to.equal(null);
+  });
+
+  it('/docs/api renders the document: every operation and schema, no script or outside asset', async () => {
+    const doc = (await s.api('GET', '/v1/openapi.json')).body;
+    const r = await fetch(`${s.url}/docs/api`);
+    expect(r.status).to.equal(200);
+    expect(r.headers.get('content-type')).to.match(/text\/html/);
+    const html = await r.text();
+    for (const ops of Object.values<any>(doc.paths))
+      for (const op of Object.values<any>(ops)) expect(html).to.include(`id="op-${op.operationId}"`);
+    for (const name of Object.keys(doc.components.schemas)) expect(html).to.include(`id="schema-${name}"`);
+    expect(html).not.to.match(/<script|<link|src="http|href="http/);
   });
 });

@@ -2,21 +2,13 @@
 // Scopes: domains:read to read, domains:write for everything that changes or re-checks; a test key
 // reads but never changes domains (403 test_key_not_allowed).
 import type Router from '@koa/router';
-import Type from 'typebox';
 import { addDomain, getDomain, listDomains, verifyDomain, deleteDomain, rotateDkim } from '../../services/domains.js';
 import { requireLive } from '../../services/keys.js';
-import { ListQuery } from '../schemas.js';
+import { CreateDomain, ListQuery } from '../schemas.js';
 import { validator } from '../validate.js';
 import { limitOf, principal, type KoaCtx } from '../middleware.js';
 import type { Deps } from '../app.js';
 
-const CreateDomain = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 253 }),
-    dkim: Type.Optional(Type.Object({ ed25519: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
-  },
-  { additionalProperties: false },
-);
 const checkCreate = validator(CreateDomain);
 const checkPage = validator(ListQuery);
 

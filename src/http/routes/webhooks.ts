@@ -2,26 +2,14 @@
 // delivery log and replays. Scope webhooks:write throughout; other teams' endpoints, and live ones for a test key, are 404.
 import type Router from '@koa/router';
 import type { Resolver } from 'node:dns/promises';
-import Type from 'typebox';
 import * as svc from '../../services/webhooks.js';
-import { ListQuery } from '../schemas.js';
+import { ListQuery, WebhookBodies } from '../schemas.js';
 import { validator } from '../validate.js';
 import { limitOf, principal, type KoaCtx } from '../middleware.js';
 import type { Deps } from '../app.js';
 
-const Url = Type.String({ minLength: 1, maxLength: 2048 });
-const Events = Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: 20 });
-const checkCreate = validator(Type.Object({ url: Url, events: Events }, { additionalProperties: false }));
-const checkUpdate = validator(
-  Type.Object(
-    {
-      url: Type.Optional(Url),
-      events: Type.Optional(Events),
-      enabled: Type.Optional(Type.Boolean()),
-    },
-    { additionalProperties: false },
-  ),
-);
+const checkCreate = validator(WebhookBodies.create);
+const checkUpdate = validator(WebhookBodies.update);
 const checkPage = validator(ListQuery);
 
 export function webhookRoutes(resolver: Resolver) {

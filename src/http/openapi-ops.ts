@@ -1,0 +1,246 @@
+// What the document says of each v1 route ("METHOD /path" as registered under /v1): its operationId, tag, scope,
+// request, and every success status with its schema (a component of resources/index.ts, or null for no body).
+// Error statuses follow from the route (openapi.ts errorStatuses) plus `errors` here.
+import type { TSchema } from 'typebox';
+import type { Scope } from '../services/keys.js';
+import { EmailListQuery, ListQuery, StatsQuery } from './schemas.js';
+import type { ErrorStatus } from './resources/index.js';
+
+export interface Op {
+  id: string;
+  summary: string;
+  tag: string;
+  /** The scope the key needs; 'any' for any key of the team; absent for no key at all. */
+  scope?: Scope | 'any';
+  /** Name of the request body's component. */
+  body?: string;
+  query?: TSchema;
+  /** Success status → component name (null: no body). */
+  ok: Record<number, string | null>;
+  errors?: ErrorStatus[];
+  idempotent?: boolean;
+  description?: string;
+}
+
+export const OPS: Record<string, Op> = {
+  'POST /emails': {
+    id: 'sendEmail',
+    summary: 'Queue one email',
+    tag: 'Emails',
+    scope: 'emails:send',
+    body: 'SendEmail',
+    ok: { 202: 'Email' },
+    errors: [402, 409],
+    idempotent: true,
+  },
+  'POST /emails/batch': {
+    id: 'sendEmailBatch',
+    summary: 'Queue 1 to 100 emails, all or none',
+    tag: 'Emails',
+    scope: 'emails:send',
+    body: 'SendEmailBatch',
+    ok: { 202: 'EmailBatch' },
+    errors: [402, 409],
+    idempotent: true,
+  },
+  'GET /emails': {
+    id: 'listEmails',
+    summary: 'List emails, newest first',
+    tag: 'Emails',
+    scope: 'emails:read',
+    query: EmailListQuery,
+    ok: { 200: 'EmailList' },
+  },
+  'GET /emails/{id}': {
+    id: 'getEmail',
+    summary: 'Fetch an email',
+    tag: 'Emails',
+    scope: 'emails:read',
+    ok: { 200: 'Email' },
+  },
+  'GET /emails/{id}/events': {
+    id: 'listEmailEvents',
+    summary: "An email's events, oldest first",
+    tag: 'Emails',
+    scope: 'emails:read',
+    query: ListQuery,
+    ok: { 200: 'EventList' },
+  },
+  'POST /emails/{id}/cancel': {
+    id: 'cancelEmail',
+    summary: 'Cancel a queued email',
+    tag: 'Emails',
+    scope: 'emails:send',
+    ok: { 200: 'Email' },
+  },
+  'GET /suppressions': {
+    id: 'listSuppressions',
+    summary: 'List suppressed addresses',
+    tag: 'Suppressions',
+    scope: 'emails:read',
+    query: ListQuery,
+    ok: { 200: 'SuppressionList' },
+  },
+  'POST /suppressions': {
+    id: 'createSuppression',
+    summary: 'Suppress an address (201 when added, 200 when it already was)',
+    tag: 'Suppressions',
+    scope: 'emails:send',
+    body: 'CreateSuppression',
+    ok: { 200: 'Suppression', 201: 'Suppression' },
+  },
+  'DELETE /suppressions/{address}': {
+    id: 'deleteSuppression',
+    summary: 'Remove a suppression',
+    tag: 'Suppressions',
+    scope: 'emails:send',
+    ok: { 204: null },
+  },
+  'GET /credits': {
+    id: 'getCredits',
+    summary: 'Credit balance and grants',
+    tag: 'Account',
+    scope: 'any',
+    ok: { 200: 'CreditBalance' },
+  },
+  'POST /api-keys': {
+    id: 'createApiKey',
+    summary: 'Create an API key',
+    tag: 'Account',
+    scope: 'keys:write',
+    body: 'CreateKey',
+    ok: { 201: 'ApiKeyCreated' },
+  },
+  'GET /api-keys': {
+    id: 'listApiKeys',
+    summary: "List the team's keys",
+    tag: 'Account',
+    scope: 'keys:write',
+    ok: { 200: 'ApiKeyList' },
+  },
+  'DELETE /api-keys/{id}': {
+    id: 'revokeApiKey',
+    summary: 'Revoke a key',
+    tag: 'Account',
+    scope: 'keys:write',
+    ok: { 200: 'ApiKey' },
+  },
+  'POST /domains': {
+    id: 'createDomain',
+    summary: 'Add a sending domain (DNS records to publish)',
+    tag: 'Domains',
+    scope: 'domains:write',
+    body: 'CreateDomain',
+    ok: { 201: 'Domain' },
+  },
+  'GET /domains': {
+    id: 'listDomains',
+    summary: 'List domains',
+    tag: 'Domains',
+    scope: 'domains:read',
+    query: ListQuery,
+    ok: { 200: 'DomainList' },
+  },
+  'GET /domains/{id}': {
+    id: 'getDomain',
+    summary: 'Fetch a domain',
+    tag: 'Domains',
+    scope: 'domains:read',
+    ok: { 200: 'Domain' },
+  },
+  'POST /domains/{id}/verify': {
+    id: 'verifyDomain',
+    summary: "Re-check a domain's DNS records now",
+    tag: 'Domains',
+    scope: 'domains:write',
+    ok: { 200: 'Domain' },
+  },
+  'POST /domains/{id}/rotate-dkim': {
+    id: 'rotateDomainDkim',
+    summary: 'Start a DKIM key rotation',
+    tag: 'Domains',
+    scope: 'domains:write',
+    ok: { 200: 'Domain' },
+  },
+  'DELETE /domains/{id}': {
+    id: 'deleteDomain',
+    summary: 'Delete a domain',
+    tag: 'Domains',
+    scope: 'domains:write',
+    ok: { 200: 'DeletedDomain' },
+  },
+  'POST /webhooks': {
+    id: 'createWebhook',
+    summary: 'Create a webhook endpoint (its signing secret is shown once)',
+    tag: 'Webhooks',
+    scope: 'webhooks:write',
+    body: 'CreateWebhook',
+    ok: { 201: 'WebhookEndpointWithSecret' },
+  },
+  'GET /webhooks': {
+    id: 'listWebhooks',
+    summary: 'List webhook endpoints',
+    tag: 'Webhooks',
+    scope: 'webhooks:write',
+    query: ListQuery,
+    ok: { 200: 'WebhookEndpointList' },
+  },
+  'GET /webhooks/{id}': {
+    id: 'getWebhook',
+    summary: 'Fetch a webhook endpoint',
+    tag: 'Webhooks',
+    scope: 'webhooks:write',
+    ok: { 200: 'WebhookEndpoint' },
+  },
+  'PATCH /webhooks/{id}': {
+    id: 'updateWebhook',
+    summary: 'Change a webhook endpoint',
+    tag: 'Webhooks',
+    scope: 'webhooks:write',
+    body: 'UpdateWebhook',
+    ok: { 200: 'WebhookEndpoint' },
+  },
+  'DELETE /webhooks/{id}': {
+    id: 'deleteWebhook',
+    summary: 'Delete a webhook endpoint',
+    tag: 'Webhooks',
+    scope: 'webhooks:write',
+    ok: { 200: 'DeletedWebhookEndpoint' },
+  },
+  'POST /webhooks/{id}/rotate-secret': {
+    id: 'rotateWebhookSecret',
+    summary: "Rotate an endpoint's signing secret (the old one signs too for 24 hours)",
+    tag: 'Webhooks',
+    scope: 'webhooks:write',
+    ok: { 200: 'WebhookEndpointWithSecret' },
+  },
+  'GET /webhooks/{id}/deliveries': {
+    id: 'listWebhookDeliveries',
+    summary: "An endpoint's deliveries",
+    tag: 'Webhooks',
+    scope: 'webhooks:write',
+    query: ListQuery,
+    ok: { 200: 'WebhookDeliveryList' },
+  },
+  'POST /webhooks/{id}/deliveries/{delivery_id}/retry': {
+    id: 'retryWebhookDelivery',
+    summary: 'Replay a delivery (a new delivery of the same event, due now)',
+    tag: 'Webhooks',
+    scope: 'webhooks:write',
+    ok: { 202: 'WebhookDelivery' },
+  },
+  'GET /stats': {
+    id: 'getStats',
+    summary: 'Sending statistics over time',
+    tag: 'Stats',
+    scope: 'emails:read',
+    query: StatsQuery,
+    ok: { 200: 'Stats' },
+  },
+  'GET /openapi.json': {
+    id: 'getOpenApiDocument',
+    summary: 'This document (no key needed)',
+    tag: 'Meta',
+    ok: { 200: 'OpenApiDocument' },
+  },
+};
