@@ -6,6 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir, openTestDb, pgUrlFor, testEngine } from '../helpers/service.js';
 import { mta } from '../helpers/cli.js';
+import { createDatabase, sharedPg } from '../helpers/pg.js';
+import { NoStoreError, openDb } from '../../src/store/db.js';
 
 describe('mta command line: the store it opens', function () {
   this.timeout(60_000);
@@ -23,12 +25,23 @@ describe('mta command line: the store it opens', function () {
     expect(fs.readdirSync(cwd)).to.deep.equal([]);
   });
 
-  it('an MTA_DATA_DIR without a store is refused too, and stays empty', async () => {
+  it('an MTA_DATA_DIR without a store is refused too, and stays empty', async function () {
+    if (testEngine() === 'pg') this.skip(); // the folder stands for a database there: next test
     const dir = tempDir();
     const r = await mta(['team', 'create', 'acme'], { MTA_DATA_DIR: dir }, { noStore: true });
     expect(r.code).to.equal(1);
     expect(r.stderr).to.equal(`mta: no store at ${dir} (set MTA_DATA_DIR or --config)\n`);
     expect(fs.readdirSync(dir)).to.deep.equal([]);
+  });
+
+  it('an MTA_DATABASE_URL naming a database without the tables of the service is refused, and stays empty', async function () {
+    if (testEngine() !== 'pg') this.skip();
+    const url = await createDatabase((await sharedPg()).url);
+    const r = await mta(['team', 'create', 'acme'], { MTA_DATABASE_URL: url });
+    expect(r.code, r.stderr).to.equal(1);
+    expect(r.stderr).to.match(/^mta: no store at postgres(ql)?:\/\/\S+ \(set MTA_DATA_DIR or --config\)\n$/);
+    expect(r.stderr).not.to.match(/:[^@/]+@/); // no password printed
+    expect(() => openDb('', { databaseUrl: url, create: false })).to.throw(NoStoreError); // still none
   });
 
   it('a usage error exits 2 with the usage text and creates nothing', async () => {
