@@ -41,6 +41,12 @@ export function countStatusChanges(ctx: Ctx, email: Counted, path: readonly Stat
   for (const s of path) if (COUNTED.has(s)) store.bumpStat(ctx.db, email.team_id, email.test_mode, hour, s);
 }
 
+/** A late (asynchronous) bounce of a delivered email: its status stays, but it counts as bounced, once. */
+export function countLateBounce(ctx: Ctx, email: Counted): void {
+  if (hasEventOfType(ctx.db, email.seq, 'bounced')) return;
+  store.bumpStat(ctx.db, email.team_id, email.test_mode, hourOf(ctx.now()), 'bounced');
+}
+
 /** Before an `opened` / `clicked` event is appended: counts the email the first time it has one. */
 export function countEngagement(ctx: Ctx, email: Counted, type: EventType): void {
   if (type !== 'opened' && type !== 'clicked') return;
