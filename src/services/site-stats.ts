@@ -5,7 +5,7 @@ import type { RecipientEvent, Status } from '../core/status.js';
 import * as store from '../store/stats.js';
 import type { Ctx } from './context.js';
 import type { Owner } from './keys.js';
-import { HOUR_MS, statsMode, statsRange, type StatsQuery } from './stats.js';
+import { HOUR_MS, rate, rates, statsMode, statsRange, type StatsQuery } from './stats.js';
 
 /** The site of test-mode recipients: their outcomes are simulated, no site is ever reached. */
 export const SIMULATED_SITE = 'simulated';
@@ -129,13 +129,12 @@ export function countSiteChanges(ctx: Ctx, email: Counted, changes: readonly Sit
   for (const [s, m] of sum) for (const [type, n] of m) store.bumpSiteStat(ctx.db, { ...key, site: s }, type, n);
 }
 
-const rate = (a: number, b: number) => (b > 0 ? Math.min(1, Math.round((a / b) * 1e6) / 1e6) : 0);
-
 /** GET /v1/stats/sites: each site's figures over [from, to) (whole hours), by sent, largest first. */
 export function getSiteStats(ctx: Ctx, owner: Owner, q: Omit<StatsQuery, 'granularity'>) {
   const { from, to } = statsRange(q, ctx.now());
   const mode = statsMode(owner, q.test_mode);
-  const rows = mode === null ? [] : store.siteFiguresBetween(ctx.db, owner.teamId, mode, hourStart(from), to);
+  const rows =
+    mode === null ? [] : store.siteFiguresBetween(ctx.db, owner.teamId, mode, Math.floor(from / HOUR_MS) * HOUR_MS, to);
   const bySite = new Map<string, { n: Map<string, number>; delays: Map<number, number> }>();
   for (const r of rows) {
     let s = bySite.get(r.site);
@@ -149,8 +148,7 @@ export function getSiteStats(ctx: Ctx, owner: Owner, q: Omit<StatsQuery, 'granul
       object: 'site_stats',
       site,
       ...f,
-      bounce_rate: rate(f.bounced, f.sent),
-      complaint_rate: rate(f.complained, f.delivered),
+      ...rates(f),
       deferral_rate: rate(f.deferrals, s.n.get('attempts') ?? 0),
       median_delivery_seconds: histogramMedian(s.delays),
     };
@@ -158,5 +156,3 @@ export function getSiteStats(ctx: Ctx, owner: Owner, q: Omit<StatsQuery, 'granul
   data.sort((a, b) => b.sent - a.sent || a.site.localeCompare(b.site));
   return { object: 'list' as const, data };
 }
-
-const hourStart = (t: number) => Math.floor(t / HOUR_MS) * HOUR_MS;

@@ -108,10 +108,12 @@ export function siteSeries(ctx: Ctx, hours = 24): SiteSeries[] {
 
 export const zeroCounts = (): Counts => Object.fromEntries(STAT_TYPES.map((t) => [t, 0])) as Counts;
 
+/** a / b as a fraction between 0 and 1 to six places (0 when b is 0). */
+export const rate = (a: number, b: number) => (b > 0 ? Math.min(1, Math.round((a / b) * 1e6) / 1e6) : 0);
+
 /** Bounced per sent, complained per delivered: fractions between 0 and 1 (0 when nothing was sent). */
-export function rates(c: Counts): { bounce_rate: number; complaint_rate: number } {
-  const r = (a: number, b: number) => (b > 0 ? Math.min(1, Math.round((a / b) * 1e6) / 1e6) : 0);
-  return { bounce_rate: r(c.bounced, c.sent), complaint_rate: r(c.complained, c.delivered) };
+export function rates(c: Pick<Counts, 'bounced' | 'sent' | 'complained' | 'delivered'>) {
+  return { bounce_rate: rate(c.bounced, c.sent), complaint_rate: rate(c.complained, c.delivered) };
 }
 
 const ISO = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2}))?$/i;

@@ -2,7 +2,7 @@
 // (one named by the shaping rules, one by its MX host), the Overview's table; and every status change counted by
 // GET /v1/stats whichever path made it (an operator's purge, a cancel, a late asynchronous bounce).
 import { expect } from 'chai';
-import { outboundEnv, route, type OutboundEnv } from './outbound-env.js';
+import { outboundEnv, unknownAndSlow, route, type OutboundEnv } from './outbound-env.js';
 import { feature as outbound } from '../../src/features/outbound.js';
 import { feature as operations } from '../../src/features/operations.js';
 import { feature as dashboard } from '../../src/features/dashboard.js';
@@ -16,7 +16,6 @@ const PASSWORD = 'correct horse battery staple';
 describe('GET /v1/stats/sites', function () {
   this.timeout(40_000);
   let env: OutboundEnv;
-  const slowTries = new Map<string, number>();
   const alpha: string[] = [];
   const other: string[] = [];
 
@@ -25,17 +24,7 @@ describe('GET /v1/stats/sites', function () {
       features: [outbound, operations, dashboard],
       env: { MTA_ADMIN_TOKEN: TOKEN, MTA_DASHBOARD_PASSWORD: PASSWORD },
       shaping: { sites: { alpha: { mx: ['mx.rcpt.test'] } } },
-      script: {
-        rcpt: (to) => {
-          if (to.startsWith('unknown')) return { code: 550, message: '5.1.1 No such user' };
-          if (to.startsWith('slow')) {
-            const n = (slowTries.get(to) ?? 0) + 1;
-            slowTries.set(to, n);
-            if (n === 1) return { code: 451, message: '4.3.0 Try again later' };
-          }
-          return undefined;
-        },
-      },
+      script: unknownAndSlow(),
     });
     route(env.dns, 'hold.test');
     for (const to of ['ok0', 'ok1', 'ok2', 'ok3', 'unknown0', 'slow0'])
