@@ -3,7 +3,7 @@
 // Error statuses follow from the route (openapi.ts errorStatuses) plus `errors` here.
 import type { TSchema } from 'typebox';
 import type { Scope } from '../services/keys.js';
-import { EmailListQuery, ListQuery, StatsQuery } from './schemas.js';
+import { EmailListQuery, ListQuery, SiteStatsQuery, StatsQuery } from './schemas.js';
 import type { ErrorStatus } from './resources/index.js';
 
 export interface Op {
@@ -236,6 +236,14 @@ export const OPS: Record<string, Op> = {
     scope: 'emails:read',
     query: StatsQuery,
     ok: { 200: 'Stats' },
+  },
+  'GET /stats/sites': {
+    id: 'getSiteStats',
+    summary: 'Sending statistics by receiving site (provider)',
+    tag: 'Stats',
+    scope: 'emails:read',
+    query: SiteStatsQuery,
+    ok: { 200: 'SiteStatsList' },
   },
   'GET /openapi.json': {
     id: 'getOpenApiDocument',

@@ -105,6 +105,15 @@ export const StatsQuery = Type.Object(
   { additionalProperties: false },
 );
 
+export const SiteStatsQuery = Type.Object(
+  {
+    from: Type.Optional(Type.String({ maxLength: 64 })),
+    to: Type.Optional(Type.String({ maxLength: 64 })),
+    test_mode: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+  },
+  { additionalProperties: false },
+);
+
 export const CreateDomain = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 253 }),

@@ -22,6 +22,8 @@ interface Item {
   outcomes: RecipientOutcome[];
   ids: number[];
   site?: string;
+  /** Merged items (perEmail): the site of each recipient, by id. */
+  siteOf?: Map<number, string>;
   /** What the loop knows of the email and all its recipients (knownReads): PostgreSQL writes without reading them. */
   known?: OutcomeReads;
 }
@@ -90,7 +92,8 @@ export class ResultSink {
             [...byEmail.values()].filter((i) => i.outcomes.length).map((i) => ({ seq: i.emailSeq, known: i.known })),
           );
           const writes = new OutcomeBatch();
-          for (const item of byEmail.values()) this.apply(item, { pre: ahead(item.emailSeq), writes });
+          for (const item of byEmail.values())
+            this.apply(item, { pre: ahead(item.emailSeq), writes, sites: sitesOf(item) });
           for (const item of batch) this.countSite(item);
           verifyOutcomes(this.ctx, writes, true);
         },
@@ -123,7 +126,7 @@ export class ResultSink {
     for (const item of batch) {
       try {
         tx(this.ctx.db, () => {
-          this.apply(item);
+          this.apply(item, { sites: sitesOf(item) });
           this.countSite(item);
         });
       } catch (e) {
@@ -151,6 +154,12 @@ export class ResultSink {
   }
 }
 
+/** Where the loop took each recipient of an item (per-site statistics). */
+function sitesOf(item: Item): Map<number, string> | undefined {
+  if (item.siteOf) return item.siteOf;
+  return item.site ? new Map(item.outcomes.map((o) => [o.deliveryId, item.site!])) : undefined;
+}
+
 /** The batch's items with one per email (outcomes and ids in the order pushed); sites are counted per item. */
 function perEmail(batch: readonly Item[]): Map<number, Item> {
   const m = new Map<number, Item>();
@@ -162,6 +171,7 @@ function perEmail(batch: readonly Item[]): Map<number, Item> {
         ...prior,
         outcomes: [...prior.outcomes, ...i.outcomes],
         ids: [...prior.ids, ...i.ids],
+        siteOf: new Map([...(sitesOf(prior) ?? []), ...(sitesOf(i) ?? [])]),
         known: undefined, // its first item's writes must be seen: read
       });
   }

@@ -41,6 +41,12 @@ export function countStatusChanges(ctx: Ctx, email: Counted, path: readonly Stat
   for (const s of path) if (COUNTED.has(s)) store.bumpStat(ctx.db, email.team_id, email.test_mode, hour, s);
 }
 
+/** A late (asynchronous) bounce of a delivered email: its status stays, but it counts as bounced, once. */
+export function countLateBounce(ctx: Ctx, email: Counted): void {
+  if (hasEventOfType(ctx.db, email.seq, 'bounced')) return;
+  store.bumpStat(ctx.db, email.team_id, email.test_mode, hourOf(ctx.now()), 'bounced');
+}
+
 /** Before an `opened` / `clicked` event is appended: counts the email the first time it has one. */
 export function countEngagement(ctx: Ctx, email: Counted, type: EventType): void {
   if (type !== 'opened' && type !== 'clicked') return;
@@ -102,10 +108,12 @@ export function siteSeries(ctx: Ctx, hours = 24): SiteSeries[] {
 
 export const zeroCounts = (): Counts => Object.fromEntries(STAT_TYPES.map((t) => [t, 0])) as Counts;
 
+/** a / b as a fraction between 0 and 1 to six places (0 when b is 0). */
+export const rate = (a: number, b: number) => (b > 0 ? Math.min(1, Math.round((a / b) * 1e6) / 1e6) : 0);
+
 /** Bounced per sent, complained per delivered: fractions between 0 and 1 (0 when nothing was sent). */
-export function rates(c: Counts): { bounce_rate: number; complaint_rate: number } {
-  const r = (a: number, b: number) => (b > 0 ? Math.min(1, Math.round((a / b) * 1e6) / 1e6) : 0);
-  return { bounce_rate: r(c.bounced, c.sent), complaint_rate: r(c.complained, c.delivered) };
+export function rates(c: Pick<Counts, 'bounced' | 'sent' | 'complained' | 'delivered'>) {
+  return { bounce_rate: rate(c.bounced, c.sent), complaint_rate: rate(c.complained, c.delivered) };
 }
 
 const ISO = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2}))?$/i;

@@ -38,7 +38,8 @@ import { setCreditsCharged } from '../store/emails.js';
 import type { Claimed } from '../store/queue.js';
 import { isPg } from '../store/db.js';
 import type { Ctx } from './context.js';
-import { countEngagement, countStatusChanges } from './stats.js';
+import { countEngagement, countLateBounce, countStatusChanges } from './stats.js';
+import { countSiteChanges, type SiteChange } from './site-stats.js';
 
 export interface RecipientOutcome {
   deliveryId: number;
@@ -254,6 +255,22 @@ export const isOutcomeRace = (err: unknown): boolean => err instanceof OutcomeRa
 export interface OutcomeWrite {
   pre?: OutcomeReads;
   writes?: OutcomeBatch;
+  /** The site the delivery loop reached, by recipient id (per-site statistics, services/site-stats.ts). */
+  sites?: ReadonlyMap<number, string>;
+}
+
+/**
+ * The email's moves along `path` (emailPath): its status written (or joined to `writes`) and counted for GET
+ * /v1/stats. Every status change of an email goes through here, whichever path made it (results, feedback, cancel,
+ * an operator's queue action). The status it ends in.
+ */
+function moveEmail(ctx: Ctx, email: EmailHead, path: readonly Status[], now: number, writes?: OutcomeBatch): Status {
+  if (!path.length) return email.status;
+  const status = path[path.length - 1];
+  if (writes) writes.email(email.seq, status, email.status);
+  else setEmailStatus(ctx.db, email.seq, status, now);
+  countStatusChanges(ctx, email, path);
+  return status;
 }
 
 /**
@@ -268,7 +285,7 @@ export function applyOutcomes(
   settled?: Set<number>,
   batch: OutcomeWrite = {},
 ): EmailHead {
-  const { pre, writes } = batch;
+  const { pre, writes, sites } = batch;
   const now = ctx.now();
   const emailRow = pre ? () => pre.head : emailHeadBySeqLater(ctx.db, emailSeq); // one round trip with the deliveries
   const deliveries = new Map((pre?.deliveries ?? deliveriesOf(ctx.db, emailSeq)).map((d) => [d.id, d]));
@@ -276,6 +293,7 @@ export function applyOutcomes(
   const events: { type: EventType; recipient: string | null; data: Record<string, unknown> }[] = [];
   let refunded = 0;
   let changedUnder = false;
+  const changes: SiteChange[] = [];
   for (const o of outcomes) {
     const read = deliveries.get(o.deliveryId);
     if (!read) continue;
@@ -286,6 +304,7 @@ export function applyOutcomes(
     }
     if (to === null) continue;
     settled?.add(d.id);
+    changes.push({ domain: d.domain, from: d.status, to, event: o.event, site: sites?.get(d.id) });
     refunded += sideEffects(ctx, email, d, o, now);
     deliveries.set(d.id, { ...d, status: to });
     events.push({
@@ -296,12 +315,10 @@ export function applyOutcomes(
   }
   if (changedUnder) email = emailHeadBySeq(ctx.db, emailSeq) ?? email; // its status may have moved too
   const path = emailPath(email.status, aggregate([...deliveries.values()].map((d) => d.status)));
-  const status = path.length ? path[path.length - 1] : email.status;
-  if (path.length) {
-    if (writes) writes.email(emailSeq, status, email.status);
-    else setEmailStatus(ctx.db, emailSeq, status, now);
-  }
-  countStatusChanges(ctx, email, path);
+  const status = moveEmail(ctx, email, path, now, writes);
+  // A late bounce leaves a delivered email delivered (interface.md), yet it bounced: counted once per email.
+  if (!path.includes('bounced') && changes.some((c) => c.event === 'async_bounce')) countLateBounce(ctx, email);
+  countSiteChanges(ctx, email, changes);
   if (refunded) setCreditsCharged(ctx.db, emailSeq, email.credits_charged - refunded);
   const fresh = { ...email, status, credits_charged: email.credits_charged - refunded, updated_at: now };
   const own = new Set(events.map((e) => e.type));
@@ -398,8 +415,7 @@ export function applyQueueAction(
   const refunded =
     action === 'purge' && email.test_mode === 0 ? refund(ctx.db, email.team_id, emailSeq, events.length, now) : 0;
   const path = emailPath(email.status, aggregate(rows.map((d) => d.status)), true);
-  const status = path.length ? path[path.length - 1] : email.status;
-  if (path.length) setEmailStatus(ctx.db, emailSeq, status, now);
+  const status = moveEmail(ctx, email, path, now);
   if (refunded) setCreditsCharged(ctx.db, emailSeq, email.credits_charged - refunded);
   const fresh = { ...email, status, credits_charged: email.credits_charged - refunded, updated_at: now };
   const own = new Set(events.map((e) => e.type));

@@ -49,3 +49,47 @@ export const siteStatsSince = (db: DB, fromHour: number) =>
 /** Drops site counters older than `beforeHour` (a key range: the rows are ordered by hour). */
 export const pruneSiteStats = (db: DB, beforeHour: number) =>
   sql(db, 'DELETE FROM site_hourly WHERE hour < ?').run(beforeHour).changes;
+
+export interface SiteFigureRow {
+  site: string;
+  type: string;
+  n: number;
+}
+
+/** Adds `n` to a team's per-site figure `type` (migration 027) for the hour starting at `hour` (ms). */
+export function bumpSiteStat(
+  db: DB,
+  key: { teamId: string; testMode: number; hour: number; site: string },
+  type: string,
+  n: number,
+): void {
+  // PostgreSQL: appended to this transaction's deltas, folded at COMMIT in key order (migrations-pg/027).
+  sql(
+    db,
+    `INSERT INTO site_stats_hourly (team_id, test_mode, hour, site, type, n) VALUES (?, ?, ?, ?, ?, ?)
+    ON CONFLICT (team_id, test_mode, hour, site, type) DO UPDATE SET n = n + excluded.n`,
+    'INSERT INTO site_stats_hourly_delta (team_id, test_mode, hour, site, type, n) VALUES (?, ?, ?, ?, ?, ?)',
+  ).run(key.teamId, key.testMode, key.hour, key.site, type, n);
+}
+
+/** A team's per-site figures of one mode summed over the hours in [fromHour, toHour) (a key range). */
+export const siteFiguresBetween = (db: DB, teamId: string, testMode: number, fromHour: number, toHour: number) =>
+  sql<SiteFigureRow>(
+    db,
+    `SELECT site, type, sum(n) AS n FROM site_stats_hourly
+    WHERE team_id = ? AND test_mode = ? AND hour >= ? AND hour < ? GROUP BY site, type`,
+  )
+    .all(teamId, testMode, fromHour, toHour)
+    .map((r) => ({ ...r, n: Number(r.n) }));
+
+/** The site a recipient domain was last delivered to (migration 027), if any. */
+export const siteOfDomain = (db: DB, domain: string) =>
+  sql<string>(db, 'SELECT site FROM domain_sites WHERE domain = ?').pluck().get(domain);
+
+/** Notes the site the delivery loop delivered a domain's mail to. */
+export const noteDomainSite = (db: DB, domain: string, site: string, at: number) =>
+  sql(
+    db,
+    `INSERT INTO domain_sites (domain, site, seen_at) VALUES (?, ?, ?)
+    ON CONFLICT (domain) DO UPDATE SET site = excluded.site, seen_at = excluded.seen_at`,
+  ).run(domain, site, at);

@@ -116,4 +116,20 @@ export async function outboundEnv(
   return env;
 }
 
+/** An MX script by local part: `unknown…` refused (550 5.1.1), `slow…` deferred (451) on its first try only. */
+export function unknownAndSlow(): MxScript {
+  const tries = new Map<string, number>();
+  return {
+    rcpt: (to) => {
+      if (to.startsWith('unknown')) return { code: 550, message: '5.1.1 No such user' };
+      if (to.startsWith('slow')) {
+        const n = (tries.get(to) ?? 0) + 1;
+        tries.set(to, n);
+        if (n === 1) return { code: 451, message: '4.3.0 Try again later' };
+      }
+      return undefined;
+    },
+  };
+}
+
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

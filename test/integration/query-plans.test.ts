@@ -21,6 +21,8 @@ const GROWING = [
   'inbound_reports',
   'email_messages',
   'email_attachments',
+  'site_stats_hourly',
+  'domain_sites',
 ];
 
 /** The table a name in a plan stands for: itself, or the table it aliases in the statement. */
@@ -70,7 +72,14 @@ describe('query plans of hot statements', function () {
     await s.api('GET', '/v1/emails?tag=a&test_mode=true', { key });
     await s.api('GET', `/v1/emails?cursor=${l.body.next_cursor}`, { key });
     await s.api('GET', `/v1/emails/${l.body.data[0].id}/events`, { key });
-    for (const p of ['/v1/suppressions', '/v1/credits', '/v1/domains', '/v1/webhooks', '/v1/api-keys'])
+    for (const p of [
+      '/v1/stats/sites',
+      '/v1/suppressions',
+      '/v1/credits',
+      '/v1/domains',
+      '/v1/webhooks',
+      '/v1/api-keys',
+    ])
       await s.api('GET', p, { key });
     // The retention pass, its content purge with something to delete (every test email is final by now).
     runRetention(s.ctx);

@@ -1,7 +1,7 @@
 // GET /v1/stats through the real API, delivery loop and a loopback MX (live) and the test-mode simulation:
 // the counters' sums match the emails sent, each key sees its own mode, per-site counters, validation, plans.
 import { expect } from 'chai';
-import { outboundEnv, sleep, type OutboundEnv } from './outbound-env.js';
+import { outboundEnv, unknownAndSlow, sleep, type OutboundEnv } from './outbound-env.js';
 import { preparedTexts } from '../../src/store/db.js';
 import { siteSeries } from '../../src/services/stats.js';
 import { testEngine } from '../helpers/service.js';
@@ -11,23 +11,12 @@ const TYPES = ['sent', 'delivered', 'delivery_delayed', 'bounced', 'complained',
 describe('GET /v1/stats', function () {
   this.timeout(30_000);
   let env: OutboundEnv;
-  const slowTries = new Map<string, number>();
   const live: string[] = [];
   const test: string[] = [];
 
   before(async () => {
     env = await outboundEnv({
-      script: {
-        rcpt: (to) => {
-          if (to.startsWith('unknown')) return { code: 550, message: '5.1.1 No such user' };
-          if (to.startsWith('slow')) {
-            const n = (slowTries.get(to) ?? 0) + 1;
-            slowTries.set(to, n);
-            if (n === 1) return { code: 451, message: '4.3.0 Try again later' };
-          }
-          return undefined;
-        },
-      },
+      script: unknownAndSlow(),
     });
     for (let i = 0; i < 4; i++) live.push((await env.send({ to: `ok${i}@rcpt.test` })).id);
     for (let i = 0; i < 2; i++) live.push((await env.send({ to: `unknown${i}@rcpt.test` })).id);

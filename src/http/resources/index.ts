@@ -31,7 +31,7 @@ import {
   WebhookEndpointWithSecret,
   webhookPayload,
 } from './webhooks.js';
-import { Stats } from './stats.js';
+import { SiteStats, SiteStatsList, Stats } from './stats.js';
 
 /** The HTTP statuses of error answers under /v1. */
 export const ERROR_STATUSES = [401, 402, 403, 404, 409, 413, 422, 429, 500, 503] as const;
@@ -74,6 +74,8 @@ export const COMPONENTS: Record<string, TSchema> = {
   WebhookDelivery,
   WebhookDeliveryList,
   Stats,
+  SiteStats,
+  SiteStatsList,
   SendEmail: SendEmailDocumented,
   SendEmailBatch: Type.Array(SendEmailDocumented, { minItems: 1, maxItems: 100 }),
   CreateSuppression,
