@@ -105,6 +105,12 @@ export const StatsQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** GET /v1/domains/{id}/dmarc: the window of report start times (default the last 7 days). */
+export const DmarcQuery = Type.Object(
+  { from: StatsQuery.properties.from, to: StatsQuery.properties.to },
+  { additionalProperties: false },
+);
+
 export const CreateDomain = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 253 }),

@@ -109,7 +109,7 @@ export function rates(c: Counts): { bounce_rate: number; complaint_rate: number 
 }
 
 const ISO = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2}))?$/i;
-function parseTime(param: 'from' | 'to', s: string | undefined): number | null {
+export function parseTime(param: 'from' | 'to', s: string | undefined): number | null {
   if (s === undefined) return null;
   const t = ISO.test(s) ? Date.parse(s.length === 10 ? `${s}T00:00:00Z` : s) : NaN;
   if (Number.isNaN(t))
