@@ -21,6 +21,8 @@ const GROWING = [
   'inbound_reports',
   'email_messages',
   'email_attachments',
+  'dmarc_reports',
+  'dmarc_records',
 ];
 
 /** The table a name in a plan stands for: itself, or the table it aliases in the statement. */
@@ -72,6 +74,13 @@ describe('query plans of hot statements', function () {
     await s.api('GET', `/v1/emails/${l.body.data[0].id}/events`, { key });
     for (const p of ['/v1/suppressions', '/v1/credits', '/v1/domains', '/v1/webhooks', '/v1/api-keys'])
       await s.api('GET', p, { key });
+    // A domain's DMARC summary and reports list (the summary's GROUP BY must start from the domain's reports).
+    const dom = 'dom_plans0000000000000000000000';
+    s.db
+      .prepare("INSERT INTO domains (id, team_id, name, status, created_at) VALUES (?, ?, 'plans.test', 'verified', 0)")
+      .run(dom, t.id);
+    expect((await s.api('GET', `/v1/domains/${dom}/dmarc`, { key })).status).to.equal(200);
+    expect((await s.api('GET', `/v1/domains/${dom}/dmarc/reports`, { key })).status).to.equal(200);
     // The retention pass, its content purge with something to delete (every test email is final by now).
     runRetention(s.ctx);
     expect(purgeContentBefore(s.db, true, Date.now() + 1000, Date.now())).to.equal(5);
