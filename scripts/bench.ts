@@ -15,6 +15,7 @@ if (which === 'all' || which === 'api') await benchApi({ seconds });
 if (which === 'all' || which === 'submission') await benchSubmission({ seconds });
 if (which === 'purge') await (await import('./bench-purge.js')).benchPurge();
 if (which === 'summary') (await import('./bench-summary.js')).benchSummary();
+if (which === 'dmarc') await (await import('./bench-dmarc.js')).benchDmarc();
 if (which === 'loopwork') await (await import('./bench-loopwork.js')).benchLoopWork();
 if (which === 'bodies') await (await import('./bench-bodies.js')).benchBodies();
 if (which === 'nodes') await (await import('./bench-nodes.js')).benchNodes();
