@@ -2,7 +2,6 @@
 // then GET /v1/domains/{id}/dmarc (rates, sources largest first, `ours` for a configured sending IP, reverse DNS
 // from the loopback DNS server, the window and its 422s), the cursor list of reports, another team's domain (404),
 // `mta dmarc` as a child process, and the dashboard's domain page (pass-rate chart, sources failing-foreign first).
-import zlib from 'node:zlib';
 import { expect } from 'chai';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { TestDns } from '../helpers/dns.js';
@@ -13,29 +12,9 @@ import { feature as domainsFeature } from '../../src/features/domains.js';
 import { feature as dashboardFeature } from '../../src/features/dashboard.js';
 import { newId } from '../../src/core/ids.js';
 import { smtpPort, smtpSend } from './inbound-fixtures.js';
+import { aggregateReport as report } from '../helpers/dmarc-report.js';
 
 const DAY = 86_400_000;
-interface Row {
-  ip: string;
-  count: number;
-  dkim?: 'pass' | 'fail';
-  spf?: 'pass' | 'fail';
-  disp?: string;
-}
-
-/** A gzipped aggregate report about `domain` as a provider mails it. */
-function report(org: string, id: string, domain: string, beginMs: number, rows: Row[]): string {
-  const b = Math.floor(beginMs / 1000);
-  const recs = rows
-    .map(
-      (r) =>
-        `<record><row><source_ip>${r.ip}</source_ip><count>${r.count}</count><policy_evaluated><disposition>${r.disp ?? 'none'}</disposition><dkim>${r.dkim ?? 'pass'}</dkim><spf>${r.spf ?? 'pass'}</spf></policy_evaluated></row><identifiers><header_from>${domain}</header_from></identifiers><auth_results><spf><domain>${domain}</domain><result>pass</result></spf></auth_results></record>`,
-    )
-    .join('');
-  const xml = `<?xml version="1.0"?><feedback><report_metadata><org_name>${org}</org_name><email>r@${org}</email><report_id>${id}</report_id><date_range><begin>${b}</begin><end>${b + 86399}</end></date_range></report_metadata><policy_published><domain>${domain}</domain><p>reject</p></policy_published>${recs}</feedback>`;
-  return `From: r@reports.example\r\nTo: dmarc@bounces.mta.test\r\nSubject: Report Domain: ${domain} Submitter: ${org} Report-ID: ${id}\r\nContent-Type: application/gzip\r\nContent-Transfer-Encoding: base64\r\n\r\n${zlib.gzipSync(xml).toString('base64')}\r\n`;
-}
-
 describe('DMARC summary of a domain', function () {
   this.timeout(60_000);
   let s: TestService;

@@ -64,18 +64,28 @@ function sourcesTable(sources: DmarcSource[]): Html {
 
 /** The section: totals, the chart of the pass rate by day, the sources table. */
 export async function dmarcSection(ctx: Ctx, teamId: string, domainId: string): Promise<Html> {
-  const { summary: s, days } = await dmarcView(ctx, teamId, domainId, DAYS);
-  const passChart = chart({
-    id: 'chart-dmarc',
-    title: `DMARC pass rate by day, last ${DAYS} days`,
-    kind: 'line',
-    labels: days.map((x) => x.day),
-    tick: (i) => ((days.length - 1 - i) % 5 === 0 ? days[i].day.slice(5) : null),
-    xTitle: 'Day the report period began (UTC)',
-    yTitle: 'Pass rate',
-    format: percent,
-    series: [{ name: 'DMARC pass rate', values: days.map((x) => x.dmarc_pass_rate), ...PALETTE.delivered }],
-  });
+  const { summary: s, days: all } = await dmarcView(ctx, teamId, domainId, DAYS);
+  // Days without reports are left out: no report is not a 0% pass rate.
+  const days = all.filter((x) => x.messages > 0);
+  const every = Math.max(1, Math.ceil(days.length / 6));
+  const passChart = days.length
+    ? chart({
+        id: 'chart-dmarc',
+        title: `DMARC pass rate by day, last ${DAYS} days`,
+        kind: 'line',
+        labels: days.map((x) => x.day),
+        tick: (i) => ((days.length - 1 - i) % every === 0 ? days[i].day.slice(5) : null),
+        xTitle: 'Day the report period began (UTC; days with reports)',
+        yTitle: 'Pass rate',
+        format: percent,
+        series: [{ name: 'DMARC pass rate', values: days.map((x) => x.dmarc_pass_rate), ...PALETTE.delivered }],
+      })
+    : '';
+  if (s.messages === 0)
+    return html`<section class="card" aria-labelledby="dmarc-h">
+      <h2 id="dmarc-h">DMARC reports</h2>
+      ${sourcesTable([])}
+    </section>`;
   return html`<section class="card" aria-labelledby="dmarc-h">
     <h2 id="dmarc-h">DMARC reports</h2>
     <p>
@@ -83,7 +93,6 @@ export async function dmarcSection(ctx: Ctx, teamId: string, domainId: string): 
       ${percent(s.dmarc_pass_rate)} passed DMARC (DKIM aligned ${percent(s.dkim_aligned_rate)}, SPF aligned
       ${percent(s.spf_aligned_rate)}).
     </p>
-    <div class="charts">${passChart}</div>
-    ${sourcesTable(s.sources)}
+    ${passChart ? html`<div class="charts">${passChart}</div>` : ''} ${sourcesTable(s.sources)}
   </section>`;
 }
