@@ -3,7 +3,7 @@
 // reporters, whether it is one of this service's sending IPs, and its reverse DNS (services/reverse-dns.ts).
 // The store sums the records per (source IP, reporter) in SQL; this folds those few rows per source.
 import { BlockList, isIP } from 'node:net';
-import { invalid, notFound } from '../core/errors.js';
+import { notFound } from '../core/errors.js';
 import * as store from '../store/dmarc.js';
 import type { DmarcReportRow } from '../store/dmarc.js';
 import { domainsNamed, type DomainRow } from '../store/domains.js';
@@ -11,7 +11,7 @@ import { configuredIps } from './delivery-control.js';
 import { owned } from './domains.js';
 import { decodeCursor, page } from './emails.js';
 import { reverseDnsFor } from './reverse-dns.js';
-import { DAY_MS, MAX_RANGE_MS, parseTime } from './stats.js';
+import { DAY_MS, timeWindow } from './stats.js';
 import type { Ctx } from './context.js';
 
 export interface Disposition {
@@ -48,15 +48,7 @@ export interface DmarcWindow {
 }
 
 /** The window asked for, [from, to) of report start times: default the 7 days before now; at most 90 days. */
-export function dmarcWindow(q: DmarcWindow, now: number): { from: number; to: number } {
-  let to = parseTime('to', q.to);
-  let from = parseTime('from', q.from);
-  if (to === null) to = from === null ? now : Math.min(now, from + 7 * DAY_MS);
-  if (from === null) from = to - 7 * DAY_MS;
-  if (from >= to) throw invalid('from', 'from must be before to.');
-  if (to - from > MAX_RANGE_MS) throw invalid('to', 'from and to may be at most 90 days apart.');
-  return { from, to };
-}
+export const dmarcWindow = (q: DmarcWindow, now: number) => timeWindow(q, now, 7 * DAY_MS);
 
 const rate = (a: number, b: number) => (b > 0 ? Math.min(1, Math.round((a / b) * 1e6) / 1e6) : 0);
 /** One spelling per address (IPv6 in lower case), so `2001:DB8::10` and `2001:db8::10` are one source. */
