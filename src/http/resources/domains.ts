@@ -6,7 +6,7 @@ export const DomainStatus = OneOf(['pending', 'verified', 'failed'] as const);
 
 export const DnsRecord = Resource(
   {
-    purpose: OneOf(['dkim', 'spf', 'dmarc', 'return_path'] as const),
+    purpose: OneOf(['dkim', 'spf', 'dmarc', 'return_path', 'dmarc_report_auth'] as const),
     type: OneOf(['TXT', 'MX'] as const),
     name: Type.String(),
     value: Type.String(),
