@@ -2,14 +2,17 @@
 // Results go to stdout only; diagnostics to stderr; failures exit non-zero with a clear message.
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './config/load.js';
-import { openDb } from './store/db.js';
+import { NoStoreError, openDb } from './store/db.js';
 import { createLogger } from './log.js';
 import { ApiError } from './core/errors.js';
-import { createTeam, createKey, revokeKey, teamNamed } from './services/keys.js';
+import { createTeam, createKey, listKeys, revokeKey, teamNamed } from './services/keys.js';
+import { presentKey } from './services/present.js';
 import { addCredits } from './services/credits.js';
 import type { Ctx } from './services/context.js';
+import type { Config } from './config/schema.js';
 
-type Handler = (args: string[], open: () => Ctx) => Promise<string | void> | string | void;
+/** `open()` opens the store the settings name (never creating one); `config()` reads them (`--config FILE`, MTA_*). */
+type Handler = (args: string[], open: () => Ctx, config: () => Config) => Promise<string | void> | string | void;
 
 function opts(args: string[], spec: Record<string, 'string' | 'boolean'>) {
   const options = Object.fromEntries(Object.entries(spec).map(([k, type]) => [k, { type }])) as Record<
@@ -48,21 +51,16 @@ function queueCommand(sub: 'summary' | 'list' | 'hold' | 'release' | 'retry' | '
       all: 'boolean',
       reason: 'string',
     });
+    const by = (values.by as string | undefined) ?? 'site';
+    if (!['site', 'domain', 'team', 'state'].includes(by)) throw new UsageError('--by is site, domain, team or state');
+    const limit = Number(values.limit ?? 100);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100000) throw new UsageError('--limit is 1 to 100000');
     const q = await import('./services/queue.js');
     const ctx = open();
     const input = Object.fromEntries(Object.keys(QUEUE_FILTERS).map((k) => [k.replace(/-/g, '_'), values[k]]));
     const f = q.parseFilter(ctx, input);
-    if (sub === 'summary') {
-      const by = (values.by as string | undefined) ?? 'site';
-      if (!['site', 'domain', 'team', 'state'].includes(by))
-        throw new UsageError('--by is site, domain, team or state');
-      return JSON.stringify(q.queueSummary(ctx, by as 'site', f), null, 2);
-    }
-    if (sub === 'list') {
-      const limit = Number(values.limit ?? 100);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 100000) throw new UsageError('--limit is 1 to 100000');
-      return JSON.stringify(q.queueList(ctx, f, limit), null, 2);
-    }
+    if (sub === 'summary') return JSON.stringify(q.queueSummary(ctx, by as 'site', f), null, 2);
+    if (sub === 'list') return JSON.stringify(q.queueList(ctx, f, limit), null, 2);
     if ((sub === 'hold' || sub === 'purge') && Object.keys(f).length === 0 && values.all !== true)
       throw new Refused(`queue ${sub} with no filter acts on the whole queue: add a filter, or --all`);
     q.writeWebhooksFromThisProcess(ctx);
@@ -74,11 +72,15 @@ function queueCommand(sub: 'summary' | 'list' | 'hold' | 'release' | 'retry' | '
 
 /** Command table: "group sub" or "cmd" → handler. Features add their commands here. */
 export const COMMANDS: Record<string, Handler> = {
-  'team create': (args, open) => createTeam(open(), need(opts(args, {}).positionals[0], 'team NAME')).id,
+  'team create': (args, open) => {
+    const name = need(opts(args, {}).positionals[0], 'team NAME');
+    return createTeam(open(), name).id;
+  },
   'key create': (args, open) => {
     const { values } = opts(args, { team: 'string', mode: 'string', scopes: 'string', name: 'string' });
+    const teamName = need(values.team, '--team NAME');
     const ctx = open();
-    const team = teamNamed(ctx, need(values.team, '--team NAME'));
+    const team = teamNamed(ctx, teamName);
     const mode = (values.mode ?? 'test') as 'test' | 'live';
     const scopes =
       typeof values.scopes === 'string'
@@ -89,27 +91,42 @@ export const COMMANDS: Record<string, Handler> = {
         : undefined;
     return createKey(ctx, team.id, { mode, scopes, name: (values.name as string | undefined) ?? null }).key;
   },
+  'key list': (args, open) => {
+    const teamName = need(opts(args, { team: 'string' }).values.team, '--team NAME');
+    const ctx = open();
+    const team = teamNamed(ctx, teamName);
+    // Every key of the team (test and live, revoked too); never the secret nor its hash.
+    const keys = listKeys(ctx, { teamId: team.id, mode: 'live' }).map((k) => {
+      const { id, name, mode, scopes, created_at, last_used_at, revoked_at } = presentKey(k);
+      return { id, name, mode, scopes, created_at, last_used_at, revoked_at };
+    });
+    return JSON.stringify(keys, null, 2);
+  },
   'key revoke': (args, open) => {
-    revokeKey(open(), need(opts(args, {}).positionals[0], 'KEY_ID'));
+    const id = need(opts(args, {}).positionals[0], 'KEY_ID');
+    revokeKey(open(), id);
   },
   'credits add': (args, open) => {
     const { values } = opts(args, { team: 'string', amount: 'string', usd: 'string' });
-    const ctx = open();
-    const team = teamNamed(ctx, need(values.team, '--team NAME'));
+    const teamName = need(values.team, '--team NAME');
     const amount = Number(need(values.amount, '--amount N'));
     const usd = values.usd === undefined ? null : Number(values.usd);
-    return JSON.stringify(addCredits(ctx, team.id, amount, usd));
+    const ctx = open();
+    return JSON.stringify(addCredits(ctx, teamNamed(ctx, teamName).id, amount, usd));
   },
   'domain add': async (args, open) => {
     const { values, positionals } = opts(args, { team: 'string' });
+    const teamName = need(values.team, '--team NAME');
+    const domain = need(positionals[0], 'DOMAIN');
     const ctx = open();
-    const team = teamNamed(ctx, need(values.team, '--team NAME'));
+    const team = teamNamed(ctx, teamName);
     const { addDomain } = await import('./services/domains.js');
-    return JSON.stringify(await addDomain(ctx, team.id, need(positionals[0], 'DOMAIN')), null, 2);
+    return JSON.stringify(await addDomain(ctx, team.id, domain), null, 2);
   },
   'domain verify': async (args, open) => {
+    const domain = need(opts(args, {}).positionals[0], 'DOMAIN');
     const { verifyDomainByName } = await import('./services/domains.js');
-    return JSON.stringify(await verifyDomainByName(open(), need(opts(args, {}).positionals[0], 'DOMAIN')), null, 2);
+    return JSON.stringify(await verifyDomainByName(open(), domain), null, 2);
   },
   dmarc: async (args, open) => {
     const { values } = opts(args, { domain: 'string', days: 'string' });
@@ -142,10 +159,11 @@ export const COMMANDS: Record<string, Handler> = {
     );
   },
   'reports show': async (args, open) => {
+    const id = need(opts(args, {}).positionals[0], 'REPORT_ID');
     const { inboundReportById } = await import('./store/inbound-reports.js');
-    const row = inboundReportById(open().db, need(opts(args, {}).positionals[0], 'REPORT_ID'));
-    if (!row) throw new UsageError('no such report');
-    if (!row.raw) throw new UsageError('this report changed something, so its raw message was not kept');
+    const row = inboundReportById(open().db, id);
+    if (!row) throw new Error('no such report');
+    if (!row.raw) throw new Error('this report changed something, so its raw message was not kept');
     const { printable } = await import('./inbound/printable.js');
     process.stdout.write(printable(row.raw)); // control characters escaped: the message is anyone's input
   },
@@ -186,12 +204,9 @@ export const COMMANDS: Record<string, Handler> = {
   },
   'ip warmup': async (args, open) => {
     const { values, positionals } = opts(args, { day: 'string', stop: 'boolean' });
+    const ip = need(positionals[0], 'IP');
     const { warmupIp } = await import('./services/delivery-control.js');
-    return JSON.stringify(
-      warmupIp(open(), need(positionals[0], 'IP'), Number(values.day ?? 0), values.stop === true),
-      null,
-      2,
-    );
+    return JSON.stringify(warmupIp(open(), ip, Number(values.day ?? 0), values.stop === true), null, 2);
   },
   'queue summary': queueCommand('summary'),
   'queue list': queueCommand('list'),
@@ -199,9 +214,9 @@ export const COMMANDS: Record<string, Handler> = {
   'queue release': queueCommand('release'),
   'queue retry': queueCommand('retry'),
   'queue purge': queueCommand('purge'),
-  'migrate-to-postgres': async (args) => {
+  'migrate-to-postgres': async (args, _open, settings) => {
     const { values } = opts(args, { to: 'string', batch: 'string' });
-    const config = loadConfig();
+    const config = settings();
     const url = need(values.to ?? config.databaseUrl, '--to postgres://… (or MTA_DATABASE_URL)');
     if (!/^postgres(ql)?:\/\//.test(url)) throw new UsageError('--to is a postgres://… URL');
     const batch = Number(values.batch ?? 1000);
@@ -235,10 +250,11 @@ export const COMMANDS: Record<string, Handler> = {
   },
 };
 
-const USAGE = `usage: mta <command>
-  serve [--config FILE]
+const USAGE = `usage: mta [--config FILE] <command>
+  serve
   team create NAME
   key create --team NAME [--mode test|live] [--scopes a,b] [--name LABEL]
+  key list --team NAME
   key revoke KEY_ID
   credits add --team NAME --amount N [--usd PRICE]
   domain add --team NAME DOMAIN
@@ -260,12 +276,29 @@ const USAGE = `usage: mta <command>
   FILTERS: --team NAME --site SITE --domain DOMAIN --sender-domain DOMAIN --tag TAG --email em_…
            --state scheduled|due|deferred|held|in_flight --older-than SECONDS`;
 
-export async function run(argv: string[]): Promise<number> {
+/** `--config FILE` (or `--config=FILE`) anywhere on the line: every command reads its settings from that file. */
+function takeConfig(argv: string[]): { argv: string[]; file: string | undefined } {
+  const out: string[] = [];
+  let file: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split(/=(.*)/s, 2);
+    if (flag !== '--config') {
+      out.push(argv[i]);
+      continue;
+    }
+    file = inline ?? argv[++i];
+    if (!file || file.startsWith('--')) throw new UsageError('--config needs a FILE');
+  }
+  return { argv: out, file };
+}
+
+export async function run(line: string[]): Promise<number> {
+  const { argv, file } = takeConfig(line);
   const [a, b, ...rest] = argv;
   if (a === 'serve' || a === undefined) {
-    const { values } = opts(argv.slice(a ? 1 : 0), { config: 'string' });
+    opts(argv.slice(a ? 1 : 0), {});
     const { main } = await import('./main.js');
-    await main(values.config as string | undefined);
+    await main(file);
     return -1; // keeps running
   }
   const name = COMMANDS[`${a} ${b}`] ? `${a} ${b}` : a;
@@ -280,19 +313,17 @@ export async function run(argv: string[]): Promise<number> {
   }
   const args = name === a ? argv.slice(1) : rest;
   let ctx: Ctx | undefined;
+  let config: Config | undefined;
+  const settings = () => (config ??= loadConfig({ file }));
   const open = () => {
     if (ctx) return ctx;
-    const config = loadConfig();
+    const c = settings();
     const log = createLogger(process.env.MTA_LOG_LEVEL ?? 'warn');
-    return (ctx = {
-      db: openDb(config.dataDir, { synchronous: config.sqliteSynchronous, databaseUrl: config.databaseUrl }),
-      config,
-      now: Date.now,
-      log,
-    });
+    const db = openDb(c.dataDir, { synchronous: c.sqliteSynchronous, databaseUrl: c.databaseUrl, create: false });
+    return (ctx = { db, config: c, now: Date.now, log });
   };
   try {
-    const out = await handler(args, open);
+    const out = await handler(args, open, settings);
     if (typeof out === 'string') process.stdout.write(out + '\n');
     return 0;
   } finally {
@@ -305,11 +336,13 @@ function fail(err: unknown): number {
     process.stderr.write(`mta: ${err.message}\n`);
     return 2;
   }
+  if (err instanceof UsageError || (err as NodeJS.ErrnoException)?.code?.startsWith?.('ERR_PARSE_ARGS')) {
+    process.stderr.write(`mta: ${(err as Error).message}\n${USAGE}\n`);
+    return 2; // a usage error: nothing was opened or created
+  }
   if (err instanceof ApiError) process.stderr.write(`mta: ${err.message} (${err.code})\n`);
-  else if (err instanceof UsageError) process.stderr.write(`mta: ${err.message}\n${USAGE}\n`);
+  else if (err instanceof NoStoreError) process.stderr.write(`mta: ${err.message} (set MTA_DATA_DIR or --config)\n`);
   else if (err instanceof ConfigError) process.stderr.write(`mta: ${err.message}\n`);
-  else if (err instanceof Error && (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS'))
-    process.stderr.write(`mta: ${err.message}\n${USAGE}\n`);
   else process.stderr.write(`mta: ${err instanceof Error ? err.message : String(err)}\n`);
   return 1;
 }
@@ -320,7 +353,8 @@ if (process.argv[1] && /(?:^|[\\/])(mta(\.js)?|cli\.ts)$/.test(process.argv[1]))
       if (code >= 0) process.exitCode = code;
     },
     (err) => {
-      process.exitCode = fail(err);
+      // Exit now: a start refused half-way (a listener that cannot bind) may leave timers that would keep it up.
+      process.exit(fail(err));
     },
   );
 }

@@ -2,6 +2,7 @@
 // service is the node's primary process and forks that many HTTP workers; a worker runs this same command
 // (src/http/cluster.ts).
 import { loadConfig } from './config/load.js';
+import { checkBeforeStart } from './config/check.js';
 import { startService, type Running } from './service.js';
 import { HttpWorkers, WORKER_ENV, workerSiblings } from './http/cluster.js';
 import { createLogger } from './log.js';
@@ -17,14 +18,16 @@ export async function main(configFile?: string): Promise<void> {
     siblings.serve(svc.ctx, svc.server, () => svc.close());
     return; // stopped by its primary (SIGTERM and SIGINT reach the primary, which stops it)
   }
+  const warnings = checkBeforeStart(config);
+  const log = createLogger(config.logLevel);
+  for (const w of warnings) log.warn(w);
   let workers: HttpWorkers | null = null;
   let svc: Running;
   if (config.httpWorkers > 0) {
-    const log = createLogger(config.logLevel);
     workers = new HttpWorkers(config.httpWorkers, log);
     svc = await startService(config, { siblings: workers.siblings, log });
     workers.start(svc.ctx, svc.server);
-  } else svc = await startService(config);
+  } else svc = await startService(config, { log });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

@@ -14,6 +14,7 @@ import { feature as api } from './features/api.js';
 import { FEATURES } from './features.js';
 import { parseReport } from './inbound/parse.js';
 import type { Siblings } from './services/siblings.js';
+import { listenError } from './core/listen-error.js';
 
 export type { Component, FeatureFactory };
 export type { Feature } from './features/feature.js';
@@ -62,7 +63,10 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   server.keepAliveTimeout = 65_000;
   if (opts.listen !== false)
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      server.once('error', (err) => {
+        db.close();
+        reject(listenError('HTTP', 'MTA_HTTP_HOST, MTA_HTTP_PORT', config.httpHost, config.httpPort, err));
+      });
       server.listen(config.httpPort, config.httpHost, () => resolve());
     });
   const addr = (server.address() as AddressInfo | null) ?? { family: 'IPv4', address: 'none', port: 0 };

@@ -1,6 +1,7 @@
 // Loads the configuration: config/default.json ← optional JSON file ← MTA_* environment.
 // Throws ConfigError naming the setting (and its variable) when a value is invalid.
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,8 +9,24 @@ import { Compile } from 'typebox/compile';
 import { ConfigSchema, ENV, MIN_DASHBOARD_PASSWORD, type Config } from './schema.js';
 import { trustedProxyList } from './proxies.js';
 import { ipPoolsProblem, parseIpPools } from './ip-pools.js';
+import { accepts, envNameOf, isListenHost } from './accepts.js';
 
 export class ConfigError extends Error {}
+
+/**
+ * The refusal of a bad value: the variable first when the environment gave it (`MTA_LOG_LEVEL: one of …`), else the
+ * setting's key (and its variable); then what it accepts and what it got.
+ */
+function refuse(key: string, value: unknown, fromEnv: boolean, fallback?: string): ConfigError {
+  const name = envNameOf(key);
+  const what = accepts(key) ?? fallback ?? 'another value';
+  const got = value === undefined ? '' : `; got ${JSON.stringify(value)}`;
+  if (name && fromEnv) return new ConfigError(`invalid configuration: ${name}: ${what}${got} (setting ${key})`);
+  return new ConfigError(`invalid configuration: ${key}${name ? ` (${name})` : ''}: ${what}${got}`);
+}
+
+/** Variables read from the environment only (not settings), besides those of ENV. */
+export const ENV_ONLY = ['MTA_PG_COMMIT_AHEAD', 'MTA_PG_CLIENT', 'MTA_PG_TRACE', 'MTA_FROM_SOURCE'];
 
 const checker = Compile(ConfigSchema);
 const DEFAULTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../config/default.json');
@@ -31,15 +48,10 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     if (raw === undefined || raw === '') continue;
     if (kind === 'int' || kind === 'number') {
       const n = Number(raw);
-      if (!Number.isFinite(n) || (kind === 'int' && !Number.isInteger(n))) {
-        throw new ConfigError(
-          `invalid ${name}=${JSON.stringify(raw)}: expected a${kind === 'int' ? 'n integer' : ' number'}`,
-        );
-      }
+      if (!Number.isFinite(n) || (kind === 'int' && !Number.isInteger(n))) throw refuse(key, raw, true);
       out[key] = n;
     } else if (kind === 'bool') {
-      if (!['1', '0', 'true', 'false', 'yes', 'no'].includes(raw))
-        throw new ConfigError(`invalid ${name}=${JSON.stringify(raw)}: expected 1 or 0`);
+      if (!['1', '0', 'true', 'false', 'yes', 'no'].includes(raw)) throw refuse(key, raw, true);
       out[key] = ['1', 'true', 'yes'].includes(raw);
     } else if (kind === 'pools') {
       try {
@@ -57,16 +69,34 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
   return out;
 }
 
-function envNameOf(key: string): string {
-  const hit = Object.entries(ENV).find(([, [k]]) => k === key);
-  return hit ? ` (${hit[0]})` : '';
+/** Checks the schema cannot express: listener hosts, source IPs, the TLS pair, environment-only switches. */
+function checkValues(cfg: Config, env: NodeJS.ProcessEnv, envKeys: Set<string>): void {
+  for (const k of ['httpHost', 'smtpHost', 'submissionHost'] as const)
+    if (!isListenHost(cfg[k])) throw refuse(k, cfg[k], envKeys.has(k));
+  const ip = cfg.sendingIps.find((a) => net.isIP(a) === 0);
+  if (ip !== undefined) throw refuse('sendingIps', ip, envKeys.has('sendingIps'));
+  if (!cfg.smtpTlsKeyFile !== !cfg.smtpTlsCertFile) {
+    const [has, lacks] = cfg.smtpTlsKeyFile
+      ? ['MTA_SMTP_TLS_KEY_FILE', 'MTA_SMTP_TLS_CERT_FILE']
+      : ['MTA_SMTP_TLS_CERT_FILE', 'MTA_SMTP_TLS_KEY_FILE'];
+    throw new ConfigError(
+      `invalid configuration: ${lacks}: the other half of ${has} (a certificate and its private key, both PEM files, or neither); it is not set`,
+    );
+  }
+  const ahead = env.MTA_PG_COMMIT_AHEAD;
+  if (ahead !== undefined && ahead !== '' && ahead !== 'on' && ahead !== 'off')
+    throw new ConfigError(
+      `invalid configuration: MTA_PG_COMMIT_AHEAD: on or off (or unset); got ${JSON.stringify(ahead)}`,
+    );
 }
 
 export function loadConfig(opts: { file?: string; env?: NodeJS.ProcessEnv; overrides?: Partial<Config> } = {}): Config {
   const env = opts.env ?? process.env;
   const merged: Record<string, unknown> = { ...readJson(DEFAULTS) };
   if (opts.file) Object.assign(merged, readJson(opts.file));
-  Object.assign(merged, fromEnv(env), opts.overrides ?? {});
+  const given = fromEnv(env);
+  const envKeys = new Set(Object.keys(given));
+  Object.assign(merged, given, opts.overrides ?? {});
   if (merged.hostname === undefined)
     merged.hostname =
       os
@@ -81,12 +111,16 @@ export function loadConfig(opts: { file?: string; env?: NodeJS.ProcessEnv; overr
     const unknown = errors.find((x) => x.keyword === 'additionalProperties');
     const e = errors.find((x) => x.instancePath && x.keyword !== 'boolean') ?? errors[0];
     const key = e.instancePath.split('/')[1] ?? '';
-    const extra = unknown
-      ? `unknown setting(s) ${JSON.stringify((unknown.params as { additionalProperties: string[] }).additionalProperties)}`
-      : `${key}${envNameOf(key)}: ${e.message}`;
-    throw new ConfigError(`invalid configuration: ${extra}`);
+    if (unknown)
+      throw new ConfigError(
+        `invalid configuration: unknown setting(s) ${JSON.stringify((unknown.params as { additionalProperties: string[] }).additionalProperties)}`,
+      );
+    const raw = env[envNameOf(key) ?? ''];
+    const fromEnv = envKeys.has(key) && !(opts.overrides && key in opts.overrides);
+    throw refuse(key, fromEnv && raw !== undefined ? raw : merged[key], fromEnv, e.message);
   }
   const cfg = merged as Config;
+  checkValues(cfg, env, envKeys);
   if (cfg.retryMaxSeconds < cfg.retryMinSeconds)
     throw new ConfigError('invalid configuration: retryMaxSeconds (MTA_RETRY_MAX_SECONDS) must be >= retryMinSeconds');
   if (cfg.httpWorkers > 0 && !cfg.databaseUrl)

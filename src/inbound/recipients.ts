@@ -1,5 +1,6 @@
 // RCPT policy of the inbound listener: accepts VERP addresses with a valid HMAC on a bounce domain
-// (MTA_BOUNCE_DOMAIN or a team domain's return-path name), fbl@ and dmarc@ (dmarc+anything@) <bounce domain>;
+// (MTA_BOUNCE_DOMAIN or a team domain's return-path name), fbl@ and dmarc@ (dmarc+anything@) <bounce domain>,
+// postmaster@ and abuse@ at MTA_HOSTNAME and the bounce domain (RFC 5321 §4.5.1; a bare <postmaster> too);
 // refuses the rest.
 import { isBounceDomain, readVerpAddress } from '../services/bounce-addresses.js';
 import type { Ctx } from '../services/context.js';
@@ -8,6 +9,7 @@ export type RcptDecision =
   | { ok: true; kind: 'verp'; emailId: string; deliveryId: number }
   | { ok: true; kind: 'fbl' }
   | { ok: true; kind: 'dmarc' }
+  | { ok: true; kind: 'postmaster' }
   | { ok: false; code: number; message: string };
 
 const REFUSED: RcptDecision = {
@@ -26,9 +28,12 @@ function split(address: string): { local: string; domain: string } | null {
 
 /** Decides one RCPT TO address. Never a relay: anything not ours is refused with 550 5.7.1. */
 export function decideRecipient(ctx: Pick<Ctx, 'db' | 'config'>, address: string): RcptDecision {
+  if (/^<?postmaster>?$/i.test(address.trim())) return { ok: true, kind: 'postmaster' };
   const a = split(address);
   if (!a) return REFUSED;
   const ours = a.domain === ctx.config.bounceDomain.toLowerCase();
+  if ((a.local === 'postmaster' || a.local === 'abuse') && (ours || a.domain === ctx.config.hostname.toLowerCase()))
+    return { ok: true, kind: 'postmaster' };
   if (a.local === 'fbl' && ours) return { ok: true, kind: 'fbl' };
   if ((a.local === 'dmarc' || a.local.startsWith('dmarc+')) && ours) return { ok: true, kind: 'dmarc' };
   if (!a.local.startsWith('bounces+') || !isBounceDomain(ctx, a.domain)) return REFUSED;

@@ -1,7 +1,7 @@
 // The inbound SMTP listener (smtp-server): accepts only VERP bounce addresses, fbl@ and dmarc@ on our bounce
-// domains, never relays, no AUTH, SIZE-limited, a few connections per client address; each accepted
-// message goes to recordFeedback (recordDmarcReport when sent to dmarc@), read by a worker-thread pool within a
-// time budget.
+// domains, postmaster@ and abuse@ (kept for the operator), never relays, no AUTH, SIZE-limited, a few connections
+// per client address; each accepted message goes to recordFeedback (recordDmarcReport when sent to dmarc@,
+// recordPostmasterMail when sent only to postmaster@/abuse@), read by a worker-thread pool within a time budget.
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
@@ -9,9 +9,11 @@ import { perAddressLimit, sessionReaper } from '../lib/smtp-sessions.js';
 import { PARSE_CAP, RAW_CAP, recordFeedback, type InboundEnvelope, type ReadOptions } from '../services/feedback.js';
 import type { Ctx } from '../services/context.js';
 import { recordDmarcReport } from '../services/dmarc-reports.js';
+import { recordPostmasterMail } from '../services/postmaster-mail.js';
 import type { DmarcParser } from '../core/dmarc-report.js';
 import { decideRecipient } from './recipients.js';
 import { createParsePool, type ParsePool } from './parse-pool.js';
+import { listenError } from '../core/listen-error.js';
 
 export interface InboundListener {
   start(): Promise<void>;
@@ -37,23 +39,32 @@ const KEEP_BYTES = Math.max(PARSE_CAP, RAW_CAP);
  */
 export const DMARC_KEEP_BYTES = 1024 * 1024;
 
-/** Whether the message is an aggregate report: sent to dmarc@ (a message to it and to fbl@ is read as a report). */
-const toDmarc = (ctx: Ctx, session: SMTPServerSession) =>
-  session.envelope.rcptTo.some((r) => {
+type Route = 'dmarc' | 'postmaster' | 'feedback';
+/**
+ * Where the message goes: an aggregate report when sent to dmarc@ (a message to it and to fbl@ is read as a report),
+ * kept for the operator when sent to postmaster@/abuse@ only, else read as a bounce or complaint.
+ */
+function routeOf(ctx: Ctx, session: SMTPServerSession): Route {
+  const kinds = session.envelope.rcptTo.map((r) => {
     const d = decideRecipient(ctx, r.address);
-    return d.ok && d.kind === 'dmarc';
+    return d.ok ? d.kind : null;
   });
+  if (kinds.includes('dmarc')) return 'dmarc';
+  return kinds.length > 0 && kinds.every((k) => k === 'postmaster') ? 'postmaster' : 'feedback';
+}
 
-/** Where a message goes once read: recordDmarcReport for dmarc@, else recordFeedback; the 250 text. */
-function record(
+/** Where a message goes once read: recordDmarcReport for dmarc@, recordPostmasterMail, else recordFeedback; the 250 text. */
+async function record(
   ctx: Ctx,
   read: ReadOptions & { parseDmarc: DmarcParser },
-  dmarc: boolean,
+  route: Route,
   raw: Buffer,
   env: InboundEnvelope,
   size: number,
 ) {
-  if (!dmarc) return recordFeedback(ctx, raw, env, { ...read, size }).then((r) => `2.0.0 Report ${r.id} received`);
+  if (route === 'postmaster') return `2.0.0 Message ${recordPostmasterMail(ctx, raw, env, size).id} received`;
+  if (route === 'feedback')
+    return recordFeedback(ctx, raw, env, { ...read, size }).then((r) => `2.0.0 Report ${r.id} received`);
   return recordDmarcReport(ctx, raw, env, { parse: read.parseDmarc, size }).then(
     (r) => `2.0.0 DMARC report ${r.id ? r.id + ' ' : ''}received`,
   );
@@ -77,8 +88,8 @@ function onData(
   };
   const chunks: Buffer[] = [];
   let bytes = 0;
-  const dmarc = toDmarc(ctx, session);
-  const keep = dmarc ? DMARC_KEEP_BYTES : KEEP_BYTES;
+  const route = routeOf(ctx, session);
+  const keep = route === 'dmarc' ? DMARC_KEEP_BYTES : KEEP_BYTES;
   stream.on('data', (c: Buffer) => {
     if (bytes < keep) chunks.push(bytes + c.length > keep ? c.subarray(0, keep - bytes) : c);
     bytes += c.length;
@@ -92,7 +103,7 @@ function onData(
       rcptTo: session.envelope.rcptTo.map((r) => r.address),
       remoteIp: session.remoteAddress ?? null,
     };
-    record(ctx, read, dmarc, Buffer.concat(chunks), env, bytes).then(
+    record(ctx, read, route, Buffer.concat(chunks), env, bytes).then(
       (message) => done(null, message),
       (err) => {
         ctx.log.error({ err }, 'inbound report could not be recorded');
@@ -165,9 +176,12 @@ export function createInboundListener(ctx: Ctx): InboundListener {
   return {
     start: () =>
       new Promise<void>((resolve, reject) => {
-        server.server.once('error', reject);
-        server.listen(ctx.config.smtpPort, ctx.config.smtpHost, () => {
-          server.server.off('error', reject);
+        const { smtpHost: host, smtpPort: port } = ctx.config;
+        const fail = (err: Error) =>
+          reject(listenError('inbound SMTP', 'MTA_SMTP_HOST, MTA_SMTP_PORT', host, port, err));
+        server.server.once('error', fail);
+        server.listen(port, host, () => {
+          server.server.off('error', fail);
           listening = true;
           parser.start();
           resolve();

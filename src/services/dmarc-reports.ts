@@ -6,8 +6,8 @@ import { messagesOf, type DmarcParser, type DmarcReading, type DmarcReport } fro
 import { tx } from '../store/db.js';
 import { domainsNamed, type DomainRow } from '../store/domains.js';
 import { dmarcReportByOrgId, insertDmarcReport, type NewDmarcRecord } from '../store/dmarc.js';
-import { insertInboundReport } from '../store/inbound-reports.js';
-import { RAW_CAP, type InboundEnvelope } from './feedback.js';
+import { keepForOperator } from './kept-mail.js';
+import type { InboundEnvelope } from './feedback.js';
 import type { Ctx } from './context.js';
 
 export type DmarcOutcome = 'stored' | 'duplicate' | 'dropped' | 'unreadable';
@@ -51,7 +51,6 @@ function recordRows(r: DmarcReport): NewDmarcRecord[] {
 }
 
 function keepUnreadable(ctx: Ctx, raw: Buffer, env: InboundEnvelope, r: DmarcReading & { ok: false }, size: number) {
-  const id = newId('rep', ctx.now());
   // the shape of an unread Report (core/report.ts), plus what kept the DMARC report from being read
   const parsed = {
     kind: 'other',
@@ -60,24 +59,7 @@ function keepUnreadable(ctx: Ctx, raw: Buffer, env: InboundEnvelope, r: DmarcRea
     error: 'dmarc',
     dmarc: { error: r.error, detail: r.detail },
   };
-  insertInboundReport(ctx.db, {
-    id,
-    kind: 'other',
-    outcome: 'ignored',
-    team_id: null,
-    email_seq: null,
-    email_id: null,
-    matched_by: null,
-    report_message_id: null,
-    mail_from: env.mailFrom,
-    rcpt_to: env.rcptTo.join(','),
-    remote_ip: env.remoteIp,
-    parsed_json: JSON.stringify(parsed),
-    raw_size: size,
-    raw: raw.subarray(0, RAW_CAP),
-    raw_truncated: raw.length > RAW_CAP ? 1 : 0,
-    created_at: ctx.now(),
-  });
+  const id = keepForOperator(ctx, { kind: 'other', parsed, raw, env, size });
   ctx.log.warn(
     { report: id, dmarc_error: r.error, detail: r.detail },
     'DMARC report unreadable; kept for the operator',

@@ -37,11 +37,48 @@ export interface OpenOptions {
   synchronous?: 'NORMAL' | 'FULL';
   /** postgres://… : the store lives in PostgreSQL (MTA_DATABASE_URL); unset: SQLite in the data folder. */
   databaseUrl?: string;
+  /** false: open only a store that exists (the `mta` commands but serve): none is NoStoreError, nothing created. */
+  create?: boolean;
+}
+
+/** openDb with `create: false` found no store where the settings point (`where`: the folder, or the URL sans password). */
+export class NoStoreError extends Error {
+  constructor(readonly where: string) {
+    super(`no store at ${where}`);
+  }
+}
+
+/**
+ * Makes the data folder (0700) and its missing parents one level at a time: Node's recursive mkdir loops for ever
+ * under a folder that refuses mkdir with ENOENT (/proc). A failure names the setting and the reason.
+ */
+function makeDataDir(dataDir: string): void {
+  const missing: string[] = [];
+  for (let d = path.resolve(dataDir); !fs.existsSync(d); d = path.dirname(d)) {
+    missing.unshift(d);
+    if (path.dirname(d) === d) break;
+  }
+  for (const d of missing) {
+    try {
+      fs.mkdirSync(d, { mode: 0o700 });
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      if (e.code === 'EEXIST' && fs.statSync(d).isDirectory()) continue;
+      throw new Error(
+        `invalid configuration: MTA_DATA_DIR (dataDir): a folder this user can create and write; cannot create ${d} (${e.code ?? e.message})`,
+        { cause: err },
+      );
+    }
+  }
+  if (!fs.statSync(dataDir).isDirectory())
+    throw new Error(`invalid configuration: MTA_DATA_DIR (dataDir): a folder; ${path.resolve(dataDir)} is a file`);
 }
 
 export function openDb(dataDir: string, opts: OpenOptions = {}): DB {
-  if (opts.databaseUrl) return openPg(opts.databaseUrl);
-  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  if (opts.databaseUrl) return openPg(opts.databaseUrl, opts.create ?? true);
+  if (opts.create === false && !fs.existsSync(path.join(dataDir, 'mta.sqlite')))
+    throw new NoStoreError(path.resolve(dataDir));
+  makeDataDir(dataDir);
   // An existing folder keeps the mode it was made with: tighten it (owner-only), whatever the umask was.
   if ((fs.statSync(dataDir).mode & 0o077) !== 0) fs.chmodSync(dataDir, 0o700);
   const db = new Database(path.join(dataDir, 'mta.sqlite'));
@@ -99,9 +136,11 @@ export function flushWal(w: WalSync, done: (err: Error | null) => void): void {
 }
 
 /** Opens PostgreSQL and applies its migrations; several nodes starting at once take turns (advisory lock). */
-export function openPg(url: string): DB {
+export function openPg(url: string, create = true): DB {
   const db = new PgDatabase(url);
   try {
+    if (!create && sql(db, "SELECT to_regclass('schema_migrations') AS t").pluck().get() === null)
+      throw new NoStoreError(url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1@')); // never print the password
     db.exec('SELECT pg_advisory_lock(72100001)');
     try {
       migratePg(db);

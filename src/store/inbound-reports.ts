@@ -6,7 +6,7 @@ export type ReportOutcome = 'applied' | 'duplicate' | 'ignored' | 'unmatched';
 export interface InboundReportRow {
   seq: number;
   id: string;
-  kind: 'dsn' | 'arf' | 'other';
+  kind: 'dsn' | 'arf' | 'other' | 'postmaster';
   outcome: ReportOutcome;
   team_id: string | null;
   email_seq: number | null;

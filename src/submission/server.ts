@@ -12,6 +12,7 @@ import { mailboxOf, MAX_RECIPIENTS } from '../services/email-input.js';
 import type { Principal } from '../services/keys.js';
 import type { Ctx } from '../services/context.js';
 import { replyFor, smtpError } from './replies.js';
+import { listenError } from '../core/listen-error.js';
 
 export interface SubmissionListener {
   start(): Promise<void>;
@@ -177,11 +178,12 @@ export function createSubmissionListener(ctx: Ctx): SubmissionListener {
     servers.push({ name: 'submissions', port: submissionsPort, server: createServer(ctx, true) });
   for (const s of servers) s.server.on('error', (err) => log.warn({ err }, 'submission SMTP error'));
   const listening = new Set<SMTPServer>();
-  const listen = (s: SMTPServer, port: number) =>
+  const listen = (s: SMTPServer, port: number, vars: string) =>
     new Promise<void>((resolve, reject) => {
-      s.server.once('error', reject);
+      const fail = (err: Error) => reject(listenError('SMTP submission', vars, host, port, err));
+      s.server.once('error', fail);
       s.listen(port, host, () => {
-        s.server.off('error', reject);
+        s.server.off('error', fail);
         listening.add(s);
         resolve();
       });
@@ -193,7 +195,7 @@ export function createSubmissionListener(ctx: Ctx): SubmissionListener {
   const reapers: NodeJS.Timeout[] = [];
   return {
     start: async () => {
-      for (const s of servers) await listen(s.server, s.port);
+      for (const s of servers) await listen(s.server, s.port, `MTA_SUBMISSION_HOST, MTA_${s.name.toUpperCase()}_PORT`);
       for (const s of servers) reapers.push(sessionReaper(s.server, limits, ctx.now));
     },
     stop: async () => {

@@ -1,7 +1,9 @@
 // Runs the `mta` executable as a real child process and returns its exit code, stdout and stderr.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { openDb } from '../../src/store/db.js';
 import { pgUrlFor, testEngine } from './service.js';
 
 const run = promisify(execFile);
@@ -13,10 +15,28 @@ async function withEngine(env: Record<string, string>): Promise<Record<string, s
   return { ...env, MTA_DATABASE_URL: await pgUrlFor(env.MTA_DATA_DIR) };
 }
 
-export async function mta(args: string[], env: Record<string, string>) {
+/** Commands that may create a store (the others exit 1 when there is none). */
+const CREATORS = new Set(['serve', 'migrate-to-postgres', 'parse-report', 'help']);
+
+/**
+ * Runs `mta ARGS`. A command other than serve and migrate-to-postgres opens only a store that exists: the data
+ * folder the environment names gets one first, as `mta serve` would have made it (`{ noStore: true }`: not).
+ */
+export async function mta(
+  args: string[],
+  env: Record<string, string>,
+  opts: { noStore?: boolean; cwd?: string; timeout?: number } = {},
+) {
+  const dir = env.MTA_DATA_DIR;
+  if (dir && !opts.noStore && !CREATORS.has(args[0]) && testEngine() === 'sqlite')
+    if (!fs.existsSync(path.join(dir, 'mta.sqlite'))) openDb(dir).close();
   env = await withEngine(env);
   try {
-    const r = await run(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH!, ...env } });
+    const r = await run(process.execPath, [BIN, ...args], {
+      env: { PATH: process.env.PATH!, ...env },
+      cwd: opts.cwd,
+      timeout: opts.timeout,
+    });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (e) {
     const err = e as { code: number; stdout: string; stderr: string };

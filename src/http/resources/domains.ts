@@ -1,12 +1,13 @@
 // The Domain object: the DNS records to publish (with their last check) and the DKIM keys' records.
 import Type from 'typebox';
+import { PURPOSES } from '../../core/domain-records.js';
 import { DateTime, Deleted, List, Nullable, OneOf, Resource } from './common.js';
 
 export const DomainStatus = OneOf(['pending', 'verified', 'failed'] as const);
 
 export const DnsRecord = Resource(
   {
-    purpose: OneOf(['dkim', 'spf', 'dmarc', 'return_path', 'dmarc_report_auth'] as const),
+    purpose: OneOf(PURPOSES),
     type: OneOf(['TXT', 'MX'] as const),
     name: Type.String(),
     value: Type.String(),

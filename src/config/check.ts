@@ -1,0 +1,79 @@
+// Checks `mta serve` makes before it starts (the other commands load the settings without them): the TLS files
+// readable and valid, and the warnings of operations.md ("Running it in production"): an MTA_* variable the
+// service does not know, a host name that is not fully qualified.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import tls from 'node:tls';
+import { ConfigError, ENV_ONLY } from './load.js';
+import { ENV, type Config } from './schema.js';
+
+/** Set by the service itself for its HTTP workers (src/http/cluster.ts WORKER_ENV). */
+const INTERNAL = ['MTA_HTTP_WORKER_OF_PRIMARY', 'MTA_PREBUILT_WORKER'];
+
+function readPem(name: string, file: string): Buffer {
+  try {
+    return fs.readFileSync(file);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new ConfigError(
+      `invalid configuration: ${name}: a readable PEM file; cannot read ${file} (${e.code ?? e.message})`,
+    );
+  }
+}
+
+/** The SMTP listeners' certificate and key: readable, PEM, and of one pair. Throws ConfigError naming the variable. */
+function checkTls(cfg: Config): void {
+  if (!cfg.smtpTlsKeyFile || !cfg.smtpTlsCertFile) return;
+  const key = readPem('MTA_SMTP_TLS_KEY_FILE', cfg.smtpTlsKeyFile);
+  const cert = readPem('MTA_SMTP_TLS_CERT_FILE', cfg.smtpTlsCertFile);
+  const step = (name: string, accepts: string, fn: () => unknown) => {
+    try {
+      fn();
+    } catch (err) {
+      throw new ConfigError(`invalid configuration: ${name}: ${accepts}; ${(err as Error).message}`);
+    }
+  };
+  step('MTA_SMTP_TLS_KEY_FILE', `a PEM private key (${cfg.smtpTlsKeyFile})`, () => crypto.createPrivateKey(key));
+  step('MTA_SMTP_TLS_CERT_FILE', `a PEM certificate (${cfg.smtpTlsCertFile})`, () => new crypto.X509Certificate(cert));
+  step('MTA_SMTP_TLS_KEY_FILE', 'the private key of the certificate in MTA_SMTP_TLS_CERT_FILE', () =>
+    tls.createSecureContext({ key, cert }),
+  );
+}
+
+/** Edit distance, for "did you mean" (names are short). */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length];
+}
+
+/** Warnings for the start's log: unknown MTA_* variables (ignored), a host name that is not fully qualified. */
+export function startWarnings(cfg: Config, env: NodeJS.ProcessEnv): string[] {
+  const known = [...Object.keys(ENV), ...ENV_ONLY];
+  const out: string[] = [];
+  for (const name of Object.keys(env)
+    .filter((n) => n.startsWith('MTA_'))
+    .sort()) {
+    if (known.includes(name) || INTERNAL.includes(name)) continue;
+    const near = known.find((k) => distance(k, name) <= 2);
+    out.push(
+      `unknown variable ${name} ignored: not a setting of this service${near ? ` (did you mean ${near}?)` : ''} (docs/operations.md "Settings")`,
+    );
+  }
+  if (!cfg.hostname.replace(/\.$/, '').includes('.'))
+    out.push(
+      `MTA_HOSTNAME "${cfg.hostname}" is not a fully qualified name: it is the EHLO name and goes into the SPF and MX records suggested to teams; set MTA_HOSTNAME to this host's public name (mail.example.com)`,
+    );
+  return out;
+}
+
+/** What `mta serve` checks before starting; throws ConfigError, returns the warnings to log. */
+export function checkBeforeStart(cfg: Config, env: NodeJS.ProcessEnv = process.env): string[] {
+  checkTls(cfg);
+  return startWarnings(cfg, env);
+}

@@ -1,0 +1,93 @@
+// `mta serve` with a bad setting stops at once, naming the variable and what it accepts; an unknown MTA_* variable
+// and a host name that is not fully qualified are warnings at start; a listener that cannot bind is named
+// (operations spec, "Running it in production"). Real child processes; nothing leaves loopback.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
+import { tempDir, testEngine } from '../helpers/service.js';
+import { mta, serveChild } from '../helpers/cli.js';
+
+describe('mta serve: settings refused or warned about', function () {
+  this.timeout(120_000);
+  const base = () => ({
+    MTA_DATA_DIR: tempDir(),
+    MTA_HTTP_PORT: '0',
+    MTA_SMTP_PORT: '0',
+    MTA_SMTP_HOST: '127.0.0.1',
+    MTA_SUBMISSION_PORT: '0',
+    MTA_SUBMISSION_HOST: '127.0.0.1',
+    MTA_HOSTNAME: 'mta.test',
+  });
+  const notPem = path.join(tempDir(), 'not.pem');
+  fs.writeFileSync(notPem, 'this is not PEM\n');
+
+  const cases: [string, Record<string, string>, RegExp][] = [
+    [
+      'a data folder under /proc',
+      { MTA_DATA_DIR: '/proc/nonexistent/x' },
+      /MTA_DATA_DIR.*a folder this user can create/,
+    ],
+    [
+      'a sending IP that is none',
+      { MTA_SENDING_IPS: '192.0.2.1,999.0.0.1' },
+      /MTA_SENDING_IPS: IPv4 or IPv6 addresses.*999\.0\.0\.1/,
+    ],
+    ['MTA_PG_COMMIT_AHEAD=maybe', { MTA_PG_COMMIT_AHEAD: 'maybe' }, /MTA_PG_COMMIT_AHEAD: on or off.*maybe/],
+    [
+      'a certificate without its key',
+      { MTA_SMTP_TLS_CERT_FILE: notPem },
+      /MTA_SMTP_TLS_KEY_FILE: the other half of MTA_SMTP_TLS_CERT_FILE/,
+    ],
+    [
+      'a key and certificate that are not PEM',
+      { MTA_SMTP_TLS_CERT_FILE: notPem, MTA_SMTP_TLS_KEY_FILE: notPem },
+      /MTA_SMTP_TLS_KEY_FILE: a PEM private key/,
+    ],
+    [
+      'a missing certificate file',
+      { MTA_SMTP_TLS_CERT_FILE: '/nonexistent.pem', MTA_SMTP_TLS_KEY_FILE: notPem },
+      /MTA_SMTP_TLS_CERT_FILE: a readable PEM file.*nonexistent\.pem/,
+    ],
+    ['MTA_LOG_LEVEL=loud', { MTA_LOG_LEVEL: 'loud' }, /MTA_LOG_LEVEL: one of fatal, error, warn, info, debug, trace/],
+    [
+      'an HTTP host that is no address',
+      { MTA_HTTP_HOST: '999.0.0.1' },
+      /MTA_HTTP_HOST: an IP address or a host name.*999\.0\.0\.1/,
+    ],
+    ['an HTTP port out of range', { MTA_HTTP_PORT: '70000' }, /MTA_HTTP_PORT: an integer from 0 to 65535/],
+    ['a port that is no number', { MTA_SMTP_PORT: 'smtp' }, /MTA_SMTP_PORT: an integer from 0 to 65535; got "smtp"/],
+  ];
+  for (const [what, env, message] of cases)
+    it(`refuses ${what}, naming the variable and what it accepts`, async function () {
+      // On PostgreSQL the store is no folder: MTA_DATABASE_URL wins over MTA_DATA_DIR.
+      if (env.MTA_DATA_DIR && testEngine() === 'pg') this.skip();
+      const r = await mta(['serve'], { ...base(), ...env }, { timeout: 60_000 });
+      expect(r.code, r.stderr).to.equal(1);
+      expect(r.stderr).to.match(message);
+    });
+
+  it('names a listener that cannot bind', async () => {
+    // 192.0.2.1 (TEST-NET-1) is no address of this host: EADDRNOTAVAIL, nothing sent.
+    const http = await mta(['serve'], { ...base(), MTA_HTTP_HOST: '192.0.2.1' }, { timeout: 60_000 });
+    expect(http.code).to.equal(1);
+    expect(http.stderr).to.match(/the HTTP listener cannot listen on 192\.0\.2\.1:0 \(MTA_HTTP_HOST, MTA_HTTP_PORT\)/);
+    const smtp = await mta(['serve'], { ...base(), MTA_SMTP_HOST: '192.0.2.1' }, { timeout: 60_000 });
+    expect(smtp.code).to.equal(1);
+    expect(smtp.stderr).to.match(
+      /the inbound SMTP listener cannot listen on 192\.0\.2\.1:0 \(MTA_SMTP_HOST, MTA_SMTP_PORT\)/,
+    );
+  });
+
+  it('warns at start about an unknown MTA_* variable and a host name that is not fully qualified', async () => {
+    const { child, log } = await serveChild({ ...base(), MTA_HTTP_PORTT: '8080', MTA_HOSTNAME: 'mailhost' });
+    try {
+      const warnings = log()
+        .split('\n')
+        .filter((l) => /"level":40/.test(l));
+      expect(warnings.join('\n')).to.match(/unknown variable MTA_HTTP_PORTT ignored.*did you mean MTA_HTTP_PORT\?/);
+      expect(warnings.join('\n')).to.match(/MTA_HOSTNAME \\"mailhost\\" is not a fully qualified name/);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});
