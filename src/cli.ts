@@ -132,9 +132,10 @@ export const COMMANDS: Record<string, Handler> = {
     const { values } = opts(args, { domain: 'string', days: 'string' });
     const days = Number(values.days ?? 7);
     if (!Number.isInteger(days) || days < 1 || days > 90) throw new UsageError('--days is 1 to 90');
+    const name = need(values.domain, '--domain NAME');
     const { domainNamedForCli, summaryOf } = await import('./services/dmarc-summary.js');
     const ctx = open();
-    const d = domainNamedForCli(ctx, need(values.domain, '--domain NAME'));
+    const d = domainNamedForCli(ctx, name);
     const to = ctx.now();
     return JSON.stringify(await summaryOf(ctx, d, to - days * 86_400_000, to), null, 2);
   },

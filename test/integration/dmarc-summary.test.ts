@@ -165,7 +165,8 @@ describe('DMARC summary of a domain', function () {
     expect(month).to.include({ reports: 3, messages: 200 });
     expect(month.sources[0].source_ip).to.equal('203.0.113.99');
     const bad = await mta(['dmarc', '--domain', 'example.com', '--days', '0'], env);
-    expect(bad.code).to.equal(1);
+    expect(bad.code).to.equal(2); // a usage error
+    expect(bad.stderr).to.contain('--days is 1 to 90');
     expect((await mta(['dmarc', '--domain', 'nope.test'], env)).stderr).to.match(/domain_not_found/);
   });
 
