@@ -128,6 +128,17 @@ export const COMMANDS: Record<string, Handler> = {
     const { verifyDomainByName } = await import('./services/domains.js');
     return JSON.stringify(await verifyDomainByName(open(), domain), null, 2);
   },
+  dmarc: async (args, open) => {
+    const { values } = opts(args, { domain: 'string', days: 'string' });
+    const days = Number(values.days ?? 7);
+    if (!Number.isInteger(days) || days < 1 || days > 90) throw new UsageError('--days is 1 to 90');
+    const name = need(values.domain, '--domain NAME');
+    const { domainNamedForCli, summaryOf } = await import('./services/dmarc-summary.js');
+    const ctx = open();
+    const d = domainNamedForCli(ctx, name);
+    const to = ctx.now();
+    return JSON.stringify(await summaryOf(ctx, d, to - days * 86_400_000, to), null, 2);
+  },
   'reports list': async (args, open) => {
     const { values } = opts(args, { outcome: 'string', limit: 'string' });
     const outcome = (values.outcome as string | undefined) ?? null;
@@ -249,6 +260,7 @@ const USAGE = `usage: mta [--config FILE] <command>
   credits add --team NAME --amount N [--usd PRICE]
   domain add --team NAME DOMAIN
   domain verify DOMAIN
+  dmarc --domain NAME [--days N]   (DMARC aggregate reports of the last N days, default 7)
   reports list [--outcome applied|duplicate|ignored|unmatched] [--limit N]
   reports show REPORT_ID
   parse-report FILE.eml

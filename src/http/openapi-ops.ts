@@ -3,7 +3,7 @@
 // Error statuses follow from the route (openapi.ts errorStatuses) plus `errors` here.
 import type { TSchema } from 'typebox';
 import type { Scope } from '../services/keys.js';
-import { EmailListQuery, ListQuery, SiteStatsQuery, StatsQuery } from './schemas.js';
+import { DmarcQuery, EmailListQuery, ListQuery, SiteStatsQuery, StatsQuery } from './schemas.js';
 import type { ErrorStatus } from './resources/index.js';
 
 export interface Op {
@@ -168,6 +168,24 @@ export const OPS: Record<string, Op> = {
     tag: 'Domains',
     scope: 'domains:write',
     ok: { 200: 'DeletedDomain' },
+  },
+  'GET /domains/{id}/dmarc': {
+    id: 'getDomainDmarcSummary',
+    summary: "What DMARC aggregate reports say of a domain's mail: rates and sources",
+    tag: 'Domains',
+    scope: 'domains:read',
+    query: DmarcQuery,
+    ok: { 200: 'DmarcSummary' },
+    description:
+      'Sums the records of the reports whose date range begins in [from, to) (default: the last 7 days; at most 90 days).',
+  },
+  'GET /domains/{id}/dmarc/reports': {
+    id: 'listDomainDmarcReports',
+    summary: "A domain's DMARC aggregate reports, newest received first",
+    tag: 'Domains',
+    scope: 'domains:read',
+    query: ListQuery,
+    ok: { 200: 'DmarcReportList' },
   },
   'POST /webhooks': {
     id: 'createWebhook',

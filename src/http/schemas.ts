@@ -105,12 +105,15 @@ export const StatsQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** GET /v1/stats/sites: the window and mode of /v1/stats, without granularity. */
 export const SiteStatsQuery = Type.Object(
-  {
-    from: Type.Optional(Type.String({ maxLength: 64 })),
-    to: Type.Optional(Type.String({ maxLength: 64 })),
-    test_mode: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
-  },
+  { from: StatsQuery.properties.from, to: StatsQuery.properties.to, test_mode: StatsQuery.properties.test_mode },
+  { additionalProperties: false },
+);
+
+/** GET /v1/domains/{id}/dmarc: the window of report start times (default the last 7 days). */
+export const DmarcQuery = Type.Object(
+  { from: StatsQuery.properties.from, to: StatsQuery.properties.to },
   { additionalProperties: false },
 );
 

@@ -127,7 +127,7 @@ export async function addDomain(ctx: Ctx, teamId: string, rawName: unknown, opts
   return present(ctx, store.domainById(ctx.db, row.id)!);
 }
 
-function owned(ctx: Ctx, teamId: string, id: string): DomainRow {
+export function owned(ctx: Ctx, teamId: string, id: string): DomainRow {
   const d = store.domainById(ctx.db, id);
   if (!d || d.team_id !== teamId) throw notFound('domain');
   return d;

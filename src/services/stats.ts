@@ -132,17 +132,21 @@ export interface StatsQuery {
   test_mode?: 'true' | 'false';
 }
 
-/** The range asked for: [from, to) with defaults (the last 24 hours), checked (422 naming the param). */
-export function statsRange(q: StatsQuery, now: number): { from: number; to: number; granularity: 'hour' | 'day' } {
-  const granularity = q.granularity ?? 'hour';
-  const span = granularity === 'day' ? 30 * DAY_MS : DAY_MS;
+/** A window [from, to) asked for: `span` before now (or from `from`) by default, checked (422 naming the param). */
+export function timeWindow(q: { from?: string; to?: string }, now: number, span: number): { from: number; to: number } {
   let to = parseTime('to', q.to);
   let from = parseTime('from', q.from);
   if (to === null) to = from === null ? now : Math.min(now, from + span);
   if (from === null) from = to - span;
   if (from >= to) throw invalid('from', 'from must be before to.');
   if (to - from > MAX_RANGE_MS) throw invalid('to', 'from and to may be at most 90 days apart.');
-  return { from, to, granularity };
+  return { from, to };
+}
+
+/** The range asked for: [from, to) with defaults (the last 24 hours), checked (422 naming the param). */
+export function statsRange(q: StatsQuery, now: number): { from: number; to: number; granularity: 'hour' | 'day' } {
+  const granularity = q.granularity ?? 'hour';
+  return { ...timeWindow(q, now, granularity === 'day' ? 30 * DAY_MS : DAY_MS), granularity };
 }
 
 /** Which mode's counters an owner reads: a test key test mode only; a live key live, or test with test_mode=true. */

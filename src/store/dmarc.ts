@@ -83,3 +83,53 @@ export const dmarcReportsOfDomain = (
     `SELECT * FROM dmarc_reports WHERE domain_id = ? AND begin_at >= ? AND begin_at < ? AND (? IS NULL OR seq < ?)
      ORDER BY seq DESC LIMIT ?`,
   ).all(domainId, from, to, before, before, limit);
+
+/** The reports of a domain whose range begins in [from, to): how many, and the messages they stand for. */
+export const dmarcReportTotals = (db: DB, domainId: string, from: number, to: number) =>
+  sql<{ reports: number; messages: number | null }>(
+    db,
+    `SELECT count(*) AS reports, sum(messages) AS messages FROM dmarc_reports
+     WHERE domain_id = ? AND begin_at >= ? AND begin_at < ?`,
+  ).get(domainId, from, to)!;
+
+/** Sums of one (source IP, reporter) pair's records: messages, and those passing / aligned / by disposition. */
+export interface DmarcSourceRow {
+  source_ip: string;
+  org_name: string;
+  messages: number;
+  dmarc_pass: number;
+  dkim_aligned: number;
+  spf_aligned: number;
+  disp_none: number;
+  disp_quarantine: number;
+  disp_reject: number;
+}
+
+/**
+ * The records of a domain's reports beginning in [from, to), summed per source IP and reporting organisation (the
+ * pairs are few next to the records: the service folds them into one entry per source).
+ */
+export const dmarcSources = (db: DB, domainId: string, from: number, to: number) =>
+  sql<DmarcSourceRow>(
+    db,
+    `SELECT c.source_ip AS source_ip, r.org_name AS org_name, sum(c.count) AS messages,
+       sum(c.count * c.dmarc_pass) AS dmarc_pass, sum(c.count * c.dkim_aligned) AS dkim_aligned,
+       sum(c.count * c.spf_aligned) AS spf_aligned,
+       sum(CASE WHEN c.disposition = 'quarantine' OR c.disposition = 'reject' THEN 0 ELSE c.count END) AS disp_none,
+       sum(CASE WHEN c.disposition = 'quarantine' THEN c.count ELSE 0 END) AS disp_quarantine,
+       sum(CASE WHEN c.disposition = 'reject' THEN c.count ELSE 0 END) AS disp_reject
+     FROM dmarc_reports r JOIN dmarc_records c ON c.report_seq = r.seq
+     WHERE r.domain_id = ? AND r.begin_at >= ? AND r.begin_at < ?
+     GROUP BY c.source_ip, r.org_name`,
+  ).all(domainId, from, to);
+
+/** Messages and DMARC passes per UTC day (ms of the day's start) of the reports beginning in [from, to). */
+export const dmarcDays = (db: DB, domainId: string, from: number, to: number) =>
+  sql<{ day: number; messages: number; dmarc_pass: number }>(
+    db,
+    `SELECT (r.begin_at / 86400000) * 86400000 AS day, sum(c.count) AS messages,
+       sum(c.count * c.dmarc_pass) AS dmarc_pass
+     FROM dmarc_reports r JOIN dmarc_records c ON c.report_seq = r.seq
+     WHERE r.domain_id = ? AND r.begin_at >= ? AND r.begin_at < ?
+     GROUP BY (r.begin_at / 86400000) ORDER BY 1`,
+  ).all(domainId, from, to);

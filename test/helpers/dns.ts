@@ -14,6 +14,8 @@ export interface Records {
   AAAA?: string[];
   TXT?: (string | string[])[];
   CNAME?: string;
+  /** Reverse names, published at the address's in-addr.arpa / ip6.arpa name (TestDns.reverseName). */
+  PTR?: string[];
   /** Never answer queries for this name (the client times out). */
   stall?: boolean;
   /** Answer SERVFAIL. */
@@ -39,6 +41,18 @@ export class TestDns {
   delete(name: string): this {
     this.zone.delete(name.toLowerCase());
     return this;
+  }
+
+  /** The name a PTR record of an IPv4 or IPv6 address lives at (10.2.0.192.in-addr.arpa). */
+  static reverseName(ip: string): string {
+    if (!ip.includes(':')) return `${ip.split('.').reverse().join('.')}.in-addr.arpa`;
+    const [head, tail = ''] = ip.toLowerCase().split('::');
+    const groups = (s: string) => (s ? s.split(':') : []);
+    const h = groups(head);
+    const t = groups(tail);
+    const all = [...h, ...new Array<string>(8 - h.length - t.length).fill('0'), ...t];
+    const nibbles = all.map((g) => g.padStart(4, '0')).join('');
+    return `${[...nibbles].reverse().join('.')}.ip6.arpa`;
   }
 
   /** `ip:port` for MTA_DNS_SERVERS. */
@@ -100,6 +114,7 @@ export class TestDns {
     if (rec && type === 'AAAA') for (const a of rec.AAAA ?? []) add('AAAA', { address: a });
     if (rec && type === 'TXT') for (const t of rec.TXT ?? []) add('TXT', { data: Array.isArray(t) ? t : splitTxt(t) });
     if (rec && type === 'CNAME' && rec.CNAME) add('CNAME', { domain: rec.CNAME });
+    if (rec && type === 'PTR') for (const p of rec.PTR ?? []) add('PTR', { domain: p });
     send(res);
   }
 }

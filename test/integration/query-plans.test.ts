@@ -23,6 +23,8 @@ const GROWING = [
   'email_attachments',
   'site_stats_hourly',
   'domain_sites',
+  'dmarc_reports',
+  'dmarc_records',
 ];
 
 /** The table a name in a plan stands for: itself, or the table it aliases in the statement. */
@@ -81,6 +83,13 @@ describe('query plans of hot statements', function () {
       '/v1/api-keys',
     ])
       await s.api('GET', p, { key });
+    // A domain's DMARC summary and reports list (the summary's GROUP BY must start from the domain's reports).
+    const dom = 'dom_plans0000000000000000000000';
+    s.db
+      .prepare("INSERT INTO domains (id, team_id, name, status, created_at) VALUES (?, ?, 'plans.test', 'verified', 0)")
+      .run(dom, t.id);
+    expect((await s.api('GET', `/v1/domains/${dom}/dmarc`, { key })).status).to.equal(200);
+    expect((await s.api('GET', `/v1/domains/${dom}/dmarc/reports`, { key })).status).to.equal(200);
     // The retention pass, its content purge with something to delete (every test email is final by now).
     runRetention(s.ctx);
     expect(purgeContentBefore(s.db, true, Date.now() + 1000, Date.now())).to.equal(5);

@@ -32,6 +32,7 @@ import {
   webhookPayload,
 } from './webhooks.js';
 import { SiteStats, SiteStatsList, Stats } from './stats.js';
+import { DmarcReport, DmarcReportList, DmarcSummary } from './dmarc.js';
 
 /** The HTTP statuses of error answers under /v1. */
 export const ERROR_STATUSES = [401, 402, 403, 404, 409, 413, 422, 429, 500, 503] as const;
@@ -67,6 +68,9 @@ export const COMPONENTS: Record<string, TSchema> = {
   DnsRecord,
   DomainList,
   DeletedDomain,
+  DmarcSummary,
+  DmarcReport,
+  DmarcReportList,
   WebhookEndpoint,
   WebhookEndpointWithSecret,
   WebhookEndpointList,

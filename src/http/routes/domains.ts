@@ -1,16 +1,19 @@
-// /v1/domains: add (201 with the DNS records to publish), list, fetch, verify now, rotate DKIM, delete.
+// /v1/domains: add (201 with the DNS records to publish), list, fetch, verify now, rotate DKIM, delete; the DMARC
+// summary and reports of a domain (decisions.md "DMARC summary").
 // Scopes: domains:read to read, domains:write for everything that changes or re-checks; a test key
 // reads but never changes domains (403 test_key_not_allowed).
 import type Router from '@koa/router';
 import { addDomain, getDomain, listDomains, verifyDomain, deleteDomain, rotateDkim } from '../../services/domains.js';
+import { getDmarcSummary, listDmarcReports } from '../../services/dmarc-summary.js';
 import { requireLive } from '../../services/keys.js';
-import { CreateDomain, ListQuery } from '../schemas.js';
+import { CreateDomain, DmarcQuery, ListQuery } from '../schemas.js';
 import { validator } from '../validate.js';
 import { limitOf, principal, type KoaCtx } from '../middleware.js';
 import type { Deps } from '../app.js';
 
 const checkCreate = validator(CreateDomain);
 const checkPage = validator(ListQuery);
+const checkWindow = validator(DmarcQuery);
 
 export function domainRoutes(r: Router, { app, auth }: Deps) {
   r.post('/domains', auth('domains:write'), async (ctx: KoaCtx) => {
@@ -25,6 +28,13 @@ export function domainRoutes(r: Router, { app, auth }: Deps) {
   });
   r.get('/domains/:id', auth('domains:read'), (ctx: KoaCtx) => {
     ctx.body = getDomain(app, principal(ctx).teamId, ctx.params.id);
+  });
+  r.get('/domains/:id/dmarc', auth('domains:read'), async (ctx: KoaCtx) => {
+    ctx.body = await getDmarcSummary(app, principal(ctx).teamId, ctx.params.id, checkWindow(ctx.query));
+  });
+  r.get('/domains/:id/dmarc/reports', auth('domains:read'), (ctx: KoaCtx) => {
+    const q = checkPage(ctx.query);
+    ctx.body = listDmarcReports(app, principal(ctx).teamId, ctx.params.id, limitOf(q.limit), q.cursor);
   });
   r.post('/domains/:id/verify', auth('domains:write'), async (ctx: KoaCtx) => {
     requireLive(principal(ctx), 're-check domains');

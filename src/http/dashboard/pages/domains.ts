@@ -1,5 +1,6 @@
 // Domain pages: the team's domains, one domain's DNS records to publish with each record's check
-// result, re-check now and add a domain (both need domains:write and a live key; reading needs domains:read).
+// result and what DMARC reports say of it (domain-dmarc.ts), re-check now and add a domain (both need domains:write
+// and a live key; reading needs domains:read).
 import { addDomain, getDomain, listDomains, verifyDomain } from '../../../services/domains.js';
 import type { Domain } from '../../../services/present-domain.js';
 import { requireLive, requireScope } from '../../../services/keys.js';
@@ -7,6 +8,7 @@ import type { Deps } from '../../app.js';
 import { html, query, type Html } from '../html.js';
 import { badge, can, csrfField, pager, readOnly, tableWrap, time } from '../layout.js';
 import { field, page, qs, seeOther, sess, type DCtx, type DRouter } from '../kit.js';
+import { dmarcSection } from './domain-dmarc.js';
 
 const TEST_NOTE = html`<p class="note">
   Read-only: this session uses a test key, which reads the team's domains but cannot add, re-check or delete them.
@@ -125,7 +127,7 @@ function recordsTable(d: Domain): Html {
   );
 }
 
-function detailPage(deps: Deps, k: DCtx) {
+async function detailPage(deps: Deps, k: DCtx) {
   const s = sess(k);
   requireScope(sess(k).principal, 'domains:read');
   const d = getDomain(deps.app, s.principal.teamId, k.params.id);
@@ -153,7 +155,7 @@ function detailPage(deps: Deps, k: DCtx) {
       </p>
       ${verify}
     </section>
-    ${recordsTable(d)}`;
+    ${recordsTable(d)}${await dmarcSection(deps.app, s.principal.teamId, d.id)}`;
   page(deps.app, k, { title: d.name, active: 'domains', body });
 }
 
