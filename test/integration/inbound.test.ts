@@ -92,7 +92,7 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     expect(r.code).to.equal(550);
     const r2 = await smtpSend(
       port,
-      { from: '', to: [`postmaster@${BOUNCE}`, `bounces+nothing@${BOUNCE}`] },
+      { from: '', to: [`nobody@${BOUNCE}`, `bounces+nothing@${BOUNCE}`] },
       'Subject: x\r\n\r\nx\r\n',
     );
     expect(r2.code).to.equal(550);
