@@ -209,6 +209,16 @@ export const COMMANDS: Record<string, Handler> = {
     const { warmupIp } = await import('./services/delivery-control.js');
     return JSON.stringify(warmupIp(open(), ip, Number(values.day ?? 0), values.stop === true), null, 2);
   },
+  ips: async (args, open) => {
+    opts(args, {});
+    const { ipHealth } = await import('./services/ip-health.js');
+    return JSON.stringify(ipHealth(open()), null, 2);
+  },
+  'ips check': async (args, open) => {
+    opts(args, {});
+    const { checkIps } = await import('./services/ip-health.js');
+    return JSON.stringify(await checkIps(open()), null, 2);
+  },
   'queue summary': queueCommand('summary'),
   'queue list': queueCommand('list'),
   'queue hold': queueCommand('hold'),
@@ -270,6 +280,8 @@ const USAGE = `usage: mta [--config FILE] <command>
   site resume SITE [--ip IP]
   ip list
   ip warmup IP [--day N] [--stop]
+  ips                                     (the last sending-IP health check)
+  ips check                               (checks reverse DNS, blocklists and SPF of each sending IP now)
   queue summary [--by site|domain|team|state] [FILTERS]
   queue list [FILTERS] [--limit N]
   queue hold|release|retry [FILTERS]      (hold with no filter needs --all)

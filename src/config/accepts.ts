@@ -21,6 +21,8 @@ const WORDS: Partial<Record<keyof Config, string>> = {
   metricsToken: 'a token of at least 16 characters',
   adminToken: 'a token of at least 16 characters',
   dnsCheckCron: 'a cron expression (5 fields, or 6 with seconds first)',
+  ipCheckCron: 'a cron expression (5 fields, or 6 with seconds first)',
+  dnsblZones: 'DNS zone names, comma-separated',
   ipPools: 'team=ip|ip;team=ip (file: {"team": ["ip", …]})',
 };
 

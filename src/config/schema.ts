@@ -57,6 +57,10 @@ export const ConfigSchema = Type.Object(
     smtpTlsCertFile: Type.Optional(Type.String({ minLength: 1 })),
     dnsCheckCron: Type.String({ minLength: 1 }),
     dnsCheckTimeoutSeconds: Seconds,
+    /** Sending-IP health check (operations.md "Deliverability insight"): its schedule, the DNSBL zones, and what a listing does. */
+    ipCheckCron: Type.String({ minLength: 1 }),
+    dnsblZones: Type.Array(Type.String({ minLength: 1, pattern: '^[A-Za-z0-9.-]+$' })),
+    dnsblAction: Type.Union([Type.Literal('alert'), Type.Literal('suspend')]),
     maxBodyBytes: Type.Integer({ minimum: 1024 }),
     /** Request bodies being read or parsed at once (HTTP, SMTP submission DATA), bytes, per process (services/body-budget.ts). */
     maxInflightBodyBytes: Type.Integer({ minimum: 1024 }),
@@ -135,6 +139,9 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_SMTP_TLS_CERT_FILE: ['smtpTlsCertFile', 'string'],
   MTA_DNS_CHECK_CRON: ['dnsCheckCron', 'string'],
   MTA_DNS_CHECK_TIMEOUT_SECONDS: ['dnsCheckTimeoutSeconds', 'number'],
+  MTA_IP_CHECK_CRON: ['ipCheckCron', 'string'],
+  MTA_DNSBL_ZONES: ['dnsblZones', 'list'],
+  MTA_DNSBL_ACTION: ['dnsblAction', 'string'],
   MTA_MAX_BODY_BYTES: ['maxBodyBytes', 'int'],
   MTA_MAX_INFLIGHT_BODY_BYTES: ['maxInflightBodyBytes', 'int'],
   MTA_SENDING_IPS: ['sendingIps', 'list'],

@@ -1,12 +1,16 @@
 // The operations feature: Prometheus metrics at /metrics, the operator API under /admin/v1 (off unless
-// MTA_ADMIN_TOKEN is set) and the hourly retention job.
+// MTA_ADMIN_TOKEN is set), the hourly retention job and the sending-IP health check.
 import type { FeatureFactory } from './feature.js';
 import { createMetrics } from '../http/metrics.js';
 import { retentionJob } from '../jobs/retention.js';
+import { ipCheckJob } from '../jobs/ip-checks.js';
 import { adminMount } from '../http/admin/index.js';
 import { isHttpWorker } from '../services/siblings.js';
 
 export const feature: FeatureFactory = (ctx) => {
   const metrics = createMetrics(ctx);
-  return { mounts: [metrics.mount, adminMount], components: isHttpWorker(ctx) ? [] : [retentionJob(ctx)] };
+  return {
+    mounts: [metrics.mount, adminMount],
+    components: isHttpWorker(ctx) ? [] : [retentionJob(ctx), ipCheckJob(ctx)],
+  };
 };

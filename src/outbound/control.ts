@@ -17,6 +17,7 @@ export class Control {
   private timer: NodeJS.Timeout | null = null;
   private hour = new Map<string, number[]>();
   private warm = new Set<string>();
+  private ipHolds = new Map<string, string>();
   private m = {
     queued: new Gauge({
       name: 'mta_site_queued',
@@ -122,6 +123,7 @@ export class Control {
     try {
       this.applyCommands();
       this.applyWarmups();
+      this.applyIpHolds();
       this.setAsideBlocked();
       this.persist();
       this.loop.ready.prune();
@@ -148,7 +150,8 @@ export class Control {
         continue;
       }
       if (l.day === utcDay(now) && l.sent_today > 0) this.loop.sched.setSentToday(l.ip, l.site, l.sent_today, now);
-      if (l.state === 'suspended' && (l.until === null || l.until > now)) {
+      // A DNSBL hold is not restored from the lane: ip_health says whether it still stands (applyIpHolds).
+      if (l.state === 'suspended' && (l.until === null || l.until > now) && !l.reason?.startsWith('dnsbl:')) {
         const r = this.loop.sched.lane(l.ip, l.site).reaction;
         r.suspendedUntil = l.until ?? Infinity;
         r.reason = l.reason;
@@ -200,6 +203,33 @@ export class Control {
     ];
     for (const d of domains) this.loop.ready.noteDomain(site, d);
     if (wakeDomains(this.ctx.db, domains, now)) this.loop.wake();
+  }
+
+  /** IPs a DNSBL listing suspends on every site (services/ip-health.ts), held or released as the store says. */
+  private applyIpHolds(): void {
+    const now = this.ctx.now();
+    const holds = store.storedIpHolds(this.ctx.db);
+    let released = false;
+    for (const [ip, reason] of holds)
+      if (this.ipHolds.get(ip) !== reason) {
+        this.loop.sched.holdIp(ip, reason);
+        this.ctx.log.warn({ event: 'ip_hold', ip, reason }, `${ip} suspended on every site (${reason})`);
+      }
+    for (const ip of this.ipHolds.keys())
+      if (!holds.has(ip)) {
+        this.loop.sched.releaseIp(ip);
+        released = true;
+        this.ctx.log.warn({ event: 'ip_release', ip }, `${ip} resumed on every site`);
+      }
+    this.ipHolds = holds;
+    if (released) {
+      for (const site of new Set([
+        ...this.loop.ready.siteMx().keys(),
+        ...store.storedSites(this.ctx.db).map((s) => s.site),
+      ]))
+        this.wakeSite(site, now);
+      this.loop.pump();
+    }
   }
 
   private applyWarmups(): void {

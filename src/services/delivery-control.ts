@@ -5,6 +5,7 @@ import type { Ctx } from './context.js';
 import { shapingFor } from './shaping.js';
 import { lightTx } from '../store/queue.js';
 import * as dc from '../store/delivery-control.js';
+import { ipHolds } from '../store/ip-health.js';
 import { capToday, utcDay, warmupDay } from '../core/shaping/warmup.js';
 import { parseRate } from '../core/shaping/rules.js';
 
@@ -12,6 +13,7 @@ export { upsertLane, upsertSite, pendingCommands, markApplied } from '../store/d
 export const storedLanes = dc.lanes;
 export const storedSites = dc.sites;
 export const storedWarmups = dc.warmups;
+export const storedIpHolds = ipHolds;
 export const removeLane = dc.deleteLane;
 export const inTx = lightTx;
 
@@ -69,12 +71,14 @@ export function siteView(ctx: Ctx, site: string): SiteView {
   const row = dc.sites(ctx.db).find((s) => s.site === site);
   const lanes = dc.lanes(ctx.db).filter((l) => l.site === site);
   const hold = lanes.find((l) => l.ip === '*' && (l.until === null || l.until > now));
+  const held = ipHolds(ctx.db);
   const ipNames = [
     ...new Set([...configuredIps(ctx.config).map((x) => x.ip), ...lanes.filter((l) => l.ip !== '*').map((l) => l.ip)]),
   ];
   const ips: IpState[] = ipNames.map((ip) => {
     const l = lanes.find((x) => x.ip === ip);
-    const live = l && l.state !== 'open' && (l.state !== 'suspended' || l.until === null || l.until > now);
+    const stale = l?.reason?.startsWith('dnsbl:') && !held.has(ip); // a DNSBL hold released since it was written
+    const live = l && !stale && l.state !== 'open' && (l.state !== 'suspended' || l.until === null || l.until > now);
     if (live)
       return {
         ip,
@@ -103,6 +107,10 @@ export function siteView(ctx: Ctx, site: string): SiteView {
         });
       else Object.assign(s, { state: 'open', until: null, reason: null, rate: limits.rate });
     }
+  }
+  for (const s of ips) {
+    const reason = held.get(s.ip);
+    if (reason) Object.assign(s, { state: 'suspended', until: null, reason });
   }
   return {
     site,

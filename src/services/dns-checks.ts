@@ -95,6 +95,12 @@ async function sendingIps(resolver: Resolver, config: Pick<Config, 'sendingIps' 
   return [...a, ...aaaa];
 }
 
+/** mailauth's SPF evaluation (RFC 7208) of MAIL FROM postmaster@<name> from `ip` (result in `.status.result`). */
+export function evaluateSpf(resolver: Resolver, name: string, ip: string, hostname: string) {
+  const lookup = (n: string, type: string) => resolver.resolve(n, type) as Promise<string[][] | string[]>;
+  return spf({ sender: `postmaster@${name}`, ip, helo: hostname, mta: hostname, resolver: lookup });
+}
+
 /**
  * SPF evaluated by mailauth (RFC 7208) for MAIL FROM postmaster@<name> from each sending IP: the apex
  * domain (the `spf` record) or the return-path name (the VERP envelope sender's domain).
@@ -112,16 +118,9 @@ export function checkSpf(
         found: null,
         error: `Cannot tell which IPs to authorise: ${config.hostname} has no A/AAAA record and MTA_SENDING_IPS lists no IP address.`,
       };
-    const lookup = (n: string, type: string) => resolver.resolve(n, type) as Promise<string[][] | string[]>;
     let out: CheckOutcome = { result: 'pass', found: null };
     for (const ip of ips) {
-      const r = await spf({
-        sender: `postmaster@${name}`,
-        ip,
-        helo: config.hostname,
-        mta: config.hostname,
-        resolver: lookup,
-      });
+      const r = await evaluateSpf(resolver, name, ip, config.hostname);
       out = judgeSpf(r.status.result, ip, r.rr ?? null, r.status.comment || undefined);
       if (out.result !== 'pass') return out;
     }

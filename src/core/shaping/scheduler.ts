@@ -72,6 +72,8 @@ export class Scheduler {
   private readonly warming = new Map<string, Warmup>();
   /** operator suspensions of a whole site (every IP), applied to lanes created later too */
   private readonly siteHolds = new Map<string, { until: number; reason: string }>();
+  /** IPs suspended on every site (a DNSBL listing: reason `dnsbl:<zone>`), applied to lanes created later too */
+  private readonly ipHolds = new Map<string, string>();
   private wake = Infinity;
   private readonly decision: Decision = {
     queue: '',
@@ -210,6 +212,22 @@ export class Scheduler {
     for (const l of this.lanesOf(site, ips)) resume(l.reaction);
   }
 
+  /**
+   * Suspends `ip` on every site until released (its traffic moves to the pool's other IPs, as on a blocklist
+   * reply); a different reason replaces the previous one.
+   */
+  holdIp(ip: string, reason: string): void {
+    this.ipHolds.set(ip, reason);
+    for (const l of this.lanes.values()) if (l.ip === ip) holdLane(l, reason);
+  }
+
+  /** Ends an IP hold: the lanes it suspended (still with its reason) are open again. */
+  releaseIp(ip: string): void {
+    const reason = this.ipHolds.get(ip);
+    this.ipHolds.delete(ip);
+    for (const l of this.lanes.values()) if (l.ip === ip && l.reaction.reason === reason) resume(l.reaction);
+  }
+
   /** Starts (or restarts) an IP's warm-up at `day`; null stops it (the IP is warm). */
   setWarmup(ip: string, w: Warmup | null): void {
     if (w) this.warming.set(ip, w);
@@ -238,6 +256,8 @@ export class Scheduler {
         l.reaction.suspendedUntil = hold.until;
         l.reaction.reason = hold.reason;
       }
+      const ipHold = this.ipHolds.get(ip);
+      if (ipHold) holdLane(l, ipHold);
       this.lanes.set(key, l);
     }
     return l;
@@ -342,3 +362,9 @@ const laneKey = (ip: string, site: string) => `${ip} ${site}`;
  */
 export const SEND_AHEAD = 2;
 const sendAhead = (factor: number, perMs: number | null) => (factor >= 1 && perMs === null ? SEND_AHEAD : 1);
+
+function holdLane(l: Lane, reason: string): void {
+  l.reaction.suspendedUntil = Infinity;
+  l.reaction.blocklisted = true;
+  l.reaction.reason = reason;
+}

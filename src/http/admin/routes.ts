@@ -1,10 +1,11 @@
 // Routes of the operator API (/admin/v1): the queue (summary, list, hold/release/retry/purge with the
-// filters as query parameters or a JSON body) and delivery sites (list, suspend, resume). Same JSON as the CLI.
+// filters as query parameters or a JSON body) and delivery sites (list, suspend, resume) and the sending IPs' health. Same JSON as the CLI.
 import type Router from '@koa/router';
 import { ApiError, invalid } from '../../core/errors.js';
 import { QUEUE_ACTIONS, type QueueAction } from '../../core/status.js';
 import { FILTER_NAMES, parseFilter, queueAction, queueList, queueSummary, type GroupBy } from '../../services/queue.js';
 import { ControlError, listSites, siteCommand } from '../../services/delivery-control.js';
+import { ipHealth } from '../../services/ip-health.js';
 import type { State, KoaCtx } from '../middleware.js';
 import type { Ctx } from '../../services/context.js';
 
@@ -61,6 +62,9 @@ function seconds(v: unknown): number | null {
 export function siteRoutes(r: R, app: Ctx): void {
   r.get('/sites', (ctx) => {
     ctx.body = listSites(app);
+  });
+  r.get('/ips', (ctx) => {
+    ctx.body = ipHealth(app);
   });
   r.post('/sites/:site/:kind', async (ctx) => {
     const kind = ctx.params.kind as 'suspend' | 'resume';

@@ -1,5 +1,5 @@
 // The Delivery page, for operator sessions only (404 for team keys): each site's state, queue, rate and limits,
-// suspensions and throttles per source IP, warm-up progress per IP, and per-site charts of the last 24 hours.
+// suspensions and throttles per source IP, each sending IP's health, warm-up progress per IP, and per-site charts of the last 24 hours.
 import { ApiError } from '../../../core/errors.js';
 import { listIps, listSites, type IpView, type SiteView } from '../../../services/delivery-control.js';
 import { siteSeries, type SiteSeries } from '../../../services/stats.js';
@@ -8,6 +8,8 @@ import { html, type Html } from '../html.js';
 import { badge, tableWrap, time } from '../layout.js';
 import { page, sess, type DCtx, type DRouter } from '../kit.js';
 import { chart, PALETTE } from '../charts.js';
+import { ipHealth } from '../../../services/ip-health.js';
+import { ipHealthTable } from './ip-health.js';
 
 const siteState = (s: SiteView) =>
   s.ips.some((x) => x.state === 'suspended')
@@ -164,6 +166,8 @@ function deliveryPage(deps: Deps, k: DCtx) {
     ${sitesTable(sites)}
     <h2>Suspensions and throttles</h2>
     ${suspensions(sites)}
+    <h2>Sending-IP health</h2>
+    ${ipHealthTable(ipHealth(deps.app))}
     <h2>Source IPs and warm-up</h2>
     <ul class="card" id="warmups">
       ${listIps(deps.app).map(warmup)}
