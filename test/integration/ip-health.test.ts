@@ -122,7 +122,10 @@ describe('sending-IP health', function () {
     const sites = JSON.parse((await mta(['sites'], env)).stdout) as any[];
     expect(sites.length).to.be.greaterThan(0);
     for (const s of sites)
-      expect(s.ips.find((x: any) => x.ip === '127.0.0.2'), s.site).to.include({
+      expect(
+        s.ips.find((x: any) => x.ip === '127.0.0.2'),
+        s.site,
+      ).to.include({
         state: 'suspended',
         reason: `dnsbl:${ZONE}`,
       });

@@ -209,7 +209,11 @@ export class Scheduler {
   /** Operator: resume a site for the IPs given, or for every IP (`ips` empty). */
   resumeSite(site: string, ips: readonly string[]): void {
     if (!ips.length) this.siteHolds.delete(site);
-    for (const l of this.lanesOf(site, ips)) resume(l.reaction);
+    for (const l of this.lanesOf(site, ips)) {
+      resume(l.reaction);
+      const held = this.ipHolds.get(l.ip); // a DNSBL hold stands until a check finds the IP delisted
+      if (held) holdLane(l, held);
+    }
   }
 
   /**
