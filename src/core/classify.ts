@@ -239,7 +239,7 @@ function isTemporary(status: string | null, reply: string | null, text: string, 
 function decide(c: Ctx): BounceReason {
   if (c.preset && !RETRY_REASONS.has(c.preset)) return c.preset as BounceReason;
   if (c.status.startsWith('2.')) return 'delivered';
-  if (c.spec === 'SMTP') {
+  if (c.spec === 'SMTP' || (isGenericStatus(c.status) && c.reply)) {
     for (const r of PRIMARY_ORDER) if (probe(r, c)) return r;
   }
   const other = anotherOne(c);
@@ -247,6 +247,14 @@ function decide(c: Ctx): BounceReason {
   if (c.action === 'delayed') return 'expired';
   if (textMatches('vacation', c.text)) return 'vacation';
   return c.text ? 'onhold' : 'undefined';
+}
+
+/**
+ * A status that names no reason (x.0.0, or none): a remote SMTP reply quoted in the text (a reply code) is read
+ * as an SMTP diagnostic even under another Diagnostic-Code type (X-Postfix, X-Unix), so its words decide.
+ */
+function isGenericStatus(status: string): boolean {
+  return status === '' || status.endsWith('.0.0');
 }
 
 function anotherOne(c: Ctx): BounceReason | '' {

@@ -70,6 +70,34 @@ describe('classification helpers', () => {
   });
 });
 
+describe('classifyBounce: a reply text that names a reason beats a generic status code', () => {
+  // Postfix writes "Status: 5.0.0" and "Diagnostic-Code: X-Postfix; host X said: 550 ..." (php-bounce-handler 45.eml)
+  const postfix = (said: string) => ({
+    status: '5.0.0',
+    spec: 'X-Postfix',
+    action: 'failed',
+    command: 'RCPT',
+    diagnostic: `host mx.example.net[192.0.2.1] said: ${said} (in reply to RCPT TO command)`,
+  });
+  it('5.0.0 with "550 ... User unknown" under X-Postfix reads userunknown (hard)', () => {
+    const r = classifyBounce(postfix('550 RCPT TO:<a@example.net> User unknown'));
+    expect([r.reason, r.hard]).to.deep.equal(['userunknown', true]);
+  });
+  it('5.0.0 with "552 ... mailbox is full" under X-Postfix reads mailboxfull (soft)', () => {
+    const r = classifyBounce(postfix('552 Requested mail action aborted: mailbox is full'));
+    expect([r.reason, r.hard]).to.deep.equal(['mailboxfull', false]);
+  });
+  it('without a reply code in the text, an X-Postfix 5.0.0 is not read with the SMTP probes', () => {
+    const r = classifyBounce({
+      status: '5.0.0',
+      spec: 'X-Postfix',
+      action: 'failed',
+      diagnostic: 'mail for x loops back',
+    });
+    expect(r.reason).to.not.equal('userunknown');
+  });
+});
+
 describe('provider (Sisimai Rhost) tables, gated on the remote host or recipient domain', () => {
   const gmail = 'gmail-smtp-in.l.google.com';
   const cases: [string | null, string | null, string, string, string, string | null][] = [
