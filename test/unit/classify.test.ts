@@ -87,14 +87,34 @@ describe('classifyBounce: a reply text that names a reason beats a generic statu
     const r = classifyBounce(postfix('552 Requested mail action aborted: mailbox is full'));
     expect([r.reason, r.hard]).to.deep.equal(['mailboxfull', false]);
   });
-  it('without a reply code in the text, an X-Postfix 5.0.0 is not read with the SMTP probes', () => {
+  it('5.0.0 with a reason named without any reply code under X-Postfix reads it ("Name or service not known")', () => {
     const r = classifyBounce({
       status: '5.0.0',
       spec: 'X-Postfix',
       action: 'failed',
-      diagnostic: 'mail for x loops back',
+      diagnostic: '[dest.example.com]: Name or service not known',
     });
-    expect(r.reason).to.not.equal('userunknown');
+    expect([r.reason, r.hard]).to.deep.equal(['hostunknown', true]);
+  });
+  it('a retry-class reason of the notice (Exim delay warning: expired) yields to a reply that names spam', () => {
+    const r = classifyBounce({
+      status: null,
+      reason: 'expired',
+      action: 'delayed',
+      command: 'DATA',
+      diagnostic:
+        'Delay reason: SMTP error from remote mail server after DATA: host mx.example.net: 451 SPAM not accepted',
+    });
+    expect([r.reason, r.hard]).to.deep.equal(['spamdetected', false]);
+  });
+  it('a status that names a reason keeps deciding under a non-SMTP type (x-unix 5.3.0: mailererror)', () => {
+    const r = classifyBounce({
+      status: '5.3.0',
+      spec: 'x-unix',
+      action: 'failed',
+      diagnostic: 'Command died with status 1',
+    });
+    expect(r.reason).to.equal('mailererror');
   });
 });
 
