@@ -239,7 +239,7 @@ function isTemporary(status: string | null, reply: string | null, text: string, 
 function decide(c: Ctx): BounceReason {
   if (c.preset && !RETRY_REASONS.has(c.preset)) return c.preset as BounceReason;
   if (c.status.startsWith('2.')) return 'delivered';
-  if (c.spec === 'SMTP') {
+  if (c.spec === 'SMTP' || isGenericStatus(c.status)) {
     for (const r of PRIMARY_ORDER) if (probe(r, c)) return r;
   }
   const other = anotherOne(c);
@@ -247,6 +247,15 @@ function decide(c: Ctx): BounceReason {
   if (c.action === 'delayed') return 'expired';
   if (textMatches('vacation', c.text)) return 'vacation';
   return c.text ? 'onhold' : 'undefined';
+}
+
+/**
+ * A status that names no reason (x.0.0, or none): the text is read with the SMTP probes even under another
+ * Diagnostic-Code type (Postfix's X-Postfix with "said: 550 ... User unknown" or "Name or service not known"),
+ * so a reply text that names a reason beats the generic code.
+ */
+function isGenericStatus(status: string): boolean {
+  return status === '' || status.endsWith('.0.0');
 }
 
 function anotherOne(c: Ctx): BounceReason | '' {
@@ -323,7 +332,8 @@ function probeRejected(c: Ctx): boolean {
 }
 
 function probeSpam(c: Ctx): boolean {
-  if (!c.status) return false;
+  // Sisimai gives a notice's retry-class reason its pseudo status before reading again; no status and no reason: no.
+  if (!c.status && !isExplicit(c.preset)) return false;
   if (byName(c) === 'spamdetected') return true;
   if (EXCEPT_DATA.has(c.command)) return false;
   return textMatches('spamdetected', c.text);

@@ -70,6 +70,54 @@ describe('classification helpers', () => {
   });
 });
 
+describe('classifyBounce: a reply text that names a reason beats a generic status code', () => {
+  // Postfix writes "Status: 5.0.0" and "Diagnostic-Code: X-Postfix; host X said: 550 ..." (php-bounce-handler 45.eml)
+  const postfix = (said: string) => ({
+    status: '5.0.0',
+    spec: 'X-Postfix',
+    action: 'failed',
+    command: 'RCPT',
+    diagnostic: `host mx.example.net[192.0.2.1] said: ${said} (in reply to RCPT TO command)`,
+  });
+  it('5.0.0 with "550 ... User unknown" under X-Postfix reads userunknown (hard)', () => {
+    const r = classifyBounce(postfix('550 RCPT TO:<a@example.net> User unknown'));
+    expect([r.reason, r.hard]).to.deep.equal(['userunknown', true]);
+  });
+  it('5.0.0 with "552 ... mailbox is full" under X-Postfix reads mailboxfull (soft)', () => {
+    const r = classifyBounce(postfix('552 Requested mail action aborted: mailbox is full'));
+    expect([r.reason, r.hard]).to.deep.equal(['mailboxfull', false]);
+  });
+  it('5.0.0 with a reason named without any reply code under X-Postfix reads it ("Name or service not known")', () => {
+    const r = classifyBounce({
+      status: '5.0.0',
+      spec: 'X-Postfix',
+      action: 'failed',
+      diagnostic: '[dest.example.com]: Name or service not known',
+    });
+    expect([r.reason, r.hard]).to.deep.equal(['hostunknown', true]);
+  });
+  it('a retry-class reason of the notice (Exim delay warning: expired) yields to a reply that names spam', () => {
+    const r = classifyBounce({
+      status: null,
+      reason: 'expired',
+      action: 'delayed',
+      command: 'DATA',
+      diagnostic:
+        'Delay reason: SMTP error from remote mail server after DATA: host mx.example.net: 451 SPAM not accepted',
+    });
+    expect([r.reason, r.hard]).to.deep.equal(['spamdetected', false]);
+  });
+  it('a status that names a reason keeps deciding under a non-SMTP type (x-unix 5.3.0: mailererror)', () => {
+    const r = classifyBounce({
+      status: '5.3.0',
+      spec: 'x-unix',
+      action: 'failed',
+      diagnostic: 'Command died with status 1',
+    });
+    expect(r.reason).to.equal('mailererror');
+  });
+});
+
 describe('provider (Sisimai Rhost) tables, gated on the remote host or recipient domain', () => {
   const gmail = 'gmail-smtp-in.l.google.com';
   const cases: [string | null, string | null, string, string, string, string | null][] = [
