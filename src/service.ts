@@ -28,6 +28,8 @@ export interface Running {
   components: Component[];
   /** The HTTP listener (read-only use: tests inspect its limits). */
   server: http.Server;
+  /** SIGHUP: each component re-reads its files (the SMTP listeners' TLS certificate and key). */
+  reload(): void;
   close(): Promise<void>;
 }
 
@@ -97,6 +99,9 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     httpPort: addr.port,
     components,
     server,
+    reload: () => {
+      for (const c of started) c.reload?.();
+    },
     close: () =>
       (closing ??= (async () => {
         up = false;
