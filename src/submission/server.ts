@@ -7,6 +7,7 @@ import { perAddressLimit, sessionReaper } from '../lib/smtp-sessions.js';
 import { ApiError } from '../core/errors.js';
 import { authenticateSubmission, submitMessage, takeToken } from '../services/submission.js';
 import { bodyBudget } from '../services/body-budget.js';
+import { noteStoreError } from '../services/store-health.js';
 import { mailboxOf, MAX_RECIPIENTS } from '../services/email-input.js';
 import type { Principal } from '../services/keys.js';
 import type { Ctx } from '../services/context.js';
@@ -134,7 +135,10 @@ function onData(
       .then(
         (r) => cb(null, `2.0.0 Ok: queued as ${r.id}`),
         (err) => {
-          if (!(err instanceof ApiError)) ctx.log.error({ err }, 'submitted message could not be stored');
+          if (!(err instanceof ApiError)) {
+            ctx.log.error({ err }, 'submitted message could not be stored');
+            noteStoreError(ctx, err);
+          }
           cb(replyFor(err));
         },
       );
