@@ -9,17 +9,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { tempDir } from '../helpers/temp.js';
 import { testEngine } from '../helpers/service.js';
-import { mta, serveChild } from '../helpers/cli.js';
-
-const baseEnv = (dir: string) => ({
-  MTA_DATA_DIR: dir,
-  MTA_HTTP_PORT: '0',
-  MTA_SMTP_PORT: '0',
-  MTA_SUBMISSION_PORT: '0',
-  MTA_SMTP_HOST: '127.0.0.1',
-  MTA_RATE_LIMIT: '0',
-  MTA_DNS_SERVERS: '127.0.0.1:9',
-});
+import { mta, quietEnv, serveChild } from '../helpers/cli.js';
 
 const exited = (c: ChildProcess) =>
   new Promise<void>((resolve) => (c.exitCode !== null ? resolve() : c.once('exit', () => resolve())));
@@ -33,7 +23,7 @@ describe('mta backup', function () {
 
   it('PostgreSQL: exits 1 and points to pg_dump', async function () {
     if (testEngine() !== 'pg') this.skip();
-    const env = baseEnv(tempDir('mta-backup-pg-'));
+    const env = quietEnv(tempDir('mta-backup-pg-'));
     expect((await mta(['team', 'create', 'b'], env)).code).to.equal(0);
     const r = await mta(['backup', path.join(tempDir('mta-backup-out-'), 'copy.sqlite')], env);
     expect(r.code).to.equal(1);
@@ -43,7 +33,7 @@ describe('mta backup', function () {
   it('copies the store of a running service that accepts mail; the copy restores', async function () {
     if (testEngine() !== 'sqlite') this.skip();
     const dir = tempDir('mta-backup-');
-    const env = baseEnv(dir);
+    const env = quietEnv(dir);
     expect((await mta(['team', 'create', 'bk'], env)).code).to.equal(0);
     const key = (await mta(['key', 'create', '--team', 'bk'], env)).stdout.trim();
     expect((await mta(['domain', 'add', '--team', 'bk', 'sender.test'], env)).code).to.equal(0);

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '../helpers/temp.js';
 import { testEngine } from '../helpers/service.js';
-import { mta, serveChild } from '../helpers/cli.js';
+import { mta, quietEnv, serveChild } from '../helpers/cli.js';
 
 describe('/healthz on a full disk', function () {
   this.timeout(120_000);
@@ -27,15 +27,7 @@ describe('/healthz on a full disk', function () {
     } catch {
       this.skip(); // not root: no tmpfs of our own
     }
-    const env = {
-      MTA_DATA_DIR: path.join(dir, 'data'),
-      MTA_HTTP_PORT: '0',
-      MTA_SMTP_PORT: '0',
-      MTA_SUBMISSION_PORT: '0',
-      MTA_SMTP_HOST: '127.0.0.1',
-      MTA_RATE_LIMIT: '0',
-      MTA_DNS_SERVERS: '127.0.0.1:9',
-    };
+    const env = quietEnv(path.join(dir, 'data'));
     expect((await mta(['team', 'create', 'full'], env)).code).to.equal(0);
     const key = (await mta(['key', 'create', '--team', 'full'], env)).stdout.trim();
     const svc = await serveChild(env);

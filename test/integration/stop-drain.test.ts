@@ -3,14 +3,10 @@
 // 202), every email answered 202 before is in the store after a restart, and the process exits 0.
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
-import pino from 'pino';
 import { TestDns } from '../helpers/dns.js';
 import { TestMx } from '../helpers/smtp-mx.js';
-import { tempDir, openTestDb } from '../helpers/service.js';
-import { loopbackEnv, serveChild } from '../helpers/cli.js';
-import { insertVerifiedDomain } from '../helpers/factories.js';
-import { loadConfig } from '../../src/config/load.js';
-import { createTeam, createKey } from '../../src/services/keys.js';
+import { tempDir } from '../helpers/service.js';
+import { liveSender, loopbackEnv, serveChild } from '../helpers/cli.js';
 import { route } from './outbound-env.js';
 
 describe('SIGTERM: new requests are refused first, accepted email is kept', function () {
@@ -30,13 +26,7 @@ describe('SIGTERM: new requests are refused first, accepted email is kept', func
     route(dns, 'rcpt.test');
     const dataDir = tempDir('mta-stop-');
     const env = loopbackEnv(dataDir, dns.server, mx.port, { MTA_RATE_LIMIT: '0', MTA_LOG_LEVEL: 'info' });
-    const db = await openTestDb(dataDir);
-    const ctx = { db, config: loadConfig({ env }), now: Date.now, log: pino({ level: 'silent' }) };
-    const team = createTeam(ctx, 'stop');
-    const key = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send', 'emails:read'] }).key;
-    const dom = insertVerifiedDomain(db, team.id, 'sender.test');
-    dns.set(`${dom.selector}._domainkey.sender.test`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });
-    db.close();
+    const key = await liveSender(env, dns, 'stop');
     let svc = await serveChild(env);
     child = svc.child;
     const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };

@@ -9,7 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
 import { tempDir } from '../helpers/temp.js';
-import { serveChild } from '../helpers/cli.js';
+import { quietEnv, serveChild } from '../helpers/cli.js';
 
 /** A self-signed certificate and its key (openssl), written to cert.pem / key.pem under `dir`; answers its SHA-256. */
 function makeCert(dir: string, cn: string): { cert: string; key: string; fingerprint: string } {
@@ -69,18 +69,12 @@ describe('SIGHUP: the SMTP listeners read their TLS certificate again', function
     const [certFile, keyFile] = [path.join(dir, 'cert.pem'), path.join(dir, 'key.pem')];
     fs.copyFileSync(a.cert, certFile);
     fs.copyFileSync(a.key, keyFile);
-    const env = {
-      MTA_DATA_DIR: path.join(dir, 'data'),
-      MTA_HTTP_PORT: '0',
-      MTA_SMTP_PORT: '0',
-      MTA_SUBMISSION_PORT: '0',
-      MTA_SMTP_HOST: '127.0.0.1',
+    const env = quietEnv(path.join(dir, 'data'), {
       MTA_SUBMISSION_HOST: '127.0.0.1',
       MTA_HOSTNAME: 'mta.test',
-      MTA_DNS_SERVERS: '127.0.0.1:9',
       MTA_SMTP_TLS_CERT_FILE: certFile,
       MTA_SMTP_TLS_KEY_FILE: keyFile,
-    };
+    });
     const svc = await serveChild(env);
     child = svc.child;
     const ports = ['smtp', 'submission'].map((n) => Number(new RegExp(`${n}=[0-9.]+:(\\d+)`).exec(svc.log())![1]));
