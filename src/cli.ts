@@ -225,6 +225,11 @@ export const COMMANDS: Record<string, Handler> = {
   'queue release': queueCommand('release'),
   'queue retry': queueCommand('retry'),
   'queue purge': queueCommand('purge'),
+  backup: async (args, open) => {
+    const file = need(opts(args, {}).positionals[0], 'FILE');
+    const { backupStore } = await import('./store/backup.js');
+    return JSON.stringify(await backupStore(open().db, file));
+  },
   'migrate-to-postgres': async (args, _open, settings) => {
     const { values } = opts(args, { to: 'string', batch: 'string' });
     const config = settings();
@@ -275,6 +280,7 @@ const USAGE = `usage: mta [--config FILE] <command>
   reports show REPORT_ID
   parse-report FILE.eml
   migrate-to-postgres [--to postgres://…] [--batch N]   (copies MTA_DATA_DIR's SQLite store)
+  backup FILE   (a consistent copy of the SQLite store, mode 0600, while the service runs; never overwrites)
   sites
   site suspend SITE [--seconds N] [--reason TEXT] [--ip IP]
   site resume SITE [--ip IP]

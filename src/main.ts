@@ -12,7 +12,7 @@ export async function main(configFile?: string): Promise<void> {
   const worker = process.env[WORKER_ENV];
   if (worker !== undefined) {
     const siblings = workerSiblings();
-    for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => {}); // the primary stops it (in order)
+    for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => {}); // the primary acts
     const log = createLogger(config.logLevel).child({ worker: Number(worker) });
     const svc = await startService(config, { siblings, listen: false, log });
     siblings.serve(svc.ctx, svc.server, () => svc.close());
@@ -41,4 +41,9 @@ export async function main(configFile?: string): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  // A renewed certificate: the SMTP listeners read their TLS files again; open sessions keep theirs.
+  process.on('SIGHUP', () => {
+    svc.ctx.log.info({ signal: 'SIGHUP' }, 'reloading TLS certificates');
+    svc.reload();
+  });
 }

@@ -15,6 +15,7 @@ import { FEATURES } from './features.js';
 import { parseReport } from './inbound/parse.js';
 import type { Siblings } from './services/siblings.js';
 import { listenError } from './core/listen-error.js';
+import { drainable } from './http/drain.js';
 
 export type { Component, FeatureFactory };
 export type { Feature } from './features/feature.js';
@@ -27,6 +28,8 @@ export interface Running {
   components: Component[];
   /** The HTTP listener (read-only use: tests inspect its limits). */
   server: http.Server;
+  /** SIGHUP: each component re-reads its files (the SMTP listeners' TLS certificate and key). */
+  reload(): void;
   close(): Promise<void>;
 }
 
@@ -59,7 +62,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   });
   // A client gets 20 s for its headers and 60 s for the whole request (Node's default lets a body trickle
   // for 5 minutes), so slow senders cannot pile up open connections.
-  const server = http.createServer({ headersTimeout: 20_000, requestTimeout: 60_000 }, koa.callback());
+  const gate = drainable(ctx, koa.callback());
+  const server = http.createServer({ headersTimeout: 20_000, requestTimeout: 60_000 }, gate.handle);
   server.keepAliveTimeout = 65_000;
   if (opts.listen !== false)
     await new Promise<void>((resolve, reject) => {
@@ -95,18 +99,28 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     httpPort: addr.port,
     components,
     server,
+    reload: () => {
+      for (const c of started) c.reload?.();
+    },
     close: () =>
       (closing ??= (async () => {
         up = false;
+        // New work stops first: the listener takes no new connection, a request on an open one is answered 503
+        // shutting_down (Connection: close); requests in flight finish while the components drain.
+        gate.drain();
+        const closed = new Promise<void>((r) => server.close(() => r()));
+        server.closeIdleConnections();
         await stopAll(started, log);
-        await new Promise<void>((r) => {
-          server.close(() => r());
-          server.closeAllConnections();
-        });
+        await Promise.race([closed, new Promise((r) => setTimeout(r, DRAIN_HTTP_MS).unref())]);
+        server.closeAllConnections();
+        await closed;
         db.close();
       })()),
   };
 }
+
+/** Longest the HTTP requests in flight get to finish once the components are stopped. */
+const DRAIN_HTTP_MS = 5_000;
 
 async function stopAll(components: Component[], log: Logger) {
   for (const c of [...components].reverse()) {

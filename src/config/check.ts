@@ -21,9 +21,12 @@ function readPem(name: string, file: string): Buffer {
   }
 }
 
-/** The SMTP listeners' certificate and key: readable, PEM, and of one pair. Throws ConfigError naming the variable. */
-function checkTls(cfg: Config): void {
-  if (!cfg.smtpTlsKeyFile || !cfg.smtpTlsCertFile) return;
+/**
+ * The SMTP listeners' certificate and key, read now (at start, and again on SIGHUP): readable, PEM, and of one pair.
+ * Throws ConfigError naming the variable and the file. null: none configured (smtp-server's bundled certificate).
+ */
+export function readTlsPair(cfg: Config): { key: Buffer; cert: Buffer } | null {
+  if (!cfg.smtpTlsKeyFile || !cfg.smtpTlsCertFile) return null;
   const key = readPem('MTA_SMTP_TLS_KEY_FILE', cfg.smtpTlsKeyFile);
   const cert = readPem('MTA_SMTP_TLS_CERT_FILE', cfg.smtpTlsCertFile);
   const step = (name: string, accepts: string, fn: () => unknown) => {
@@ -35,9 +38,12 @@ function checkTls(cfg: Config): void {
   };
   step('MTA_SMTP_TLS_KEY_FILE', `a PEM private key (${cfg.smtpTlsKeyFile})`, () => crypto.createPrivateKey(key));
   step('MTA_SMTP_TLS_CERT_FILE', `a PEM certificate (${cfg.smtpTlsCertFile})`, () => new crypto.X509Certificate(cert));
-  step('MTA_SMTP_TLS_KEY_FILE', 'the private key of the certificate in MTA_SMTP_TLS_CERT_FILE', () =>
-    tls.createSecureContext({ key, cert }),
+  step(
+    'MTA_SMTP_TLS_KEY_FILE',
+    `the private key of the certificate in MTA_SMTP_TLS_CERT_FILE (${cfg.smtpTlsKeyFile}, ${cfg.smtpTlsCertFile})`,
+    () => tls.createSecureContext({ key, cert }),
   );
+  return { key, cert };
 }
 
 /** Edit distance, for "did you mean" (names are short). */
@@ -74,6 +80,6 @@ export function startWarnings(cfg: Config, env: NodeJS.ProcessEnv): string[] {
 
 /** What `mta serve` checks before starting; throws ConfigError, returns the warnings to log. */
 export function checkBeforeStart(cfg: Config, env: NodeJS.ProcessEnv = process.env): string[] {
-  checkTls(cfg);
+  readTlsPair(cfg);
   return startWarnings(cfg, env);
 }

@@ -145,6 +145,11 @@ export const ERROR_CODES = {
     503,
     'The service is reading as many request bodies at once as its memory budget allows (MTA_MAX_INFLIGHT_BODY_BYTES, 128 MiB by default); nothing was stored. Retry after the Retry-After seconds.',
   ),
+  shutting_down: e(
+    'api_error',
+    503,
+    'The service is stopping (SIGTERM): it takes no new request, and closes the connection; nothing was stored. Retry on another node, or after the restart.',
+  ),
   internal_error: e(
     'api_error',
     500,

@@ -8,6 +8,7 @@ import type { Ctx } from '../services/context.js';
 import { requestLimiter } from '../services/rate-limits.js';
 import { cacheGeneration } from '../services/siblings.js';
 import { bodyBudget } from '../services/body-budget.js';
+import { storeWriteFailure } from '../services/store-health.js';
 
 export type { Deps, RouteFn, MountFn };
 
@@ -39,9 +40,15 @@ export function buildApp(app: Ctx, opts: { routes?: RouteFn[]; mounts?: MountFn[
   koa.use(unmatchedLimit(limiter));
   koa.use(async (ctx: KoaCtx, next) => {
     if (ctx.path === '/healthz') {
-      const ok = opts.healthy ? opts.healthy() : true;
-      ctx.status = ok ? 200 : 503;
-      ctx.body = { status: ok ? 'ok' : 'starting' };
+      if (opts.healthy && !opts.healthy()) {
+        ctx.status = 503;
+        ctx.body = { status: 'starting' };
+        return;
+      }
+      // A store that cannot write (a full disk): unhealthy, so that a load balancer sends the traffic elsewhere.
+      const failure = storeWriteFailure(app);
+      ctx.status = failure ? 503 : 200;
+      ctx.body = failure ? { status: 'unhealthy', reason: `the store cannot write: ${failure}` } : { status: 'ok' };
       return;
     }
     await next();

@@ -9,6 +9,7 @@ import type { Ctx } from '../services/context.js';
 import { RateLimiter, type Limiter } from './rate-limit.js';
 import { hasBody, readBody, reserveBody } from './body.js';
 import { BUSY_RETRY_AFTER, type BodyBudget } from '../services/body-budget.js';
+import { noteStoreError } from '../services/store-health.js';
 
 export { RateLimiter };
 
@@ -55,6 +56,7 @@ export function errors(app: Ctx) {
         else if (fault !== null) e = new ApiError('validation_error', 'invalid_json', 'The body is not valid JSON.');
         else {
           app.log.error({ err, requestId: ctx.state.requestId }, 'unhandled error');
+          noteStoreError(app, err);
           e = new ApiError('api_error', 'internal_error', 'An internal error occurred; retry with backoff.');
         }
       }

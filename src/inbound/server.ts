@@ -2,9 +2,8 @@
 // domains, postmaster@ and abuse@ (kept for the operator), never relays, no AUTH, SIZE-limited, a few connections
 // per client address; each accepted message goes to recordFeedback (recordDmarcReport when sent to dmarc@,
 // recordPostmasterMail when sent only to postmaster@/abuse@), read by a worker-thread pool within a time budget.
-import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { perAddressLimit, sessionReaper } from '../lib/smtp-sessions.js';
 import { PARSE_CAP, RAW_CAP, recordFeedback, type InboundEnvelope, type ReadOptions } from '../services/feedback.js';
 import type { Ctx } from '../services/context.js';
@@ -14,21 +13,18 @@ import type { DmarcParser } from '../core/dmarc-report.js';
 import { decideRecipient } from './recipients.js';
 import { createParsePool, type ParsePool } from './parse-pool.js';
 import { listenError } from '../core/listen-error.js';
+import { reloadTls, tlsOptions } from '../lib/smtp-tls.js';
 
 export interface InboundListener {
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** SIGHUP: the certificate and key files read again for new sessions (src/lib/smtp-tls.ts). */
+  reloadTls(): void;
   address(): AddressInfo | null;
 }
 
 function smtpError(code: number, message: string): Error & { responseCode: number } {
   return Object.assign(new Error(message), { responseCode: code });
-}
-
-function tlsOptions(ctx: Ctx): Partial<SMTPServerOptions> {
-  const { smtpTlsKeyFile: key, smtpTlsCertFile: cert } = ctx.config;
-  if (!key || !cert) return {}; // smtp-server's bundled self-signed certificate
-  return { key: fs.readFileSync(key), cert: fs.readFileSync(cert) };
 }
 
 /** Bytes of a message kept in memory: what the parser reads and the operator's copy; the rest is counted, not kept. */
@@ -142,7 +138,7 @@ export function createInboundListener(ctx: Ctx): InboundListener {
   const log = ctx.log.child({ component: 'inbound' });
   const parser = parserFor(ctx, log);
   const server: SMTPServer = new SMTPServer({
-    ...tlsOptions(ctx),
+    ...tlsOptions(ctx.config),
     name: ctx.config.hostname,
     banner: 'bounce and feedback-loop receiver',
     size: max,
@@ -196,6 +192,7 @@ export function createInboundListener(ctx: Ctx): InboundListener {
         });
       await parser.stop();
     },
+    reloadTls: () => reloadTls([server], ctx.config, log),
     address: () => (listening ? (server.server.address() as AddressInfo) : null),
   };
 }

@@ -1,22 +1,25 @@
 // The SMTP submission listener (a second smtp-server, never the inbound one): STARTTLS (and optional implicit TLS),
 // AUTH PLAIN/LOGIN with an API key as password (plain text only from loopback), per-key rate limit, SIZE and
 // connection limits; each message becomes an email through services/submission. Replies carry enhanced status codes.
-import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import { perAddressLimit, sessionReaper } from '../lib/smtp-sessions.js';
 import { ApiError } from '../core/errors.js';
 import { authenticateSubmission, submitMessage, takeToken } from '../services/submission.js';
 import { bodyBudget } from '../services/body-budget.js';
+import { noteStoreError } from '../services/store-health.js';
 import { mailboxOf, MAX_RECIPIENTS } from '../services/email-input.js';
 import type { Principal } from '../services/keys.js';
 import type { Ctx } from '../services/context.js';
 import { replyFor, smtpError } from './replies.js';
 import { listenError } from '../core/listen-error.js';
+import { reloadTls, tlsOptions } from '../lib/smtp-tls.js';
 
 export interface SubmissionListener {
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** SIGHUP: the certificate and key files read again for new sessions (src/lib/smtp-tls.ts). */
+  reloadTls(): void;
   /** Bound addresses: the STARTTLS port, then the implicit-TLS one when configured. */
   addresses(): { name: string; address: AddressInfo }[];
 }
@@ -40,12 +43,6 @@ const sizeArg = (mailFrom: { args?: unknown } | false | undefined) =>
 
 const isLoopback = (ip: string | undefined) => !!ip && /^(127\.|::1$|::ffff:127\.)/.test(ip);
 const userOf = (s: SMTPServerSession) => s.user as unknown as SessionUser;
-
-function tlsOptions(ctx: Ctx): Partial<SMTPServerOptions> {
-  const { smtpTlsKeyFile: key, smtpTlsCertFile: cert } = ctx.config;
-  if (!key || !cert) return {}; // smtp-server's bundled self-signed certificate
-  return { key: fs.readFileSync(key), cert: fs.readFileSync(cert) };
-}
 
 function onAuth(ctx: Ctx): NonNullable<SMTPServerOptions['onAuth']> {
   return (auth, session, cb) => {
@@ -138,7 +135,10 @@ function onData(
       .then(
         (r) => cb(null, `2.0.0 Ok: queued as ${r.id}`),
         (err) => {
-          if (!(err instanceof ApiError)) ctx.log.error({ err }, 'submitted message could not be stored');
+          if (!(err instanceof ApiError)) {
+            ctx.log.error({ err }, 'submitted message could not be stored');
+            noteStoreError(ctx, err);
+          }
           cb(replyFor(err));
         },
       );
@@ -147,7 +147,7 @@ function onData(
 
 function createServer(ctx: Ctx, secure: boolean): SMTPServer {
   const server: SMTPServer = new SMTPServer({
-    ...tlsOptions(ctx),
+    ...tlsOptions(ctx.config),
     secure,
     name: ctx.config.hostname,
     banner: 'ESMTP submission',
@@ -203,6 +203,12 @@ export function createSubmissionListener(ctx: Ctx): SubmissionListener {
       await Promise.all([...listening].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
       listening.clear();
     },
+    reloadTls: () =>
+      reloadTls(
+        servers.map((s) => s.server),
+        ctx.config,
+        log,
+      ),
     addresses: () =>
       servers
         .filter((s) => listening.has(s.server))

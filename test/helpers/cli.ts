@@ -3,8 +3,13 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import pino from 'pino';
 import { openDb } from '../../src/store/db.js';
-import { pgUrlFor, testEngine } from './service.js';
+import { loadConfig } from '../../src/config/load.js';
+import { createKey, createTeam } from '../../src/services/keys.js';
+import { openTestDb, pgUrlFor, testEngine } from './service.js';
+import { insertVerifiedDomain } from './factories.js';
+import type { TestDns } from './dns.js';
 
 const run = promisify(execFile);
 export const BIN = path.resolve('bin/mta.js');
@@ -99,4 +104,31 @@ export async function serveChild(
       reject(new Error(`service exited ${code}: ${buf.slice(-2000)}`));
     });
   });
+}
+
+/** The environment of an `mta serve` child that sends nothing out (no DNS answers) and limits no rate. */
+export const quietEnv = (dataDir: string, extra: Record<string, string> = {}): Record<string, string> => ({
+  MTA_DATA_DIR: dataDir,
+  MTA_HTTP_PORT: '0',
+  MTA_SMTP_PORT: '0',
+  MTA_SUBMISSION_PORT: '0',
+  MTA_SMTP_HOST: '127.0.0.1',
+  MTA_RATE_LIMIT: '0',
+  MTA_DNS_SERVERS: '127.0.0.1:9',
+  ...extra,
+});
+
+/**
+ * Before the child starts: a team with a live key (emails:send, emails:read) and the verified domain sender.test,
+ * its DKIM record served by `dns`. Answers the key.
+ */
+export async function liveSender(env: Record<string, string>, dns: TestDns, teamName: string): Promise<string> {
+  const db = await openTestDb(env.MTA_DATA_DIR);
+  const ctx = { db, config: loadConfig({ env }), now: Date.now, log: pino({ level: 'silent' }) };
+  const team = createTeam(ctx, teamName);
+  const key = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send', 'emails:read'] }).key;
+  const dom = insertVerifiedDomain(db, team.id, 'sender.test');
+  dns.set(`${dom.selector}._domainkey.sender.test`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });
+  db.close();
+  return key;
 }

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
 import { tempDir } from '../helpers/service.js';
-import { mta, serveChild } from '../helpers/cli.js';
+import { mta, quietEnv, serveChild } from '../helpers/cli.js';
 
 describe('POST /v1/emails: kill -9 loses no accepted email', function () {
   this.timeout(90_000);
@@ -13,15 +13,7 @@ describe('POST /v1/emails: kill -9 loses no accepted email', function () {
   });
 
   it('every 202 survives the kill, and idempotent retries after the restart do not duplicate', async () => {
-    const env = {
-      MTA_DATA_DIR: tempDir('mta-api-crash-'),
-      MTA_HTTP_PORT: '0',
-      MTA_SMTP_PORT: '0',
-      MTA_SUBMISSION_PORT: '0',
-      MTA_SMTP_HOST: '127.0.0.1',
-      MTA_RATE_LIMIT: '0',
-      MTA_DNS_SERVERS: '127.0.0.1:9',
-    };
+    const env = quietEnv(tempDir('mta-api-crash-'));
     expect((await mta(['team', 'create', 'crash'], env)).code).to.equal(0);
     const key = (await mta(['key', 'create', '--team', 'crash'], env)).stdout.trim();
     let svc = await serveChild(env);

@@ -5,14 +5,10 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import pino from 'pino';
 import { TestDns } from '../helpers/dns.js';
 import { TestMx } from '../helpers/smtp-mx.js';
-import { tempDir, openTestDb } from '../helpers/service.js';
-import { mta, serveChild } from '../helpers/cli.js';
-import { insertVerifiedDomain } from '../helpers/factories.js';
-import { loadConfig } from '../../src/config/load.js';
-import { createTeam, createKey } from '../../src/services/keys.js';
+import { tempDir } from '../helpers/service.js';
+import { liveSender, mta, serveChild } from '../helpers/cli.js';
 import { route, sleep } from './outbound-env.js';
 
 describe('delivery control: mta sites / site / ip against a running service', function () {
@@ -61,13 +57,7 @@ describe('delivery control: mta sites / site / ip against a running service', fu
       MTA_SHAPING_FILE: shaping,
       MTA_DNS_CHECK_CRON: '0 0 1 1 *',
     };
-    const db = await openTestDb(dataDir);
-    const ctx = { db, config: loadConfig({ env }), now: Date.now, log: pino({ level: 'silent' }) };
-    const team = createTeam(ctx, 'ops');
-    const key = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send', 'emails:read'] }).key;
-    const dom = insertVerifiedDomain(db, team.id, 'sender.test');
-    dns.set(`${dom.selector}._domainkey.sender.test`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });
-    db.close();
+    const key = await liveSender(env, dns, 'ops');
 
     let svc = await serveChild(env);
     child = svc.child;
