@@ -48,9 +48,9 @@ describe('delivery scheduler: sites, limits and reactions', function () {
     // Counted at the MX, where arrival times carry the load's jitter: the bucket schedules each message at its
     // own time (0, 500, 1000… ms after the first), not 500 ms after the one before arrived, so a message reaching
     // the MX late (330–600 ms seen in CI dry runs beside other work) shortens the gap after it and can share a
-    // second with three on time. What shaping guarantees whatever the jitter: at most one message beyond the three
-    // the bucket allows in any second, and six messages at 2/s (burst 1) take at least 2 s; without shaping they all arrive within
-    // tens of milliseconds.
+    // second with three on time. What shaping guarantees whatever the jitter: at most one message beyond the
+    // three the bucket allows in any second, and six messages at 2/s (burst 1) take at least 2 s; without
+    // shaping they all arrive within tens of milliseconds.
     const at = e.mx.messages.map((m) => m.at).sort((a, b) => a - b);
     for (const t of at)
       expect(
