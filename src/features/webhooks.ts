@@ -1,10 +1,11 @@
 // The webhooks feature: /v1/webhooks routes, the public tracking mount, the outbox dispatcher, and
-// the onEvent listener that writes outbox rows inside every event's transaction.
+// the onEvent listener that writes outbox rows inside every event's transaction, and the operator's alert sender.
 import type { FeatureFactory } from './feature.js';
 import { onEvent } from '../store/events.js';
 import { createResolver } from '../services/resolver.js';
 import { enqueueEvent } from '../services/webhooks.js';
 import { Dispatcher } from '../webhooks/dispatcher.js';
+import { AlertSender } from '../webhooks/alert-sender.js';
 import { webhookRoutes } from '../http/routes/webhooks.js';
 import { trackingMount } from '../http/tracking.js';
 import { isHttpWorker, onNudge } from '../services/siblings.js';
@@ -24,5 +25,7 @@ export const feature: FeatureFactory = (ctx) => {
     if (enqueueEvent(ctx, db, ev, email) > 0) dispatcher.notify();
   });
   onNudge(ctx.db, 'webhooks', () => dispatcher.notify());
-  return { ...routes, components: [dispatcher] };
+  // The operator's ip.alert / domain.alert endpoint (MTA_ALERT_WEBHOOK_URL): its own small outbox and sender.
+  const alerts = ctx.config.alertWebhookUrl ? [new AlertSender(ctx, resolver)] : [];
+  return { ...routes, components: [dispatcher, ...alerts] };
 };
