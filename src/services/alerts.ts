@@ -80,7 +80,8 @@ export function raiseIpAlert(ctx: Ctx, a: IpAlert): boolean {
   const subject = ['ip', a.ip, a.alert, a.key ?? ''].join(' ');
   const data = { alert: a.alert, ip: { ip: a.ip, pool: a.pool }, details: a.details };
   return raise(ctx, 'ip.alert', subject, data, (kind) =>
-    alerts.liveEndpointsFor(ctx.db, kind)
+    alerts
+      .liveEndpointsFor(ctx.db, kind)
       .filter((e) => teamSendsFrom(ctx, e, a.ip))
       .map((e) => e.seq),
   );
@@ -90,7 +91,8 @@ export function raiseDomainAlert(ctx: Ctx, a: DomainAlert): boolean {
   const subject = ['domain', a.domain.id, a.alert, a.key ?? ''].join(' ');
   const data = { alert: a.alert, domain: { id: a.domain.id, name: a.domain.name }, details: a.details };
   return raise(ctx, 'domain.alert', subject, data, (kind) =>
-    alerts.liveEndpointsFor(ctx.db, kind)
+    alerts
+      .liveEndpointsFor(ctx.db, kind)
       .filter((e) => e.team_id === a.domain.team_id)
       .map((e) => e.seq),
   );

@@ -70,7 +70,10 @@ function checkEvents(events: string[]): string {
   if (events.length === 0) throw invalid('events', 'events must list at least one event kind.');
   const bad = events.find((e) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(e));
   if (bad !== undefined)
-    throw invalid('events', `Unknown event kind ${JSON.stringify(bad)}; known kinds: ${WEBHOOK_EVENT_TYPES.join(', ')}.`);
+    throw invalid(
+      'events',
+      `Unknown event kind ${JSON.stringify(bad)}; known kinds: ${WEBHOOK_EVENT_TYPES.join(', ')}.`,
+    );
   return [...new Set(events)].join(' ');
 }
 

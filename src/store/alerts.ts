@@ -28,10 +28,12 @@ export interface OperatorAlertRow {
   completed_at: number | null;
 }
 export const insertOperatorAlert = (db: DB, eventId: string, payload: string, now: number) =>
-  sql(
-    db,
-    'INSERT INTO operator_alerts (event_id, payload, next_attempt_at, created_at) VALUES (?, ?, ?, ?)',
-  ).run(eventId, payload, now, now);
+  sql(db, 'INSERT INTO operator_alerts (event_id, payload, next_attempt_at, created_at) VALUES (?, ?, ?, ?)').run(
+    eventId,
+    payload,
+    now,
+    now,
+  );
 
 /** Claims up to `limit` due rows (inside a transaction): their next_attempt_at moves to the lease's end. */
 export function claimOperatorAlerts(db: DB, now: number, leaseUntil: number, limit: number): OperatorAlertRow[] {
