@@ -1,11 +1,10 @@
 // The webhooks feature: /v1/webhooks routes, the public tracking mount, the outbox dispatcher, and
-// the onEvent listener that writes outbox rows inside every event's transaction, and the operator's alert sender.
+// the onEvent listener that writes outbox rows inside every event's transaction.
 import type { FeatureFactory } from './feature.js';
 import { onEvent } from '../store/events.js';
 import { createResolver } from '../services/resolver.js';
 import { enqueueEvent } from '../services/webhooks.js';
 import { Dispatcher } from '../webhooks/dispatcher.js';
-import { AlertSender } from '../webhooks/alert-sender.js';
 import { webhookRoutes } from '../http/routes/webhooks.js';
 import { trackingMount } from '../http/tracking.js';
 import { isHttpWorker, onNudge } from '../services/siblings.js';
@@ -25,7 +24,5 @@ export const feature: FeatureFactory = (ctx) => {
     if (enqueueEvent(ctx, db, ev, email) > 0) dispatcher.notify();
   });
   onNudge(ctx.db, 'webhooks', () => dispatcher.notify());
-  // The operator's ip.alert / domain.alert endpoint (MTA_ALERT_WEBHOOK_URL): its own small outbox and sender.
-  const alerts = ctx.config.alertWebhookUrl ? [new AlertSender(ctx, resolver)] : [];
-  return { ...routes, components: [dispatcher, ...alerts] };
+  return { ...routes, components: [dispatcher] };
 };

@@ -2,7 +2,7 @@
 // goes to the live endpoints subscribed to it of every team whose pool holds the IP; `domain.alert`
 // (dmarc_failing_source, dmarc_own_failing, dns_record_broken) to the domain's team's live endpoints subscribed to
 // it. Both also go to the operator's MTA_ALERT_WEBHOOK_URL (the operator_alerts outbox, posted by
-// webhooks/alert-sender.ts) and to the log. Each subject (alert kind and what it is about) is announced at most once
+// the webhook dispatcher) and to the log. Each subject (alert kind and what it is about) is announced at most once
 // per ALERT_WINDOW_MS (store ip_alerts). Alerts are live-mode events: test endpoints never receive them.
 import { newId } from '../core/ids.js';
 import type { AlertEventType } from '../core/status.js';
@@ -14,6 +14,7 @@ import { queueOutboxRow } from '../store/webhooks.js';
 import { iso } from './present.js';
 import type { Ctx } from './context.js';
 
+export type OperatorAlertRow = alerts.OperatorAlertRow;
 export const ALERT_WINDOW_MS = 7 * 24 * 3600 * 1000;
 
 export type IpAlertKind = 'listed' | 'delisted' | 'no_fcrdns';

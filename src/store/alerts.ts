@@ -1,5 +1,5 @@
 // Alerts (services/alerts.ts): the live endpoints subscribed to an alert kind, and the operator's alert outbox
-// (migration 029, posted by webhooks/alert-sender.ts). Row access only.
+// (migration 029, posted by webhooks/dispatcher.ts). Row access only.
 import { sql, type DB } from './db.js';
 
 export interface AlertEndpoint {

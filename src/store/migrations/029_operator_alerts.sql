@@ -1,6 +1,6 @@
 -- The operator's alert outbox (MTA_ALERT_WEBHOOK_URL, services/alerts.ts): one row per ip.alert / domain.alert event,
 -- written by whichever process raised it (the service's jobs, `mta ips check`, the inbound listener) and posted by the
--- primary's alert sender (webhooks/alert-sender.ts) with the webhook retry schedule. Not a team's endpoint, so not in
+-- primary's webhook dispatcher (webhooks/dispatcher.ts) with the webhook retry schedule. Not a team's endpoint, so not in
 -- webhook_endpoints (whose rows belong to a team). next_attempt_at is non-NULL while pending (a claim moves it on).
 CREATE TABLE operator_alerts (
   seq INTEGER PRIMARY KEY,
