@@ -23,6 +23,8 @@ const WORDS: Partial<Record<keyof Config, string>> = {
   dnsCheckCron: 'a cron expression (5 fields, or 6 with seconds first)',
   ipCheckCron: 'a cron expression (5 fields, or 6 with seconds first)',
   dnsblZones: 'DNS zone names, comma-separated',
+  alertWebhookUrl: 'an http:// or https:// URL',
+  alertWebhookSecret: 'a Standard Webhooks secret: whsec_ and base64 (at least 16 characters)',
   ipPools: 'team=ip|ip;team=ip (file: {"team": ["ip", …]})',
 };
 

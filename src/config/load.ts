@@ -83,6 +83,10 @@ function checkValues(cfg: Config, env: NodeJS.ProcessEnv, envKeys: Set<string>):
       `invalid configuration: ${lacks}: the other half of ${has} (a certificate and its private key, both PEM files, or neither); it is not set`,
     );
   }
+  if (cfg.alertWebhookUrl && !cfg.alertWebhookSecret)
+    throw new ConfigError(
+      'invalid configuration: MTA_ALERT_WEBHOOK_SECRET: the secret that signs what MTA_ALERT_WEBHOOK_URL receives (whsec_ and base64); it is not set',
+    );
   const ahead = env.MTA_PG_COMMIT_AHEAD;
   if (ahead !== undefined && ahead !== '' && ahead !== 'on' && ahead !== 'off')
     throw new ConfigError(

@@ -61,6 +61,9 @@ export const ConfigSchema = Type.Object(
     ipCheckCron: Type.String({ minLength: 1 }),
     dnsblZones: Type.Array(Type.String({ minLength: 1, pattern: '^[A-Za-z0-9.-]+$' })),
     dnsblAction: Type.Union([Type.Literal('alert'), Type.Literal('suspend')]),
+    /** The operator's endpoint for ip.alert and domain.alert events (services/alerts.ts), and its whsec_ secret. */
+    alertWebhookUrl: Type.Optional(Type.String({ pattern: '^https?://' })),
+    alertWebhookSecret: Type.Optional(Type.String({ pattern: '^whsec_[A-Za-z0-9+/]{16,}={0,2}$' })),
     maxBodyBytes: Type.Integer({ minimum: 1024 }),
     /** Request bodies being read or parsed at once (HTTP, SMTP submission DATA), bytes, per process (services/body-budget.ts). */
     maxInflightBodyBytes: Type.Integer({ minimum: 1024 }),
@@ -142,6 +145,8 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_IP_CHECK_CRON: ['ipCheckCron', 'string'],
   MTA_DNSBL_ZONES: ['dnsblZones', 'list'],
   MTA_DNSBL_ACTION: ['dnsblAction', 'string'],
+  MTA_ALERT_WEBHOOK_URL: ['alertWebhookUrl', 'string'],
+  MTA_ALERT_WEBHOOK_SECRET: ['alertWebhookSecret', 'string'],
   MTA_MAX_BODY_BYTES: ['maxBodyBytes', 'int'],
   MTA_MAX_INFLIGHT_BODY_BYTES: ['maxInflightBodyBytes', 'int'],
   MTA_SENDING_IPS: ['sendingIps', 'list'],

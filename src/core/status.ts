@@ -13,6 +13,11 @@ export const STATUSES = [
 export type Status = (typeof STATUSES)[number];
 export const EVENT_TYPES = [...STATUSES, 'opened', 'clicked'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+/** Alert events (decisions.md "Domain and IP alerts"), not about an email. */
+export const ALERT_EVENT_TYPES = ['domain.alert', 'ip.alert'] as const;
+export type AlertEventType = (typeof ALERT_EVENT_TYPES)[number];
+/** What a webhook endpoint can subscribe to. */
+export const WEBHOOK_EVENT_TYPES = [...EVENT_TYPES, ...ALERT_EVENT_TYPES] as const;
 
 /** Email-level moves allowed by interface.md. */
 const EMAIL_MOVES: Record<Status, readonly Status[]> = {

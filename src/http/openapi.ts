@@ -4,7 +4,7 @@
 // $ref. test/helpers/contract.ts checks every answer of the integration suite against it. No key needed.
 import type Router from '@koa/router';
 import type { TSchema } from 'typebox';
-import { EVENT_TYPES } from '../core/status.js';
+import { WEBHOOK_EVENT_TYPES } from '../core/status.js';
 import { PageLimit } from './schemas.js';
 import { OPS } from './openapi-ops.js';
 import { COMPONENTS, ERROR_STATUSES, errorName, payloadName, type ErrorStatus } from './resources/index.js';
@@ -120,11 +120,11 @@ function webhooks() {
     schema: { type: 'string' },
   }));
   return Object.fromEntries(
-    EVENT_TYPES.map((t) => [
+    WEBHOOK_EVENT_TYPES.map((t) => [
       t,
       {
         post: {
-          operationId: `${t}Webhook`,
+          operationId: `${t.replace(/\.(\w)/g, (_m, c: string) => c.toUpperCase())}Webhook`,
           summary: `The \`${t}\` event`,
           tags: ['Webhook events'],
           parameters: signing,

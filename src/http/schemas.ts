@@ -1,6 +1,6 @@
 // Request body and query schemas of the v1 API (TypeBox), compiled once in validate.ts.
 import Type from 'typebox';
-import { EVENT_TYPES, STATUSES } from '../core/status.js';
+import { STATUSES, WEBHOOK_EVENT_TYPES } from '../core/status.js';
 import { MAX_ATTACHMENTS } from '../services/attachments.js';
 
 const Str = (max: number, min = 0) => Type.String({ maxLength: max, minLength: min });
@@ -128,7 +128,7 @@ export const CreateDomain = Type.Object(
 const WebhookUrl = Type.String({ minLength: 1, maxLength: 2048 });
 /** Event kinds: an enum in the document; the route takes strings so services/webhooks names the unknown one. */
 const webhookBodies = (strict: boolean) => {
-  const kind = strict ? Type.Enum(EVENT_TYPES) : Type.String({ maxLength: 64 });
+  const kind = strict ? Type.Enum(WEBHOOK_EVENT_TYPES) : Type.String({ maxLength: 64 });
   const events = Type.Array(kind, { minItems: 1, maxItems: 20 });
   return {
     create: Type.Object({ url: WebhookUrl, events }, { additionalProperties: false }),

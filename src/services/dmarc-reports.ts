@@ -9,6 +9,11 @@ import { dmarcReportByOrgId, insertDmarcReport, type NewDmarcRecord } from '../s
 import { keepForOperator } from './kept-mail.js';
 import type { InboundEnvelope } from './feedback.js';
 import type { Ctx } from './context.js';
+import { ourIps } from './dmarc-summary.js';
+import { raiseDomainAlert } from './alerts.js';
+
+/** A source that is not ours failing DMARC as the domain with at least this many messages in one report is alerted. */
+export const FAILING_SOURCE_MESSAGES = 10;
 
 export type DmarcOutcome = 'stored' | 'duplicate' | 'dropped' | 'unreadable';
 export interface DmarcResult {
@@ -105,8 +110,34 @@ function store(ctx: Ctx, r: DmarcReport, env: InboundEnvelope): DmarcResult {
       recordRows(r),
     );
     ctx.log.info({ ...about, id, team: domain.team_id }, 'DMARC report stored');
+    alertSources(ctx, domain, r, id);
     return { id, outcome: 'stored' as const };
   });
+}
+
+/**
+ * domain.alert for a stored report: `dmarc_failing_source` for a source that is not ours with at least
+ * FAILING_SOURCE_MESSAGES messages failing DMARC, `dmarc_own_failing` for one of our IPs whose messages aligned neither
+ * DKIM nor SPF (a configuration fault). Each once per (domain, source IP) per 7 days (services/alerts.ts).
+ */
+function alertSources(ctx: Ctx, domain: DomainRow, r: DmarcReport, reportId: string): void {
+  const ours = ourIps(ctx);
+  const failing = new Map<string, { messages: number; unaligned: number }>();
+  for (const row of r.records) {
+    if (row.dmarc_pass) continue;
+    const f = failing.get(row.source_ip) ?? { messages: 0, unaligned: 0 };
+    f.messages += row.count;
+    if (!row.dkim_aligned && !row.spf_aligned) f.unaligned += row.count;
+    failing.set(row.source_ip, f);
+  }
+  const report = { id: reportId, org_name: r.org_name, report_id: r.report_id };
+  for (const [ip, f] of failing) {
+    const mine = ours(ip);
+    if (mine ? f.unaligned === 0 : f.messages < FAILING_SOURCE_MESSAGES) continue;
+    const alert = mine ? 'dmarc_own_failing' : 'dmarc_failing_source';
+    const messages = mine ? f.unaligned : f.messages;
+    raiseDomainAlert(ctx, { alert, domain, key: ip, details: { source_ip: ip, messages, report } });
+  }
 }
 
 /** Reads and records one message sent to dmarc@. Throws only on store errors (the listener answers 451). */

@@ -55,7 +55,7 @@ const rate = (a: number, b: number) => (b > 0 ? Math.min(1, Math.round((a / b) *
 const canonical = (ip: string) => (isIP(ip) === 6 ? ip.toLowerCase() : ip);
 
 /** This service's sending IPs: MTA_SENDING_IPS and every MTA_IP_POOLS address. */
-function ourIps(ctx: Ctx): (ip: string) => boolean {
+export function ourIps(ctx: Ctx): (ip: string) => boolean {
   const list = new BlockList();
   for (const { ip } of configuredIps(ctx.config)) if (isIP(ip)) list.addAddress(ip, isIP(ip) === 6 ? 'ipv6' : 'ipv4');
   return (ip) => isIP(ip) !== 0 && list.check(ip, isIP(ip) === 6 ? 'ipv6' : 'ipv4');

@@ -25,6 +25,7 @@ import { teamPool } from '../config/ip-pools.js';
 import { teamById } from '../store/teams.js';
 import { decodeCursor, page } from './emails.js';
 import type { Ctx } from './context.js';
+import { raiseDomainAlert } from './alerts.js';
 
 export { presentDomain };
 
@@ -236,6 +237,7 @@ export async function checkDomain(
       last_checked_at: at,
     });
     const row = store.domainById(ctx.db, id)!;
+    if (fresh.status === 'verified') alertBroken(ctx, row, prev, results);
     if (status !== fresh.status) statusChanged(ctx, { domain: row, from: fresh.status, to: status, at }, results);
     return row;
   });
@@ -305,6 +307,20 @@ export async function rotateDkim(ctx: Ctx, teamId: string, id: string) {
   });
   ctx.log.info({ domain: d.name, id: d.id, team: teamId, selector, current: d.dkim_selector }, 'DKIM rotation started');
   return present(ctx, store.domainById(ctx.db, d.id)!);
+}
+
+/** domain.alert dns_record_broken for each record of a verified domain that passed before and fails now. */
+function alertBroken(
+  ctx: Ctx,
+  d: DomainRow,
+  prev: Partial<Record<CheckKey, RecordResult>>,
+  results: Record<CheckKey, RecordResult>,
+): void {
+  for (const p of CHECK_KEYS) {
+    if (prev[p]?.status !== 'verified' || results[p].status !== 'failed') continue;
+    const details = { record: p, found: results[p].found, error: results[p].error ?? null };
+    raiseDomainAlert(ctx, { alert: 'dns_record_broken', domain: d, key: p, details });
+  }
 }
 
 function statusChanged(ctx: Ctx, change: DomainStatusChange, results: Record<CheckKey, RecordResult>) {

@@ -11,6 +11,7 @@ import type { Ctx } from './context.js';
 import { createResolver, resolveAddresses } from './resolver.js';
 import { configuredIps } from './delivery-control.js';
 import { evaluateSpf } from './dns-checks.js';
+import { raiseIpAlert } from './alerts.js';
 import * as store from '../store/ip-health.js';
 import { dnsblQueryName, ipHealthState, judgeDnsbl, type IpHealthState, type Listing } from '../core/dnsbl.js';
 
@@ -155,6 +156,7 @@ export async function checkIps(ctx: Ctx): Promise<IpHealth[]> {
   );
   for (const r of rows) {
     store.writeIpHealth(ctx.db, r);
+    alertChanges(ctx, r, previous.get(r.ip));
     const held = previous.get(r.ip)?.hold_reason ?? null;
     if (r.hold_reason !== held)
       ctx.log.warn(
@@ -163,6 +165,24 @@ export async function checkIps(ctx: Ctx): Promise<IpHealth[]> {
       );
   }
   return rows.map(present);
+}
+
+/**
+ * ip.alert events for what this check found against the last one: a new listing (`listed`, per zone), a zone that
+ * no longer lists the IP (`delisted`), an IP without FCrDNS (`no_fcrdns`). Each once per 7 days (services/alerts.ts).
+ */
+function alertChanges(ctx: Ctx, r: store.IpHealthRow, before: store.IpHealthRow | undefined): void {
+  const now = JSON.parse(r.listings_json) as Listing[];
+  const was = before ? (JSON.parse(before.listings_json) as Listing[]) : [];
+  const at = { ip: r.ip, pool: r.pool };
+  for (const l of now) {
+    const had = was.find((w) => w.zone === l.zone)?.listed ?? false;
+    if (l.listed && !had)
+      raiseIpAlert(ctx, { ...at, alert: 'listed', key: l.zone, details: { zone: l.zone, answer: l.answer } });
+    if (!l.listed && had && !l.error)
+      raiseIpAlert(ctx, { ...at, alert: 'delisted', key: l.zone, details: { zone: l.zone } });
+  }
+  if (r.fcrdns !== 1) raiseIpAlert(ctx, { ...at, alert: 'no_fcrdns', details: { reverse_dns: r.reverse_dns } });
 }
 
 /** IP → `dnsbl:<zone>` for the IPs a listing keeps suspended. */

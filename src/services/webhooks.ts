@@ -4,7 +4,7 @@
 import type { Resolver } from 'node:dns/promises';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { EVENT_TYPES } from '../core/status.js';
+import { WEBHOOK_EVENT_TYPES } from '../core/status.js';
 import { isPg, tx, type DB } from '../store/db.js';
 import { emailHeadBySeq, type EmailHead } from '../store/emails.js';
 import type { EventRow } from '../store/events.js';
@@ -68,9 +68,12 @@ export interface EndpointInput {
 
 function checkEvents(events: string[]): string {
   if (events.length === 0) throw invalid('events', 'events must list at least one event kind.');
-  const bad = events.find((e) => !(EVENT_TYPES as readonly string[]).includes(e));
+  const bad = events.find((e) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(e));
   if (bad !== undefined)
-    throw invalid('events', `Unknown event kind ${JSON.stringify(bad)}; known kinds: ${EVENT_TYPES.join(', ')}.`);
+    throw invalid(
+      'events',
+      `Unknown event kind ${JSON.stringify(bad)}; known kinds: ${WEBHOOK_EVENT_TYPES.join(', ')}.`,
+    );
   return [...new Set(events)].join(' ');
 }
 

@@ -1,5 +1,6 @@
 // The outbox dispatcher: claims due outbox rows in batches under a lease, POSTs them signed with bounded
 // concurrency; services/webhook-outbox.ts records each attempt, schedules retries and disables failing endpoints.
+// It also posts the operator's alert outbox (MTA_ALERT_WEBHOOK_URL, services/alerts.ts) the same way.
 import type { Resolver } from 'node:dns/promises';
 import type { Logger } from 'pino';
 import { signedHeaders } from '../core/webhook-signing.js';
@@ -11,6 +12,8 @@ import {
   recordOutboxAttempt,
   releaseOutboxRow,
 } from '../services/webhook-outbox.js';
+import { operatorAlertsDue, pruneOperatorAlertRows, recordOperatorAlert } from '../services/alerts.js';
+import type { OperatorAlertRow } from '../services/alerts.js';
 import type { Ctx } from '../services/context.js';
 import type { Component } from '../types/component.js';
 import { Agents, postWebhook } from './post.js';
@@ -82,7 +85,9 @@ export class Dispatcher implements Component {
         const free = this.o.concurrency - this.inflight.size;
         const claimed = free > 0 ? this.claim(free) : [];
         for (const seq of claimed) this.track(this.attempt(seq));
-        if (claimed.length > 0 && claimed.length === free) continue;
+        const alerts = free > claimed.length ? this.claimAlerts(free - claimed.length) : [];
+        for (const row of alerts) this.track(this.attemptAlert(row));
+        if (claimed.length + alerts.length > 0 && claimed.length + alerts.length === free) continue;
       } catch (err) {
         this.log.error({ err }, 'dispatch loop error');
       }
@@ -92,6 +97,11 @@ export class Dispatcher implements Component {
 
   private claim(limit: number): number[] {
     return claimOutbox(this.ctx, limit, this.o.leaseMs);
+  }
+
+  /** Due rows of the operator's alert outbox (MTA_ALERT_WEBHOOK_URL), none when it is not set. */
+  private claimAlerts(limit: number): OperatorAlertRow[] {
+    return this.ctx.config.alertWebhookUrl ? operatorAlertsDue(this.ctx, limit, this.o.leaseMs) : [];
   }
 
   private track(p: Promise<void>) {
@@ -121,22 +131,25 @@ export class Dispatcher implements Component {
     });
   }
 
-  /** One POST of one claimed row, and its record. */
-  private async attempt(seq: number): Promise<void> {
-    const sentAt = this.ctx.now();
-    const row = outboxRowToSend(this.ctx, seq, sentAt);
-    if (!row) return;
-    const headers = signedHeaders(row.secrets, row.eventId, sentAt, row.payload);
+  /** One guarded POST (webhooks/post.ts), on the kept-alive connections, aborted when the dispatcher stops. */
+  private post(url: string, headers: Record<string, string>, body: string) {
     const allowPrivate = this.ctx.config.allowPrivateWebhooks;
-    const lookup = guardedLookup(this.resolver, allowPrivate);
-    const r = await postWebhook(row.url, headers, row.payload, {
+    return postWebhook(url, headers, body, {
       timeoutMs: this.o.timeoutMs,
-      lookup,
+      lookup: guardedLookup(this.resolver, allowPrivate),
       allowPrivate,
       signal: this.stopping.signal,
       userAgent: 'mta-webhooks/1',
       agents: this.agents,
     });
+  }
+
+  /** One POST of one claimed row, and its record. */
+  private async attempt(seq: number): Promise<void> {
+    const sentAt = this.ctx.now();
+    const row = outboxRowToSend(this.ctx, seq, sentAt);
+    if (!row) return;
+    const r = await this.post(row.url, signedHeaders(row.secrets, row.eventId, sentAt, row.payload), row.payload);
     if (r.aborted) {
       releaseOutboxRow(this.ctx, seq);
       return;
@@ -157,10 +170,21 @@ export class Dispatcher implements Component {
     if (rec.disabled) this.log.warn({ endpoint: row.endpointId, reason: rec.disabled }, 'webhook endpoint disabled');
   }
 
+  /** One POST of an operator alert to MTA_ALERT_WEBHOOK_URL, signed with MTA_ALERT_WEBHOOK_SECRET, and its record. */
+  private async attemptAlert(row: OperatorAlertRow): Promise<void> {
+    const { alertWebhookUrl: url, alertWebhookSecret: secret } = this.ctx.config;
+    if (!url || !secret) return;
+    const r = await this.post(url, signedHeaders([secret], row.event_id, this.ctx.now(), row.payload), row.payload);
+    const verdict = recordOperatorAlert(this.ctx, row, r);
+    if (verdict !== 'succeeded' && verdict !== 'released')
+      this.log.warn({ event_id: row.event_id, status: r.statusCode, error: r.error, verdict }, 'alert webhook attempt');
+  }
+
   private prune(): void {
     const now = this.ctx.now();
     if (now - this.lastPrune < 3600_000) return;
     this.lastPrune = now;
     pruneOutbox(this.ctx);
+    pruneOperatorAlertRows(this.ctx);
   }
 }

@@ -7,7 +7,7 @@ import { startTestService, type TestService } from '../helpers/service.js';
 import { FEATURES } from '../../src/features.js';
 import { feature as api } from '../../src/features/api.js';
 import { UNDOCUMENTED, documentOf } from '../../src/http/openapi.js';
-import { EVENT_TYPES, STATUSES } from '../../src/core/status.js';
+import { STATUSES, WEBHOOK_EVENT_TYPES } from '../../src/core/status.js';
 import { Contract } from '../helpers/contract.js';
 
 describe('GET /v1/openapi.json', () => {
@@ -111,7 +111,15 @@ describe('GET /v1/openapi.json', () => {
     const ok = doc.paths['/emails'].get.responses['200'].headers;
     expect(ok).to.include.keys('RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset');
     expect(doc.paths['/emails'].get.responses['429'].headers).to.have.property('Retry-After');
-    expect(Object.keys(doc.webhooks)).to.have.members([...EVENT_TYPES]);
+    expect(Object.keys(doc.webhooks)).to.have.members([...WEBHOOK_EVENT_TYPES]);
+    expect(doc.webhooks['ip.alert'].post.requestBody.content['application/json'].schema.$ref).to.equal(
+      '#/components/schemas/IpAlertEvent',
+    );
+    expect(doc.components.schemas.IpAlertEvent.properties.data.properties.alert.enum).to.have.members([
+      'listed',
+      'delisted',
+      'no_fcrdns',
+    ]);
     expect(doc.webhooks.delivered.post.requestBody.content['application/json'].schema.$ref).to.equal(
       '#/components/schemas/DeliveredEvent',
     );

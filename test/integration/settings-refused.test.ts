@@ -34,6 +34,16 @@ describe('mta serve: settings refused or warned about', function () {
     ],
     ['MTA_PG_COMMIT_AHEAD=maybe', { MTA_PG_COMMIT_AHEAD: 'maybe' }, /MTA_PG_COMMIT_AHEAD: on or off.*maybe/],
     [
+      'an alert webhook URL without its secret',
+      { MTA_ALERT_WEBHOOK_URL: 'https://ops.example/alerts' },
+      /MTA_ALERT_WEBHOOK_SECRET: the secret that signs/,
+    ],
+    [
+      'an alert webhook secret that is not whsec_',
+      { MTA_ALERT_WEBHOOK_URL: 'https://ops.example/alerts', MTA_ALERT_WEBHOOK_SECRET: 'hunter2' },
+      /MTA_ALERT_WEBHOOK_SECRET: a Standard Webhooks secret/,
+    ],
+    [
       'a certificate without its key',
       { MTA_SMTP_TLS_CERT_FILE: notPem },
       /MTA_SMTP_TLS_KEY_FILE: the other half of MTA_SMTP_TLS_CERT_FILE/,

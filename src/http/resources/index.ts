@@ -1,7 +1,7 @@
 // Every named schema of the document (`components/schemas`): the resources the v1 routes answer with, the request
 // bodies they validate, and the error envelope per HTTP status. openapi.ts writes each as a $ref wherever it is used.
 import Type, { type TSchema } from 'typebox';
-import { EVENT_TYPES } from '../../core/status.js';
+import { ALERT_EVENT_TYPES, EVENT_TYPES, WEBHOOK_EVENT_TYPES } from '../../core/status.js';
 import {
   SendEmailDocumented,
   CreateSuppression,
@@ -30,6 +30,7 @@ import {
   WebhookEndpointList,
   WebhookEndpointWithSecret,
   webhookPayload,
+  alertPayload,
 } from './webhooks.js';
 import { SiteStats, SiteStatsList, Stats } from './stats.js';
 import { DmarcReport, DmarcReportList, DmarcSummary } from './dmarc.js';
@@ -39,11 +40,12 @@ export const ERROR_STATUSES = [401, 402, 403, 404, 409, 413, 422, 429, 500, 503]
 export type ErrorStatus = (typeof ERROR_STATUSES)[number];
 export const errorName = (status: ErrorStatus) => `Error${status}`;
 
-const pascal = (s: string) => s.replace(/(^|_)(\w)/g, (_m, _u, c: string) => c.toUpperCase());
+const pascal = (s: string) => s.replace(/(^|[_.])(\w)/g, (_m, _u, c: string) => c.toUpperCase());
 /** The payload POSTed for each event kind, by kind. */
-export const WEBHOOK_PAYLOADS: Record<string, TSchema> = Object.fromEntries(
-  EVENT_TYPES.map((t) => [t, webhookPayload(t)]),
-);
+export const WEBHOOK_PAYLOADS: Record<string, TSchema> = Object.fromEntries([
+  ...EVENT_TYPES.map((t) => [t, webhookPayload(t)]),
+  ...ALERT_EVENT_TYPES.map((t) => [t, alertPayload(t)]),
+]);
 export const payloadName = (type: string) => `${pascal(type)}Event`;
 
 export const COMPONENTS: Record<string, TSchema> = {
@@ -89,5 +91,5 @@ export const COMPONENTS: Record<string, TSchema> = {
   UpdateWebhook: WebhookBodiesDocumented.update,
   OpenApiDocument: Type.Object({ openapi: Type.Literal('3.1.0'), info: Type.Object({}), paths: Type.Object({}) }),
   ...Object.fromEntries(ERROR_STATUSES.map((s) => [errorName(s), errorEnvelope(s)])),
-  ...Object.fromEntries(EVENT_TYPES.map((t) => [payloadName(t), WEBHOOK_PAYLOADS[t]])),
+  ...Object.fromEntries(WEBHOOK_EVENT_TYPES.map((t) => [payloadName(t), WEBHOOK_PAYLOADS[t]])),
 };

@@ -1,16 +1,22 @@
 // Webhook endpoints, their deliveries (the outbox), and the payload POSTed to an endpoint for each event.
 import Type from 'typebox';
-import { EVENT_TYPES } from '../../core/status.js';
+import { ALERT_EVENT_TYPES, EVENT_TYPES, WEBHOOK_EVENT_TYPES } from '../../core/status.js';
 import { DateTime, Deleted, List, Nullable, OneOf, Resource } from './common.js';
-import { Email, EventType } from './emails.js';
+import { Email } from './emails.js';
 import { Mode } from './account.js';
+
+/** What an endpoint subscribes to: an email event kind, or an alert (decisions.md "Domain and IP alerts"). */
+export const WebhookEventType = OneOf(
+  WEBHOOK_EVENT_TYPES,
+  'An email event kind (one of the eight statuses, `opened`, `clicked`), or `domain.alert` / `ip.alert`.',
+);
 
 const endpointFields = {
   object: Type.Literal('webhook_endpoint'),
   id: Type.String({ pattern: '^wh_' }),
   mode: Mode,
   url: Type.String(),
-  events: Type.Array(EventType),
+  events: Type.Array(WebhookEventType),
   enabled: Type.Boolean(),
   disabled_reason: Nullable(Type.String()),
   created_at: DateTime(),
@@ -35,7 +41,7 @@ export const WebhookDelivery = Resource(
     object: Type.Literal('webhook_delivery'),
     id: Type.String({ pattern: '^whd_' }),
     event_id: Type.String(),
-    event_type: EventType,
+    event_type: WebhookEventType,
     status: OneOf(['pending', 'succeeded', 'failed'] as const),
     attempt_count: Type.Integer({ minimum: 0 }),
     next_attempt_at: Nullable(DateTime()),
@@ -76,4 +82,31 @@ export const webhookPayload = (type: (typeof EVENT_TYPES)[number]) =>
       }),
     },
     `The \`${type}\` event, as POSTed to a subscribed endpoint.`,
+  );
+
+const alertDetails = Type.Record(Type.String(), Type.Unknown(), {
+  description: 'What the alert is about (docs/deliverability.md "Alerts"): zone and answer, record, source IP…',
+});
+/** The body POSTed for an alert (to the team's subscribed live endpoints and to MTA_ALERT_WEBHOOK_URL). */
+export const alertPayload = (type: (typeof ALERT_EVENT_TYPES)[number]) =>
+  Resource(
+    {
+      id: Type.String({ pattern: '^evt_', description: 'The event id (de-duplicate on it).' }),
+      object: Type.Literal('event'),
+      type: Type.Literal(type),
+      created_at: DateTime(),
+      data:
+        type === 'ip.alert'
+          ? Resource({
+              alert: OneOf(['listed', 'delisted', 'no_fcrdns'] as const),
+              ip: Resource({ ip: Type.String(), pool: Type.String() }),
+              details: alertDetails,
+            })
+          : Resource({
+              alert: OneOf(['dmarc_failing_source', 'dmarc_own_failing', 'dns_record_broken'] as const),
+              domain: Resource({ id: Type.String({ pattern: '^dom_' }), name: Type.String() }),
+              details: alertDetails,
+            }),
+    },
+    `The \`${type}\` event, as POSTed to a subscribed live endpoint and to MTA_ALERT_WEBHOOK_URL; each subject at most once per 7 days.`,
   );
