@@ -6,6 +6,8 @@ import { expect } from 'chai';
 import { load } from 'js-yaml'; // mocha's own YAML reader (.mocharc.yml)
 import { startTestService, type TestService } from '../helpers/service.js';
 import { feature as operations } from '../../src/features/operations.js';
+import { loadConfig } from '../../src/config/load.js';
+import { startWarnings } from '../../src/config/check.js';
 
 const file = (p: string) => readFileSync(new URL(`../../${p}`, import.meta.url), 'utf8');
 
@@ -112,6 +114,19 @@ describe('deployment kit (deploy/)', () => {
       );
       expect(out).to.equal('');
     }
+  });
+
+  it('mta.env.example holds only settings the service knows, with valid values', () => {
+    const env: Record<string, string> = {};
+    for (const line of file('deploy/mta.env.example').split('\n')) {
+      const m = /^([A-Z0-9_]+)=(.*)$/.exec(line);
+      if (m) env[m[1]] = m[2];
+    }
+    env.MTA_DATA_DIR = '/var/lib/mta'; // set by the unit
+    expect(Object.keys(env).length).to.be.greaterThan(10);
+    const cfg = loadConfig({ env });
+    expect(startWarnings(cfg, env)).to.eql([]);
+    expect(cfg).to.include({ smtpPort: 25, submissionPort: 587, submissionsPort: 465, httpHost: '127.0.0.1' });
   });
 
   it('the Docker image and its documented run publish the submission port', () => {
