@@ -23,7 +23,9 @@ ENV NODE_ENV=production \
     MTA_HTTP_HOST=0.0.0.0 \
     MTA_HTTP_PORT=3000 \
     MTA_SMTP_HOST=0.0.0.0 \
-    MTA_SMTP_PORT=2525
+    MTA_SMTP_PORT=2525 \
+    MTA_SUBMISSION_HOST=0.0.0.0 \
+    MTA_SUBMISSION_PORT=2587
 VOLUME ["/data"]
 EXPOSE 3000 2525 2587
 HEALTHCHECK --interval=30s --timeout=5s CMD node -e "fetch('http://127.0.0.1:3000/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"

@@ -2,10 +2,18 @@
 // durations, delivery events by type, queue depths read from the store at scrape time. No team data.
 // Access: `Authorization: Bearer <metricsToken>` when that is set, else loopback clients only; others get 404.
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { statfsSync } from 'node:fs';
 import type Koa from 'koa';
 import { AggregatorRegistry, Registry, Counter, Histogram, Gauge, collectDefaultMetrics } from 'prom-client';
 import { ApiError } from '../core/errors.js';
-import { dueDeliveries, onEmailEvent, pendingDeliveries, pendingOutboxRows, storeWork } from '../services/metrics.js';
+import {
+  dueDeliveries,
+  dueLagSeconds,
+  onEmailEvent,
+  pendingDeliveries,
+  pendingOutboxRows,
+  storeWork,
+} from '../services/metrics.js';
 import type { MountFn } from './app.js';
 import type { Ctx } from '../services/context.js';
 
@@ -50,6 +58,16 @@ export function metricsAllowed(token: string | undefined, authorization: string,
   return m !== null && timingSafeEqual(digest(m[1]), digest(token));
 }
 
+/** Free bytes for an unprivileged user where `dir` lives (-1 when it cannot be read). */
+function dataDirFree(dir: string): number {
+  try {
+    const s = statfsSync(dir);
+    return s.bavail * s.bsize;
+  } catch {
+    return -1;
+  }
+}
+
 function queueGauges(ctx: Ctx, registry: Registry): void {
   const gauges: [string, string, () => number][] = [
     [
@@ -58,7 +76,17 @@ function queueGauges(ctx: Ctx, registry: Registry): void {
       () => pendingDeliveries(ctx),
     ],
     ['mta_deliveries_due', 'Recipients due for an attempt now.', () => dueDeliveries(ctx)],
+    [
+      'mta_deliveries_due_lag_seconds',
+      'Seconds the longest-waiting due recipient has been due (0 when none is).',
+      () => dueLagSeconds(ctx),
+    ],
     ['mta_webhook_deliveries_pending', 'Webhook deliveries not yet finished.', () => pendingOutboxRows(ctx)],
+    [
+      'mta_data_dir_free_bytes',
+      'Bytes an unprivileged user may still write on the file system of MTA_DATA_DIR (-1: unreadable).',
+      () => dataDirFree(ctx.config.dataDir),
+    ],
   ];
   for (const [name, help, read] of gauges) {
     new Gauge({

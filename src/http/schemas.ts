@@ -68,14 +68,18 @@ export const ListQuery = Type.Object({
   cursor: Type.Optional(Type.String({ maxLength: 200 })),
 });
 
-export const EmailListQuery = Type.Object({
-  limit: ListQuery.properties.limit,
-  cursor: ListQuery.properties.cursor,
-  status: Type.Optional(Type.Union(STATUSES.map((s) => Type.Literal(s)))),
-  test_mode: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
-  tag: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-  q: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
-});
+/** GET /v1/emails: an unknown parameter (a typo such as `htlm`) is a 422, as on /v1/stats. */
+export const EmailListQuery = Type.Object(
+  {
+    limit: ListQuery.properties.limit,
+    cursor: ListQuery.properties.cursor,
+    status: Type.Optional(Type.Union(STATUSES.map((s) => Type.Literal(s)))),
+    test_mode: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+    tag: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+    q: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
+  },
+  { additionalProperties: false },
+);
 
 export const CreateSuppression = Type.Object(
   {

@@ -178,7 +178,7 @@ export class Control {
           reason: c.reason,
           source: 'operator',
         },
-        `site ${c.site} ${c.kind}d by the operator`,
+        `site ${c.site} ${c.kind === 'suspend' ? 'suspended' : 'resumed'} by the operator`,
       );
       this.persistSite(
         c.site,

@@ -1,6 +1,6 @@
 // What /metrics reads from the store at scrape time (queue depths), and the event hook its counters
 // hang off. No team data.
-import { countDueDeliveries, countPendingDeliveries } from '../store/emails.js';
+import { countDueDeliveries, countPendingDeliveries, oldestDueAt } from '../store/emails.js';
 import { onEvent, type EventListener } from '../store/events.js';
 import { countPendingOutbox } from '../store/webhooks.js';
 import { storeCounters } from '../store/db.js';
@@ -10,6 +10,12 @@ import type { Ctx } from './context.js';
 export const storeWork = (ctx: Ctx) => storeCounters(ctx.db);
 export const pendingDeliveries = (ctx: Ctx): number => countPendingDeliveries(ctx.db);
 export const dueDeliveries = (ctx: Ctx): number => countDueDeliveries(ctx.db, ctx.now());
+/** Seconds the longest-waiting due recipient has been due (0 when none is): the queue's lag. */
+export const dueLagSeconds = (ctx: Ctx): number => {
+  const now = ctx.now();
+  const at = oldestDueAt(ctx.db, now);
+  return at === null ? 0 : Math.max(0, (now - Number(at)) / 1000);
+};
 export const pendingOutboxRows = (ctx: Ctx): number => countPendingOutbox(ctx.db);
 
 /** Calls `fn` for every event appended (inside its transaction; keep it cheap and never throw). */

@@ -232,6 +232,14 @@ export const countDueDeliveries = (db: DB, now: number): number =>
   sql<number>(db, 'SELECT count(*) FROM deliveries WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?')
     .pluck()
     .get(now) ?? 0;
+/** The earliest `next_attempt_at` already reached at `now` (null when nothing is due): how late the queue runs. */
+export const oldestDueAt = (db: DB, now: number): number | null =>
+  sql<number | null>(
+    db,
+    'SELECT min(next_attempt_at) FROM deliveries WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?',
+  )
+    .pluck()
+    .get(now) ?? null;
 
 export interface EmailFilter {
   status?: Status;

@@ -239,6 +239,16 @@ describe('errors outside POST /emails', () => {
     }
   });
 
+  it('GET /v1/emails refuses an unknown query parameter with 422 invalid_parameter naming it, as /v1/stats does', async () => {
+    for (const p of ['/v1/emails?htlm=1', '/v1/emails?status=queued&bogus=1', '/v1/stats?bogus=1']) {
+      const r = await s.api('GET', p, { key });
+      expect(r.status, p).to.equal(422);
+      expect(r.body.error, p).to.include({ type: 'validation_error', code: 'invalid_parameter' });
+      expect(r.body.error.param, p).to.be.oneOf(['htlm', 'bogus']);
+    }
+    expect((await s.api('GET', '/v1/emails?status=queued&limit=5&test_mode=true', { key })).status).to.equal(200);
+  });
+
   it("every doc_url points at an entry of the service's own /docs/errors page", async () => {
     const r = await s.api('GET', '/v1/nope', { key });
     const url = new URL(r.body.error.doc_url);

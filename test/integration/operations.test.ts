@@ -31,6 +31,11 @@ describe('operations: metrics and retention', () => {
     expect(text).to.match(/^mta_events_total\{type="queued"\} 3$/m);
     expect(text).to.match(/^mta_deliveries_pending 6$/m);
     expect(text).to.match(/^mta_deliveries_due 6$/m);
+    expect(text).to.match(/^mta_deliveries_due_lag_seconds 0(\.\d+)?$/m);
+    expect(Number(/^mta_data_dir_free_bytes (\d+)$/m.exec(text)?.[1])).to.be.greaterThan(0);
+    clock.advance(90_000); // no delivery loop here: the six stay due, 90 s late
+    const later = await (await fetch(`${s.url}/metrics`)).text();
+    expect(Number(/^mta_deliveries_due_lag_seconds ([\d.]+)$/m.exec(later)?.[1])).to.be.within(90, 95);
     expect(text).to.match(
       /mta_http_request_duration_seconds_count\{method="POST",route="\/v1\/emails",status="202"\} 3/,
     );

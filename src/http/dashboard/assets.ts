@@ -10,17 +10,20 @@ a:hover{color:#062e6f}
 .sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 .skip{position:absolute;left:-999px;top:0;background:#fff;padding:.5rem 1rem;z-index:10}
 .skip:focus{left:.5rem;top:.5rem}
-header.top{background:#1f2937;color:#fff;padding:.5rem 1rem;display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;align-items:center}
+header.top{background:#1f2937;color:#fff;padding:.5rem 1rem;display:flex;flex-wrap:wrap;gap:.5rem .75rem;align-items:center}
 header.top a{color:#fff}
 header.top .brand{font-weight:700;text-decoration:none;margin-right:auto}
-header.top .who{font-size:.875rem;color:#e5e7eb}
-nav.main ul{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:.25rem 1rem}
-nav.main a{color:#fff;text-decoration:none;padding:.25rem 0;display:inline-block}
+header.top .who{font-size:.8125rem;color:#e5e7eb}
+header.top button{padding:.25rem .6rem;font-size:.875rem}
+nav.main ul{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:.25rem .75rem}
+nav.main a{color:#fff;text-decoration:none;padding:.25rem 0;display:inline-block;font-size:.9375rem}
 nav.main a[aria-current=page]{border-bottom:3px solid #93c5fd;font-weight:600}
 main{max-width:72rem;margin:0 auto;padding:1rem}
 h1{font-size:1.5rem;margin:.5rem 0 1rem}
 h2{font-size:1.2rem;margin:1.5rem 0 .5rem}
 h3{font-size:1rem;margin:1rem 0 .25rem}
+h1,h2,h3,.event-data{overflow-wrap:anywhere}
+td time{white-space:nowrap}
 .card{background:#fff;border:1px solid #d0d4dc;border-radius:.5rem;padding:1rem;margin:0 0 1rem}
 .table-wrap{overflow-x:auto;background:#fff;border:1px solid #d0d4dc;border-radius:.5rem}
 table{border-collapse:collapse;width:100%;font-size:.9375rem}
@@ -78,7 +81,7 @@ progress{vertical-align:middle;width:10rem;max-width:100%}
   dl.facts dd{margin-bottom:.5rem}
   table.stack thead{position:absolute;left:-9999px}
   table.stack tr{display:block;border-top:1px solid #d0d4dc;padding:.25rem 0}
-  table.stack td{display:block;border:0;padding:.15rem .75rem}
+  table.stack td{display:block;border:0;padding:.15rem .75rem;overflow-wrap:anywhere}
   table.stack td[data-label]::before{content:attr(data-label) ": ";font-weight:600}
 }
 `;

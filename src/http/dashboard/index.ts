@@ -10,7 +10,7 @@ import { CSS, JS } from './assets.js';
 import { html } from './html.js';
 import { layout } from './layout.js';
 import { loadSession, readCookie, sameSecret, SESSION_COOKIE, LOGIN_CSRF_COOKIE } from './session.js';
-import { render, type DCtx, type DashState, type DRouter } from './kit.js';
+import { render, teamNameOf, type DCtx, type DashState, type DRouter } from './kit.js';
 import { authRoutes } from './pages/auth.js';
 import { emailPages } from './pages/emails.js';
 import { domainPages } from './pages/domains.js';
@@ -54,7 +54,8 @@ function errorPages(deps: Deps) {
       const body = html`<h1>${title}</h1>
         <p class="error" role="alert">${message}</p>
         <p><a href="/dashboard">Back to the dashboard</a></p>`;
-      render(k, layout({ title, session: k.state.session, body, active: '' }), status);
+      const session = k.state.session;
+      render(k, layout({ title, session, teamName: teamNameOf(deps.app, session), body, active: '' }), status);
     }
   };
 }

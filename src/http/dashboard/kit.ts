@@ -43,13 +43,21 @@ export function render(k: DCtx, body: Html, status = 200) {
 /** Renders a signed-in page with the team's name and a notice named by `?notice=`. */
 export function page(app: Ctx, k: DCtx, o: Omit<PageOpts, 'session' | 'teamName'>, status = 200) {
   const s = sess(k);
-  let teamName: string | undefined;
+  render(
+    k,
+    layout({ ...o, session: s, teamName: teamNameOf(app, s), notice: o.notice ?? noticeText(k.query.notice) }),
+    status,
+  );
+}
+
+/** The name of the session's team for the page header (undefined once the team is gone). */
+export function teamNameOf(app: Ctx, s: Session | null | undefined): string | undefined {
+  if (!s) return undefined;
   try {
-    teamName = teamNamed(app, s.principal.teamId).name;
+    return teamNamed(app, s.principal.teamId).name;
   } catch {
-    teamName = undefined;
+    return undefined;
   }
-  render(k, layout({ ...o, session: s, teamName, notice: o.notice ?? noticeText(k.query.notice) }), status);
 }
 
 export function seeOther(k: DCtx, url: string) {

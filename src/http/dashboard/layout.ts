@@ -34,7 +34,7 @@ export const csrfField = (s: Session | { csrf: string }) =>
 
 function who(s: Session, teamName?: string): Html {
   const as = s.operator ? 'operator' : `${s.principal.mode} key`;
-  return html`<span class="who">Team <strong>${teamName ?? s.principal.teamId}</strong> · signed in as ${as}</span>
+  return html`<span class="who">${teamName ? html`Team <strong>${teamName}</strong> · ` : ''}signed in as ${as}</span>
     <form class="inline" method="post" action="/dashboard/sign-out">
       ${csrfField(s)}<button class="secondary" type="submit">Sign out</button>
     </form>`;

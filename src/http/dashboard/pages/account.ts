@@ -178,8 +178,12 @@ function keysPage(deps: Deps, k: DCtx, created?: { key: string; name: string | n
       </tbody>
     </table>`,
   );
+  const none = html`<p class="card muted">
+    No API keys yet: the team cannot send until one is created
+    ${write ? html`with the form above` : html`(<code>mta key create --team NAME</code>)`}.
+  </p>`;
   const body = html`<h1>API keys</h1>
-    ${shown}${write ? createForm(k) : readOnly('keys:write', 'create or revoke keys')}${table}`;
+    ${shown}${write ? createForm(k) : readOnly('keys:write', 'create or revoke keys')}${keys.length ? table : none}`;
   page(deps.app, k, { title: 'API keys', active: 'keys', body }, created ? 201 : 200);
 }
 
