@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { load } from 'js-yaml'; // mocha's own YAML reader (.mocharc.yml)
+import { load } from 'js-yaml'; // a devDependency, the version mocha uses
 import { startTestService, type TestService } from '../helpers/service.js';
 import { feature as operations } from '../../src/features/operations.js';
 import { loadConfig } from '../../src/config/load.js';
