@@ -14,6 +14,7 @@ export type { Deps, RouteFn, MountFn };
 
 export function buildApp(app: Ctx, opts: { routes?: RouteFn[]; mounts?: MountFn[]; healthy?: () => boolean } = {}) {
   const koa = new Koa<State>({ proxy: false });
+  koa.on('error', afterAnswer(app));
   const limiter = requestLimiter(app); // shared with SMTP submission sessions (and the node's HTTP workers)
   // The body is read only once the key is authenticated and its rate limit taken.
   const authOnly = auth(app, limiter);
@@ -59,4 +60,28 @@ export function buildApp(app: Ctx, opts: { routes?: RouteFn[]; mounts?: MountFn[
   for (const fn of opts.routes ?? []) fn(v1 as unknown as Router, deps);
   koa.use(v1.routes());
   return koa;
+}
+
+/** Errors of a connection or stream, not of the service: a client that went away mid-request. */
+const CLIENT_GONE = new Set([
+  'ECONNRESET',
+  'EPIPE',
+  'ECONNABORTED',
+  'ERR_STREAM_PREMATURE_CLOSE',
+  'HPE_INVALID_EOF_STATE',
+]);
+
+/**
+ * What Koa reports outside the middleware (an error of the socket once the answer is under way, such as a client
+ * that drops its upload half-way: "Parse Error"). Koa's default prints a bare stack trace to stderr; the logger says
+ * it instead, as one JSON line: a client gone at debug level, anything else as an error.
+ */
+function afterAnswer(app: Ctx) {
+  const log = app.log.child({ component: 'http' });
+  return (err: Error & { code?: string }, ctx?: KoaCtx) => {
+    const gone = CLIENT_GONE.has(err.code ?? '') || (ctx !== undefined && !ctx.req.complete);
+    const at = { err: err.message, code: err.code, method: ctx?.method, path: ctx?.path };
+    if (gone) log.debug(at, 'client closed the connection before its request was read (aborted)');
+    else log.error(at, 'HTTP error outside a request handler');
+  };
 }
