@@ -9,6 +9,7 @@ import { isIP } from 'node:net';
 import type { Resolver } from 'node:dns/promises';
 import type { Ctx } from './context.js';
 import { createResolver, resolveAddresses } from './resolver.js';
+import { ptrName } from './reverse-dns.js';
 import { configuredIps } from './delivery-control.js';
 import { evaluateSpf } from './dns-checks.js';
 import { raiseIpAlert } from './alerts.js';
@@ -42,7 +43,7 @@ const noData = (err: unknown) => ['ENOTFOUND', 'ENODATA'].includes((err as NodeJ
 
 async function reverseName(resolver: Resolver, ip: string): Promise<{ name: string | null; fcrdns: boolean }> {
   const names = await bounded(resolver.reverse(ip)).catch(() => [] as string[]);
-  const name = names[0]?.replace(/\.$/, '').toLowerCase() || null;
+  const name = ptrName(names);
   if (!name) return { name: null, fcrdns: false };
   const back = await bounded(resolveAddresses(resolver, name)).catch(() => [] as string[]);
   return { name, fcrdns: back.some((a) => a.toLowerCase() === ip.toLowerCase()) };

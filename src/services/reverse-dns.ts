@@ -7,6 +7,9 @@ import type { Resolver } from 'node:dns/promises';
 import type { Config } from '../config/schema.js';
 import { createResolver } from './resolver.js';
 
+/** The name a PTR answer gives: its first name, without the root dot, in lower case (null: none). */
+export const ptrName = (names: readonly string[]): string | null => names[0]?.replace(/\.$/, '').toLowerCase() || null;
+
 const LOOKUPS = 100;
 const CONCURRENCY = 8;
 const LOOKUP_TIMEOUT_MS = 1000;
@@ -34,10 +37,7 @@ export class ReverseDns {
     if (p) return p;
     p = this.resolver
       .reverse(ip)
-      .then(
-        (names) => names[0]?.replace(/\.$/, '').toLowerCase() || null,
-        () => null,
-      )
+      .then(ptrName, () => null)
       .then((name) => {
         this.cache.delete(ip);
         if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
