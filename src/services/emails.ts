@@ -10,6 +10,7 @@ import * as emails from '../store/emails.js';
 import { eventsOf } from '../store/events.js';
 import { getIdem, putIdem } from '../store/idempotency.js';
 import { isSuppressedLater } from '../store/suppressions.js';
+import { read, runSync } from '../store/op.js';
 import { charge, prepareCharge, refund } from '../store/credits.js';
 import { secret } from '../store/settings.js';
 import { suppressionKey } from '../core/address.js';
@@ -41,7 +42,8 @@ function liveRecipients(ctx: Ctx, p: Principal, all: Recipient[]): () => { kept:
     const key = suppressionKey(r.address);
     if (seen.has(key)) continue;
     seen.add(key);
-    checks.push({ r, suppressed: p.mode === 'live' ? isSuppressedLater(ctx.db, p.teamId, key) : () => false });
+    const later = p.mode === 'live' ? runSync(isSuppressedLater(ctx.db, p.teamId, key)) : null;
+    checks.push({ r, suppressed: () => later !== null && runSync(read(later)) !== undefined });
   }
   return () => {
     const kept: Recipient[] = [];

@@ -3,6 +3,7 @@
 import { invalid, notFound } from '../core/errors.js';
 import { normaliseAddress, suppressionKey } from '../core/address.js';
 import * as store from '../store/suppressions.js';
+import { runPlan, type Gen } from '../store/op.js';
 import { decodeCursor, page } from './emails.js';
 import { presentSuppression } from './present.js';
 import type { Ctx } from './context.js';
@@ -16,30 +17,36 @@ function address(raw: unknown): string {
   return suppressionKey(a.address);
 }
 
-export function listSuppressions(ctx: Ctx, teamId: string, limit: number, cursor?: string) {
-  const rows = store.listSuppressions(ctx.db, teamId, decodeCursor(ctx.db, 'sup', cursor), limit);
+export const listSuppressions = (ctx: Ctx, teamId: string, limit: number, cursor?: string) =>
+  runPlan(listPlan(ctx, teamId, limit, cursor));
+function* listPlan(ctx: Ctx, teamId: string, limit: number, cursor?: string) {
+  const rows = yield* store.listSuppressions(ctx.db, teamId, decodeCursor(ctx.db, 'sup', cursor), limit);
   return page(ctx.db, 'sup', rows, limit, presentSuppression);
 }
 
-export function addSuppression(ctx: Ctx, owner: Owner, rawAddress: unknown, reason: unknown = 'manual') {
+export const addSuppression = (ctx: Ctx, owner: Owner, rawAddress: unknown, reason: unknown = 'manual') =>
+  runPlan(addPlan(ctx, owner, rawAddress, reason));
+function* addPlan(ctx: Ctx, owner: Owner, rawAddress: unknown, reason: unknown) {
   requireLive(owner, 'change the suppression list');
   const teamId = owner.teamId;
   const addr = address(rawAddress);
   if (!(REASONS as readonly unknown[]).includes(reason))
     throw invalid('reason', `reason must be one of ${REASONS.join(', ')}.`);
-  const created = store.addSuppression(ctx.db, {
+  const created = yield* store.addSuppression(ctx.db, {
     team_id: teamId,
     address: addr,
     reason: reason as (typeof REASONS)[number],
     email_id: null,
     created_at: ctx.now(),
   });
-  return { created, suppression: presentSuppression(store.getSuppression(ctx.db, teamId, addr)!) };
+  return { created, suppression: presentSuppression((yield* store.getSuppression(ctx.db, teamId, addr))!) };
 }
 
-export function removeSuppression(ctx: Ctx, owner: Owner, rawAddress: unknown) {
+export const removeSuppression = (ctx: Ctx, owner: Owner, rawAddress: unknown) =>
+  runPlan(removePlan(ctx, owner, rawAddress));
+function* removePlan(ctx: Ctx, owner: Owner, rawAddress: unknown): Gen<void> {
   requireLive(owner, 'change the suppression list');
   const teamId = owner.teamId;
   const addr = address(rawAddress);
-  if (!store.removeSuppression(ctx.db, teamId, addr)) throw notFound('suppression');
+  if (!(yield* store.removeSuppression(ctx.db, teamId, addr))) throw notFound('suppression');
 }

@@ -32,6 +32,7 @@ import {
 } from '../store/result-writes.js';
 import { queueRowsOf, writeQueueState, type QueueRow } from '../store/queue-admin.js';
 import { addSuppression } from '../store/suppressions.js';
+import { runSync } from '../store/op.js';
 import { suppressionKey } from '../core/address.js';
 import { refund } from '../store/credits.js';
 import { setCreditsCharged } from '../store/emails.js';
@@ -114,13 +115,15 @@ function sideEffects(ctx: Ctx, email: EmailHead, d: DeliveryRow, o: RecipientOut
   if (email.test_mode === 1) return 0;
   const hard = o.data.hard === true && (o.event === 'rejected' || o.event === 'async_bounce');
   if (hard || o.event === 'complaint') {
-    addSuppression(ctx.db, {
-      team_id: email.team_id,
-      address: suppressionKey(d.recipient),
-      reason: hard ? 'hard_bounce' : 'complaint',
-      email_id: email.id,
-      created_at: now,
-    });
+    runSync(
+      addSuppression(ctx.db, {
+        team_id: email.team_id,
+        address: suppressionKey(d.recipient),
+        reason: hard ? 'hard_bounce' : 'complaint',
+        email_id: email.id,
+        created_at: now,
+      }),
+    );
   }
   return o.event === 'failed' ? refund(ctx.db, email.team_id, email.seq, 1, now) : 0;
 }

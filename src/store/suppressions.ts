@@ -1,5 +1,6 @@
 // The per-team suppression list; addresses are stored lower-cased (core/address suppressionKey).
-import { getLater, sql, type DB } from './db.js';
+import { sql, type DB } from './db.js';
+import { all, get, getLater, run, type Gen, type Later } from './op.js';
 
 export interface SuppressionRow {
   seq: number;
@@ -10,27 +11,28 @@ export interface SuppressionRow {
   created_at: number;
 }
 
-const suppressedStmt = (db: DB) => sql(db, 'SELECT 1 AS x FROM suppressions WHERE team_id = ? AND address = ?');
 /**
  * Whether the team suppresses `address`, read with the next statement that needs an answer (PostgreSQL, in a
- * transaction): call the function for the answer.
+ * transaction): `yield* read(it)` answers a row or undefined.
  */
-export function isSuppressedLater(db: DB, teamId: string, address: string): () => boolean {
-  const row = getLater(suppressedStmt(db), teamId, address);
-  return () => row() !== undefined;
-}
+export const isSuppressedLater = (db: DB, teamId: string, address: string): Gen<Later<unknown>> =>
+  getLater(sql(db, 'SELECT 1 AS x FROM suppressions WHERE team_id = ? AND address = ?'), teamId, address);
 export const getSuppression = (db: DB, teamId: string, address: string) =>
-  sql<SuppressionRow>(db, 'SELECT * FROM suppressions WHERE team_id = ? AND address = ?').get(teamId, address);
+  get(sql<SuppressionRow>(db, 'SELECT * FROM suppressions WHERE team_id = ? AND address = ?'), teamId, address);
 /** Adds the address unless it is already there; returns whether a row was added. */
-export const addSuppression = (db: DB, s: Omit<SuppressionRow, 'seq'>) =>
-  sql(
-    db,
-    'INSERT OR IGNORE INTO suppressions (team_id, address, reason, email_id, created_at) VALUES (@team_id, @address, @reason, @email_id, @created_at)',
-  ).run(s).changes > 0;
-export const removeSuppression = (db: DB, teamId: string, address: string) =>
-  sql(db, 'DELETE FROM suppressions WHERE team_id = ? AND address = ?').run(teamId, address).changes > 0;
+export function* addSuppression(db: DB, s: Omit<SuppressionRow, 'seq'>): Gen<boolean> {
+  const text =
+    'INSERT OR IGNORE INTO suppressions (team_id, address, reason, email_id, created_at) VALUES (@team_id, @address, @reason, @email_id, @created_at)';
+  return (yield* run(sql(db, text), s)).changes > 0;
+}
+export function* removeSuppression(db: DB, teamId: string, address: string): Gen<boolean> {
+  return (
+    (yield* run(sql(db, 'DELETE FROM suppressions WHERE team_id = ? AND address = ?'), teamId, address)).changes > 0
+  );
+}
 export const listSuppressions = (db: DB, teamId: string, beforeSeq: number | null, limit: number) =>
-  sql<SuppressionRow>(db, 'SELECT * FROM suppressions WHERE team_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?').all(
+  all(
+    sql<SuppressionRow>(db, 'SELECT * FROM suppressions WHERE team_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?'),
     teamId,
     beforeSeq ?? Number.MAX_SAFE_INTEGER,
     limit + 1,

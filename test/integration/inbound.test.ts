@@ -10,6 +10,7 @@ import { verpAddress } from '../../src/core/verp.js';
 import { newId } from '../../src/core/ids.js';
 import { emailByPublicId, deliveriesOf, type DeliveryRow, type EmailRow } from '../../src/store/emails.js';
 import { getSuppression } from '../../src/store/suppressions.js';
+import { runSync } from '../../src/store/op.js';
 import { onEvent, type EventRow } from '../../src/store/events.js';
 import { listInboundReports } from '../../src/store/inbound-reports.js';
 import { applyOutcomes } from '../../src/services/transition.js';
@@ -124,8 +125,8 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     });
     expect(JSON.parse(bounced[0].data_json)).not.to.have.property('provider'); // mx.remote.test: no known provider
     expect(status(e)).to.equal('delivered');
-    expect(getSuppression(s.db, teamId, ds[1].recipient.toLowerCase())?.reason).to.equal('hard_bounce');
-    expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())).to.equal(undefined);
+    expect(runSync(getSuppression(s.db, teamId, ds[1].recipient.toLowerCase()))?.reason).to.equal('hard_bounce');
+    expect(runSync(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase()))).to.equal(undefined);
     expect(fired.map((f) => f.type)).to.deep.equal(['bounced']); // webhooks hang off onEvent
     // The same report again, and the same bounce under a new report Message-ID: no second event.
     await smtpSend(port, { from: '', to: [verp(e, ds[1])] }, raw);
@@ -153,7 +154,7 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
       .map((ev) => JSON.parse(ev.data_json));
     expect(b).to.have.length(1);
     expect(b[0]).to.include({ async: true, reason: 'mailboxfull', hard: false, provider: 'google' });
-    expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())).to.equal(undefined);
+    expect(runSync(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase()))).to.equal(undefined);
     expect(status(e)).to.equal('delivered');
   });
 
@@ -172,7 +173,7 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     const c = events(e).filter((ev) => ev.type === 'complained' && ev.recipient);
     expect(c).to.have.length(1);
     expect(JSON.parse(c[0].data_json)).to.include({ source: 'arf', reason: 'feedback', feedback_type: 'abuse' });
-    expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())?.reason).to.equal('complaint');
+    expect(runSync(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase()))?.reason).to.equal('complaint');
     expect(listInboundReports(s.db, null, 1)[0]).to.include({
       kind: 'arf',
       outcome: 'applied',
@@ -197,7 +198,7 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     expect((await smtpSend(port, { from: '', to: [verp(e, ds[0], 'elsewhere.test')] }, raw)).code).to.equal(550);
     expect(reportCount()).to.equal(before);
     expect(events(e).filter((ev) => ev.type === 'bounced')).to.have.length(0);
-    expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())).to.equal(undefined);
+    expect(runSync(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase()))).to.equal(undefined);
   });
 
   it("accepts VERP addresses on a team domain's return-path name", async () => {
@@ -267,7 +268,7 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
       async: false,
       hard: true,
     });
-    expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())?.reason).to.equal('hard_bounce');
+    expect(runSync(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase()))?.reason).to.equal('hard_bounce');
   });
 
   it('a delayed DSN changes nothing; one naming an address the email does not have never suppresses', async () => {
@@ -290,7 +291,7 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     const b = events(e).slice(n);
     expect(b.map((ev) => [ev.type, ev.recipient])).to.deep.equal([['bounced', ds[0].recipient]]);
     expect(JSON.parse(b[0].data_json)).to.include({ hard: false, final_recipient: 'stranger@dest.test' });
-    expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())).to.equal(undefined);
+    expect(runSync(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase()))).to.equal(undefined);
   });
 
   it('a real-world DSN naming another address (a forward target) is recorded on the one recipient without suppressing it', async () => {
@@ -303,7 +304,7 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
       .map((ev) => JSON.parse(ev.data_json));
     expect(b).to.have.length(1);
     expect(b[0]).to.include({ async: true, hard: false, final_recipient: 'kijitora@example.com', source: 'dsn' });
-    expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())).to.equal(undefined);
+    expect(runSync(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase()))).to.equal(undefined);
     expect(listInboundReports(s.db, null, 1)[0]).to.include({ kind: 'dsn', outcome: 'applied', matched_by: 'rcpt' });
   });
 
@@ -334,6 +335,6 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     const raw = buildDsn({ to: verp(e, ds[0]), recipient: ds[0].recipient, status: '5.1.1' });
     expect((await smtpSend(port, { from: '', to: [verp(e, ds[0])] }, raw)).ok).to.equal(true);
     expect(events(e).filter((ev) => ev.type === 'bounced')).to.have.length(1);
-    expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())).to.equal(undefined);
+    expect(runSync(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase()))).to.equal(undefined);
   });
 });

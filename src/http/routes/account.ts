@@ -14,18 +14,18 @@ const checkSuppression = validator(CreateSuppression);
 const checkKey = validator(CreateKey);
 
 export function accountRoutes(r: Router, { app, auth }: Deps) {
-  r.get('/suppressions', auth('emails:read'), (ctx: KoaCtx) => {
+  r.get('/suppressions', auth('emails:read'), async (ctx: KoaCtx) => {
     const q = checkPage(ctx.query);
-    ctx.body = listSuppressions(app, principal(ctx).teamId, limitOf(q.limit), q.cursor);
+    ctx.body = await listSuppressions(app, principal(ctx).teamId, limitOf(q.limit), q.cursor);
   });
-  r.post('/suppressions', auth('emails:send'), (ctx: KoaCtx) => {
+  r.post('/suppressions', auth('emails:send'), async (ctx: KoaCtx) => {
     const b = checkSuppression(ctx.request.body);
-    const res = addSuppression(app, principal(ctx), b.address, b.reason ?? 'manual');
+    const res = await addSuppression(app, principal(ctx), b.address, b.reason ?? 'manual');
     ctx.status = res.created ? 201 : 200;
     ctx.body = res.suppression;
   });
-  r.delete('/suppressions/:address', auth('emails:send'), (ctx: KoaCtx) => {
-    removeSuppression(app, principal(ctx), ctx.params.address);
+  r.delete('/suppressions/:address', auth('emails:send'), async (ctx: KoaCtx) => {
+    await removeSuppression(app, principal(ctx), ctx.params.address);
     ctx.status = 204;
   });
   r.get('/credits', auth(), (ctx: KoaCtx) => {

@@ -10,10 +10,10 @@ import { badge, can, chips, csrfField, pager, readOnly, tableWrap, time } from '
 import { clearCookie, endKeySessions, SESSION_COOKIE } from '../session.js';
 import { field, fields, page, qs, seeOther, sess, type DCtx, type DRouter } from '../kit.js';
 
-function suppressionsPage(deps: Deps, k: DCtx) {
+async function suppressionsPage(deps: Deps, k: DCtx) {
   const s = sess(k);
   const cursor = qs(k, 'cursor');
-  const list = listSuppressions(deps.app, s.principal.teamId, 50, cursor);
+  const list = await listSuppressions(deps.app, s.principal.teamId, 50, cursor);
   const write = can(s, 'emails:send');
   const form = write
     ? html`<form class="filters" method="post" action="/dashboard/suppressions">
@@ -237,14 +237,14 @@ function creditsPage(deps: Deps, k: DCtx) {
 
 export function accountPages(r: DRouter, deps: Deps) {
   r.get('/suppressions', (k: DCtx) => suppressionsPage(deps, k));
-  r.post('/suppressions', (k: DCtx) => {
+  r.post('/suppressions', async (k: DCtx) => {
     requireScope(sess(k).principal, 'emails:send');
-    addSuppression(deps.app, sess(k).principal, field(k, 'address'), 'manual');
+    await addSuppression(deps.app, sess(k).principal, field(k, 'address'), 'manual');
     seeOther(k, '/dashboard/suppressions?notice=suppression_added');
   });
-  r.post('/suppressions/remove', (k: DCtx) => {
+  r.post('/suppressions/remove', async (k: DCtx) => {
     requireScope(sess(k).principal, 'emails:send');
-    removeSuppression(deps.app, sess(k).principal, field(k, 'address'));
+    await removeSuppression(deps.app, sess(k).principal, field(k, 'address'));
     seeOther(k, '/dashboard/suppressions?notice=suppression_removed');
   });
   r.get('/keys', (k: DCtx) => keysPage(deps, k));

@@ -1,0 +1,66 @@
+// CI check (`npx tsx scripts/check-plans.ts`): a call whose answer is a store plan (a Generator, src/store/op.ts)
+// or a Promise must not be dropped. A plan left unrun does nothing at all (the write it describes never happens);
+// a promise left unawaited turns its error into an unhandled rejection. Flags every expression statement whose type
+// is one of them, unless it is written `void …` (a promise meant to run on its own, with its own catch).
+// Exits 1 naming each place. Type-aware, so it builds the TypeScript program of tsconfig.json.
+import path from 'node:path';
+import ts from 'typescript';
+
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const FLAGGED = new Set(['Generator', 'Promise']);
+
+function program(): ts.Program {
+  const file = ts.findConfigFile(ROOT, ts.sys.fileExists, 'tsconfig.json')!;
+  const config = ts.readConfigFile(file, ts.sys.readFile).config;
+  const parsed = ts.parseJsonConfigFileContent(config, ts.sys, ROOT);
+  return ts.createProgram(parsed.fileNames, parsed.options);
+}
+
+/** The type's name, or a flagged name of one of its union members (a `Promise<T> | undefined` is still a promise). */
+function flaggedName(checker: ts.TypeChecker, type: ts.Type): string | undefined {
+  const parts = type.isUnion() ? type.types : [type];
+  for (const t of parts) {
+    const name = (t.getSymbol() ?? t.aliasSymbol)?.getName();
+    if (name && FLAGGED.has(name)) return name;
+  }
+  return undefined;
+}
+
+/** `p.then(ok, fail)` and `p.catch(fail)`: the rejection has a handler. */
+function handled(e: ts.CallExpression): boolean {
+  if (!ts.isPropertyAccessExpression(e.expression)) return false;
+  const m = e.expression.name.text;
+  return (m === 'then' && e.arguments.length >= 2) || m === 'catch';
+}
+
+function main(): void {
+  const p = program();
+  const checker = p.getTypeChecker();
+  const found: string[] = [];
+  for (const sf of p.getSourceFiles()) {
+    if (sf.isDeclarationFile || !sf.fileName.startsWith(ROOT) || sf.fileName.includes('node_modules')) continue;
+    const visit = (node: ts.Node): void => {
+      if (ts.isExpressionStatement(node)) {
+        const e = node.expression;
+        if ((ts.isCallExpression(e) && !handled(e)) || ts.isNewExpression(e)) {
+          const name = flaggedName(checker, checker.getTypeAtLocation(e));
+          if (name) {
+            const { line } = sf.getLineAndCharacterOfPosition(node.getStart(sf));
+            const what = name === 'Generator' ? 'a store plan never run' : 'a promise neither awaited nor voided';
+            found.push(`${path.relative(ROOT, sf.fileName)}:${line + 1}: ${what}: ${e.getText(sf).slice(0, 80)}`);
+          }
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(sf);
+  }
+  for (const f of found) console.error(f);
+  if (found.length) {
+    console.error(`${found.length} dropped plan(s) or promise(s): run them (runSync / yield* / await) or write void`);
+    process.exit(1);
+  }
+  console.log('check-plans: no dropped store plan or promise');
+}
+
+main();

@@ -1,0 +1,129 @@
+// The store's API as plans of statements (issue 38, docs/async-store.md). A store function is a generator that
+// yields each statement it needs (`yield* get(stmt, …)`) and receives the answer; a driver runs the plan:
+// - runSync: answers each statement at once on the engine's synchronous connection (better-sqlite3; during the
+//   conversion the PostgreSQL sync client too). No other JavaScript runs between two statements of a plan, so a
+//   plan keeps the atomicity of the synchronous code it replaces, and SQLite gains no thread hop and no microtask.
+// - run: the same, answered as a promise; the adapters' entry point. Once every store function is a plan, it is the
+//   one PostgreSQL runs asynchronously, through a pool, with a plan's statements sent together where they can be.
+// The same text of a store function serves both engines and both drivers: what changes is who answers the yields.
+import {
+  allLater as allLaterSync,
+  fire as fireSync,
+  getLater as getLaterSync,
+  tx as txSync,
+  type DB,
+  type Stmt,
+} from './db.js';
+
+/** What a plan yields: one statement (with its arguments), or a transaction around a sub-plan. */
+export type Op =
+  | { k: 'get' | 'all' | 'run' | 'fire' | 'getLater' | 'allLater'; s: Stmt; args: unknown[] }
+  | { k: 'exec'; db: DB; text: string }
+  | { k: 'read'; later: Later<unknown> }
+  | { k: 'tx'; db: DB; body: () => Gen<unknown> };
+
+/** A plan answering T. */
+export type Gen<T> = Generator<Op, T, unknown>;
+
+/** A read sent with the plan's next statement that needs an answer (PostgreSQL); `yield* read(later)` answers it. */
+export interface Later<T> {
+  readonly __later: T;
+}
+
+export interface RunResult {
+  changes: number;
+  lastInsertRowid: number | bigint;
+}
+
+/** The first row the statement answers. */
+export function* get<R>(s: Stmt<R>, ...args: unknown[]): Gen<R | undefined> {
+  return (yield { k: 'get', s, args }) as R | undefined;
+}
+/** Every row the statement answers. */
+export function* all<R>(s: Stmt<R>, ...args: unknown[]): Gen<R[]> {
+  return (yield { k: 'all', s, args }) as R[];
+}
+/** A write, with its count of changed rows and the id of the row it inserted. */
+export function* run(s: Stmt, ...args: unknown[]): Gen<RunResult> {
+  return (yield { k: 'run', s, args }) as RunResult;
+}
+/** A write whose outcome nobody reads (db.ts fire: PostgreSQL may send it with a later statement). */
+export function* fire(s: Stmt, ...args: unknown[]): Gen<void> {
+  yield { k: 'fire', s, args };
+}
+/** Statements without arguments or answers (DDL, several at once on SQLite). */
+export function* exec(db: DB, text: string): Gen<void> {
+  yield { k: 'exec', db, text };
+}
+/** getLater's plan form: the row, read with the next statement that needs an answer; `yield* read(it)` for it. */
+export function* getLater<R>(s: Stmt<R>, ...args: unknown[]): Gen<Later<R | undefined>> {
+  return (yield { k: 'getLater', s, args }) as Later<R | undefined>;
+}
+/** allLater's plan form. */
+export function* allLater<R>(s: Stmt<R>, ...args: unknown[]): Gen<Later<R[]>> {
+  return (yield { k: 'allLater', s, args }) as Later<R[]>;
+}
+/** The answer of a read sent later. */
+export function* read<T>(later: Later<T>): Gen<T> {
+  return (yield { k: 'read', later }) as T;
+}
+/**
+ * body in a transaction (db.ts tx: IMMEDIATE, a savepoint when nested; PostgreSQL runs a top-level one again after a
+ * deadlock with another node, so body must only touch the store and is called anew for each attempt).
+ */
+export function* transaction<T>(db: DB, body: () => Gen<T>): Gen<T> {
+  return (yield { k: 'tx', db, body }) as T;
+}
+
+/** Answers one yielded operation on the synchronous engine. */
+function answer(op: Op): unknown {
+  switch (op.k) {
+    case 'get':
+      return op.s.get(...op.args);
+    case 'all':
+      return op.s.all(...op.args);
+    case 'run':
+      return op.s.run(...op.args);
+    case 'fire':
+      return fireSync(op.s, ...op.args);
+    case 'getLater':
+      return getLaterSync(op.s, ...op.args);
+    case 'allLater':
+      return allLaterSync(op.s, ...op.args);
+    case 'read':
+      return (op.later as unknown as () => unknown)();
+    case 'exec':
+      op.db.exec(op.text);
+      return undefined;
+    case 'tx':
+      return txSync(op.db, () => runSync(op.body()));
+  }
+}
+
+/**
+ * Runs a plan on the synchronous engine, to its end, now. An error of a statement is thrown into the plan (its
+ * try/catch sees it, as it would a synchronous call's); one the plan does not catch is thrown from here.
+ */
+export function runSync<T>(plan: Gen<T>): T {
+  let step = plan.next();
+  while (!step.done) {
+    let value: unknown;
+    try {
+      value = answer(step.value);
+    } catch (err) {
+      step = plan.throw(err);
+      continue;
+    }
+    step = plan.next(value);
+  }
+  return step.value;
+}
+
+/** Runs a plan and answers as a promise: the adapters' entry point (asynchronous on PostgreSQL once converted). */
+export function runPlan<T>(plan: Gen<T>): Promise<T> {
+  try {
+    return Promise.resolve(runSync(plan));
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
