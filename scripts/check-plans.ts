@@ -1,7 +1,8 @@
 // CI check (`npx tsx scripts/check-plans.ts`): a call whose answer is a store plan (a Generator, src/store/op.ts)
 // or a Promise must not be dropped. A plan left unrun does nothing at all (the write it describes never happens);
 // a promise left unawaited turns its error into an unhandled rejection. Flags every expression statement whose type
-// is one of them, unless it is written `void …` (a promise meant to run on its own, with its own catch).
+// is one of them, unless it is written `void …` (a promise meant to run on its own, with its own catch), and every
+// `expect(x)` whose x is one of them (a test asserting on the wrapper, not the answer).
 // Exits 1 naming each place. Type-aware, so it builds the TypeScript program of tsconfig.json.
 import path from 'node:path';
 import ts from 'typescript';
@@ -40,6 +41,17 @@ function main(): void {
   for (const sf of p.getSourceFiles()) {
     if (sf.isDeclarationFile || !sf.fileName.startsWith(ROOT) || sf.fileName.includes('node_modules')) continue;
     const visit = (node: ts.Node): void => {
+      // expect(plan) and expect(promise) assert on the wrapper, never on the answer (a test that cannot fail).
+      if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'expect') {
+        const arg = node.arguments[0];
+        const name = arg && flaggedName(checker, checker.getTypeAtLocation(arg));
+        if (name) {
+          const { line } = sf.getLineAndCharacterOfPosition(node.getStart(sf));
+          found.push(
+            `${path.relative(ROOT, sf.fileName)}:${line + 1}: expect() given a ${name}: ${arg.getText(sf).slice(0, 80)}`,
+          );
+        }
+      }
       if (ts.isExpressionStatement(node)) {
         const e = node.expression;
         if ((ts.isCallExpression(e) && !handled(e)) || ts.isNewExpression(e)) {

@@ -260,7 +260,7 @@ export function cancelEmail(ctx: Ctx, owner: Owner, id: string): Email {
 }
 
 // Cursors name a position (the last seq seen), signed (core/signed-token, purpose `cursor`) so a tampered one is refused.
-const cursorSigner = (db: DB) => new TokenSigner('cursor', secret(db, 'cursor'));
+const cursorSigner = (db: DB) => new TokenSigner('cursor', runSync(secret(db, 'cursor')));
 export function encodeCursor(db: DB, kind: string, seq: number): string {
   const body = `${kind}.${seq}`;
   return Buffer.from(`${body}.${cursorSigner(db).mac(body)}`).toString('base64url');

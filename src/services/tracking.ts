@@ -8,12 +8,14 @@ import { emailByPublicId, deliveriesOf, type EmailRow } from '../store/emails.js
 import { secret } from '../store/settings.js';
 import { appendStatusEvent } from './transition.js';
 import type { Ctx } from './context.js';
+import { runSync } from '../store/op.js';
 
 type Kind = 'o' | 'c';
 
 const signers = new WeakMap<Ctx['db'], TokenSigner>();
 const signerOf = (ctx: Ctx) =>
-  signers.get(ctx.db) ?? signers.set(ctx.db, new TokenSigner('tracking', secret(ctx.db, 'tracking'))).get(ctx.db)!;
+  signers.get(ctx.db) ??
+  signers.set(ctx.db, new TokenSigner('tracking', runSync(secret(ctx.db, 'tracking')))).get(ctx.db)!;
 /** The MAC input names the kind, so an open token never passes as a click token (or the reverse). */
 const macInput = (kind: Kind, emailId: string, url: string) => `${kind}\n${emailId}\n${url}`;
 

@@ -62,7 +62,8 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
       ),
     );
   }
-  const verp = (e: EmailRow, d: DeliveryRow, domain = BOUNCE) => verpAddress(secret(s.db, 'verp'), e.id, d.id, domain);
+  const verp = (e: EmailRow, d: DeliveryRow, domain = BOUNCE) =>
+    verpAddress(runSync(secret(s.db, 'verp')), e.id, d.id, domain);
   const events = (e: EmailRow) =>
     s.db.prepare('SELECT * FROM events WHERE email_seq = ? ORDER BY seq').all(e.seq) as EventRow[];
   const status = (e: EmailRow) => emailByPublicId(s.db, e.id)!.status;

@@ -16,6 +16,7 @@ import { emailByPublicId, deliveriesOf, type DeliveryRow, type EmailRow } from '
 import { listInboundReports } from '../../src/store/inbound-reports.js';
 import { applyOutcomes } from '../../src/services/transition.js';
 import { smtpPort, smtpSend, buildDsn, buildArf } from './inbound-fixtures.js';
+import { runSync } from '../../src/store/op.js';
 
 const BOUNCE = 'bounces.mta.test';
 const PROVIDER = 'fbl.provider.test';
@@ -76,7 +77,7 @@ describe('security: forged bounces and complaints (audit finding 3)', function (
     );
     return { e, ds };
   }
-  const verp = (e: EmailRow, d: DeliveryRow) => verpAddress(secret(s.db, 'verp'), e.id, d.id, BOUNCE);
+  const verp = (e: EmailRow, d: DeliveryRow) => verpAddress(runSync(secret(s.db, 'verp')), e.id, d.id, BOUNCE);
   /** Everything a report could change: statuses, events, suppressions, webhook outbox rows. */
   const state = () => ({
     deliveries: s.db.prepare('SELECT id, status FROM deliveries ORDER BY id').all(),
