@@ -26,9 +26,9 @@ export interface PgCluster {
   dir: string;
   stop(): Promise<void>;
   /** Shuts the server down (`pg_ctl stop -m fast`), keeping its data: a database outage. */
-  pause(): Promise<void>;
+  pause?(): Promise<void>;
   /** Starts it again on the same port after pause(). */
-  resume(): Promise<void>;
+  resume?(): Promise<void>;
 }
 
 /** The bin folder of the newest PostgreSQL installed the Debian way, or undefined when there is none. */

@@ -96,7 +96,7 @@ describe('the node survives its database (PostgreSQL stopped and started under l
       accepted.push(`u${i}@rcpt.test`);
     }
     while (mx.messages.length < 3) await sleep(20);
-    await pgc.pause();
+    await pgc.pause!();
     const stoppedAt = Date.now();
     await sleep(1500);
     for (const n of nodes) expect(n.child.exitCode, `node alive: ${n.errors().join('\n')}`).to.equal(null);
@@ -112,7 +112,7 @@ describe('the node survives its database (PostgreSQL stopped and started under l
     await sleep(Math.max(0, 5000 - (Date.now() - stoppedAt))); // a few seconds of outage
     for (const n of nodes) expect(n.child.exitCode, `node alive: ${n.errors().join('\n')}`).to.equal(null);
 
-    await pgc.resume();
+    await pgc.resume!();
     const resumedAt = Date.now();
     let back = 0;
     for (let i = 0; Date.now() - resumedAt < 30_000; i++) {

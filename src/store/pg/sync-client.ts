@@ -74,11 +74,50 @@ function toBuffer(row: Record<string | number, unknown>, k: string | number): vo
   if (v instanceof Uint8Array && !Buffer.isBuffer(v)) row[k] = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 }
 
+/** The error of a statement that could not reach the database. */
+function unreachable(reason: string): PgError {
+  const e = new PgError(`the database cannot be reached (${reason}); retrying with back-off`);
+  e.code = UNREACHABLE;
+  return e;
+}
+
+function lostError(e: unknown): PgError {
+  if (e instanceof PgError) return e;
+  const err = new PgError((e as Error)?.message ?? String(e));
+  err.code = UNREACHABLE;
+  return err;
+}
+
 function toError(f: NonNullable<Reply['error']>): PgError {
   const e = new PgError(f.message ?? 'PostgreSQL error');
   Object.assign(e, { code: f.code, detail: f.detail, constraint: f.constraint });
   return e;
 }
+
+/** SQLSTATEs of a connection the server ended: admin_shutdown, crash_shutdown, cannot_connect_now (class 08 aside). */
+const SHUTDOWN = new Set(['57P01', '57P02', '57P03']);
+/** Node's socket errors, and what `pg` and libpq say when the connection is gone without a SQLSTATE. */
+const SOCKET = /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN)$/;
+const LOST_TEXT =
+  /connection (terminated|lost|is closed)|server closed the connection|no connection to the server|could not connect|cannot connect|terminating connection|did not answer within|Connection refused/i;
+
+/**
+ * Whether an error says the database cannot be reached (a lost or refused connection, a server shutting down), as
+ * opposed to an error of the statement: class 08, 57P01-57P03, a socket error, or libpq's and `pg`'s words for a
+ * connection gone. The store reconnects after such an error (SyncClient), and the adapters answer 503 / 451.
+ */
+export function isConnectionLoss(e: unknown): boolean {
+  const { code, message } = (e ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && code !== '')
+    return code.startsWith('08') || SHUTDOWN.has(code) || SOCKET.test(code) || code === UNREACHABLE;
+  return typeof message === 'string' && LOST_TEXT.test(message);
+}
+
+/** The code of the error a statement fails with while the database cannot be reached (connection_failure). */
+export const UNREACHABLE = '08006';
+/** Back-off between two attempts to open a new connection: doubling from the first to the last. */
+export const RECONNECT_FIRST_MS = 250;
+export const RECONNECT_MAX_MS = 5000;
 
 /** A server error (SQLSTATE) in a mixed batch comes as REPLAY; a lost connection (no code, or class 08) as it is. */
 const replays = (e: NonNullable<Reply['error']>, mixed: boolean): boolean =>
@@ -128,6 +167,64 @@ export abstract class SyncClient {
   /** The batches sent by sendLater whose answers have not been read yet, oldest first (answers come in order). */
   private laters: Later[] = [];
 
+  /**
+   * The connection was lost: why, since when, and when the next statement may try a new one (until then every
+   * statement fails at once with UNREACHABLE). Null while connected.
+   */
+  private down: { reason: string; since: number; retryAt: number; delayMs: number } | null = null;
+  /** A transaction was open at the loss: statements fail until its ROLLBACK (the server rolled it back). */
+  private lostTx = false;
+  /** Whether a transaction is open (set by PgDatabase): a loss then leaves lostTx set until the ROLLBACK. */
+  txOpen: () => boolean = () => false;
+
+  /** Why the database cannot be reached, or null while connected (or not tried again yet since it came back). */
+  get unreachable(): string | null {
+    return this.down?.reason ?? null;
+  }
+
+  /** Closes the lost connection and opens a new one (throws when it cannot); named statements are prepared anew. */
+  protected abstract reconnect(): void;
+
+  /**
+   * The connection is gone: what was queued or in flight is dropped (the batches sent by sendLater are told of
+   * `err`), and the next statement tries a new connection after a back-off delay.
+   */
+  private lose(err: PgError): PgError {
+    const laters = this.laters;
+    this.laters = [];
+    this.pending = [];
+    this.unconfirmed = false;
+    this.poisoned = null;
+    if (this.txOpen()) this.lostTx = true;
+    const delayMs = this.down ? Math.min(this.down.delayMs * 2, RECONNECT_MAX_MS) : RECONNECT_FIRST_MS;
+    const now = Date.now();
+    this.down = { reason: err.message, since: this.down?.since ?? now, retryAt: now + delayMs, delayMs };
+    this.dropped();
+    if (laters.length)
+      queueMicrotask(() => {
+        for (const l of laters) {
+          l.done(err);
+          for (const fn of l.waiters) fn();
+        }
+      });
+    return err;
+  }
+
+  /** The transport forgets the lost connection's state (batches in flight, statements prepared). */
+  protected dropped(): void {}
+
+  /** While down: fails fast until the back-off delay has passed, then tries a new connection. */
+  private reach(): void {
+    if (!this.down) return;
+    if (Date.now() < this.down.retryAt) throw unreachable(this.down.reason);
+    try {
+      this.reconnect();
+      this.down = null;
+    } catch (e) {
+      throw this.lose(unreachable((e as Error).message));
+    }
+  }
+
   /** Runs the batch in order, stopping at the first error. */
   protected abstract exchange(batch: Query[]): Reply;
   protected abstract end(): void;
@@ -153,7 +250,7 @@ export abstract class SyncClient {
    * transport or batch cannot go out that way (then use query()).
    */
   sendLater(text: string, done: (err: PgError | null) => void): boolean {
-    if (this.closed || this.poisoned !== null) return false;
+    if (this.closed || this.poisoned !== null || this.down || this.lostTx) return false;
     const queued = this.pending;
     const plan = this.plan(queued);
     const batch = [...plan.batch, { text, values: [] }];
@@ -203,6 +300,8 @@ export abstract class SyncClient {
       let reply: Reply;
       try {
         reply = this.poll(true)!;
+      } catch (e) {
+        throw this.lose(lostError(e));
       } finally {
         this.waitedNs += process.hrtime.bigint() - t0;
       }
@@ -319,6 +418,14 @@ export abstract class SyncClient {
 
   private send(extra: Query[]): PgResult | undefined {
     if (this.closed) throw new PgError('The database connection is closed');
+    if (this.lostTx) {
+      const rollback = extra.length === 1 && /^\s*ROLLBACK\s*$/i.test(extra[0].text);
+      if (!rollback) throw unreachable('the connection was lost during the transaction');
+      this.pending = [];
+      this.lostTx = false; // the server rolled it back with the connection
+      return { rows: [], rowCount: null };
+    }
+    this.reach();
     this.settle();
     const queued = this.pending;
     this.pending = [];
@@ -336,11 +443,15 @@ export abstract class SyncClient {
     let r: Reply;
     try {
       r = this.exchange(batch);
+    } catch (e) {
+      if (isConnectionLoss(e)) throw this.lose(lostError(e));
+      throw e;
     } finally {
       const ns = process.hrtime.bigint() - t0;
       this.waitedNs += ns;
       trace(batch, ns);
     }
+    if (r.error && isConnectionLoss(r.error)) throw this.lose(toError(r.error));
     const results = r.results.map(toResult);
     this.place(queued, plan, results);
     if (r.error && replays(r.error, mixed)) {
