@@ -120,8 +120,7 @@ export const RECONNECT_FIRST_MS = 250;
 export const RECONNECT_MAX_MS = 5000;
 
 /** A server error (SQLSTATE) in a mixed batch comes as REPLAY; a lost connection (no code, or class 08) as it is. */
-const replays = (e: NonNullable<Reply['error']>, mixed: boolean): boolean =>
-  mixed && !!e.code && !e.code.startsWith('08');
+const replays = (e: NonNullable<Reply['error']>, mixed: boolean): boolean => mixed && !!e.code && !isConnectionLoss(e);
 
 /** The error a batch sent by sendLater is told of: REPLAY where replays() says so, or `e` itself; null for none. */
 function laterError(e: Reply['error'], mixed: boolean): PgError | null {
