@@ -96,6 +96,17 @@ describe('the node survives its database (PostgreSQL stopped and started under l
       expect(r.status, await r.clone().text()).to.equal(202);
       accepted.push(`u${i}@rcpt.test`);
     }
+    // Light load across the stop: 4 posters, each email answered 202 is counted as accepted (503 meanwhile).
+    let posting = true;
+    const poster = async (p: number) => {
+      for (let i = 0; posting; i++) {
+        const r = await postEmail(nodes[p % 2].url, key, 10_000 + 1000 * p + i).catch(() => null);
+        if (r?.status === 202) accepted.push(`u${10_000 + 1000 * p + i}@rcpt.test`);
+        else if (r && r.status !== 503) throw new Error(`${r.status} ${await r.text()}`);
+        await sleep(50);
+      }
+    };
+    const posters = Promise.all([0, 1, 2, 3].map(poster));
     while (mx.messages.length < 3) await sleep(20);
     await pgc.pause!();
     const stoppedAt = Date.now();
@@ -113,6 +124,8 @@ describe('the node survives its database (PostgreSQL stopped and started under l
     await sleep(Math.max(0, 5000 - (Date.now() - stoppedAt))); // a few seconds of outage
     for (const n of nodes) expect(n.child.exitCode, `node alive: ${n.errors().join('\n')}`).to.equal(null);
 
+    posting = false;
+    await posters;
     await pgc.resume!();
     const resumedAt = Date.now();
     // Each node takes emails again: how long after the database returned.
