@@ -11,6 +11,9 @@
 // docs/architecture.md says what waiting costs and when the store should become asynchronous.
 import fs from 'node:fs';
 import { answerOf, coalesce, type Plan, type Query } from './coalesce.js';
+import { isConnectionLoss, lostError, PgError, RECONNECT_FIRST_MS, RECONNECT_MAX_MS, unreachable } from './errors.js';
+
+export { isConnectionLoss, PgError, UNREACHABLE } from './errors.js';
 
 export type { Query };
 
@@ -31,12 +34,6 @@ export interface Reply {
 /** Filled in when a deferred statement has run. */
 export interface Deferred extends Partial<PgResult> {
   done?: boolean;
-}
-
-export class PgError extends Error {
-  code?: string;
-  detail?: string;
-  constraint?: string;
 }
 
 /**
@@ -74,50 +71,11 @@ function toBuffer(row: Record<string | number, unknown>, k: string | number): vo
   if (v instanceof Uint8Array && !Buffer.isBuffer(v)) row[k] = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 }
 
-/** The error of a statement that could not reach the database. */
-function unreachable(reason: string): PgError {
-  const e = new PgError(`the database cannot be reached (${reason}); retrying with back-off`);
-  e.code = UNREACHABLE;
-  return e;
-}
-
-function lostError(e: unknown): PgError {
-  if (e instanceof PgError) return e;
-  const err = new PgError((e as Error)?.message ?? String(e));
-  err.code = UNREACHABLE;
-  return err;
-}
-
 function toError(f: NonNullable<Reply['error']>): PgError {
   const e = new PgError(f.message ?? 'PostgreSQL error');
   Object.assign(e, { code: f.code, detail: f.detail, constraint: f.constraint });
   return e;
 }
-
-/** SQLSTATEs of a connection the server ended: admin_shutdown, crash_shutdown, cannot_connect_now (class 08 aside). */
-const SHUTDOWN = new Set(['57P01', '57P02', '57P03']);
-/** Node's socket errors, and what `pg` and libpq say when the connection is gone without a SQLSTATE. */
-const SOCKET = /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN)$/;
-const LOST_TEXT =
-  /connection (terminated|lost|is closed)|server closed the connection|no connection to the server|could not connect|cannot connect|terminating connection|did not answer within|Connection refused/i;
-
-/**
- * Whether an error says the database cannot be reached (a lost or refused connection, a server shutting down), as
- * opposed to an error of the statement: class 08, 57P01-57P03, a socket error, or libpq's and `pg`'s words for a
- * connection gone. The store reconnects after such an error (SyncClient), and the adapters answer 503 / 451.
- */
-export function isConnectionLoss(e: unknown): boolean {
-  const { code, message } = (e ?? {}) as { code?: unknown; message?: unknown };
-  if (typeof code === 'string' && code !== '')
-    return code.startsWith('08') || SHUTDOWN.has(code) || SOCKET.test(code) || code === UNREACHABLE;
-  return typeof message === 'string' && LOST_TEXT.test(message);
-}
-
-/** The code of the error a statement fails with while the database cannot be reached (connection_failure). */
-export const UNREACHABLE = '08006';
-/** Back-off between two attempts to open a new connection: doubling from the first to the last. */
-export const RECONNECT_FIRST_MS = 250;
-export const RECONNECT_MAX_MS = 5000;
 
 /** A server error (SQLSTATE) in a mixed batch comes as REPLAY; a lost connection (no code, or class 08) as it is. */
 const replays = (e: NonNullable<Reply['error']>, mixed: boolean): boolean => mixed && !!e.code && !isConnectionLoss(e);
@@ -417,11 +375,16 @@ export abstract class SyncClient {
 
   private send(extra: Query[]): PgResult | undefined {
     if (this.closed) throw new PgError('The database connection is closed');
+    if (this.lostTx && !this.txOpen()) this.lostTx = false; // that transaction is over for its caller too
     if (this.lostTx) {
-      const rollback = extra.length === 1 && /^\s*ROLLBACK\s*$/i.test(extra[0].text);
-      if (!rollback) throw unreachable('the connection was lost during the transaction');
-      this.pending = [];
-      this.lostTx = false; // the server rolled it back with the connection
+      // Until its end, the transaction's statements fail; its ROLLBACK succeeds, its COMMIT fails: the server rolled
+      // it back with the connection.
+      const end = extra.length === 1 ? /^\s*(ROLLBACK|COMMIT|END)\s*$/i.exec(extra[0].text)?.[1].toUpperCase() : null;
+      if (end) {
+        this.pending = [];
+        this.lostTx = false;
+      }
+      if (end !== 'ROLLBACK') throw unreachable('the connection was lost during the transaction');
       return { rows: [], rowCount: null };
     }
     this.reach();
