@@ -55,8 +55,7 @@ export function errors(app: Ctx) {
           );
         else if (fault !== null) e = new ApiError('validation_error', 'invalid_json', 'The body is not valid JSON.');
         else if (isStoreUnavailable(err)) {
-          noteStoreError(app, err);
-          app.log.warn({ err: (err as Error).message, requestId: ctx.state.requestId }, 'store unavailable');
+          noteStoreError(app, err); // a SQLite store that cannot write: /healthz 503 (the access log has the 503)
           e = new ApiError(
             'api_error',
             'store_unavailable',
@@ -88,7 +87,7 @@ export function requestLog(app: Ctx) {
     } finally {
       if (log.isLevelEnabled('debug') || ctx.status >= 500) {
         const ms = Number(process.hrtime.bigint() - start) / 1e6;
-        // 503: load shed (server_busy) or shutting down, answered on purpose: a warning, not an error
+        // 503: load shed (server_busy), shutting down or the store unavailable, answered on purpose: a warning
         log[ctx.status === 503 ? 'warn' : ctx.status >= 500 ? 'error' : 'debug'](
           {
             requestId: ctx.state.requestId,
