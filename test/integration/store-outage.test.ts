@@ -171,6 +171,12 @@ describe('the node survives its database (PostgreSQL stopped and started under l
     );
     const twice = [...seen].filter(([, n]) => n > 1).length;
     for (const n of nodes) expect(n.child.exitCode).to.equal(null);
+    // Each loop logs the outage once (and its end), not every attempt.
+    for (const n of nodes) {
+      const times = new Map<string, number>();
+      for (const l of n.errors()) times.set(JSON.parse(l).msg, (times.get(JSON.parse(l).msg) ?? 0) + 1);
+      for (const [msg, k] of times) expect(k, `logged ${k} times: ${msg}`).to.be.at.most(2);
+    }
     console.log(
       `      API 202 again ${backAfter.join(' ms and ')} ms after the database returned; duplicates at the MX ${twice} of ${want.size}`,
     );

@@ -151,7 +151,8 @@ class LibpqClient extends SyncClient {
     try {
       pq.connectSync(this.url);
     } catch (err) {
-      const why = pq.errorMessage() || (err as Error).message;
+      // After a failed connectSync the binding may have no connection to ask (errorMessage: "connection pointer is NULL").
+      const why = [pq.errorMessage(), (err as Error).message].find((m) => m && !/pointer is NULL/.test(m)) ?? '';
       pq.finish();
       throw new PgError(`cannot connect to PostgreSQL: ${why}`.trim());
     }

@@ -146,7 +146,7 @@ export abstract class SyncClient {
    * The connection is gone: what was queued or in flight is dropped (the batches sent by sendLater are told of
    * `err`), and the next statement tries a new connection after a back-off delay.
    */
-  private lose(err: PgError): PgError {
+  private lose(err: PgError, reason = err.message): PgError {
     const laters = this.laters;
     this.laters = [];
     this.pending = [];
@@ -155,7 +155,7 @@ export abstract class SyncClient {
     if (this.txOpen()) this.lostTx = true;
     const delayMs = this.down ? Math.min(this.down.delayMs * 2, RECONNECT_MAX_MS) : RECONNECT_FIRST_MS;
     const now = Date.now();
-    this.down = { reason: err.message, since: this.down?.since ?? now, retryAt: now + delayMs, delayMs };
+    this.down = { reason, since: this.down?.since ?? now, retryAt: now + delayMs, delayMs };
     this.dropped();
     if (laters.length)
       queueMicrotask(() => {
@@ -178,7 +178,8 @@ export abstract class SyncClient {
       this.reconnect();
       this.down = null;
     } catch (e) {
-      throw this.lose(unreachable((e as Error).message));
+      const reason = (e as Error).message;
+      throw this.lose(unreachable(reason), reason);
     }
   }
 
