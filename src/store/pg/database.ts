@@ -221,6 +221,7 @@ export class PgDatabase {
 
   constructor(readonly url: string) {
     this.client = openSyncClient(url);
+    this.client.txOpen = () => this.depth > 0;
   }
 
   get inTransaction(): boolean {
