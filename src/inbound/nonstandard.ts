@@ -3,6 +3,7 @@
 import { ADDRESS_SOURCE, findAddress } from '../core/address.js';
 import { type RawRecipient, commandIn, paragraphFor } from './dsn.js';
 import { FORMAT_RECIPIENT_LINES, type NoticeFormat } from './formats.js';
+import { SERVICE_LOCAL } from './loose-recipients.js';
 
 /** Recipients read from one notice at most (an email has at most 50); bounds the per-recipient scans. */
 export const MAX_NOTICE_RECIPIENTS = 100;
@@ -158,6 +159,8 @@ export function readNotice(
   const sender = SENDER_LINES.map((re) => findAddress(re.exec(section)?.[1])).filter((a): a is string => !!a);
   if (sender.length) exclude = new Set([...exclude, ...sender]);
   let addrs = recipientLines(section, exclude, format?.recipientLines);
+  // the postmaster or mailer-daemon named beside a recipient is the notice's own party, never a failed recipient
+  if (addrs.some((a) => !SERVICE_LOCAL.test(a))) addrs = addrs.filter((a) => !SERVICE_LOCAL.test(a));
   if (!addrs.length) addrs = failed;
   // A Postfix-style "<address>: host ... said" line names the recipient even when it equals the sender.
   if (!addrs.length) {
