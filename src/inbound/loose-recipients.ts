@@ -8,6 +8,8 @@
 // Never the sender, the postmaster or mailer-daemon, nor an address on a header line ("From:", "To:", "Received:" ...)
 // of the notice's copy of the original message.
 import { findAddress } from '../core/address.js';
+import type { RawRecipient } from './dsn.js';
+import { SERVICE_LOCAL, errorSection, readNotice } from './nonstandard.js';
 
 /** Lines of the error section read at most (a notice's own words come first). */
 const MAX_LINES = 200;
@@ -73,8 +75,6 @@ function failedSentence(before: string): boolean {
 /** Header lines of a copy of the original message, and lines that name the notice's own parties. */
 export const HEADER_LINE =
   /^\s*(?:from|to|cc|bcc|sender|reply-to|return-path|errors-to|message-id|in-reply-to|references|received|by|for|envelope-from|x-[\w-]+|delivered-to|list-[\w-]+)\s*:/i;
-export const SERVICE_LOCAL =
-  /^(?:postmaster|mailer-daemon|mailer_daemon|mail-daemon|daemon|root|nobody|noreply|no-reply)@/i;
 
 /**
  * An address as written, less a leading quote and an address-type prefix: "SMTP=a@b", "rfc822:a@b", and the X.400
@@ -171,4 +171,21 @@ export function looseRecipients(section: string, exclude: ReadonlySet<string>): 
     }
   }
   return found;
+}
+
+/** The recipients a notice of an unknown layout names (looseRecipients), read like a notice's lines; null if none. */
+export function looseNotice(notice: string, exclude: Set<string>): RawRecipient[] | null {
+  const section = errorSection(notice);
+  const addrs = looseRecipients(section, exclude);
+  if (!addrs.length) return null;
+  const raws = readNotice(section, addrs, exclude, { recipientLines: [] });
+  // a recipient's own lines without a reason ("Name (a@b)" in a list): the notice's reason is everyone's
+  for (const r of raws) {
+    const own = (r.diagnostic ?? '')
+      .toLowerCase()
+      .split(r.address ?? '\0')
+      .join(' ');
+    if (!namesReason(own)) r.diagnostic = section.replace(/\s+/g, ' ').trim();
+  }
+  return raws;
 }

@@ -3,7 +3,6 @@
 import { ADDRESS_SOURCE, findAddress } from '../core/address.js';
 import { type RawRecipient, commandIn, paragraphFor } from './dsn.js';
 import { FORMAT_RECIPIENT_LINES, type NoticeFormat } from './formats.js';
-import { SERVICE_LOCAL } from './loose-recipients.js';
 
 /** Recipients read from one notice at most (an email has at most 50); bounds the per-recipient scans. */
 export const MAX_NOTICE_RECIPIENTS = 100;
@@ -53,6 +52,10 @@ export const RECIPIENT_LINES: readonly RegExp[] = [
   // "<reason phrase of two or more words>: address" on its own line (IMail Server)
   new RegExp(`^[A-Za-z][\\w'-]*(?: [\\w'-]+){1,8}:\\s*<?(${ADDR_SRC})>?\\s*$`),
 ];
+
+/** Local parts of a notice's own parties (postmaster, mailer-daemon ...), never a failed recipient's. */
+export const SERVICE_LOCAL =
+  /^(?:postmaster|mailer-daemon|mailer_daemon|mail-daemon|daemon|root|nobody|noreply|no-reply)@/i;
 
 /** Sentences that name the sender, not a recipient (Exim deliver.c: "A message sent by\n\n  <sender>\n\ncould not be"). */
 export const SENDER_LINES: readonly RegExp[] = [new RegExp(`^A message sent by\\s+<(${ADDR_SRC})>`, 'im')];

@@ -15,7 +15,7 @@ import {
   readSmtpdTranscript,
 } from './nonstandard.js';
 import { readComplaint } from './arf.js';
-import { looseRecipients, namesReason } from './loose-recipients.js';
+import { looseNotice } from './loose-recipients.js';
 import { readOriginal } from './original.js';
 import type { OriginalInfo } from '../core/report.js';
 import { readSesNotification } from './ses-json.js';
@@ -291,23 +291,6 @@ function looksLikeBounce(root: Entity, notice: string): boolean {
 
 /** Notices that say they hold no report (Postfix bounce_notify_util.c): their recipient has no cause (undefined). */
 const NO_REPORT: readonly RegExp[] = [/^[ \t]*--- Delivery report unavailable ---/im];
-
-/** The recipients a notice of an unknown layout names (looseRecipients), read like a notice's lines; null if none. */
-function looseNotice(notice: string, exclude: Set<string>): RawRecipient[] | null {
-  const section = errorSection(notice);
-  const addrs = looseRecipients(section, exclude);
-  if (!addrs.length) return null;
-  const raws = readNotice(section, addrs, exclude, { recipientLines: [] });
-  // a recipient's own lines without a reason ("Name (a@b)" in a list): the notice's reason is everyone's
-  for (const r of raws) {
-    const own = (r.diagnostic ?? '')
-      .toLowerCase()
-      .split(r.address ?? '\0')
-      .join(' ');
-    if (!namesReason(own)) r.diagnostic = section.replace(/\s+/g, ' ').trim();
-  }
-  return raws;
-}
 
 function unnamed(notice: string): RawRecipient {
   const section = errorSection(notice);
