@@ -368,6 +368,6 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     const data = JSON.parse(b[0].data_json);
     expect(data).to.include({ async: true, reason: 'userunknown', hard: true, source: 'dsn' });
     expect(data).not.to.have.property('final_recipient'); // the notice named this very recipient
-    expect(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase())?.reason).to.equal('hard_bounce');
+    expect(runSync(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase()))?.reason).to.equal('hard_bounce');
   });
 });
