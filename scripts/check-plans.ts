@@ -27,6 +27,26 @@ function flaggedName(checker: ts.TypeChecker, type: ts.Type): string | undefined
   return undefined;
 }
 
+/**
+ * Whether a plan is handed on rather than used as a value: run by `yield*`, passed to a function (runSync, runPlan,
+ * a driver), returned, kept in a variable or a property, or one branch of `c ? plan : other` handed on itself.
+ */
+function passedOn(node: ts.Expression): boolean {
+  const p = node.parent;
+  if (ts.isParenthesizedExpression(p) || ts.isAsExpression(p) || ts.isNonNullExpression(p)) return passedOn(p);
+  if (ts.isConditionalExpression(p)) return p.condition !== node && passedOn(p);
+  if (ts.isYieldExpression(p)) return p.asteriskToken !== undefined;
+  if (ts.isCallExpression(p) || ts.isNewExpression(p)) return p.expression !== node;
+  return (
+    ts.isReturnStatement(p) ||
+    ts.isArrowFunction(p) ||
+    ts.isVariableDeclaration(p) ||
+    ts.isPropertyAssignment(p) ||
+    ts.isArrayLiteralExpression(p) ||
+    (ts.isBinaryExpression(p) && p.operatorToken.kind === ts.SyntaxKind.EqualsToken && p.right === node)
+  );
+}
+
 /** `p.then(ok, fail)` and `p.catch(fail)`: the rejection has a handler. */
 function handled(e: ts.CallExpression): boolean {
   if (!ts.isPropertyAccessExpression(e.expression)) return false;
@@ -49,6 +69,16 @@ function main(): void {
           const { line } = sf.getLineAndCharacterOfPosition(node.getStart(sf));
           found.push(
             `${path.relative(ROOT, sf.fileName)}:${line + 1}: expect() given a ${name}: ${arg.getText(sf).slice(0, 80)}`,
+          );
+        }
+      }
+      // A plan used as a value (`if (hasX(db))`, `!plan`, `plan && …`): a generator object is always truthy.
+      if (ts.isCallExpression(node) && !ts.isExpressionStatement(node.parent)) {
+        const name = flaggedName(checker, checker.getTypeAtLocation(node));
+        if (name === 'Generator' && !passedOn(node)) {
+          const { line } = sf.getLineAndCharacterOfPosition(node.getStart(sf));
+          found.push(
+            `${path.relative(ROOT, sf.fileName)}:${line + 1}: a store plan used as a value: ${node.getText(sf).slice(0, 80)}`,
           );
         }
       }

@@ -44,14 +44,14 @@ export function countStatusChanges(ctx: Ctx, email: Counted, path: readonly Stat
 
 /** A late (asynchronous) bounce of a delivered email: its status stays, but it counts as bounced, once. */
 export function countLateBounce(ctx: Ctx, email: Counted): void {
-  if (hasEventOfType(ctx.db, email.seq, 'bounced')) return;
+  if (runSync(hasEventOfType(ctx.db, email.seq, 'bounced'))) return;
   runSync(store.bumpStat(ctx.db, email.team_id, email.test_mode, hourOf(ctx.now()), 'bounced'));
 }
 
 /** Before an `opened` / `clicked` event is appended: counts the email the first time it has one. */
 export function countEngagement(ctx: Ctx, email: Counted, type: EventType): void {
   if (type !== 'opened' && type !== 'clicked') return;
-  if (hasEventOfType(ctx.db, email.seq, type)) return;
+  if (runSync(hasEventOfType(ctx.db, email.seq, type))) return;
   runSync(store.bumpStat(ctx.db, email.team_id, email.test_mode, hourOf(ctx.now()), type));
 }
 

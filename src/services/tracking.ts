@@ -126,14 +126,14 @@ export function recordOpen(ctx: Ctx, token: string): boolean {
     const email = emailByPublicId(ctx.db, t.emailId);
     if (!email) return false;
     if (expired(ctx, email)) return true;
-    if (!hasEventOfType(ctx.db, email.seq, 'opened'))
+    if (!runSync(hasEventOfType(ctx.db, email.seq, 'opened')))
       appendStatusEvent(ctx, email, 'opened', recipientOf(ctx, email), { source: 'tracking' });
     return true;
   });
 }
 
 function clickedRecently(ctx: Ctx, email: EmailRow, recipient: string | null, url: string): boolean {
-  return clickedSince(ctx.db, email.seq, recipient, url, ctx.now() - CLICK_DEDUP_MS);
+  return runSync(clickedSince(ctx.db, email.seq, recipient, url, ctx.now() - CLICK_DEDUP_MS));
 }
 
 /**
