@@ -132,6 +132,8 @@ export async function startChild(extraEnv: Record<string, string> = {}, nodeArgs
         process.env[k] ? [[k, process.env[k]!]] : [],
       ),
     ),
+    // BENCH_PG_TRACE=<file>: the service (not the bench's own set-up) logs every PostgreSQL round trip (MTA_PG_TRACE).
+    ...(process.env.BENCH_PG_TRACE ? { MTA_PG_TRACE: process.env.BENCH_PG_TRACE } : {}),
     ...extraEnv,
   };
   const proc = spawn(process.execPath, [...nodeArgs, BIN, 'serve'], {
@@ -247,6 +249,19 @@ export function cpuSecondsOf(pid: number | undefined): number {
   } catch {
     return NaN;
   }
+}
+
+/** The service's PostgreSQL counters so far (its /metrics): statements, round trips, main-thread wait (s). */
+export async function dbCountersOf(
+  child: Pick<Child, 'http'>,
+): Promise<{ statements: number; trips: number; wait: number }> {
+  const text = await (await fetch(`${child.http}/metrics`)).text();
+  const v = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return {
+    statements: v('mta_db_statements_total'),
+    trips: v('mta_db_round_trips_total'),
+    wait: v('mta_db_wait_seconds_total'),
+  };
 }
 
 /** The API benches' email (a sign-in code: text, html and a tag), as a JSON body. */
