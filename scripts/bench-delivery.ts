@@ -18,7 +18,16 @@ import { openDb } from '../src/store/db.js';
 import { loadConfig } from '../src/config/load.js';
 import { createTeam, createKey } from '../src/services/keys.js';
 import { addCredits } from '../src/services/credits.js';
-import { startChild, pct, fmt, memoryOf, cpuSecondsOf, threadCpuOf, benchDatabaseUrl } from './bench-lib.js';
+import {
+  startChild,
+  pct,
+  fmt,
+  memoryOf,
+  cpuSecondsOf,
+  threadCpuOf,
+  benchDatabaseUrl,
+  dbCountersOf,
+} from './bench-lib.js';
 
 interface Sink {
   kind: string;
@@ -260,6 +269,9 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
     service: cpuSecondsOf(child.proc.pid),
     threads: new Map(threadCpuOf(child.proc.pid)),
   };
+  const db0 = databaseUrl ? await dbCountersOf(child) : null;
+  const traceFile = process.env.BENCH_PG_TRACE;
+  const traceFrom = traceFile && fs.existsSync(traceFile) ? fs.statSync(traceFile).size : 0;
   const t0 = Date.now();
   if (pre) {
     /* queued before the start */
@@ -301,6 +313,24 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
   console.log(
     `delivery[${run.name}]: load average ${fmt(load, 2)} at the start; sink: ${sink.kind}; CPU during the run: service ${fmt(serviceCpu, 1)} s, bench process ${fmt((benchCpu.user + benchCpu.system) / 1e6, 1)} s`,
   );
+  if (db0) {
+    // PostgreSQL per delivered email (the timed run: its accepts, deliveries and whatever else ran meanwhile)
+    const db1 = await dbCountersOf(child);
+    const per = (k: 'statements' | 'trips' | 'wait') => (db1[k] - db0[k]) / sink.count;
+    console.log(
+      `delivery[${run.name}]: PostgreSQL per delivered email: ${fmt(per('statements'), 2)} statements, ${fmt(per('trips'), 2)} round trips, ${fmt(per('wait') * 1000, 2)} ms main-thread wait (${fmt(db1.wait - db0.wait, 1)} s in all)`,
+    );
+  }
+  if (traceFile && fs.existsSync(traceFile)) {
+    // the timed run's part of the trace, on its own (scripts/pg-trace-summary.ts reads it)
+    const size = fs.statSync(traceFile).size;
+    const fd = fs.openSync(traceFile, 'r');
+    const buf = Buffer.alloc(size - traceFrom);
+    fs.readSync(fd, buf, 0, buf.length, traceFrom);
+    fs.closeSync(fd);
+    fs.writeFileSync(`${traceFile}.run`, buf);
+    console.log(`delivery[${run.name}]: the timed run's round trips: ${traceFile}.run`);
+  }
   const threads = threadCpuOf(child.proc.pid)
     .map(([name, s]) => [name, s - (cpu0.threads.get(name) ?? 0)] as const)
     .filter(([, s]) => s >= 0.05);

@@ -26,11 +26,85 @@ export async function benchDatabaseUrl(): Promise<string | undefined> {
   return process.env.BENCH_ENGINE === 'pg' ? pgDatabaseUrl() : undefined;
 }
 
-/** A fresh database on the bench's PostgreSQL (see benchDatabaseUrl), whatever BENCH_ENGINE says. */
+/**
+ * A fresh database on the bench's PostgreSQL (see benchDatabaseUrl), whatever BENCH_ENGINE says. With
+ * BENCH_PG_DELAY_MS set (0 allowed), its URL leads through the delay proxy (pg-delay-proxy.ts): the server one hop away.
+ */
 export async function pgDatabaseUrl(): Promise<string> {
   const { sharedPg, createDatabase } = await import('../test/helpers/pg.js');
   if (process.env.BENCH_PG_URL) process.env.MTA_TEST_PG_URL = process.env.BENCH_PG_URL;
-  return createDatabase((await sharedPg()).url);
+  const url = await createDatabase((await sharedPg()).url);
+  return process.env.BENCH_PG_DELAY_MS === undefined ? url : throughDelayProxy(url);
+}
+
+let delayProxy: Promise<{ proc: ChildProcess; port: number }> | undefined;
+
+/** `url` with its host and port replaced by the delay proxy's (started once per bench process, pinged once). */
+async function throughDelayProxy(url: string): Promise<string> {
+  const u = new URL(url);
+  const first = !delayProxy;
+  delayProxy ??= new Promise((resolve, reject) => {
+    const ms = Number(process.env.BENCH_PG_DELAY_MS);
+    if (!(ms >= 0))
+      return reject(new Error(`BENCH_PG_DELAY_MS: a number of ms ≥ 0, not ${process.env.BENCH_PG_DELAY_MS}`));
+    const script = path.resolve('scripts/pg-delay-proxy.ts');
+    const proc = spawn(process.execPath, ['--import', 'tsx', script, `${u.hostname}:${u.port || 5432}`, String(ms)], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    proc.unref();
+    (proc.stdin as unknown as { unref(): void }).unref?.();
+    proc.stdout!.once('data', (d) => {
+      const m = /port=(\d+)/.exec(String(d));
+      (proc.stdout as unknown as { unref(): void }).unref?.();
+      if (m) resolve({ proc, port: Number(m[1]) });
+      else reject(new Error(`delay proxy: ${d}`));
+    });
+    proc.once('exit', (c) => reject(new Error(`delay proxy exited ${c}`)));
+    process.once('exit', () => proc.kill());
+  });
+  const { port } = await delayProxy;
+  const direct = url;
+  u.hostname = '127.0.0.1';
+  u.port = String(port);
+  if (first) console.log(`PostgreSQL through a delay proxy: ${await pingReport(u.toString(), direct)}`);
+  return u.toString();
+}
+
+/** Median / p90 of 50 `SELECT 1` round trips through the proxy and direct, after 10 to warm up. */
+async function pingReport(viaProxy: string, direct: string): Promise<string> {
+  const pg = (await import('pg')).default;
+  const ping = async (url: string) => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const t: number[] = [];
+    try {
+      for (let i = -10; i < 50; i++) {
+        const s = performance.now();
+        await client.query('SELECT 1');
+        if (i >= 0) t.push(performance.now() - s);
+      }
+    } finally {
+      await client.end();
+    }
+    t.sort((a, b) => a - b);
+    return `${fmt(pct(t, 50), 2)} ms (p90 ${fmt(pct(t, 90), 2)})`;
+  };
+  return `BENCH_PG_DELAY_MS=${process.env.BENCH_PG_DELAY_MS} each way; SELECT 1 round trip ${await ping(viaProxy)} through it, ${await ping(direct)} direct`;
+}
+
+/** The holds the delay proxy applied so far (ms per chunk), or '' without one. */
+export async function delayProxyStats(): Promise<string> {
+  if (!delayProxy) return '';
+  const { proc } = await delayProxy;
+  const stdout = proc.stdout as unknown as { ref(): void; unref(): void } & NodeJS.ReadableStream;
+  stdout.ref();
+  const line = await new Promise<string>((resolve) => {
+    stdout.once('data', (d) => resolve(String(d)));
+    proc.stdin!.write('stats\n');
+  });
+  stdout.unref();
+  const s = JSON.parse(line) as Record<string, number>;
+  return `delay proxy: ${s.chunks} chunks held ${fmt(s.mean, 2)} ms on average (p50 ${fmt(s.p50, 2)}, p90 ${fmt(s.p90, 2)}, p99 ${fmt(s.p99, 2)})`;
 }
 
 /** The service's node options for a bench: BENCH_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`). */
@@ -58,6 +132,8 @@ export async function startChild(extraEnv: Record<string, string> = {}, nodeArgs
         process.env[k] ? [[k, process.env[k]!]] : [],
       ),
     ),
+    // BENCH_PG_TRACE=<file>: the service (not the bench's own set-up) logs every PostgreSQL round trip (MTA_PG_TRACE).
+    ...(process.env.BENCH_PG_TRACE ? { MTA_PG_TRACE: process.env.BENCH_PG_TRACE } : {}),
     ...extraEnv,
   };
   const proc = spawn(process.execPath, [...nodeArgs, BIN, 'serve'], {
@@ -173,6 +249,19 @@ export function cpuSecondsOf(pid: number | undefined): number {
   } catch {
     return NaN;
   }
+}
+
+/** The service's PostgreSQL counters so far (its /metrics): statements, round trips, main-thread wait (s). */
+export async function dbCountersOf(
+  child: Pick<Child, 'http'>,
+): Promise<{ statements: number; trips: number; wait: number }> {
+  const text = await (await fetch(`${child.http}/metrics`)).text();
+  const v = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return {
+    statements: v('mta_db_statements_total'),
+    trips: v('mta_db_round_trips_total'),
+    wait: v('mta_db_wait_seconds_total'),
+  };
 }
 
 /** The API benches' email (a sign-in code: text, html and a tag), as a JSON body. */

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import { benchApi } from './bench-api.js';
 import { benchSubmission } from './bench-submission.js';
-import { hostSpeed } from './bench-lib.js';
+import { hostSpeed, delayProxyStats } from './bench-lib.js';
 
 const which = process.argv[2] ?? 'all';
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -27,4 +27,6 @@ if ((which === 'all' || which === 'delivery') && fs.existsSync(new URL('./bench-
     only: process.env.BENCH_ONLY,
   });
 }
+const proxyStats = await delayProxyStats();
+if (proxyStats) console.log(proxyStats);
 console.log(`host speed at the end ${hostSpeed()}`);
