@@ -37,14 +37,22 @@ function passedOn(node: ts.Expression): boolean {
   if (ts.isConditionalExpression(p)) return p.condition !== node && passedOn(p);
   if (ts.isYieldExpression(p)) return p.asteriskToken !== undefined;
   if (ts.isCallExpression(p) || ts.isNewExpression(p)) return p.expression !== node;
+  if (ts.isArrowFunction(p)) return !returnsVoid(p);
   return (
     ts.isReturnStatement(p) ||
-    ts.isArrowFunction(p) ||
     ts.isVariableDeclaration(p) ||
     ts.isPropertyAssignment(p) ||
     ts.isArrayLiteralExpression(p) ||
     (ts.isBinaryExpression(p) && p.operatorToken.kind === ts.SyntaxKind.EqualsToken && p.right === node)
   );
+}
+
+let checkerOf: ts.TypeChecker;
+/** An arrow handed where a function returning void is expected (`ids.forEach((id) => plan(id))`): its plan is dropped. */
+function returnsVoid(arrow: ts.ArrowFunction): boolean {
+  const t = checkerOf.getContextualType(arrow);
+  const sigs = t?.getCallSignatures() ?? [];
+  return sigs.length > 0 && sigs.every((sg) => (sg.getReturnType().flags & ts.TypeFlags.Void) !== 0);
 }
 
 /** `p.then(ok, fail)` and `p.catch(fail)`: the rejection has a handler. */
@@ -57,6 +65,7 @@ function handled(e: ts.CallExpression): boolean {
 function main(): void {
   const p = program();
   const checker = p.getTypeChecker();
+  checkerOf = checker;
   const found: string[] = [];
   for (const sf of p.getSourceFiles()) {
     if (sf.isDeclarationFile || !sf.fileName.startsWith(ROOT) || sf.fileName.includes('node_modules')) continue;

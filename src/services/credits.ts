@@ -2,15 +2,15 @@
 import { grantExpiry, monthOf } from '../core/credits.js';
 import { invalid } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { tx } from '../store/db.js';
 import { freeUsed, insertGrant, liveGrants } from '../store/credits.js';
 import { iso } from './present.js';
 import type { Ctx } from './context.js';
+import { runPlan, runSync, transaction } from '../store/op.js';
 
-export function balance(ctx: Ctx, teamId: string) {
+function* balanceOf(ctx: Ctx, teamId: string) {
   const now = ctx.now();
-  const free = Math.max(0, ctx.config.freeMonthlyCredits - freeUsed(ctx.db, teamId, monthOf(now)));
-  const grants = liveGrants(ctx.db, teamId, now);
+  const free = Math.max(0, ctx.config.freeMonthlyCredits - (yield* freeUsed(ctx.db, teamId, monthOf(now))));
+  const grants = yield* liveGrants(ctx.db, teamId, now);
   const purchased = grants.reduce((n, g) => n + g.remaining, 0);
   return {
     object: 'credit_balance' as const,
@@ -21,24 +21,30 @@ export function balance(ctx: Ctx, teamId: string) {
   };
 }
 
+/** GET /v1/credits. */
+export const balance = (ctx: Ctx, teamId: string) => runPlan(balanceOf(ctx, teamId));
+
+/** Credits the team can spend now (inside a submit's transaction, to say how many were missing). */
 export function availableCredits(ctx: Ctx, teamId: string): number {
-  return balance(ctx, teamId).available;
+  return runSync(balanceOf(ctx, teamId)).available;
 }
 
 export function addCredits(ctx: Ctx, teamId: string, amount: number, usd: number | null) {
   if (!Number.isInteger(amount) || amount <= 0) throw invalid('amount', 'amount must be a positive integer.');
   if (usd !== null && !(usd >= 0)) throw invalid('usd', 'usd must be a non-negative number.');
   const now = ctx.now();
-  tx(ctx.db, () =>
-    insertGrant(ctx.db, {
-      id: newId('gr', now),
-      team_id: teamId,
-      amount,
-      remaining: amount,
-      usd,
-      created_at: now,
-      expires_at: grantExpiry(now),
-    }),
+  runSync(
+    transaction(ctx.db, () =>
+      insertGrant(ctx.db, {
+        id: newId('gr', now),
+        team_id: teamId,
+        amount,
+        remaining: amount,
+        usd,
+        created_at: now,
+        expires_at: grantExpiry(now),
+      }),
+    ),
   );
-  return balance(ctx, teamId);
+  return runSync(balanceOf(ctx, teamId));
 }

@@ -120,7 +120,7 @@ export function insertChecked(
   message?: (id: string) => Buffer,
 ): emails.EmailRow {
   // Live: the credit lock and balance reads go with plan()'s reads (PostgreSQL: one round trip for all).
-  const prepared = p.mode === 'live' ? prepareCharge(ctx.db, p.teamId, ctx.now()) : undefined;
+  const prepared = p.mode === 'live' ? runSync(prepareCharge(ctx.db, p.teamId, ctx.now())) : undefined;
   const { kept, suppressed, credits } = plan(ctx, p, c);
   const row = rowOf(ctx, p, c, credits, message !== undefined);
   const due = c.scheduledAt ?? row.created_at;
@@ -141,7 +141,10 @@ export function insertChecked(
       rcpts.map((r, i) => ({ ...r, id: ids[i](), email_seq: seq, attempts: 0, first_attempt_at: null }));
   if (message) runSync(insertMessage(ctx.db, seq, message(row.id)));
   if (c.attachments.rows.length) runSync(insertAttachments(ctx.db, seq, c.attachments.rows));
-  if (credits > 0 && !charge(ctx.db, p.teamId, seq, credits, ctx.config.freeMonthlyCredits, row.created_at, prepared)) {
+  const charged =
+    credits > 0 &&
+    runSync(charge(ctx.db, p.teamId, seq, credits, ctx.config.freeMonthlyCredits, row.created_at, prepared));
+  if (credits > 0 && !charged) {
     const avail = availableCredits(ctx, p.teamId);
     throw new ApiError(
       'insufficient_credits',
@@ -193,7 +196,7 @@ export function idempotent<T>(
   return groupTx(ctx.db, () => {
     const hash = idemKey === undefined ? '' : requestHash(request);
     if (idemKey !== undefined) {
-      const prior = getIdem(ctx.db, p, idemKey, ctx.now());
+      const prior = runSync(getIdem(ctx.db, p, idemKey, ctx.now()));
       if (prior && prior.request_hash !== hash)
         throw new ApiError(
           'idempotency_error',
@@ -204,13 +207,15 @@ export function idempotent<T>(
     }
     const body = insert();
     if (idemKey !== undefined)
-      putIdem(ctx.db, p, {
-        key: idemKey,
-        request_hash: hash,
-        status: 202,
-        response_json: JSON.stringify(body),
-        created_at: ctx.now(),
-      });
+      runSync(
+        putIdem(ctx.db, p, {
+          key: idemKey,
+          request_hash: hash,
+          status: 202,
+          response_json: JSON.stringify(body),
+          created_at: ctx.now(),
+        }),
+      );
     return { body, replayed: false };
   });
 }
@@ -252,7 +257,7 @@ export function cancelEmail(ctx: Ctx, owner: Owner, id: string): Email {
       pending.map((d) => ({ deliveryId: d.id, event: 'canceled' as const, data: {} })),
     );
     if (e.test_mode === 0 && e.credits_charged > 0) {
-      const n = refund(ctx.db, teamId, e.seq, e.credits_charged, ctx.now());
+      const n = runSync(refund(ctx.db, teamId, e.seq, e.credits_charged, ctx.now()));
       emails.setCreditsCharged(ctx.db, e.seq, e.credits_charged - n);
     }
     return presentEmail(emails.emailBySeq(ctx.db, after.seq)!);

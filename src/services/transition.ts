@@ -125,7 +125,7 @@ function sideEffects(ctx: Ctx, email: EmailHead, d: DeliveryRow, o: RecipientOut
       }),
     );
   }
-  return o.event === 'failed' ? refund(ctx.db, email.team_id, email.seq, 1, now) : 0;
+  return o.event === 'failed' ? runSync(refund(ctx.db, email.team_id, email.seq, 1, now)) : 0;
 }
 
 /** What applyOutcomes reads of one email before writing: its head and all its deliveries. */
@@ -417,7 +417,9 @@ export function applyQueueAction(
   }
   if (events.length === 0) return 0;
   const refunded =
-    action === 'purge' && email.test_mode === 0 ? refund(ctx.db, email.team_id, emailSeq, events.length, now) : 0;
+    action === 'purge' && email.test_mode === 0
+      ? runSync(refund(ctx.db, email.team_id, emailSeq, events.length, now))
+      : 0;
   const path = emailPath(email.status, aggregate(rows.map((d) => d.status)), true);
   const status = moveEmail(ctx, email, path, now);
   if (refunded) setCreditsCharged(ctx.db, emailSeq, email.credits_charged - refunded);

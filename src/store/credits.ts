@@ -1,5 +1,6 @@
 // Credit grants, the free monthly allowance and the ledger of charges and refunds.
-import { allLater, getLater, isPg, sql, type DB } from './db.js';
+import { isPg, sql, type DB } from './db.js';
+import { all, allLater, get, getLater, read, run, type Gen } from './op.js';
 import { allocate, monthOf, type Allocation, type GrantBalance } from '../core/credits.js';
 
 export interface GrantRow {
@@ -13,18 +14,23 @@ export interface GrantRow {
 }
 
 export const insertGrant = (db: DB, g: GrantRow) =>
-  sql(
-    db,
-    'INSERT INTO credit_grants (id, team_id, amount, remaining, usd, created_at, expires_at) VALUES (@id, @team_id, @amount, @remaining, @usd, @created_at, @expires_at)',
-  ).run(g);
+  run(
+    sql(
+      db,
+      'INSERT INTO credit_grants (id, team_id, amount, remaining, usd, created_at, expires_at) VALUES (@id, @team_id, @amount, @remaining, @usd, @created_at, @expires_at)',
+    ),
+    g,
+  );
 const grantsStmt = (db: DB) =>
   sql<GrantRow>(
     db,
     'SELECT * FROM credit_grants WHERE team_id = ? AND expires_at > ? AND remaining > 0 ORDER BY created_at, rowid',
   );
 const usedStmt = (db: DB) => sql<{ used: number }>(db, 'SELECT used FROM free_usage WHERE team_id = ? AND month = ?');
-export const liveGrants = (db: DB, teamId: string, nowMs: number) => grantsStmt(db).all(teamId, nowMs);
-export const freeUsed = (db: DB, teamId: string, month: string) => usedStmt(db).get(teamId, month)?.used ?? 0;
+export const liveGrants = (db: DB, teamId: string, nowMs: number) => all(grantsStmt(db), teamId, nowMs);
+export function* freeUsed(db: DB, teamId: string, month: string): Gen<number> {
+  return (yield* get(usedStmt(db), teamId, month))?.used ?? 0;
+}
 
 const toBalance = (g: GrantRow): GrantBalance => ({
   id: g.id,
@@ -39,20 +45,23 @@ const toBalance = (g: GrantRow): GrantBalance => ({
  * team's row: each request of a group commit runs in its own savepoint, and locking a row again from a new
  * savepoint queues behind another node's waiter (a deadlock); a lock this transaction holds is simply granted again.
  */
-function lockTeam(db: DB, teamId: string): void {
-  lockTeamLater(db, teamId)();
+function* lockTeam(db: DB, teamId: string): Gen<void> {
+  const locked = yield* lockTeamLater(db, teamId);
+  if (locked) yield* read(locked);
 }
-/** lockTeam, sent with the next statement that needs an answer (which the server runs after the lock is granted). */
-function lockTeamLater(db: DB, teamId: string): () => void {
-  if (!isPg(db)) return () => undefined;
-  const locked = getLater(sql(db, 'SELECT pg_advisory_xact_lock(1, hashtext(?))'), teamId);
-  return () => void locked();
+/**
+ * lockTeam, sent with the next statement that needs an answer (which the server runs after the lock is granted):
+ * `yield* read(it)` waits for the lock. Null on SQLite (its writes are serialized).
+ */
+function* lockTeamLater(db: DB, teamId: string) {
+  if (!isPg(db)) return null;
+  return yield* getLater(sql(db, 'SELECT pg_advisory_xact_lock(1, hashtext(?))'), teamId);
 }
 
 /** What a charge reads, asked for ahead (prepareCharge). */
 export interface PreparedCharge {
   month: string;
-  read: () => { used: number; grants: GrantRow[] };
+  read: () => Gen<{ used: number; grants: GrantRow[] }>;
 }
 
 /**
@@ -60,16 +69,16 @@ export interface PreparedCharge {
  * that needs an answer (PostgreSQL: the submit's other reads, one round trip for all; the server reads after
  * granting the lock). Hand the result to charge() in the same transaction, before anything else charges the team.
  */
-export function prepareCharge(db: DB, teamId: string, nowMs: number): PreparedCharge {
+export function* prepareCharge(db: DB, teamId: string, nowMs: number): Gen<PreparedCharge> {
   const month = monthOf(nowMs);
-  const locked = lockTeamLater(db, teamId);
-  const used = getLater(usedStmt(db), teamId, month);
-  const grants = allLater(grantsStmt(db), teamId, nowMs);
+  const locked = yield* lockTeamLater(db, teamId);
+  const used = yield* getLater(usedStmt(db), teamId, month);
+  const grants = yield* allLater(grantsStmt(db), teamId, nowMs);
   return {
     month,
-    read: () => {
-      locked();
-      return { used: used()?.used ?? 0, grants: grants() };
+    read: function* () {
+      if (locked) yield* read(locked);
+      return { used: (yield* read(used))?.used ?? 0, grants: yield* read(grants) };
     },
   };
 }
@@ -78,7 +87,7 @@ export function prepareCharge(db: DB, teamId: string, nowMs: number): PreparedCh
  * Charges `n` credits for an email; returns the allocation, or null when not enough. In a transaction.
  * `prepared`: prepareCharge's reads from a moment before (`nowMs` or earlier, the same month; otherwise read again).
  */
-export function charge(
+export function* charge(
   db: DB,
   teamId: string,
   emailSeq: number,
@@ -86,9 +95,9 @@ export function charge(
   freeMonthly: number,
   nowMs: number,
   prepared?: PreparedCharge,
-): Allocation[] | null {
+): Gen<Allocation[] | null> {
   const month = monthOf(nowMs);
-  const balance = (prepared?.month === month ? prepared : prepareCharge(db, teamId, nowMs)).read();
+  const balance = yield* (prepared?.month === month ? prepared : yield* prepareCharge(db, teamId, nowMs)).read();
   // Grants read a moment earlier include every grant live now; allocate() leaves out any that ended since.
   const plan = allocate(n, freeMonthly - balance.used, balance.grants.map(toBalance), nowMs);
   if (!plan) return null;
@@ -98,14 +107,13 @@ export function charge(
   );
   for (const a of plan) {
     if (a.grantId === null) {
-      sql(
-        db,
-        'INSERT INTO free_usage (team_id, month, used) VALUES (?, ?, ?) ON CONFLICT (team_id, month) DO UPDATE SET used = used + excluded.used',
-      ).run(teamId, month, a.amount);
+      const text =
+        'INSERT INTO free_usage (team_id, month, used) VALUES (?, ?, ?) ON CONFLICT (team_id, month) DO UPDATE SET used = used + excluded.used';
+      yield* run(sql(db, text), teamId, month, a.amount);
     } else {
-      sql(db, 'UPDATE credit_grants SET remaining = remaining - ? WHERE id = ?').run(a.amount, a.grantId);
+      yield* run(sql(db, 'UPDATE credit_grants SET remaining = remaining - ? WHERE id = ?'), a.amount, a.grantId);
     }
-    ledger.run(teamId, emailSeq, a.grantId, month, -a.amount, nowMs);
+    yield* run(ledger, teamId, emailSeq, a.grantId, month, -a.amount, nowMs);
   }
   return plan;
 }
@@ -114,12 +122,13 @@ export function charge(
  * Refunds up to `n` credits of an email back to the grants they came from (most recently
  * charged first: purchased credits before free ones). Returns how many were refunded.
  */
-export function refund(db: DB, teamId: string, emailSeq: number, n: number, nowMs: number): number {
-  lockTeam(db, teamId);
-  const rows = sql<{ grant_id: string | null; month: string; net: number }>(
+export function* refund(db: DB, teamId: string, emailSeq: number, n: number, nowMs: number): Gen<number> {
+  yield* lockTeam(db, teamId);
+  const charged = sql<{ grant_id: string | null; month: string; net: number }>(
     db,
     'SELECT grant_id, month, -sum(amount) AS net FROM credit_ledger WHERE email_seq = ? GROUP BY grant_id, month HAVING -sum(amount) > 0 ORDER BY grant_id IS NULL, grant_id DESC',
-  ).all(emailSeq);
+  );
+  const rows = yield* all(charged, emailSeq);
   let left = n;
   const ledger = sql(
     db,
@@ -128,14 +137,15 @@ export function refund(db: DB, teamId: string, emailSeq: number, n: number, nowM
   for (const r of rows) {
     if (left === 0) break;
     const back = Math.min(left, r.net);
-    if (r.grant_id === null)
-      sql(
+    if (r.grant_id === null) {
+      const free = sql(
         db,
         'UPDATE free_usage SET used = max(0, used - ?) WHERE team_id = ? AND month = ?',
         'UPDATE free_usage SET used = greatest(0, used - ?) WHERE team_id = ? AND month = ?',
-      ).run(back, teamId, r.month);
-    else sql(db, 'UPDATE credit_grants SET remaining = remaining + ? WHERE id = ?').run(back, r.grant_id);
-    ledger.run(teamId, emailSeq, r.grant_id, r.month, back, nowMs);
+      );
+      yield* run(free, back, teamId, r.month);
+    } else yield* run(sql(db, 'UPDATE credit_grants SET remaining = remaining + ? WHERE id = ?'), back, r.grant_id);
+    yield* run(ledger, teamId, emailSeq, r.grant_id, r.month, back, nowMs);
     left -= back;
   }
   return n - left;

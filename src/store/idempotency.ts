@@ -1,5 +1,6 @@
 // Idempotency records: (team, mode, key) → request hash and the original response, kept 24 hours.
-import { getLater, isPg, sql, type DB } from './db.js';
+import { isPg, sql, type DB } from './db.js';
+import { get, getLater, run, type Gen } from './op.js';
 
 export interface IdemRow {
   team_id: string;
@@ -30,18 +31,18 @@ const scopeOf = (o: IdemOwner) => (o.mode === 'live' ? o.teamId : `${o.teamId}:t
  * another transaction (a group-commit turn whose COMMIT is still on its way on the store's other connection, or
  * another node) reads after that one committed: one email per key. SQLite serializes writers already.
  */
-export const getIdem = (db: DB, owner: IdemOwner, key: string, nowMs: number) => {
+export function* getIdem(db: DB, owner: IdemOwner, key: string, nowMs: number): Gen<IdemRow | undefined> {
   const scope = scopeOf(owner);
   // The scope holds no space: `<scope> <key>` names one (team, mode, key).
-  if (isPg(db)) getLater(sql(db, 'SELECT pg_advisory_xact_lock(2, hashtext(?))'), `${scope} ${key}`);
-  return sql<IdemRow>(db, 'SELECT * FROM idempotency WHERE team_id = ? AND key = ? AND created_at > ?').get(
-    scope,
-    key,
-    nowMs - IDEMPOTENCY_TTL_MS,
-  );
-};
+  if (isPg(db)) yield* getLater(sql(db, 'SELECT pg_advisory_xact_lock(2, hashtext(?))'), `${scope} ${key}`);
+  const text = 'SELECT * FROM idempotency WHERE team_id = ? AND key = ? AND created_at > ?';
+  return yield* get(sql<IdemRow>(db, text), scope, key, nowMs - IDEMPOTENCY_TTL_MS);
+}
 export const putIdem = (db: DB, owner: IdemOwner, r: Omit<IdemRow, 'team_id'>) =>
-  sql(
-    db,
-    'INSERT OR REPLACE INTO idempotency (team_id, key, request_hash, status, response_json, created_at) VALUES (@team_id, @key, @request_hash, @status, @response_json, @created_at)',
-  ).run({ ...r, team_id: scopeOf(owner) });
+  run(
+    sql(
+      db,
+      'INSERT OR REPLACE INTO idempotency (team_id, key, request_hash, status, response_json, created_at) VALUES (@team_id, @key, @request_hash, @status, @response_json, @created_at)',
+    ),
+    { ...r, team_id: scopeOf(owner) },
+  );

@@ -24,7 +24,7 @@ const checks: true[] = [
   true as Fits<typeof Event, Answer<typeof presentEvent>>,
   true as Fits<typeof Suppression, Answer<typeof presentSuppression>>,
   true as Fits<typeof ApiKey, Omit<Answer<typeof presentKey>, 'key'>>,
-  true as Fits<typeof CreditBalance, Answer<typeof balance>>,
+  true as Fits<typeof CreditBalance, Awaited<Answer<typeof balance>>>,
   true as Fits<typeof Domain, Answer<typeof presentDomain>>,
   true as Fits<typeof WebhookEndpoint, Omit<Answer<typeof presentEndpoint>, 'secret'>>,
   true as Fits<typeof WebhookDelivery, Answer<typeof presentOutboxRow>>,

@@ -28,8 +28,8 @@ export function accountRoutes(r: Router, { app, auth }: Deps) {
     await removeSuppression(app, principal(ctx), ctx.params.address);
     ctx.status = 204;
   });
-  r.get('/credits', auth(), (ctx: KoaCtx) => {
-    ctx.body = balance(app, principal(ctx).teamId);
+  r.get('/credits', auth(), async (ctx: KoaCtx) => {
+    ctx.body = await balance(app, principal(ctx).teamId);
   });
   r.post('/api-keys', auth('keys:write'), (ctx: KoaCtx) => {
     const b = checkKey(ctx.request.body);

@@ -187,8 +187,8 @@ function keysPage(deps: Deps, k: DCtx, created?: { key: string; name: string | n
   page(deps.app, k, { title: 'API keys', active: 'keys', body }, created ? 201 : 200);
 }
 
-function creditsPage(deps: Deps, k: DCtx) {
-  const b = balance(deps.app, sess(k).principal.teamId);
+async function creditsPage(deps: Deps, k: DCtx) {
+  const b = await balance(deps.app, sess(k).principal.teamId);
   const grants =
     b.grants.length === 0
       ? html`<p class="muted">No bought credits.</p>`
