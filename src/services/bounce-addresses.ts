@@ -3,13 +3,14 @@
 import { readVerp } from '../core/verp.js';
 import { isReturnPathName } from '../store/domains.js';
 import { secret } from '../store/settings.js';
+import { runSync } from '../store/op.js';
 import type { Ctx } from './context.js';
 
 /** Whether `domain` receives bounces for us: the configured bounce domain or a team's return-path name. */
 export function isBounceDomain(ctx: Pick<Ctx, 'db' | 'config'>, domain: string): boolean {
   const d = domain.toLowerCase();
   if (d === ctx.config.bounceDomain.toLowerCase()) return true;
-  return isReturnPathName(ctx.db, d);
+  return runSync(isReturnPathName(ctx.db, d)); // the inbound listener's RCPT decision is synchronous
 }
 
 /** The email and delivery a VERP address (or local part) names; null when it is not ours or forged. */
