@@ -63,11 +63,11 @@ function newSelector(now: number, taken: string[]): string {
  * What a team's SPF records authorise (published and checked alike): its own IP pool (MTA_IP_POOLS,
  * by team id or name) when it has one, else the default sending IPs (MTA_SENDING_IPS).
  */
-export function spfSettings(
+export function* spfSettings(
   ctx: Pick<Ctx, 'db' | 'config'>,
   teamId: string,
-): { sendingIps: string[]; hostname: string; bounceDomain: string } {
-  const pool = teamPool(ctx.config.ipPools, { id: teamId, name: teamById(ctx.db, teamId)?.name });
+): Gen<{ sendingIps: string[]; hostname: string; bounceDomain: string }> {
+  const pool = teamPool(ctx.config.ipPools, { id: teamId, name: (yield* teamById(ctx.db, teamId))?.name });
   return {
     sendingIps: pool ?? ctx.config.sendingIps,
     hostname: ctx.config.hostname,
@@ -76,7 +76,8 @@ export function spfSettings(
 }
 
 function* present(ctx: Ctx, d: DomainRow) {
-  return presentDomain(d, spfSettings(ctx, d.team_id), yield* store.dkimKeys(ctx.db, d.id));
+  const spf = yield* spfSettings(ctx, d.team_id);
+  return presentDomain(d, spf, yield* store.dkimKeys(ctx.db, d.id));
 }
 function* presentById(ctx: Ctx, id: string) {
   return yield* present(ctx, (yield* store.domainById(ctx.db, id))!);
@@ -218,8 +219,9 @@ export async function checkDomain(
     returnPath: d.return_path ?? `bounces.${d.name}`,
   };
   const keys = (await runPlan(store.dkimKeys(ctx.db, id))).filter((k) => k.role !== 'retiring');
+  const spf = await runPlan(spfSettings(ctx, d.team_id));
   const [outcomes, keyOutcomes] = await Promise.all([
-    checkAll(resolver, target, spfSettings(ctx, d.team_id)),
+    checkAll(resolver, target, spf),
     Promise.all(
       keys.map((k) =>
         checkDkim(resolver, { ...target, dkimName: `${k.selector}._domainkey.${d.name}`, publicKey: k.public_key }),
