@@ -16,7 +16,8 @@ import { TestDns } from '../test/helpers/dns.js';
 import { insertVerifiedDomain } from '../test/helpers/factories.js';
 import { openDb } from '../src/store/db.js';
 import { loadConfig } from '../src/config/load.js';
-import { createTeam, createKey } from '../src/services/keys.js';
+import { createTeamPlan, createKeyPlan } from '../src/services/keys.js';
+import { runSync } from '../src/store/op.js';
 import { addCredits } from '../src/services/credits.js';
 import {
   startChild,
@@ -171,7 +172,7 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
   if (databaseUrl) env.MTA_DATABASE_URL = databaseUrl;
   const db = openDb(dataDir, { databaseUrl });
   const ctx = { db, config: loadConfig({ env }), now: Date.now, log: pino({ level: 'silent' }) };
-  const team = createTeam(ctx, 'bench');
+  const team = runSync(createTeamPlan(ctx, 'bench'));
   const body = (i: number) =>
     JSON.stringify({
       from: 'Bench <app@sender.bench>',
@@ -180,7 +181,7 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
       text: `Thanks for your order ${i}.\n`.repeat(10),
       html: `<p>Thanks for your order <b>${i}</b>.</p>`.repeat(10),
     });
-  const key = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send'] });
+  const key = runSync(createKeyPlan(ctx, team.id, { mode: 'live', scopes: ['emails:send'] }));
   addCredits(ctx, team.id, n + 10, null);
   const dom = insertVerifiedDomain(db, team.id, 'sender.bench');
   dns.set(`${dom.selector}._domainkey.sender.bench`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });

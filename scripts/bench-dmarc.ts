@@ -7,6 +7,7 @@ import { openDb, tx, type DB } from '../src/store/db.js';
 import { insertDmarcReport, dmarcDays, dmarcReportTotals, dmarcSources } from '../src/store/dmarc.js';
 import { summaryOf } from '../src/services/dmarc-summary.js';
 import { domainById } from '../src/store/domains.js';
+import { runSync } from '../src/store/op.js';
 import { loadConfig } from '../src/config/load.js';
 import { TestDns } from '../test/helpers/dns.js';
 import { startChild, mta, pgDatabaseUrl, pct, fmt } from './bench-lib.js';
@@ -110,7 +111,7 @@ async function run(engine: 'sqlite' | 'pg', dns: TestDns): Promise<void> {
       env: { MTA_DATA_DIR: child.dataDir, MTA_DNS_SERVERS: dns.server, MTA_SENDING_IPS: OURS.join(',') },
     });
     const ctx = { db, config, now: Date.now, log: pino({ level: 'silent' }) };
-    const d = domainById(db, domainId)!;
+    const d = runSync(domainById(db, domainId))!;
     const first = await timed(1, () => summaryOf(ctx, d, from, now));
     for (let i = 0; i < IPS / 100 + 1; i++) await summaryOf(ctx, d, from, now); // every name looked up once
     line(

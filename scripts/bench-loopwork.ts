@@ -7,7 +7,8 @@ import path from 'node:path';
 import pino from 'pino';
 import { openDb } from '../src/store/db.js';
 import { loadConfig } from '../src/config/load.js';
-import { createTeam } from '../src/services/keys.js';
+import { createTeamPlan } from '../src/services/keys.js';
+import { runSync } from '../src/store/op.js';
 import { addCredits } from '../src/services/credits.js';
 import { insertVerifiedDomain } from '../test/helpers/factories.js';
 import { submitEmail } from '../src/services/emails.js';
@@ -27,7 +28,7 @@ export async function benchLoopWork(n = Number(process.env.BENCH_EMAILS ?? 10000
       .prepare(`SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'deliveries'`)
       .all() as { name: string }[])
       if (!drop || drop.includes(name)) db.exec(`DROP TRIGGER ${name}`);
-  const team = createTeam(ctx, 'bench');
+  const team = runSync(createTeamPlan(ctx, 'bench'));
   addCredits(ctx, team.id, n + 10, null);
   insertVerifiedDomain(db, team.id, 'sender.bench');
   const principal = { keyId: 'bench', teamId: team.id, mode: 'live' as const, scopes: new Set(['emails:send']) };

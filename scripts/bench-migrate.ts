@@ -11,6 +11,7 @@ import { insertEmail, type NewEmail } from '../src/store/emails.js';
 import { appendEvent } from '../src/store/events.js';
 import { runSync } from '../src/store/op.js';
 import { insertTeam } from '../src/store/teams.js';
+import { runSync } from '../src/store/op.js';
 import { createDatabase, sharedPg, stopSharedPg } from '../test/helpers/pg.js';
 
 const N = Number(process.argv[2] ?? 100_000);
@@ -47,7 +48,7 @@ function email(i: number, now: number, status: string): NewEmail {
 
 function fill(db: DB, now: number): void {
   tx(db, () => {
-    for (let t = 0; t < 10; t++) insertTeam(db, { id: `team_${t}`, name: `team ${t}`, created_at: now });
+    for (let t = 0; t < 10; t++) runSync(insertTeam(db, { id: `team_${t}`, name: `team ${t}`, created_at: now }));
   });
   for (let i = 0; i < N; i += 1000)
     tx(db, () => {

@@ -11,7 +11,8 @@ import { TestDns } from '../test/helpers/dns.js';
 import { insertVerifiedDomain } from '../test/helpers/factories.js';
 import { openDb } from '../src/store/db.js';
 import { loadConfig } from '../src/config/load.js';
-import { createTeam, createKey } from '../src/services/keys.js';
+import { createTeamPlan, createKeyPlan } from '../src/services/keys.js';
+import { runSync } from '../src/store/op.js';
 import { addCredits } from '../src/services/credits.js';
 import { startChild, fmt, memoryOf, pgDatabaseUrl, type Child, SIGNIN_EMAIL } from './bench-lib.js';
 
@@ -26,9 +27,9 @@ async function cluster(nodes: number, env: Record<string, string>) {
     now: Date.now,
     log: pino({ level: 'silent' }),
   };
-  const team = createTeam(ctx, 'bench');
-  const live = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send'] }).key;
-  const test = createKey(ctx, team.id, { mode: 'test', scopes: ['emails:send'] }).key;
+  const team = runSync(createTeamPlan(ctx, 'bench'));
+  const live = runSync(createKeyPlan(ctx, team.id, { mode: 'live', scopes: ['emails:send'] })).key;
+  const test = runSync(createKeyPlan(ctx, team.id, { mode: 'test', scopes: ['emails:send'] })).key;
   addCredits(ctx, team.id, 1_000_000, null);
   const dom = insertVerifiedDomain(db, team.id, 'sender.bench');
   db.close();

@@ -11,7 +11,8 @@ import { TestDns } from '../test/helpers/dns.js';
 import { insertVerifiedDomain } from '../test/helpers/factories.js';
 import { openDb } from '../src/store/db.js';
 import { loadConfig } from '../src/config/load.js';
-import { createTeam, createKey } from '../src/services/keys.js';
+import { createTeamPlan, createKeyPlan } from '../src/services/keys.js';
+import { runSync } from '../src/store/op.js';
 import { addCredits } from '../src/services/credits.js';
 import { startChild, pct, fmt, memoryOf, type Child } from './bench-lib.js';
 
@@ -54,8 +55,8 @@ async function startReceiver(): Promise<{ url: string; got: () => number; stop()
 async function prepare(env: Record<string, string>, dns: TestDns, n: number): Promise<string> {
   const db = openDb(env.MTA_DATA_DIR);
   const ctx = { db, config: loadConfig({ env }), now: Date.now, log: pino({ level: 'silent' }) };
-  const team = createTeam(ctx, 'bench');
-  const key = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send', 'webhooks:write'] }).key;
+  const team = runSync(createTeamPlan(ctx, 'bench'));
+  const key = runSync(createKeyPlan(ctx, team.id, { mode: 'live', scopes: ['emails:send', 'webhooks:write'] })).key;
   addCredits(ctx, team.id, n + 100_000, null);
   const dom = insertVerifiedDomain(db, team.id, 'sender.bench');
   dns.set(`${dom.selector}._domainkey.sender.bench`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { openDb, tx, type DB } from '../src/store/db.js';
 import { insertEmail, type NewEmail } from '../src/store/emails.js';
 import { insertTeam } from '../src/store/teams.js';
+import { runSync } from '../src/store/op.js';
 import { summarize, type QueueFilter } from '../src/store/queue-admin.js';
 import { countable, summarizeFromCounts } from '../src/store/queue-counts.js';
 import { claimDue, settleClaim } from '../src/store/queue.js';
@@ -106,7 +107,7 @@ function run(waitingEmails: number): void {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mta-summary-'));
   const db = openDb(dir);
   const now = Date.now();
-  for (let t = 0; t < TEAMS; t++) insertTeam(db, { id: `team_${t}`, name: `team${t}`, created_at: now });
+  for (let t = 0; t < TEAMS; t++) runSync(insertTeam(db, { id: `team_${t}`, name: `team${t}`, created_at: now }));
   const delivered = waitingEmails / 2;
   const [, filled] = time(() => {
     fill(db, 0, delivered, 'delivered', now);

@@ -72,15 +72,15 @@ function queueCommand(sub: 'summary' | 'list' | 'hold' | 'release' | 'retry' | '
 
 /** Command table: "group sub" or "cmd" → handler. Features add their commands here. */
 export const COMMANDS: Record<string, Handler> = {
-  'team create': (args, open) => {
+  'team create': async (args, open) => {
     const name = need(opts(args, {}).positionals[0], 'team NAME');
-    return createTeam(open(), name).id;
+    return (await createTeam(open(), name)).id;
   },
-  'key create': (args, open) => {
+  'key create': async (args, open) => {
     const { values } = opts(args, { team: 'string', mode: 'string', scopes: 'string', name: 'string' });
     const teamName = need(values.team, '--team NAME');
     const ctx = open();
-    const team = teamNamed(ctx, teamName);
+    const team = await teamNamed(ctx, teamName);
     const mode = (values.mode ?? 'test') as 'test' | 'live';
     const scopes =
       typeof values.scopes === 'string'
@@ -89,37 +89,37 @@ export const COMMANDS: Record<string, Handler> = {
             .map((s) => s.trim())
             .filter(Boolean)
         : undefined;
-    return createKey(ctx, team.id, { mode, scopes, name: (values.name as string | undefined) ?? null }).key;
+    return (await createKey(ctx, team.id, { mode, scopes, name: (values.name as string | undefined) ?? null })).key;
   },
-  'key list': (args, open) => {
+  'key list': async (args, open) => {
     const teamName = need(opts(args, { team: 'string' }).values.team, '--team NAME');
     const ctx = open();
-    const team = teamNamed(ctx, teamName);
+    const team = await teamNamed(ctx, teamName);
     // Every key of the team (test and live, revoked too); never the secret nor its hash.
-    const keys = listKeys(ctx, { teamId: team.id, mode: 'live' }).map((k) => {
+    const keys = (await listKeys(ctx, { teamId: team.id, mode: 'live' })).map((k) => {
       const { id, name, mode, scopes, created_at, last_used_at, revoked_at } = presentKey(k);
       return { id, name, mode, scopes, created_at, last_used_at, revoked_at };
     });
     return JSON.stringify(keys, null, 2);
   },
-  'key revoke': (args, open) => {
+  'key revoke': async (args, open) => {
     const id = need(opts(args, {}).positionals[0], 'KEY_ID');
-    revokeKey(open(), id);
+    await revokeKey(open(), id);
   },
-  'credits add': (args, open) => {
+  'credits add': async (args, open) => {
     const { values } = opts(args, { team: 'string', amount: 'string', usd: 'string' });
     const teamName = need(values.team, '--team NAME');
     const amount = Number(need(values.amount, '--amount N'));
     const usd = values.usd === undefined ? null : Number(values.usd);
     const ctx = open();
-    return JSON.stringify(addCredits(ctx, teamNamed(ctx, teamName).id, amount, usd));
+    return JSON.stringify(addCredits(ctx, (await teamNamed(ctx, teamName)).id, amount, usd));
   },
   'domain add': async (args, open) => {
     const { values, positionals } = opts(args, { team: 'string' });
     const teamName = need(values.team, '--team NAME');
     const domain = need(positionals[0], 'DOMAIN');
     const ctx = open();
-    const team = teamNamed(ctx, teamName);
+    const team = await teamNamed(ctx, teamName);
     const { addDomain } = await import('./services/domains.js');
     return JSON.stringify(await addDomain(ctx, team.id, domain), null, 2);
   },

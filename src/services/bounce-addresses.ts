@@ -3,6 +3,7 @@
 import { readVerp } from '../core/verp.js';
 import { isReturnPathName } from '../store/domains.js';
 import { secret } from '../store/settings.js';
+import { runSync } from '../store/op.js';
 import type { Ctx } from './context.js';
 import { runSync } from '../store/op.js';
 
@@ -10,7 +11,7 @@ import { runSync } from '../store/op.js';
 export function isBounceDomain(ctx: Pick<Ctx, 'db' | 'config'>, domain: string): boolean {
   const d = domain.toLowerCase();
   if (d === ctx.config.bounceDomain.toLowerCase()) return true;
-  return isReturnPathName(ctx.db, d);
+  return runSync(isReturnPathName(ctx.db, d)); // the inbound listener's RCPT decision is synchronous
 }
 
 /** The email and delivery a VERP address (or local part) names; null when it is not ours or forged. */

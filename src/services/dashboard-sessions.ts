@@ -8,6 +8,7 @@ import {
   insertSession,
   sessionByHash,
 } from '../store/dashboard-sessions.js';
+import { runPlan, type Gen } from '../store/op.js';
 import { keyPrincipal, SCOPES, type Principal } from './keys.js';
 import type { Ctx } from './context.js';
 
@@ -25,11 +26,13 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const randomId = () => randomBytes(32).toString('base64url');
 
 /** Starts a session (and drops expired ones); returns the id to put in the cookie. */
-export function createSession(ctx: Ctx, s: { teamId: string; keyId: string | null; operator: boolean }): string {
+export const createSession = (ctx: Ctx, s: { teamId: string; keyId: string | null; operator: boolean }) =>
+  runPlan(createPlan(ctx, s));
+function* createPlan(ctx: Ctx, s: { teamId: string; keyId: string | null; operator: boolean }): Gen<string> {
   const id = randomId();
   const now = ctx.now();
-  deleteExpiredSessions(ctx.db, now);
-  insertSession(ctx.db, {
+  yield* deleteExpiredSessions(ctx.db, now);
+  yield* insertSession(ctx.db, {
     id_hash: sha256(id),
     team_id: s.teamId,
     key_id: s.keyId,
@@ -42,21 +45,22 @@ export function createSession(ctx: Ctx, s: { teamId: string; keyId: string | nul
 }
 
 /** The live session named by the cookie value, or null (expired, unknown, or its key was revoked: then it is deleted). */
-export function loadSession(ctx: Ctx, cookie: string | undefined): Session | null {
+export const loadSession = (ctx: Ctx, cookie: string | undefined) => runPlan(loadPlan(ctx, cookie));
+function* loadPlan(ctx: Ctx, cookie: string | undefined): Gen<Session | null> {
   if (!cookie || cookie.length > 100) return null;
   const idHash = sha256(cookie);
-  const row = sessionByHash(ctx.db, idHash);
+  const row = yield* sessionByHash(ctx.db, idHash);
   if (!row) return null;
   let principal: Principal | null;
   if (row.operator === 1) principal = { keyId: 'operator', teamId: row.team_id, mode: 'live', scopes: new Set(SCOPES) };
-  else principal = row.key_id ? keyPrincipal(ctx, row.key_id) : null;
+  else principal = row.key_id ? yield* keyPrincipal(ctx, row.key_id) : null;
   if (row.expires_at <= ctx.now() || !principal || principal.teamId !== row.team_id) {
-    endSession(ctx, idHash);
+    yield* deleteSession(ctx.db, idHash);
     return null;
   }
   return { idHash, csrf: row.csrf, operator: row.operator === 1, principal, expiresAt: row.expires_at };
 }
 
-export const endSession = (ctx: Ctx, idHash: string): number => deleteSession(ctx.db, idHash);
+export const endSession = (ctx: Ctx, idHash: string): Promise<number> => runPlan(deleteSession(ctx.db, idHash));
 /** Ends every session of a key (it was revoked); how many. */
-export const endKeySessions = (ctx: Ctx, keyId: string): number => deleteKeySessions(ctx.db, keyId);
+export const endKeySessions = (ctx: Ctx, keyId: string): Promise<number> => runPlan(deleteKeySessions(ctx.db, keyId));

@@ -18,7 +18,10 @@ export { emailBySeq, type EmailRow } from '../store/emails.js';
 export { tx, type DB } from '../store/db.js';
 export { secret } from '../store/settings.js';
 export { onEvent } from '../store/events.js';
-export { teamById } from '../store/teams.js';
+import { teamById as teamByIdPlan } from '../store/teams.js';
+import { runSync } from '../store/op.js';
+/** The team row, answered at once (the delivery loop's pool choice, once per team). */
+export const teamById = (db: Db, id: string) => runSync(teamByIdPlan(db, id));
 
 /**
  * The delivery loop's door for new mail: an email accepted with recipients due now is leased to this process's

@@ -5,6 +5,7 @@ import { newId } from '../core/ids.js';
 import { messagesOf, type DmarcParser, type DmarcReading, type DmarcReport } from '../core/dmarc-report.js';
 import { tx } from '../store/db.js';
 import { domainsNamed, type DomainRow } from '../store/domains.js';
+import { runSync } from '../store/op.js';
 import { dmarcReportByOrgId, insertDmarcReport, type NewDmarcRecord } from '../store/dmarc.js';
 import { keepForOperator } from './kept-mail.js';
 import type { InboundEnvelope } from './feedback.js';
@@ -35,7 +36,7 @@ export interface DmarcReadOptions {
 function domainFor(ctx: Ctx, name: string): DomainRow | null {
   const labels = name.split('.');
   for (let i = 0; i <= labels.length - 2; i++) {
-    const rows = domainsNamed(ctx.db, labels.slice(i).join('.'));
+    const rows = runSync(domainsNamed(ctx.db, labels.slice(i).join('.')));
     if (rows.length) return rows.find((r) => r.status === 'verified') ?? (rows[0] as DomainRow);
   }
   return null;

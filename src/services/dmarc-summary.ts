@@ -7,6 +7,7 @@ import { notFound } from '../core/errors.js';
 import * as store from '../store/dmarc.js';
 import type { DmarcReportRow } from '../store/dmarc.js';
 import { domainsNamed, type DomainRow } from '../store/domains.js';
+import { runSync } from '../store/op.js';
 import { configuredIps } from './delivery-control.js';
 import { owned } from './domains.js';
 import { decodeCursor, page } from './emails.js';
@@ -112,7 +113,7 @@ export async function summaryOf(ctx: Ctx, d: DomainRow, from: number, to: number
 
 /** GET /v1/domains/{id}/dmarc: a team's domain (404 for another team's). */
 export function getDmarcSummary(ctx: Ctx, teamId: string, domainId: string, q: DmarcWindow): Promise<DmarcSummary> {
-  const d = owned(ctx, teamId, domainId);
+  const d = runSync(owned(ctx, teamId, domainId));
   const { from, to } = dmarcWindow(q, ctx.now());
   return summaryOf(ctx, d, from, to);
 }
@@ -135,7 +136,7 @@ function dmarcByDay(ctx: Ctx, domainId: string, from: number, to: number) {
 
 /** The dashboard's view of a team's domain: the summary and the pass rate by day, the last `days` UTC days. */
 export async function dmarcView(ctx: Ctx, teamId: string, domainId: string, days: number) {
-  const d = owned(ctx, teamId, domainId);
+  const d = runSync(owned(ctx, teamId, domainId));
   const to = ctx.now();
   const from = Math.floor(to / DAY_MS) * DAY_MS - (days - 1) * DAY_MS;
   return { summary: await summaryOf(ctx, d, from, to), days: dmarcByDay(ctx, d.id, from, to) };
@@ -154,7 +155,7 @@ export const presentDmarcReport = (r: DmarcReportRow) => ({
 
 /** GET /v1/domains/{id}/dmarc/reports: the domain's reports, newest received first, a page at a time. */
 export function listDmarcReports(ctx: Ctx, teamId: string, domainId: string, limit: number, cursor?: string) {
-  const d = owned(ctx, teamId, domainId);
+  const d = runSync(owned(ctx, teamId, domainId));
   const before = decodeCursor(ctx.db, 'dmr', cursor);
   const rows = store.dmarcReportsOfDomain(
     ctx.db,
@@ -169,7 +170,7 @@ export function listDmarcReports(ctx: Ctx, teamId: string, domainId: string, lim
 
 /** `mta dmarc --domain NAME`: the team domain of that name (a verified one first, then the oldest). */
 export function domainNamedForCli(ctx: Ctx, name: string): DomainRow {
-  const rows = domainsNamed(ctx.db, name.toLowerCase().replace(/\.$/, ''));
+  const rows = runSync(domainsNamed(ctx.db, name.toLowerCase().replace(/\.$/, '')));
   const d = rows.find((r) => r.status === 'verified') ?? rows[0];
   if (!d) throw notFound('domain');
   return d;

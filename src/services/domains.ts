@@ -15,11 +15,12 @@ import {
   type CheckOutcome,
   type DomainStatus,
 } from '../core/domain-records.js';
-import { isUniqueViolation, tx, type DB } from '../store/db.js';
+import { isUniqueViolation, type DB } from '../store/db.js';
+import { runPlan, transaction, type Gen } from '../store/op.js';
 import * as store from '../store/domains.js';
 import type { DkimKeyRow, DomainRow } from '../store/domains.js';
 import { checkAll, checkDkim } from './dns-checks.js';
-import { presentDomain, type RecordResult } from './present-domain.js';
+import { presentDomain, type Domain, type RecordResult } from './present-domain.js';
 import { createResolver } from './resolver.js';
 import { teamPool } from '../config/ip-pools.js';
 import { teamById } from '../store/teams.js';
@@ -62,11 +63,11 @@ function newSelector(now: number, taken: string[]): string {
  * What a team's SPF records authorise (published and checked alike): its own IP pool (MTA_IP_POOLS,
  * by team id or name) when it has one, else the default sending IPs (MTA_SENDING_IPS).
  */
-export function spfSettings(
+export function* spfSettings(
   ctx: Pick<Ctx, 'db' | 'config'>,
   teamId: string,
-): { sendingIps: string[]; hostname: string; bounceDomain: string } {
-  const pool = teamPool(ctx.config.ipPools, { id: teamId, name: teamById(ctx.db, teamId)?.name });
+): Gen<{ sendingIps: string[]; hostname: string; bounceDomain: string }> {
+  const pool = teamPool(ctx.config.ipPools, { id: teamId, name: (yield* teamById(ctx.db, teamId))?.name });
   return {
     sendingIps: pool ?? ctx.config.sendingIps,
     hostname: ctx.config.hostname,
@@ -74,7 +75,13 @@ export function spfSettings(
   };
 }
 
-const present = (ctx: Ctx, d: DomainRow) => presentDomain(d, spfSettings(ctx, d.team_id), store.dkimKeys(ctx.db, d.id));
+function* present(ctx: Ctx, d: DomainRow) {
+  const spf = yield* spfSettings(ctx, d.team_id);
+  return presentDomain(d, spf, yield* store.dkimKeys(ctx.db, d.id));
+}
+function* presentById(ctx: Ctx, id: string) {
+  return yield* present(ctx, (yield* store.domainById(ctx.db, id))!);
+}
 
 const exists = (name: string) => invalid('name', `The domain ${name} is already added to this team.`, 'domain_exists');
 
@@ -86,7 +93,7 @@ export interface AddOptions {
 export async function addDomain(ctx: Ctx, teamId: string, rawName: unknown, opts: AddOptions = {}) {
   const name = typeof rawName === 'string' ? normaliseDomain(rawName) : null;
   if (!name) throw invalid('name', 'name must be a domain name such as example.com.');
-  if (store.domainByName(ctx.db, teamId, name)) throw exists(name);
+  if (await runPlan(store.domainByName(ctx.db, teamId, name))) throw exists(name);
   const [rsa, ed] = await Promise.all([keyPair('rsa'), opts.ed25519 ? keyPair('ed25519') : null]);
   const now = ctx.now();
   const selector = newSelector(now, []);
@@ -104,19 +111,21 @@ export async function addDomain(ctx: Ctx, teamId: string, rawName: unknown, opts
   };
   const edSelector = ed ? newSelector(now, [selector]) : null;
   try {
-    tx(ctx.db, () => {
-      store.insertDomain(ctx.db, row);
-      if (ed)
-        store.insertDkimKey(ctx.db, {
-          domain_id: row.id,
-          role: 'ed25519',
-          selector: edSelector!,
-          algorithm: 'ed25519',
-          private_key: ed.privateKey,
-          public_key: ed.publicKey,
-          created_at: now,
-        });
-    });
+    await runPlan(
+      transaction(ctx.db, function* () {
+        yield* store.insertDomain(ctx.db, row);
+        if (ed)
+          yield* store.insertDkimKey(ctx.db, {
+            domain_id: row.id,
+            role: 'ed25519',
+            selector: edSelector!,
+            algorithm: 'ed25519',
+            private_key: ed.privateKey,
+            public_key: ed.publicKey,
+            created_at: now,
+          });
+      }),
+    );
   } catch (err) {
     if (isUniqueViolation(err)) throw exists(name);
     throw err;
@@ -125,28 +134,34 @@ export async function addDomain(ctx: Ctx, teamId: string, rawName: unknown, opts
     { domain: name, id: row.id, team: teamId, selector, ed25519_selector: edSelector ?? undefined },
     'domain added',
   );
-  return present(ctx, store.domainById(ctx.db, row.id)!);
+  return runPlan(presentById(ctx, row.id));
 }
 
-export function owned(ctx: Ctx, teamId: string, id: string): DomainRow {
-  const d = store.domainById(ctx.db, id);
+export function* owned(ctx: Ctx, teamId: string, id: string): Gen<DomainRow> {
+  const d = yield* store.domainById(ctx.db, id);
   if (!d || d.team_id !== teamId) throw notFound('domain');
   return d;
 }
 
-export function getDomain(ctx: Ctx, teamId: string, id: string) {
-  return present(ctx, owned(ctx, teamId, id));
+export const getDomain = (ctx: Ctx, teamId: string, id: string) => runPlan(getPlan(ctx, teamId, id));
+function* getPlan(ctx: Ctx, teamId: string, id: string) {
+  return yield* present(ctx, yield* owned(ctx, teamId, id));
 }
 
-export function listDomains(ctx: Ctx, teamId: string, limit: number, cursor?: string) {
-  const rows = store.listDomains(ctx.db, teamId, decodeCursor(ctx.db, 'dom', cursor), limit);
-  return page(ctx.db, 'dom', rows, limit, (r) => present(ctx, r));
+export const listDomains = (ctx: Ctx, teamId: string, limit: number, cursor?: string) =>
+  runPlan(listPlan(ctx, teamId, limit, cursor));
+function* listPlan(ctx: Ctx, teamId: string, limit: number, cursor?: string) {
+  const rows = yield* store.listDomains(ctx.db, teamId, decodeCursor(ctx.db, 'dom', cursor), limit);
+  const views = new Map<DomainRow, Domain>();
+  for (const r of rows.slice(0, limit)) views.set(r, yield* present(ctx, r));
+  return page(ctx.db, 'dom', rows, limit, (r) => views.get(r)!);
 }
 
 /** Removes a domain: live sends from it are refused at once, and queued mail is no longer signed with its key. */
-export function deleteDomain(ctx: Ctx, teamId: string, id: string) {
-  const d = owned(ctx, teamId, id);
-  store.deleteDomain(ctx.db, d.id);
+export const deleteDomain = (ctx: Ctx, teamId: string, id: string) => runPlan(deletePlan(ctx, teamId, id));
+function* deletePlan(ctx: Ctx, teamId: string, id: string) {
+  const d = yield* owned(ctx, teamId, id);
+  yield* store.deleteDomain(ctx.db, d.id);
   ctx.log.info({ domain: d.name, id: d.id, team: teamId }, 'domain deleted');
   return { object: 'domain' as const, id: d.id, name: d.name, deleted: true };
 }
@@ -195,7 +210,7 @@ export async function checkDomain(
   id: string,
   resolver: Resolver = checkResolver(ctx),
 ): Promise<DomainRow | null> {
-  const d = store.domainById(ctx.db, id);
+  const d = await runPlan(store.domainById(ctx.db, id));
   if (!d) return null;
   const target = {
     name: d.name,
@@ -203,60 +218,71 @@ export async function checkDomain(
     publicKey: d.dkim_public_key,
     returnPath: d.return_path ?? `bounces.${d.name}`,
   };
-  const keys = store.dkimKeys(ctx.db, id).filter((k) => k.role !== 'retiring');
+  const keys = (await runPlan(store.dkimKeys(ctx.db, id))).filter((k) => k.role !== 'retiring');
+  const spf = await runPlan(spfSettings(ctx, d.team_id));
   const [outcomes, keyOutcomes] = await Promise.all([
-    checkAll(resolver, target, spfSettings(ctx, d.team_id)),
+    checkAll(resolver, target, spf),
     Promise.all(
       keys.map((k) =>
         checkDkim(resolver, { ...target, dkimName: `${k.selector}._domainkey.${d.name}`, publicKey: k.public_key }),
       ),
     ),
   ]);
-  return tx(ctx.db, () => {
-    const fresh = store.domainById(ctx.db, id);
-    if (!fresh || fresh.dkim_selector !== d.dkim_selector) return fresh ?? null; // deleted, or another check switched keys
-    const at = ctx.now();
-    const prev: Partial<Record<CheckKey, RecordResult>> = fresh.records_json ? JSON.parse(fresh.records_json) : {};
-    const promoted = applyKeyChecks(ctx, fresh, keys, keyOutcomes, prev.dkim?.status ?? 'pending', at);
-    if (promoted) {
-      outcomes.dkim = promoted;
-      delete prev.dkim;
-    }
-    store.dropRetiredKeys(ctx.db, id, at);
-    const results = nextResults(prev, outcomes);
-    const status = nextDomainStatus(fresh.status, outcomes);
-    const errors = CHECK_KEYS.filter((p) => results[p].error && outcomes[p].result === 'error').map(
-      (p) => `${p}: ${results[p].error}`,
-    );
-    store.writeCheck(ctx.db, {
-      id,
-      status,
-      records_json: JSON.stringify(results),
-      return_path_verified: returnPathVerified(results) ? 1 : 0,
-      last_error: errors.join(' ') || null,
-      last_checked_at: at,
-    });
-    const row = store.domainById(ctx.db, id)!;
-    if (fresh.status === 'verified') alertBroken(ctx, row, prev, results);
-    if (status !== fresh.status) statusChanged(ctx, { domain: row, from: fresh.status, to: status, at }, results);
-    return row;
+  return runPlan(transaction(ctx.db, () => writeResults(ctx, d, keys, outcomes, keyOutcomes)));
+}
+
+/** checkDomain's transaction: the outcomes stored, alerts raised and status listeners called; the row after. */
+function* writeResults(
+  ctx: Ctx,
+  d: DomainRow,
+  keys: DkimKeyRow[],
+  outcomes: Record<CheckKey, CheckOutcome>,
+  keyOutcomes: CheckOutcome[],
+): Gen<DomainRow | null> {
+  const id = d.id;
+  const fresh = yield* store.domainById(ctx.db, id);
+  if (!fresh || fresh.dkim_selector !== d.dkim_selector) return fresh ?? null; // deleted, or another check switched keys
+  const at = ctx.now();
+  const prev: Partial<Record<CheckKey, RecordResult>> = fresh.records_json ? JSON.parse(fresh.records_json) : {};
+  const promoted = yield* applyKeyChecks(ctx, fresh, keys, keyOutcomes, prev.dkim?.status ?? 'pending', at);
+  if (promoted) {
+    outcomes.dkim = promoted;
+    delete prev.dkim;
+  }
+  yield* store.dropRetiredKeys(ctx.db, id, at);
+  const results = nextResults(prev, outcomes);
+  const status = nextDomainStatus(fresh.status, outcomes);
+  const errors = CHECK_KEYS.filter((p) => results[p].error && outcomes[p].result === 'error').map(
+    (p) => `${p}: ${results[p].error}`,
+  );
+  yield* store.writeCheck(ctx.db, {
+    id,
+    status,
+    records_json: JSON.stringify(results),
+    return_path_verified: returnPathVerified(results) ? 1 : 0,
+    last_error: errors.join(' ') || null,
+    last_checked_at: at,
   });
+  const row = (yield* store.domainById(ctx.db, id))!;
+  if (fresh.status === 'verified') alertBroken(ctx, row, prev, results);
+  if (status !== fresh.status) statusChanged(ctx, { domain: row, from: fresh.status, to: status, at }, results);
+  return row;
 }
 
 /**
  * Stores the Ed25519 / next keys' check results (inside the check's transaction). When the next key's
  * record passes, it becomes the current key (the old one retiring) and its outcome is answered.
  */
-function applyKeyChecks(
+function* applyKeyChecks(
   ctx: Ctx,
   d: DomainRow,
   keys: DkimKeyRow[],
   outcomes: CheckOutcome[],
   currentStatus: DomainStatus,
   at: number,
-): CheckOutcome | null {
+): Gen<CheckOutcome | null> {
   let promoted: CheckOutcome | null = null;
-  keys.forEach((k, i) => {
+  for (const [i, k] of keys.entries()) {
     const o = outcomes[i];
     const r =
       o.result === 'pass'
@@ -264,15 +290,15 @@ function applyKeyChecks(
         : o.result === 'fail'
           ? { status: 'failed' as const, found: o.found, error: o.error }
           : { status: k.status, found: k.found, error: o.error };
-    store.writeKeyCheck(ctx.db, k.id, r);
-    if (k.role !== 'next' || o.result !== 'pass') return;
-    if (!store.promoteNextKey(ctx.db, d, k.id, currentStatus, at, at + RETIRE_GRACE_MS)) return;
+    yield* store.writeKeyCheck(ctx.db, k.id, r);
+    if (k.role !== 'next' || o.result !== 'pass') continue;
+    if (!(yield* store.promoteNextKey(ctx.db, d, k.id, currentStatus, at, at + RETIRE_GRACE_MS))) continue;
     promoted = o;
     ctx.log.info(
       { domain: d.name, id: d.id, team: d.team_id, selector: k.selector, retiring: d.dkim_selector },
       `domain ${d.name} now signs with DKIM selector ${k.selector}`,
     );
-  });
+  }
   return promoted;
 }
 
@@ -285,28 +311,30 @@ const rotating = () =>
 
 /** POST /domains/{id}/rotate-dkim: a new RSA key (new selector) becomes the domain's next key. */
 export async function rotateDkim(ctx: Ctx, teamId: string, id: string) {
-  const d = owned(ctx, teamId, id);
-  if (store.dkimKeys(ctx.db, d.id).some((k) => k.role === 'next')) throw rotating();
+  const d = await runPlan(owned(ctx, teamId, id));
+  if ((await runPlan(store.dkimKeys(ctx.db, d.id))).some((k) => k.role === 'next')) throw rotating();
   const { publicKey, privateKey } = await keyPair('rsa');
   const now = ctx.now();
-  const selector = tx(ctx.db, () => {
-    const fresh = owned(ctx, teamId, id);
-    const keys = store.dkimKeys(ctx.db, fresh.id);
-    if (keys.some((k) => k.role === 'next')) throw rotating();
-    const sel = newSelector(now, [fresh.dkim_selector, ...keys.map((k) => k.selector)]);
-    store.insertDkimKey(ctx.db, {
-      domain_id: fresh.id,
-      role: 'next',
-      selector: sel,
-      algorithm: 'rsa',
-      private_key: privateKey,
-      public_key: publicKey,
-      created_at: now,
-    });
-    return sel;
-  });
+  const selector = await runPlan(
+    transaction(ctx.db, function* () {
+      const fresh = yield* owned(ctx, teamId, id);
+      const keys = yield* store.dkimKeys(ctx.db, fresh.id);
+      if (keys.some((k) => k.role === 'next')) throw rotating();
+      const sel = newSelector(now, [fresh.dkim_selector, ...keys.map((k) => k.selector)]);
+      yield* store.insertDkimKey(ctx.db, {
+        domain_id: fresh.id,
+        role: 'next',
+        selector: sel,
+        algorithm: 'rsa',
+        private_key: privateKey,
+        public_key: publicKey,
+        created_at: now,
+      });
+      return sel;
+    }),
+  );
   ctx.log.info({ domain: d.name, id: d.id, team: teamId, selector, current: d.dkim_selector }, 'DKIM rotation started');
-  return present(ctx, store.domainById(ctx.db, d.id)!);
+  return runPlan(presentById(ctx, d.id));
 }
 
 /** domain.alert dns_record_broken for each record of a verified domain that passed before and fails now. */
@@ -342,24 +370,24 @@ function statusChanged(ctx: Ctx, change: DomainStatusChange, results: Record<Che
 
 /** POST /domains/{id}/verify: re-check now and answer the record. */
 export async function verifyDomain(ctx: Ctx, teamId: string, id: string, resolver?: Resolver) {
-  owned(ctx, teamId, id);
+  await runPlan(owned(ctx, teamId, id));
   const row = await checkDomain(ctx, id, resolver);
   if (!row) throw notFound('domain');
-  return present(ctx, row);
+  return runPlan(present(ctx, row));
 }
 
 /** `mta domain verify NAME`: re-checks every team's domain of that name; answers the oldest. */
 export async function verifyDomainByName(ctx: Ctx, rawName: string) {
   const name = normaliseDomain(rawName);
   if (!name) throw invalid('name', 'name must be a domain name such as example.com.');
-  const rows = store.domainsNamed(ctx.db, name);
+  const rows = await runPlan(store.domainsNamed(ctx.db, name));
   if (!rows.length) throw notFound('domain');
   const resolver = checkResolver(ctx);
   const checked = [];
   for (const r of rows) checked.push(await checkDomain(ctx, r.id, resolver));
   const first = checked.find((r): r is DomainRow => !!r);
   if (!first) throw notFound('domain');
-  return present(ctx, first);
+  return runPlan(present(ctx, first));
 }
 
 /** The scheduled job: re-checks every domain (pending, verified, failed), a few at a time. */
@@ -368,7 +396,7 @@ export async function checkAllDomains(
   resolver: Resolver = checkResolver(ctx),
   concurrency = 4,
 ): Promise<number> {
-  const ids = store.allDomainIds(ctx.db);
+  const ids = await runPlan(store.allDomainIds(ctx.db));
   let next = 0;
   const worker = async () => {
     while (next < ids.length) {

@@ -19,7 +19,7 @@ import { insertAttachments, insertMessage } from '../store/email-content.js';
 import { presentEmail, presentEvent, type Email } from './present.js';
 import { appendStatusEvent, applyOutcomes } from './transition.js';
 import { availableCredits } from './credits.js';
-import { hasVerifiedDomainForLater } from './sending-domain.js';
+import { anyFound, hasVerifiedDomainForLater } from './sending-domain.js';
 import { intakeOf, type Claimed } from './delivery.js';
 import type { Owner, Principal } from './keys.js';
 import type { Ctx } from './context.js';
@@ -60,9 +60,11 @@ function liveRecipients(ctx: Ctx, p: Principal, all: Recipient[]): () => { kept:
 export function plan(ctx: Ctx, p: Principal, c: CheckedEmail) {
   // PostgreSQL: every recipient's suppression check and the sender domain's in one round trip.
   const recipients = liveRecipients(ctx, p, c.recipients);
-  const domainOk = p.mode === 'live' ? hasVerifiedDomainForLater(ctx, p.teamId, c.from.domain) : () => true;
+  const domainFound = p.mode === 'live' ? runSync(hasVerifiedDomainForLater(ctx, p.teamId, c.from.domain)) : null;
+  const domainOk = () => domainFound === null || runSync(anyFound(domainFound));
   const sender = p.mode === 'live' && c.sender && c.sender.domain !== c.from.domain ? c.sender : null;
-  const senderOk = sender ? hasVerifiedDomainForLater(ctx, p.teamId, sender.domain) : () => true;
+  const senderFound = sender ? runSync(hasVerifiedDomainForLater(ctx, p.teamId, sender.domain)) : null;
+  const senderOk = () => senderFound === null || runSync(anyFound(senderFound));
   const { kept, suppressed } = recipients();
   if (kept.length === 0)
     throw invalid('to', 'Every recipient is on the suppression list.', 'all_recipients_suppressed');

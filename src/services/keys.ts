@@ -4,7 +4,8 @@
 import { hash, randomBytes } from 'node:crypto';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { tx, type DB } from '../store/db.js';
+import type { DB } from '../store/db.js';
+import { runPlan, runSync, transaction, type Gen } from '../store/op.js';
 import { Remembered } from './remembered.js';
 import { keyRevoked } from './siblings.js';
 import * as store from '../store/teams.js';
@@ -40,26 +41,32 @@ export function requireLive(p: Owner, action: string): void {
 // One-shot hash (Node >= 20.12): ~0.3 µs a key where a Hash object took ~1.3 (every API request hashes its key).
 export const hashKey = (key: string) => hash('sha256', key, 'hex');
 
-export function createTeam(ctx: Ctx, name: string): store.TeamRow {
+export const createTeam = (ctx: Ctx, name: string) => runPlan(createTeamPlan(ctx, name));
+/** createTeam as a plan (test fixtures and benches run it with runSync). */
+export function* createTeamPlan(ctx: Ctx, name: string): Gen<store.TeamRow> {
   if (!name || name.length > 200) throw invalid('name', 'A team name of 1 to 200 characters is required.');
-  if (store.teamByName(ctx.db, name))
+  if (yield* store.teamByName(ctx.db, name))
     throw invalid('name', `A team named ${JSON.stringify(name)} already exists.`, 'team_exists');
   const team = { id: newId('team', ctx.now()), name, created_at: ctx.now() };
-  store.insertTeam(ctx.db, team);
+  yield* store.insertTeam(ctx.db, team);
   return team;
 }
 
-export function teamNamed(ctx: Ctx, name: string): store.TeamRow {
-  const t = store.teamByName(ctx.db, name) ?? store.teamById(ctx.db, name);
+export const teamNamed = (ctx: Ctx, name: string) => runPlan(teamNamedPlan(ctx, name));
+/** The team of that name, else of that id; 404 without one. */
+export function* teamNamedPlan(ctx: Ctx, name: string): Gen<store.TeamRow> {
+  const t = (yield* store.teamByName(ctx.db, name)) ?? (yield* store.teamById(ctx.db, name));
   if (!t) throw notFound('team');
   return t;
 }
 
-export function createKey(
-  ctx: Ctx,
-  teamId: string,
-  opts: { mode?: 'test' | 'live'; scopes?: string[]; name?: string | null },
-) {
+type KeyOptions = { mode?: 'test' | 'live'; scopes?: string[]; name?: string | null };
+/** teamNamed answered at once: the dashboard's page header (http/dashboard/kit.ts page() renders synchronously). */
+export const teamNamedNow = (ctx: Ctx, name: string) => runSync(teamNamedPlan(ctx, name));
+
+export const createKey = (ctx: Ctx, teamId: string, opts: KeyOptions) => runPlan(createKeyPlan(ctx, teamId, opts));
+/** createKey as a plan (test fixtures and benches run it with runSync). */
+export function* createKeyPlan(ctx: Ctx, teamId: string, opts: KeyOptions) {
   const mode = opts.mode ?? 'test';
   if (mode !== 'test' && mode !== 'live') throw invalid('mode', 'mode must be "test" or "live".');
   const scopes = opts.scopes ?? DEFAULT_SCOPES;
@@ -79,15 +86,15 @@ export function createKey(
     last_used_at: null,
     revoked_at: null,
   };
-  tx(ctx.db, () => {
-    if (store.activeKeyCount(ctx.db, teamId) >= MAX_ACTIVE_KEYS) {
+  yield* transaction(ctx.db, function* () {
+    if ((yield* store.activeKeyCount(ctx.db, teamId)) >= MAX_ACTIVE_KEYS) {
       throw new ApiError(
         'validation_error',
         'key_limit_reached',
         `A team may hold at most ${MAX_ACTIVE_KEYS} active keys; revoke one first.`,
       );
     }
-    store.insertKey(ctx.db, row);
+    yield* store.insertKey(ctx.db, row);
   });
   return { row, key };
 }
@@ -96,11 +103,8 @@ export function createKey(
  * Creates a key on behalf of another key (API, dashboard): no escalation. A test key makes only test
  * keys, and a key grants only scopes it holds itself. The operator's CLI uses createKey directly.
  */
-export function createKeyAs(
-  ctx: Ctx,
-  p: Principal,
-  opts: { mode?: 'test' | 'live'; scopes?: string[]; name?: string | null },
-) {
+export const createKeyAs = (ctx: Ctx, p: Principal, opts: KeyOptions) => runPlan(createKeyAsPlan(ctx, p, opts));
+function* createKeyAsPlan(ctx: Ctx, p: Principal, opts: KeyOptions) {
   if ((opts.mode ?? 'test') === 'live' && p.mode !== 'live') {
     throw new ApiError(
       'permission_error',
@@ -119,7 +123,7 @@ export function createKeyAs(
       `A key can only grant scopes it holds itself; this one lacks ${beyond.join(', ')}.`,
       'scopes',
     );
-  return createKey(ctx, p.teamId, opts);
+  return yield* createKeyPlan(ctx, p.teamId, opts);
 }
 
 const lastTouch = new Map<string, number>();
@@ -138,9 +142,12 @@ const keys = new Remembered<store.KeyRow | undefined>({
   keep: (row) => row !== undefined && row.revoked_at === null,
 });
 
-const keyRowByHash = (db: DB, hash: string) => keys.get(db, hash, () => store.keyByHash(db, hash));
+const keyRowByHash = (db: DB, hash: string) => keys.get(db, hash, () => runSync(store.keyByHash(db, hash)));
 
-/** The principal of a bearer key, or an authentication error. Revoked keys fail at once. */
+/**
+ * The principal of a bearer key, or an authentication error. Revoked keys fail at once. Synchronous (runSync): it
+ * is on every request's path, and its key read is remembered (KEY_CACHE_MS).
+ */
 export function authenticate(ctx: Ctx, header: string | undefined): Principal {
   if (!header)
     throw new ApiError(
@@ -161,7 +168,7 @@ export function authenticate(ctx: Ctx, header: string | undefined): Principal {
   const now = ctx.now();
   if ((lastTouch.get(row.id) ?? 0) < now - 60_000) {
     lastTouch.set(row.id, now);
-    store.touchKey(ctx.db, row.id, now);
+    runSync(store.touchKey(ctx.db, row.id, now));
   }
   return { keyId: row.id, teamId: row.team_id, mode: row.mode, scopes: new Set(row.scopes.split(' ')) };
 }
@@ -173,23 +180,26 @@ export function requireScope(p: Principal, scope: Scope): void {
 }
 
 /** Revokes a key; with an owner (API, dashboard), only a key that owner sees (a test key: test keys of its team). */
-export function revokeKey(ctx: Ctx, keyId: string, owner?: Owner): store.KeyRow {
-  const row = store.keyById(ctx.db, keyId);
+export const revokeKey = (ctx: Ctx, keyId: string, owner?: Owner) => runPlan(revokePlan(ctx, keyId, owner));
+function* revokePlan(ctx: Ctx, keyId: string, owner?: Owner): Gen<store.KeyRow> {
+  const row = yield* store.keyById(ctx.db, keyId);
   if (!row || (owner !== undefined && (row.team_id !== owner.teamId || (owner.mode === 'test' && row.mode !== 'test'))))
     throw notFound('api_key');
   keys.forget(ctx.db, row.hash);
   keyRevoked(ctx.db);
-  store.revokeKey(ctx.db, keyId, ctx.now());
-  return store.keyById(ctx.db, keyId)!;
+  yield* store.revokeKey(ctx.db, keyId, ctx.now());
+  return (yield* store.keyById(ctx.db, keyId))!;
 }
 
 /** The team's keys the owner sees: all of them for a live key, test keys only for a test key. */
-export const listKeys = (ctx: Ctx, owner: Owner) =>
-  store.keysOfTeam(ctx.db, owner.teamId).filter((k) => owner.mode === 'live' || k.mode === 'test');
+export const listKeys = (ctx: Ctx, owner: Owner) => runPlan(listKeysPlan(ctx, owner));
+function* listKeysPlan(ctx: Ctx, owner: Owner) {
+  return (yield* store.keysOfTeam(ctx.db, owner.teamId)).filter((k) => owner.mode === 'live' || k.mode === 'test');
+}
 
 /** The principal of an API key by id while it is active (not revoked), else null. Used by dashboard sessions. */
-export function keyPrincipal(ctx: Ctx, keyId: string): Principal | null {
-  const row = store.keyById(ctx.db, keyId);
+export function* keyPrincipal(ctx: Ctx, keyId: string): Gen<Principal | null> {
+  const row = yield* store.keyById(ctx.db, keyId);
   if (!row || row.revoked_at !== null) return null;
   return { keyId: row.id, teamId: row.team_id, mode: row.mode, scopes: new Set(row.scopes.split(' ')) };
 }

@@ -6,9 +6,10 @@ import * as qa from '../store/queue-admin.js';
 import { countable, summarizeFromCounts } from '../store/queue-counts.js';
 import { tx } from '../store/db.js';
 import { teamById } from '../store/teams.js';
+import { runSync } from '../store/op.js';
 import { onEvent } from '../store/events.js';
 import { storedSites } from './delivery-control.js';
-import { teamNamed, type Owner } from './keys.js';
+import { teamNamedPlan, type Owner } from './keys.js';
 import { nudged } from './siblings.js';
 import { applyQueueAction } from './transition.js';
 import { enqueueEvent } from './webhooks.js';
@@ -40,7 +41,7 @@ export function parseFilter(ctx: Ctx, input: FilterInput): qa.QueueFilter {
     if (!(FILTER_NAMES as readonly string[]).includes(k)) throw invalid(k, `Unknown queue filter ${k}.`);
   const f: qa.QueueFilter = {};
   const i = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined && v !== null));
-  if (i.team !== undefined) f.teamId = teamNamed(ctx, text(i.team, 'team')).id;
+  if (i.team !== undefined) f.teamId = runSync(teamNamedPlan(ctx, text(i.team, 'team'))).id;
   if (i.domain !== undefined) f.domains = [text(i.domain, 'domain').toLowerCase()];
   if (i.site !== undefined) {
     const routed = siteDomains(ctx).get(text(i.site, 'site')) ?? [];
@@ -79,7 +80,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 function teamNames(ctx: Ctx): (id: string) => string {
   const cache = new Map<string, string>();
   return (id) => {
-    if (!cache.has(id)) cache.set(id, teamById(ctx.db, id)?.name ?? id);
+    if (!cache.has(id)) cache.set(id, runSync(teamById(ctx.db, id))?.name ?? id);
     return cache.get(id)!;
   };
 }

@@ -9,6 +9,7 @@ import {
   type SendingDomain,
 } from '../store/domains.js';
 import { isPg } from '../store/db.js';
+import { read, runSync, type Gen, type Later } from '../store/op.js';
 import { Remembered } from './remembered.js';
 import type { Ctx } from './context.js';
 
@@ -20,9 +21,13 @@ function candidatesOf(addressDomain: string): string[] {
   return labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'));
 }
 
-export function verifiedDomainFor(ctx: Pick<Ctx, 'db'>, teamId: string, addressDomain: string): SendingDomain | null {
+export function* verifiedDomainFor(
+  ctx: Pick<Ctx, 'db'>,
+  teamId: string,
+  addressDomain: string,
+): Gen<SendingDomain | null> {
   for (const name of candidatesOf(addressDomain)) {
-    const d = verifiedDomainNamed(ctx.db, teamId, name);
+    const d = yield* verifiedDomainNamed(ctx.db, teamId, name);
     if (d) return d;
   }
   return null;
@@ -30,11 +35,22 @@ export function verifiedDomainFor(ctx: Pick<Ctx, 'db'>, teamId: string, addressD
 
 /**
  * Whether verifiedDomainFor finds a domain, without reading its keys; the reads are sent with the next statement
- * that needs an answer (PostgreSQL, in a transaction): call the function for the answer.
+ * that needs an answer (PostgreSQL, in a transaction): `yield* anyFound(them)` answers.
  */
-export function hasVerifiedDomainForLater(ctx: Pick<Ctx, 'db'>, teamId: string, addressDomain: string): () => boolean {
-  const found = candidatesOf(addressDomain).map((name) => isVerifiedDomainNamedLater(ctx.db, teamId, name));
-  return () => found.some((f) => f());
+export function* hasVerifiedDomainForLater(
+  ctx: Pick<Ctx, 'db'>,
+  teamId: string,
+  addressDomain: string,
+): Gen<Later<unknown>[]> {
+  const found: Later<unknown>[] = [];
+  for (const name of candidatesOf(addressDomain)) found.push(yield* isVerifiedDomainNamedLater(ctx.db, teamId, name));
+  return found;
+}
+
+/** Whether one of the reads hasVerifiedDomainForLater sent found a row. */
+export function* anyFound(found: Later<unknown>[]): Gen<boolean> {
+  for (const f of found) if ((yield* read(f)) !== undefined) return true;
+  return false;
 }
 
 /**
@@ -42,10 +58,10 @@ export function hasVerifiedDomainForLater(ctx: Pick<Ctx, 'db'>, teamId: string, 
  * next key is not used until its record verifies), or null when it has no verified domain.
  * `ed25519` is the second key to sign with (RFC 8463), once its own record verified.
  */
-export function signingKeyFor(ctx: Pick<Ctx, 'db'>, teamId: string, addressDomain: string) {
-  const d = verifiedDomainFor(ctx, teamId, addressDomain);
+export function* signingKeyFor(ctx: Pick<Ctx, 'db'>, teamId: string, addressDomain: string) {
+  const d = yield* verifiedDomainFor(ctx, teamId, addressDomain);
   if (!d || !d.dkim_private_key) return null;
-  const ed = verifiedEd25519Key(ctx.db, d.id);
+  const ed = yield* verifiedEd25519Key(ctx.db, d.id);
   return {
     signingDomain: d.name,
     selector: d.dkim_selector,
@@ -57,7 +73,8 @@ export function signingKeyFor(ctx: Pick<Ctx, 'db'>, teamId: string, addressDomai
 
 /** PostgreSQL: how long a key found is used without reading again (another node's domain change is seen by then). */
 const PG_KEY_TTL_MS = 1000;
-const signingKeys = new Remembered<ReturnType<typeof signingKeyFor>>({
+type SigningKey = ReturnType<typeof signingKeyFor> extends Gen<infer T> ? T : never;
+const signingKeys = new Remembered<SigningKey>({
   ttlMs: (db) => (isPg(db) ? PG_KEY_TTL_MS : Infinity),
   max: 1000,
   keep: (key) => key !== null,
@@ -71,4 +88,4 @@ const signingKeys = new Remembered<ReturnType<typeof signingKeyFor>>({
  * on PostgreSQL, another node's change is seen within PG_KEY_TTL_MS. Only keys found are remembered.
  */
 export const cachedSigningKeyFor = (ctx: Pick<Ctx, 'db'>, teamId: string, addressDomain: string) =>
-  signingKeys.get(ctx.db, `${teamId} ${addressDomain}`, () => signingKeyFor(ctx, teamId, addressDomain));
+  signingKeys.get(ctx.db, `${teamId} ${addressDomain}`, () => runSync(signingKeyFor(ctx, teamId, addressDomain)));

@@ -1,6 +1,7 @@
 // The domains table (migrations 001/002): one row per team and domain name, holding the current DKIM
 // key pair, the return-path name and the last check's per-record results; dkim_keys (007) the others.
-import { getLater, sql, type DB } from './db.js';
+import { sql, type DB } from './db.js';
+import { all, get, getLater, run, type Gen, type Later } from './op.js';
 import type { DomainStatus } from '../core/domain-records.js';
 
 export interface DomainRow {
@@ -29,43 +30,42 @@ const generations = new WeakMap<DB, number>();
 export const domainsGeneration = (db: DB): number => generations.get(db) ?? 0;
 const wrote = (db: DB) => generations.set(db, domainsGeneration(db) + 1);
 
-export function insertDomain(
+export function* insertDomain(
   db: DB,
   d: Omit<DomainRow, 'seq' | 'last_checked_at' | 'return_path_verified' | 'last_error' | 'status'>,
-): void {
-  sql(
-    db,
-    `INSERT INTO domains (id, team_id, name, status, created_at, dkim_selector, dkim_algorithm, dkim_private_key, dkim_public_key, return_path, records_json)
+): Gen<void> {
+  yield* run(
+    sql(
+      db,
+      `INSERT INTO domains (id, team_id, name, status, created_at, dkim_selector, dkim_algorithm, dkim_private_key, dkim_public_key, return_path, records_json)
     VALUES (@id, @team_id, @name, 'pending', @created_at, @dkim_selector, @dkim_algorithm, @dkim_private_key, @dkim_public_key, @return_path, @records_json)`,
-  ).run(d);
+    ),
+    d,
+  );
   wrote(db);
 }
 
-export function domainById(db: DB, id: string): DomainRow | undefined {
-  return sql<DomainRow>(db, `SELECT ${COLS} FROM domains WHERE id = ?`).get(id);
-}
+export const domainById = (db: DB, id: string): Gen<DomainRow | undefined> =>
+  get(sql<DomainRow>(db, `SELECT ${COLS} FROM domains WHERE id = ?`), id);
 
-export function domainByName(db: DB, teamId: string, name: string): DomainRow | undefined {
-  return sql<DomainRow>(db, `SELECT ${COLS} FROM domains WHERE team_id = ? AND name = ?`).get(teamId, name);
-}
+export const domainByName = (db: DB, teamId: string, name: string): Gen<DomainRow | undefined> =>
+  get(sql<DomainRow>(db, `SELECT ${COLS} FROM domains WHERE team_id = ? AND name = ?`), teamId, name);
 
-export function domainsNamed(db: DB, name: string): DomainRow[] {
-  return sql<DomainRow>(db, `SELECT ${COLS} FROM domains WHERE name = ? ORDER BY rowid`).all(name);
-}
+export const domainsNamed = (db: DB, name: string): Gen<DomainRow[]> =>
+  all(sql<DomainRow>(db, `SELECT ${COLS} FROM domains WHERE name = ? ORDER BY rowid`), name);
 
 /** Newest first; `before` is the seq of the last row of the previous page. Fetches limit + 1 rows. */
-export function listDomains(db: DB, teamId: string, before: number | null, limit: number): DomainRow[] {
-  return sql<DomainRow>(
-    db,
-    `SELECT ${COLS} FROM domains WHERE team_id = ? AND rowid < ? ORDER BY rowid DESC LIMIT ?`,
-  ).all(teamId, before ?? Number.MAX_SAFE_INTEGER, limit + 1);
-}
+export const listDomains = (db: DB, teamId: string, before: number | null, limit: number): Gen<DomainRow[]> =>
+  all(
+    sql<DomainRow>(db, `SELECT ${COLS} FROM domains WHERE team_id = ? AND rowid < ? ORDER BY rowid DESC LIMIT ?`),
+    teamId,
+    before ?? Number.MAX_SAFE_INTEGER,
+    limit + 1,
+  );
 
 /** Ids of every domain, for the scheduled re-check. */
-export function allDomainIds(db: DB): string[] {
-  return sql<{ id: string }>(db, 'SELECT id FROM domains ORDER BY rowid')
-    .all()
-    .map((r) => r.id);
+export function* allDomainIds(db: DB): Gen<string[]> {
+  return (yield* all(sql<{ id: string }>(db, 'SELECT id FROM domains ORDER BY rowid'))).map((r) => r.id);
 }
 
 export interface CheckWrite {
@@ -77,14 +77,11 @@ export interface CheckWrite {
   last_checked_at: number;
 }
 
-export function writeCheck(db: DB, w: CheckWrite): boolean {
+export function* writeCheck(db: DB, w: CheckWrite): Gen<boolean> {
   wrote(db);
-  return (
-    sql(
-      db,
-      'UPDATE domains SET status = @status, records_json = @records_json, return_path_verified = @return_path_verified, last_error = @last_error, last_checked_at = @last_checked_at WHERE id = @id',
-    ).run(w).changes === 1
-  );
+  const text =
+    'UPDATE domains SET status = @status, records_json = @records_json, return_path_verified = @return_path_verified, last_error = @last_error, last_checked_at = @last_checked_at WHERE id = @id';
+  return (yield* run(sql(db, text), w)).changes === 1;
 }
 
 // ---- dkim_keys (migration 007): next (rotation), retiring and ed25519 keys ----
@@ -111,52 +108,61 @@ export type NewDkimKey = Pick<
   Partial<Pick<DkimKeyRow, 'status' | 'retire_at'>>;
 
 /** A domain's extra keys: ed25519 first, then the next key, then retiring keys (newest first). */
-export function dkimKeys(db: DB, domainId: string): DkimKeyRow[] {
-  return sql<DkimKeyRow>(
-    db,
-    `SELECT * FROM dkim_keys WHERE domain_id = ?
+export const dkimKeys = (db: DB, domainId: string): Gen<DkimKeyRow[]> =>
+  all(
+    sql<DkimKeyRow>(
+      db,
+      `SELECT * FROM dkim_keys WHERE domain_id = ?
     ORDER BY CASE role WHEN 'ed25519' THEN 0 WHEN 'next' THEN 1 ELSE 2 END, id DESC`,
-  ).all(domainId);
-}
+    ),
+    domainId,
+  );
 
-export function insertDkimKey(db: DB, k: NewDkimKey): void {
+export function* insertDkimKey(db: DB, k: NewDkimKey): Gen<void> {
   wrote(db);
-  sql(
-    db,
-    `INSERT INTO dkim_keys (domain_id, role, selector, algorithm, private_key, public_key, created_at, status, retire_at)
+  yield* run(
+    sql(
+      db,
+      `INSERT INTO dkim_keys (domain_id, role, selector, algorithm, private_key, public_key, created_at, status, retire_at)
     VALUES (@domain_id, @role, @selector, @algorithm, @private_key, @public_key, @created_at, @status, @retire_at)`,
-  ).run({ status: 'pending', retire_at: null, ...k });
+    ),
+    { status: 'pending', retire_at: null, ...k },
+  );
 }
 
-export function writeKeyCheck(
+export function* writeKeyCheck(
   db: DB,
   id: number,
   r: { status: DomainStatus; found: string | null; error: string | null },
-): void {
+): Gen<void> {
   wrote(db);
-  sql(db, 'UPDATE dkim_keys SET status = @status, found = @found, error = @error WHERE id = @id').run({ id, ...r });
+  yield* run(sql(db, 'UPDATE dkim_keys SET status = @status, found = @found, error = @error WHERE id = @id'), {
+    id,
+    ...r,
+  });
 }
 
 /**
  * Makes the `next` key the domain's current key; the old current key becomes `retiring` until
  * retireAt (keeping the status its record had). False when that next key is gone (nothing changes).
  */
-export function promoteNextKey(
+export function* promoteNextKey(
   db: DB,
   d: DomainRow,
   nextId: number,
   oldStatus: DomainStatus,
   now: number,
   retireAt: number,
-): boolean {
-  const next = sql<DkimKeyRow>(db, "SELECT * FROM dkim_keys WHERE id = ? AND domain_id = ? AND role = 'next'").get(
+): Gen<boolean> {
+  const next = yield* get(
+    sql<DkimKeyRow>(db, "SELECT * FROM dkim_keys WHERE id = ? AND domain_id = ? AND role = 'next'"),
     nextId,
     d.id,
   );
   if (!next) return false;
   wrote(db);
-  sql(db, 'DELETE FROM dkim_keys WHERE id = ?').run(next.id);
-  insertDkimKey(db, {
+  yield* run(sql(db, 'DELETE FROM dkim_keys WHERE id = ?'), next.id);
+  yield* insertDkimKey(db, {
     domain_id: d.id,
     role: 'retiring',
     selector: d.dkim_selector,
@@ -167,33 +173,43 @@ export function promoteNextKey(
     status: oldStatus,
     retire_at: retireAt,
   });
-  sql(
-    db,
-    'UPDATE domains SET dkim_selector = ?, dkim_algorithm = ?, dkim_private_key = ?, dkim_public_key = ? WHERE id = ?',
-  ).run(next.selector, next.algorithm, next.private_key, next.public_key, d.id);
+  yield* run(
+    sql(
+      db,
+      'UPDATE domains SET dkim_selector = ?, dkim_algorithm = ?, dkim_private_key = ?, dkim_public_key = ? WHERE id = ?',
+    ),
+    next.selector,
+    next.algorithm,
+    next.private_key,
+    next.public_key,
+    d.id,
+  );
   return true;
 }
 
 /** Drops retiring keys whose grace period is over; answers how many. */
-export function dropRetiredKeys(db: DB, domainId: string, now: number): number {
+export function* dropRetiredKeys(db: DB, domainId: string, now: number): Gen<number> {
   wrote(db);
-  return sql(db, "DELETE FROM dkim_keys WHERE domain_id = ? AND role = 'retiring' AND retire_at <= ?").run(
-    domainId,
-    now,
-  ).changes;
+  const text = "DELETE FROM dkim_keys WHERE domain_id = ? AND role = 'retiring' AND retire_at <= ?";
+  return (yield* run(sql(db, text), domainId, now)).changes;
 }
 
 /** The domain's Ed25519 signing key, only once its record verified. */
-export function verifiedEd25519Key(db: DB, domainId: string): Pick<DkimKeyRow, 'selector' | 'private_key'> | undefined {
-  return sql<DkimKeyRow>(
-    db,
-    "SELECT selector, private_key FROM dkim_keys WHERE domain_id = ? AND role = 'ed25519' AND status = 'verified'",
-  ).get(domainId);
-}
+export const verifiedEd25519Key = (
+  db: DB,
+  domainId: string,
+): Gen<Pick<DkimKeyRow, 'selector' | 'private_key'> | undefined> =>
+  get(
+    sql<DkimKeyRow>(
+      db,
+      "SELECT selector, private_key FROM dkim_keys WHERE domain_id = ? AND role = 'ed25519' AND status = 'verified'",
+    ),
+    domainId,
+  );
 
-export function deleteDomain(db: DB, id: string): boolean {
+export function* deleteDomain(db: DB, id: string): Gen<boolean> {
   wrote(db);
-  return sql(db, 'DELETE FROM domains WHERE id = ?').run(id).changes === 1;
+  return (yield* run(sql(db, 'DELETE FROM domains WHERE id = ?'), id)).changes === 1;
 }
 
 /** The columns a sender needs of a verified domain (DKIM key, return path). */
@@ -206,23 +222,26 @@ export interface SendingDomain {
   return_path: string | null;
   return_path_verified: number;
 }
-const verifiedNamedStmt = (db: DB) =>
-  sql(db, "SELECT 1 FROM domains WHERE team_id = ? AND name = ? AND status = 'verified'");
 /**
  * Whether the team has `name` verified (no key read: the API's check at submit), read with the next statement that
- * needs an answer (PostgreSQL, in a transaction): call the function for the answer.
+ * needs an answer (PostgreSQL, in a transaction): `yield* read(it)` answers a row or undefined.
  */
-export function isVerifiedDomainNamedLater(db: DB, teamId: string, name: string): () => boolean {
-  const row = getLater(verifiedNamedStmt(db), teamId, name);
-  return () => row() !== undefined;
-}
+export const isVerifiedDomainNamedLater = (db: DB, teamId: string, name: string): Gen<Later<unknown>> =>
+  getLater(sql(db, "SELECT 1 FROM domains WHERE team_id = ? AND name = ? AND status = 'verified'"), teamId, name);
 
-export const verifiedDomainNamed = (db: DB, teamId: string, name: string): SendingDomain | undefined =>
-  sql<SendingDomain>(
-    db,
-    "SELECT id, name, dkim_selector, dkim_algorithm, dkim_private_key, return_path, return_path_verified FROM domains WHERE team_id = ? AND name = ? AND status = 'verified'",
-  ).get(teamId, name);
+export const verifiedDomainNamed = (db: DB, teamId: string, name: string): Gen<SendingDomain | undefined> =>
+  get(
+    sql<SendingDomain>(
+      db,
+      "SELECT id, name, dkim_selector, dkim_algorithm, dkim_private_key, return_path, return_path_verified FROM domains WHERE team_id = ? AND name = ? AND status = 'verified'",
+    ),
+    teamId,
+    name,
+  );
 
 /** Whether some team's domain uses `name` (lower-case) as its return-path (bounce) name. */
-export const isReturnPathName = (db: DB, name: string): boolean =>
-  sql(db, 'SELECT 1 FROM domains WHERE lower(return_path) = ? LIMIT 1').pluck().get(name) !== undefined;
+export function* isReturnPathName(db: DB, name: string): Gen<boolean> {
+  return (
+    (yield* get(sql(db, 'SELECT 1 FROM domains WHERE lower(return_path) = ? LIMIT 1').pluck(), name)) !== undefined
+  );
+}

@@ -6,7 +6,8 @@ import { promisify } from 'node:util';
 import pino from 'pino';
 import { openDb } from '../../src/store/db.js';
 import { loadConfig } from '../../src/config/load.js';
-import { createKey, createTeam } from '../../src/services/keys.js';
+import { createKeyPlan, createTeamPlan } from '../../src/services/keys.js';
+import { runSync } from '../../src/store/op.js';
 import { openTestDb, pgUrlFor, testEngine } from './service.js';
 import { insertVerifiedDomain } from './factories.js';
 import type { TestDns } from './dns.js';
@@ -125,8 +126,8 @@ export const quietEnv = (dataDir: string, extra: Record<string, string> = {}): R
 export async function liveSender(env: Record<string, string>, dns: TestDns, teamName: string): Promise<string> {
   const db = await openTestDb(env.MTA_DATA_DIR);
   const ctx = { db, config: loadConfig({ env }), now: Date.now, log: pino({ level: 'silent' }) };
-  const team = createTeam(ctx, teamName);
-  const key = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send', 'emails:read'] }).key;
+  const team = runSync(createTeamPlan(ctx, teamName));
+  const key = runSync(createKeyPlan(ctx, team.id, { mode: 'live', scopes: ['emails:send', 'emails:read'] })).key;
   const dom = insertVerifiedDomain(db, team.id, 'sender.test');
   dns.set(`${dom.selector}._domainkey.sender.test`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });
   db.close();

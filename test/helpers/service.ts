@@ -5,7 +5,8 @@ import pino from 'pino';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { startService, type Running, type FeatureFactory } from '../../src/service.js';
-import { createTeam, createKey, type Scope } from '../../src/services/keys.js';
+import { createTeamPlan, createKeyPlan, type Scope } from '../../src/services/keys.js';
+import { runSync } from '../../src/store/op.js';
 import { addCredits } from '../../src/services/credits.js';
 import { openDb, type DB } from '../../src/store/db.js';
 import { createDatabase, sharedPg } from './pg.js';
@@ -86,10 +87,10 @@ export class TestService {
   }
 
   team(name = `team-${Math.random().toString(36).slice(2, 8)}`) {
-    return createTeam(this.ctx, name);
+    return runSync(createTeamPlan(this.ctx, name));
   }
   key(teamId: string, mode: 'test' | 'live' = 'test', scopes?: Scope[]) {
-    return createKey(this.ctx, teamId, { mode, scopes }).key;
+    return runSync(createKeyPlan(this.ctx, teamId, { mode, scopes })).key;
   }
   credits(teamId: string, amount: number) {
     return addCredits(this.ctx, teamId, amount, null);

@@ -5,6 +5,7 @@ import { startTestService, type TestService } from '../helpers/service.js';
 import { TestDns } from '../helpers/dns.js';
 import { feature as domains } from '../../src/features/domains.js';
 import { signingKeyFor } from '../../src/services/sending-domain.js';
+import { runSync } from '../../src/store/op.js';
 import { publish } from '../helpers/domains.js';
 
 describe('sending domains: API rules and record checks', function () {
@@ -110,7 +111,7 @@ describe('sending domains: API rules and record checks', function () {
     const v3 = await verify(d.id);
     expect(v3.status).to.equal('verified');
     expect(byPurpose(v3, 'return_path')).to.include({ status: 'failed', found: null });
-    expect(signingKeyFor(s.ctx, team.id, 'pending.test')!.returnPath).to.equal(null);
+    expect(runSync(signingKeyFor(s.ctx, team.id, 'pending.test'))!.returnPath).to.equal(null);
   });
 
   it('evaluates SPF (include, both address families) rather than matching strings', async () => {
@@ -126,7 +127,7 @@ describe('sending domains: API rules and record checks', function () {
     const ok = await verify(d.id);
     expect(ok.status).to.equal('verified');
     expect(byPurpose(ok, 'return_path').status).to.equal('verified');
-    expect(signingKeyFor(s.ctx, team.id, 'spf.test')!.returnPath).to.equal('bounces.spf.test');
+    expect(runSync(signingKeyFor(s.ctx, team.id, 'spf.test'))!.returnPath).to.equal('bounces.spf.test');
     dns.patch('spf.test', { TXT: ['v=spf1 -all'] });
     const bad = await verify(d.id);
     expect(bad.status).to.equal('failed');

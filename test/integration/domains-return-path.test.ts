@@ -10,6 +10,7 @@ import { route } from './outbound-env.js';
 import { feature as domains } from '../../src/features/domains.js';
 import { feature as outbound } from '../../src/features/outbound.js';
 import { signingKeyFor } from '../../src/services/sending-domain.js';
+import { runSync } from '../../src/store/op.js';
 import { createResolver } from '../../src/services/resolver.js';
 
 describe('sending domains: the return path needs its MX and its SPF record', function () {
@@ -96,14 +97,14 @@ describe('sending domains: the return path needs its MX and its SPF record', fun
     expect(mx1.status).to.equal('verified');
     expect(txt1).to.include({ status: 'failed', found: null, expected: 'v=spf1 ip4:127.0.0.1 ~all' });
     expect(txt1.error).to.match(/No SPF record/);
-    expect(signingKeyFor(s.ctx, team.id, 'rp.test')!.returnPath).to.equal(null);
+    expect(runSync(signingKeyFor(s.ctx, team.id, 'rp.test'))!.returnPath).to.equal(null);
     expect(await envelopeSender('app@rp.test')).to.match(/^bounces\+[0-9a-z-]+@bounces\.operator\.test$/);
 
     dns.patch('bounces.rp.test', { TXT: ['v=spf1 ip4:192.0.2.99 -all'] });
     const [, txt2] = returnPath(await verify(d.id));
     expect(txt2).to.include({ status: 'failed', found: 'v=spf1 ip4:192.0.2.99 -all' });
     expect(txt2.error).to.match(/fail for 127\.0\.0\.1/);
-    expect(signingKeyFor(s.ctx, team.id, 'rp.test')!.returnPath).to.equal(null);
+    expect(runSync(signingKeyFor(s.ctx, team.id, 'rp.test'))!.returnPath).to.equal(null);
 
     dns.patch('bounces.rp.test', { TXT: [] });
     publishRecord(dns, rpTxt);
@@ -113,7 +114,7 @@ describe('sending domains: the return path needs its MX and its SPF record', fun
       ['TXT', 'verified'],
     ]);
     expect(returnPath(v3)[1]).not.to.have.property('error');
-    expect(signingKeyFor(s.ctx, team.id, 'rp.test')!.returnPath).to.equal('bounces.rp.test');
+    expect(runSync(signingKeyFor(s.ctx, team.id, 'rp.test'))!.returnPath).to.equal('bounces.rp.test');
     const sender = await envelopeSender('app@rp.test');
     expect(sender).to.match(/^bounces\+[0-9a-z-]+@bounces\.rp\.test$/);
     expect(await spfFor(sender)).to.equal('pass');
@@ -126,12 +127,12 @@ describe('sending domains: the return path needs its MX and its SPF record', fun
     const v = await verify(id);
     expect(returnPath(v).map((r: any) => r.status)).to.deep.equal(['verified', 'verified']);
     expect(returnPath(v)[1].error).to.match(/ESERVFAIL|DNS error/);
-    expect(signingKeyFor(s.ctx, team.id, 'rp.test')!.returnPath).to.equal('bounces.rp.test');
+    expect(runSync(signingKeyFor(s.ctx, team.id, 'rp.test'))!.returnPath).to.equal('bounces.rp.test');
 
     dns.set('bounces.rp.test', { TXT: saved.TXT });
     const gone = await verify(id);
     expect(returnPath(gone).map((r: any) => r.status)).to.deep.equal(['failed', 'verified']);
-    expect(signingKeyFor(s.ctx, team.id, 'rp.test')!.returnPath).to.equal(null);
+    expect(runSync(signingKeyFor(s.ctx, team.id, 'rp.test'))!.returnPath).to.equal(null);
     expect(await envelopeSender('app@rp.test')).to.match(/@bounces\.operator\.test$/);
   });
 });

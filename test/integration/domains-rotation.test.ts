@@ -10,6 +10,7 @@ import { route } from './outbound-env.js';
 import { feature as domains } from '../../src/features/domains.js';
 import { feature as outbound } from '../../src/features/outbound.js';
 import { signingKeyFor } from '../../src/services/sending-domain.js';
+import { runSync } from '../../src/store/op.js';
 import { onDomainStatusChange, type DomainStatusChange } from '../../src/services/domains.js';
 import { createResolver } from '../../src/services/resolver.js';
 
@@ -123,7 +124,7 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
     expect(v1.body.status).to.equal('verified');
     expect(v1.body.records[5]).to.include({ state: 'next', status: 'failed' });
     expect(v1.body.records[5].error).to.match(/No TXT record/);
-    expect(signingKeyFor(s.ctx, team.id, 'rot.test')!.selector).to.equal(oldSel);
+    expect(runSync(signingKeyFor(s.ctx, team.id, 'rot.test'))!.selector).to.equal(oldSel);
     const oldSigned = await deliver('app@rot.test');
     expect(selectors(oldSigned)).to.deep.equal([oldSel]);
 
@@ -140,7 +141,7 @@ describe('sending domains: DKIM rotation and Ed25519', function () {
     const retiring = v2.body.records[5];
     expect(retiring).to.include({ name: d.records[0].name, state: 'retiring', signing: false, status: 'verified' });
     expect(Date.parse(retiring.retire_at) - clock.now()).to.be.within(7 * DAY - 60_000, 7 * DAY);
-    expect(signingKeyFor(s.ctx, team.id, 'rot.test')!.selector).to.equal(newSel);
+    expect(runSync(signingKeyFor(s.ctx, team.id, 'rot.test'))!.selector).to.equal(newSel);
 
     const newSigned = await deliver('app@rot.test');
     expect(selectors(newSigned)).to.deep.equal([newSel]);

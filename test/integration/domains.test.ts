@@ -6,6 +6,7 @@ import { startTestService, type TestService } from '../helpers/service.js';
 import { TestDns } from '../helpers/dns.js';
 import { feature as domains } from '../../src/features/domains.js';
 import { signingKeyFor } from '../../src/services/sending-domain.js';
+import { runSync } from '../../src/store/op.js';
 import { onDomainStatusChange, type DomainStatusChange } from '../../src/services/domains.js';
 import { publish, waitFor, liveSend } from '../helpers/domains.js';
 
@@ -89,7 +90,7 @@ describe('sending domains', function () {
   });
 
   it('stores a PKCS8 key whose public half is the published one, and uses the verified return-path', async () => {
-    const k = signingKeyFor(s.ctx, team.id, 'mail.example.test')!;
+    const k = runSync(signingKeyFor(s.ctx, team.id, 'mail.example.test'))!;
     expect(k).to.include({ signingDomain: 'example.test', returnPath: 'bounces.example.test' });
     expect(k.privateKey).to.match(/^-----BEGIN PRIVATE KEY-----/);
     const pub = createPublicKey(createPrivateKey(k.privateKey))
@@ -111,7 +112,7 @@ describe('sending domains', function () {
     const refused = await liveSend(s, key, 'hello@example.test');
     expect(refused.status).to.equal(422);
     expect(refused.body.error).to.include({ code: 'domain_not_verified', param: 'from' });
-    expect(signingKeyFor(s.ctx, team.id, 'example.test')).to.equal(null);
+    expect(runSync(signingKeyFor(s.ctx, team.id, 'example.test'))).to.equal(null);
 
     dns.set(dkimName, { TXT: ['v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAwrong'] });
     const wrong = await s.api('POST', `/v1/domains/${id}/verify`, { key });

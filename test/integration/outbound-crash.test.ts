@@ -7,7 +7,8 @@ import { tempDir, openTestDb } from '../helpers/service.js';
 import { loopbackEnv, serveChild } from '../helpers/cli.js';
 import { insertVerifiedDomain } from '../helpers/factories.js';
 import { loadConfig } from '../../src/config/load.js';
-import { createTeam, createKey } from '../../src/services/keys.js';
+import { createTeamPlan, createKeyPlan } from '../../src/services/keys.js';
+import { runSync } from '../../src/store/op.js';
 import { route, sleep } from './outbound-env.js';
 
 describe('outbound delivery: kill -9 in the middle of a batch loses nothing', function () {
@@ -36,8 +37,8 @@ describe('outbound delivery: kill -9 in the middle of a batch loses nothing', fu
     });
     const db = await openTestDb(dataDir);
     const ctx = { db, config: loadConfig({ env }), now: Date.now, log: pino({ level: 'silent' }) };
-    const team = createTeam(ctx, 'crash');
-    const key = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send', 'emails:read'] }).key;
+    const team = runSync(createTeamPlan(ctx, 'crash'));
+    const key = runSync(createKeyPlan(ctx, team.id, { mode: 'live', scopes: ['emails:send', 'emails:read'] })).key;
     const dom = insertVerifiedDomain(db, team.id, 'sender.test');
     dns.set(`${dom.selector}._domainkey.sender.test`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });
 

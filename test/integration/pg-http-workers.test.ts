@@ -14,7 +14,8 @@ import { loopbackEnv, serveChild } from '../helpers/cli.js';
 import { insertVerifiedDomain } from '../helpers/factories.js';
 import { openDb, type DB } from '../../src/store/db.js';
 import { loadConfig } from '../../src/config/load.js';
-import { createTeam, createKey } from '../../src/services/keys.js';
+import { createTeamPlan, createKeyPlan } from '../../src/services/keys.js';
+import { runSync } from '../../src/store/op.js';
 import { route, sleep } from './outbound-env.js';
 
 interface Reply {
@@ -101,12 +102,12 @@ describe('PostgreSQL: one node with HTTP workers (MTA_HTTP_WORKERS)', function (
     });
     db = openDb(dir, { databaseUrl: url });
     const ctx = { db, config: loadConfig({ env }), now: Date.now, log: pino({ level: 'silent' }) };
-    const team = createTeam(ctx, 'workers');
-    live = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send'] }).key;
-    admin = createKey(ctx, team.id, { mode: 'live', scopes: ['keys:write', 'emails:send'] }).key;
-    limited = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send'] }).key;
-    spare = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send'] }).key;
-    lent = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send'] }).key;
+    const team = runSync(createTeamPlan(ctx, 'workers'));
+    live = runSync(createKeyPlan(ctx, team.id, { mode: 'live', scopes: ['emails:send'] })).key;
+    admin = runSync(createKeyPlan(ctx, team.id, { mode: 'live', scopes: ['keys:write', 'emails:send'] })).key;
+    limited = runSync(createKeyPlan(ctx, team.id, { mode: 'live', scopes: ['emails:send'] })).key;
+    spare = runSync(createKeyPlan(ctx, team.id, { mode: 'live', scopes: ['emails:send'] })).key;
+    lent = runSync(createKeyPlan(ctx, team.id, { mode: 'live', scopes: ['emails:send'] })).key;
     const dom = insertVerifiedDomain(db, team.id, 'sender.test');
     dns.set(`${dom.selector}._domainkey.sender.test`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });
     node = await serveChild(env);

@@ -11,7 +11,8 @@ import { loopbackEnv, serveChild } from '../helpers/cli.js';
 import { insertVerifiedDomain } from '../helpers/factories.js';
 import { openDb, type DB } from '../../src/store/db.js';
 import { loadConfig } from '../../src/config/load.js';
-import { createTeam, createKey } from '../../src/services/keys.js';
+import { createTeamPlan, createKeyPlan } from '../../src/services/keys.js';
+import { runSync } from '../../src/store/op.js';
 import { route, sleep } from './outbound-env.js';
 
 const N = 2000;
@@ -70,8 +71,8 @@ describe('PostgreSQL: two nodes on one database, one killed mid-delivery', funct
       });
     db = openDb(dirA, { databaseUrl: url });
     const ctx = { db, config: loadConfig({ env: env(dirA) }), now: Date.now, log: pino({ level: 'silent' }) };
-    const team = createTeam(ctx, 'nodes');
-    const key = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send', 'emails:read'] }).key;
+    const team = runSync(createTeamPlan(ctx, 'nodes'));
+    const key = runSync(createKeyPlan(ctx, team.id, { mode: 'live', scopes: ['emails:send', 'emails:read'] })).key;
     const dom = insertVerifiedDomain(db, team.id, 'sender.test');
     dns.set(`${dom.selector}._domainkey.sender.test`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });
 

@@ -5,7 +5,8 @@ import { expect } from 'chai';
 import pino from 'pino';
 import { loadConfig, ConfigError } from '../../src/config/load.js';
 import { startService, type Running } from '../../src/service.js';
-import { createTeam } from '../../src/services/keys.js';
+import { createTeamPlan } from '../../src/services/keys.js';
+import { runSync } from '../../src/store/op.js';
 import { feature as dashboard } from '../../src/features/dashboard.js';
 import { tempDir, testClock, type TestClock } from '../helpers/service.js';
 
@@ -39,7 +40,7 @@ async function start(env: Record<string, string>, clock: TestClock) {
     log: pino({ level: 'info' }, sink),
     features: [dashboard],
   });
-  const team = createTeam(svc.ctx, `ops-${Math.random().toString(36).slice(2, 8)}`);
+  const team = runSync(createTeamPlan(svc.ctx, `ops-${Math.random().toString(36).slice(2, 8)}`));
   return { svc, lines, team };
 }
 

@@ -63,7 +63,7 @@ function errorPages(deps: Deps) {
 /** Loads the session; sends visitors without one to sign-in (pages) or answers 401 (JSON/fragment polls). */
 function gate(deps: Deps) {
   return async (k: DCtx, next: Koa.Next) => {
-    k.state.session = loadSession(deps.app, readCookie(k, SESSION_COOKIE)) ?? undefined;
+    k.state.session = (await loadSession(deps.app, readCookie(k, SESSION_COOKIE))) ?? undefined;
     if (PUBLIC.has(k.path) || k.state.session) return next();
     if (k.method === 'GET' && !k.path.endsWith('/statuses') && !k.path.endsWith('/timeline')) {
       const nextUrl =

@@ -2,7 +2,7 @@
 // Html page and Post/Redirect/Get redirects (303). Scope checks: services/keys requireScope(sess(k).principal, …).
 import type Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
-import { teamNamed } from '../../services/keys.js';
+import { teamNamedNow } from '../../services/keys.js';
 import type { Ctx } from '../../services/context.js';
 import type { State } from '../middleware.js';
 import type { Html } from './html.js';
@@ -54,7 +54,7 @@ export function page(app: Ctx, k: DCtx, o: Omit<PageOpts, 'session' | 'teamName'
 export function teamNameOf(app: Ctx, s: Session | null | undefined): string | undefined {
   if (!s) return undefined;
   try {
-    return teamNamed(app, s.principal.teamId).name;
+    return teamNamedNow(app, s.principal.teamId).name;
   } catch {
     return undefined;
   }

@@ -31,21 +31,25 @@ export function accountRoutes(r: Router, { app, auth }: Deps) {
   r.get('/credits', auth(), async (ctx: KoaCtx) => {
     ctx.body = await balance(app, principal(ctx).teamId);
   });
-  r.post('/api-keys', auth('keys:write'), (ctx: KoaCtx) => {
+  r.post('/api-keys', auth('keys:write'), async (ctx: KoaCtx) => {
     const b = checkKey(ctx.request.body);
-    const { row, key } = createKeyAs(app, principal(ctx), { mode: b.mode, scopes: b.scopes, name: b.name ?? null });
+    const { row, key } = await createKeyAs(app, principal(ctx), {
+      mode: b.mode,
+      scopes: b.scopes,
+      name: b.name ?? null,
+    });
     ctx.status = 201;
     ctx.body = presentKey(row, key);
   });
-  r.get('/api-keys', auth('keys:write'), (ctx: KoaCtx) => {
+  r.get('/api-keys', auth('keys:write'), async (ctx: KoaCtx) => {
     ctx.body = {
       object: 'list',
-      data: listKeys(app, principal(ctx)).map((k) => presentKey(k)),
+      data: (await listKeys(app, principal(ctx))).map((k) => presentKey(k)),
       has_more: false,
       next_cursor: null,
     };
   });
-  r.delete('/api-keys/:id', auth('keys:write'), (ctx: KoaCtx) => {
-    ctx.body = presentKey(revokeKey(app, ctx.params.id, principal(ctx)));
+  r.delete('/api-keys/:id', auth('keys:write'), async (ctx: KoaCtx) => {
+    ctx.body = presentKey(await revokeKey(app, ctx.params.id, principal(ctx)));
   });
 }

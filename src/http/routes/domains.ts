@@ -22,12 +22,12 @@ export function domainRoutes(r: Router, { app, auth }: Deps) {
     ctx.body = await addDomain(app, principal(ctx).teamId, b.name, { ed25519: b.dkim?.ed25519 === true });
     ctx.status = 201;
   });
-  r.get('/domains', auth('domains:read'), (ctx: KoaCtx) => {
+  r.get('/domains', auth('domains:read'), async (ctx: KoaCtx) => {
     const q = checkPage(ctx.query);
-    ctx.body = listDomains(app, principal(ctx).teamId, limitOf(q.limit), q.cursor);
+    ctx.body = await listDomains(app, principal(ctx).teamId, limitOf(q.limit), q.cursor);
   });
-  r.get('/domains/:id', auth('domains:read'), (ctx: KoaCtx) => {
-    ctx.body = getDomain(app, principal(ctx).teamId, ctx.params.id);
+  r.get('/domains/:id', auth('domains:read'), async (ctx: KoaCtx) => {
+    ctx.body = await getDomain(app, principal(ctx).teamId, ctx.params.id);
   });
   r.get('/domains/:id/dmarc', auth('domains:read'), async (ctx: KoaCtx) => {
     ctx.body = await getDmarcSummary(app, principal(ctx).teamId, ctx.params.id, checkWindow(ctx.query));
@@ -44,8 +44,8 @@ export function domainRoutes(r: Router, { app, auth }: Deps) {
     requireLive(principal(ctx), 'rotate DKIM keys');
     ctx.body = await rotateDkim(app, principal(ctx).teamId, ctx.params.id);
   });
-  r.delete('/domains/:id', auth('domains:write'), (ctx: KoaCtx) => {
+  r.delete('/domains/:id', auth('domains:write'), async (ctx: KoaCtx) => {
     requireLive(principal(ctx), 'delete domains');
-    ctx.body = deleteDomain(app, principal(ctx).teamId, ctx.params.id);
+    ctx.body = await deleteDomain(app, principal(ctx).teamId, ctx.params.id);
   });
 }

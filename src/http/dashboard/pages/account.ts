@@ -102,7 +102,7 @@ function createForm(k: DCtx): Html {
   </section>`;
 }
 
-function keysPage(deps: Deps, k: DCtx, created?: { key: string; name: string | null }) {
+async function keysPage(deps: Deps, k: DCtx, created?: { key: string; name: string | null }) {
   const s = sess(k);
   const write = can(s, 'keys:write');
   if (!write) {
@@ -114,7 +114,7 @@ function keysPage(deps: Deps, k: DCtx, created?: { key: string; name: string | n
         ${readOnly('keys:write', 'see, create or revoke keys')}`,
     });
   }
-  const keys = listKeys(deps.app, s.principal).map((r) => presentKey(r));
+  const keys = (await listKeys(deps.app, s.principal)).map((r) => presentKey(r));
   const shown = created
     ? html`<section class="notice" role="status" aria-labelledby="shown-h">
         <h2 id="shown-h">New key${created.name ? ` “${created.name}”` : ''}</h2>
@@ -248,21 +248,21 @@ export function accountPages(r: DRouter, deps: Deps) {
     seeOther(k, '/dashboard/suppressions?notice=suppression_removed');
   });
   r.get('/keys', (k: DCtx) => keysPage(deps, k));
-  r.post('/keys', (k: DCtx) => {
+  r.post('/keys', async (k: DCtx) => {
     requireScope(sess(k).principal, 'keys:write');
     const mode = field(k, 'mode') === 'live' ? 'live' : 'test';
-    const { row, key } = createKeyAs(deps.app, sess(k).principal, {
+    const { row, key } = await createKeyAs(deps.app, sess(k).principal, {
       mode,
       scopes: fields(k, 'scopes'),
       name: field(k, 'name') || null,
     });
-    keysPage(deps, k, { key, name: row.name });
+    await keysPage(deps, k, { key, name: row.name });
   });
-  r.post('/keys/:id/revoke', (k: DCtx) => {
+  r.post('/keys/:id/revoke', async (k: DCtx) => {
     requireScope(sess(k).principal, 'keys:write');
     const s = sess(k);
-    const row = revokeKey(deps.app, k.params.id, s.principal);
-    endKeySessions(deps.app, row.id);
+    const row = await revokeKey(deps.app, k.params.id, s.principal);
+    await endKeySessions(deps.app, row.id);
     if (row.id === s.principal.keyId) {
       clearCookie(deps.app, k, SESSION_COOKIE);
       return seeOther(k, '/dashboard/sign-in?notice=session_ended');

@@ -89,8 +89,8 @@ function freshLoginCsrf(deps: Deps, k: DCtx): string {
   return t;
 }
 
-function startSession(deps: Deps, k: DCtx, s: { teamId: string; keyId: string | null; operator: boolean }) {
-  const id = createSession(deps.app, s);
+async function startSession(deps: Deps, k: DCtx, s: { teamId: string; keyId: string | null; operator: boolean }) {
+  const id = await createSession(deps.app, s);
   setCookie(deps.app, k, SESSION_COOKIE, id, SESSION_TTL_MS / 1000);
   clearCookie(deps.app, k, LOGIN_CSRF_COOKIE);
   seeOther(k, safeNext(field(k, 'next')));
@@ -120,11 +120,11 @@ function keySignIn(deps: Deps) {
       const message = `Too many sign-in attempts from your address; try again in ${wait} seconds.`;
       return signInPage(k, deps, freshLoginCsrf(deps, k), message, 429);
     }
-    signInWithKey(deps, k, key);
+    await signInWithKey(deps, k, key);
   };
 }
 
-function signInWithKey(deps: Deps, k: DCtx, key: string) {
+async function signInWithKey(deps: Deps, k: DCtx, key: string) {
   try {
     const p = authenticate(deps.app, `Bearer ${key}`);
     if (!p.scopes.has('emails:read'))
@@ -135,7 +135,7 @@ function signInWithKey(deps: Deps, k: DCtx, key: string) {
         'This key lacks the emails:read scope, which the dashboard needs.',
         403,
       );
-    startSession(deps, k, { teamId: p.teamId, keyId: p.keyId, operator: false });
+    await startSession(deps, k, { teamId: p.teamId, keyId: p.keyId, operator: false });
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     signInPage(k, deps, freshLoginCsrf(deps, k), 'That API key is unknown or revoked.', 401);
@@ -188,12 +188,12 @@ function operatorSignIn(deps: Deps) {
     }
     let teamId: string;
     try {
-      teamId = teamNamed(deps.app, field(k, 'team')).id;
+      teamId = (await teamNamed(deps.app, field(k, 'team'))).id;
     } catch {
       return signInPage(k, deps, freshLoginCsrf(deps, k), 'No team has that name or id.', 422);
     }
     log.info({ team: teamId, address }, 'dashboard operator sign-in');
-    startSession(deps, k, { teamId, keyId: null, operator: true });
+    await startSession(deps, k, { teamId, keyId: null, operator: true });
   };
 }
 
@@ -211,8 +211,8 @@ export function authRoutes(r: DRouter, deps: Deps) {
     if (field(k, 'password')) return signInAsOperator(k);
     signInPage(k, deps, freshLoginCsrf(deps, k), 'Type an API key to sign in.', 422);
   });
-  r.post('/sign-out', (k: DCtx) => {
-    endSession(deps.app, sess(k).idHash);
+  r.post('/sign-out', async (k: DCtx) => {
+    await endSession(deps.app, sess(k).idHash);
     clearCookie(deps.app, k, SESSION_COOKIE);
     seeOther(k, '/dashboard/sign-in?notice=signed_out');
   });

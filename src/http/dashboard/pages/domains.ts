@@ -28,7 +28,7 @@ function addForm(k: DCtx): Html {
   </form>`;
 }
 
-function listPage(deps: Deps, k: DCtx) {
+async function listPage(deps: Deps, k: DCtx) {
   const s = sess(k);
   if (!can(s, 'domains:read')) {
     return page(deps.app, k, {
@@ -39,7 +39,7 @@ function listPage(deps: Deps, k: DCtx) {
     });
   }
   const cursor = qs(k, 'cursor');
-  const list = listDomains(deps.app, s.principal.teamId, 50, cursor);
+  const list = await listDomains(deps.app, s.principal.teamId, 50, cursor);
   const table =
     list.data.length === 0
       ? html`<p class="card">No domains yet. Add one to send live email from it.</p>`
@@ -130,7 +130,7 @@ function recordsTable(d: Domain): Html {
 async function detailPage(deps: Deps, k: DCtx) {
   const s = sess(k);
   requireScope(sess(k).principal, 'domains:read');
-  const d = getDomain(deps.app, s.principal.teamId, k.params.id);
+  const d = await getDomain(deps.app, s.principal.teamId, k.params.id);
   const verify = !can(s, 'domains:write')
     ? readOnly('domains:write', 're-check the records')
     : s.principal.mode !== 'live'
