@@ -140,9 +140,9 @@ function run(waitingEmails: number): void {
     const claimed: number[] = [];
     const [, claimMs] = time(() => {
       for (let i = 0; i < claims; i += 100)
-        tx(db, () => claimed.push(...claimDue(db, now, now + 300e3, 100).map((c) => c.id)));
+        tx(db, () => claimed.push(...runSync(claimDue(db, now, now + 300e3, 100)).map((c) => c.id)));
     });
-    const [, settleMs] = time(() => tx(db, () => claimed.forEach((id) => settleClaim(db, id))));
+    const [, settleMs] = time(() => tx(db, () => claimed.forEach((id) => runSync(settleClaim(db, id)))));
     const each = (ms: number) => ((ms * 1000) / claimed.length).toFixed(1);
     console.log(`  ${claimed.length} claims ${label}: ${each(claimMs)} µs each, settle ${each(settleMs)} µs each`);
   };

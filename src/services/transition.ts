@@ -226,12 +226,14 @@ export class OutcomeBatch {
    */
   write(ctx: Ctx, now: number, checked = false): () => boolean {
     const rows = [...this.deliveries.values()];
-    const allWritten = writeDeliveriesFromLater(ctx.db, rows, now, { checked });
-    setEmailStatuses(
-      ctx.db,
-      [...this.emails].map(([seq, e]) => ({ seq, ...e })),
-      now,
-      { checked },
+    const allWritten = runSync(writeDeliveriesFromLater(ctx.db, rows, now, { checked }));
+    runSync(
+      setEmailStatuses(
+        ctx.db,
+        [...this.emails].map(([seq, e]) => ({ seq, ...e })),
+        now,
+        { checked },
+      ),
     );
     return allWritten;
   }

@@ -179,12 +179,12 @@ describe('queue summary counters', function () {
     // and once the lease has run out (+3 h) due again; a lease given back makes them scheduled again.
     const db = e.s.db;
     const t = Date.now();
-    const claimed = claimDue(db, t + 5 * 60e3, t + 2 * 3600e3 + 30e3, 5);
+    const claimed = runSync(claimDue(db, t + 5 * 60e3, t + 2 * 3600e3 + 30e3, 5));
     expect(claimed.map((c) => c.recipient).sort()).to.deep.equal(['s7@other.test', 's8@rcpt.test']);
     await check('two claimed under a lease', 13);
     expect(summarizeFromCounts(db, 'state', {}, t).find((g) => g.key === 'in_flight')?.recipients).to.equal(2);
     expect(summarizeFromCounts(db, 'state', {}, t + 3 * 3600e3).find((g) => g.key === 'in_flight')).to.equal(undefined);
-    expect(releaseClaims(db, [claimed[0].id], t + 30 * 60e3)).to.equal(1);
+    expect(runSync(releaseClaims(db, [claimed[0].id], t + 30 * 60e3))).to.equal(1);
     await check('one claim given back (scheduled in 30 min)', 13);
 
     expect((await queueAction(e.s.ctx, 'hold', await parseFilter(e.s.ctx, { domain: 'other.test' }))).matched).to.equal(
