@@ -11,7 +11,6 @@ import { insertEmail, type NewEmail } from '../src/store/emails.js';
 import { appendEvent } from '../src/store/events.js';
 import { runSync } from '../src/store/op.js';
 import { insertTeam } from '../src/store/teams.js';
-import { runSync } from '../src/store/op.js';
 import { createDatabase, sharedPg, stopSharedPg } from '../test/helpers/pg.js';
 
 const N = Number(process.argv[2] ?? 100_000);

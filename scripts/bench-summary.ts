@@ -120,12 +120,12 @@ function run(waitingEmails: number): void {
   );
   for (const [name, by, f] of CASES) {
     if (!countable(f)) {
-      const runs = [0, 1, 2].map(() => time(() => summarize(db, by, f, now))[1].toFixed(1));
+      const runs = [0, 1, 2].map(() => time(() => runSync(summarize(db, by, f, now)))[1].toFixed(1));
       console.log(`  ${name}: scan ${runs.join(' / ')} ms`);
       continue;
     }
     const runs = [0, 1, 2, 3, 4].map(() => time(() => summarizeFromCounts(db, by, f, now)));
-    const [scan, scanMs] = time(() => summarize(db, by, f, now));
+    const [scan, scanMs] = time(() => runSync(summarize(db, by, f, now)));
     const counted = runs[0][0];
     const byKey = (rows: typeof scan) => JSON.stringify([...rows].sort((a, b) => a.key.localeCompare(b.key)));
     const same = byKey(counted) === byKey(scan);
@@ -140,9 +140,9 @@ function run(waitingEmails: number): void {
     const claimed: number[] = [];
     const [, claimMs] = time(() => {
       for (let i = 0; i < claims; i += 100)
-        tx(db, () => claimed.push(...claimDue(db, now, now + 300e3, 100).map((c) => c.id)));
+        tx(db, () => claimed.push(...runSync(claimDue(db, now, now + 300e3, 100)).map((c) => c.id)));
     });
-    const [, settleMs] = time(() => tx(db, () => claimed.forEach((id) => settleClaim(db, id))));
+    const [, settleMs] = time(() => tx(db, () => claimed.forEach((id) => runSync(settleClaim(db, id)))));
     const each = (ms: number) => ((ms * 1000) / claimed.length).toFixed(1);
     console.log(`  ${claimed.length} claims ${label}: ${each(claimMs)} µs each, settle ${each(settleMs)} µs each`);
   };

@@ -58,9 +58,9 @@ function queueCommand(sub: 'summary' | 'list' | 'hold' | 'release' | 'retry' | '
     const q = await import('./services/queue.js');
     const ctx = open();
     const input = Object.fromEntries(Object.keys(QUEUE_FILTERS).map((k) => [k.replace(/-/g, '_'), values[k]]));
-    const f = q.parseFilter(ctx, input);
-    if (sub === 'summary') return JSON.stringify(q.queueSummary(ctx, by as 'site', f), null, 2);
-    if (sub === 'list') return JSON.stringify(q.queueList(ctx, f, limit), null, 2);
+    const f = await q.parseFilter(ctx, input);
+    if (sub === 'summary') return JSON.stringify(await q.queueSummary(ctx, by as 'site', f), null, 2);
+    if (sub === 'list') return JSON.stringify(await q.queueList(ctx, f, limit), null, 2);
     if ((sub === 'hold' || sub === 'purge') && Object.keys(f).length === 0 && values.all !== true)
       throw new Refused(`queue ${sub} with no filter acts on the whole queue: add a filter, or --all`);
     q.writeWebhooksFromThisProcess(ctx);
@@ -171,7 +171,7 @@ export const COMMANDS: Record<string, Handler> = {
   sites: async (args, open) => {
     opts(args, {});
     const { listSites } = await import('./services/delivery-control.js');
-    return JSON.stringify(listSites(open()), null, 2);
+    return JSON.stringify(await listSites(open()), null, 2);
   },
   'site suspend': async (args, open) => {
     const { values, positionals } = opts(args, { seconds: 'string', reason: 'string', ip: 'string' });
@@ -201,13 +201,13 @@ export const COMMANDS: Record<string, Handler> = {
   'ip list': async (args, open) => {
     opts(args, {});
     const { listIps } = await import('./services/delivery-control.js');
-    return JSON.stringify(listIps(open()), null, 2);
+    return JSON.stringify(await listIps(open()), null, 2);
   },
   'ip warmup': async (args, open) => {
     const { values, positionals } = opts(args, { day: 'string', stop: 'boolean' });
     const ip = need(positionals[0], 'IP');
     const { warmupIp } = await import('./services/delivery-control.js');
-    return JSON.stringify(warmupIp(open(), ip, Number(values.day ?? 0), values.stop === true), null, 2);
+    return JSON.stringify(await warmupIp(open(), ip, Number(values.day ?? 0), values.stop === true), null, 2);
   },
   ips: async (args, open) => {
     opts(args, {});

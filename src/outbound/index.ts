@@ -1,7 +1,7 @@
 // Builds the outbound delivery component from the shared context: resolver (MTA_DNS_SERVERS), MX cache,
 // shaping rules (MTA_SHAPING_FILE), SMTP pool (on the outbound worker thread), source IP pools, retry policy, lease and limits. Nothing runs on import.
 import { createResolver } from '../services/resolver.js';
-import { secret, onEvent, setIntake } from '../services/delivery.js';
+import { secretOf, onEvent, setIntake } from '../services/delivery.js';
 import { shapingFor } from '../services/shaping.js';
 import type { Ctx } from '../services/context.js';
 import { MxResolver } from './mx.js';
@@ -12,7 +12,6 @@ import { SourcePools } from './sources.js';
 import { Control } from './control.js';
 import { SignerPool } from './signer.js';
 import { Transport } from './transport.js';
-import { runSync } from '../store/op.js';
 
 export { OutboundLoop } from './loop.js';
 
@@ -68,7 +67,7 @@ export function createOutbound(ctx: Ctx, overrides: Partial<LoopOptions> = {}): 
       messagesPerConnection: c.outboundMessagesPerConnection,
       policy: { minSeconds: c.retryMinSeconds, maxSeconds: c.retryMaxSeconds, lifetimeSeconds: c.queueLifetimeSeconds },
       get verpSecret() {
-        return (verp ??= runSync(secret(ctx.db, 'verp')));
+        return (verp ??= secretOf(ctx.db, 'verp'));
       },
     },
     {

@@ -5,7 +5,6 @@ import { isReturnPathName } from '../store/domains.js';
 import { secret } from '../store/settings.js';
 import { runSync } from '../store/op.js';
 import type { Ctx } from './context.js';
-import { runSync } from '../store/op.js';
 
 /** Whether `domain` receives bounces for us: the configured bounce domain or a team's return-path name. */
 export function isBounceDomain(ctx: Pick<Ctx, 'db' | 'config'>, domain: string): boolean {

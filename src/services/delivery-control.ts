@@ -5,16 +5,21 @@ import type { Ctx } from './context.js';
 import { shapingFor } from './shaping.js';
 import { lightTx } from '../store/queue.js';
 import * as dc from '../store/delivery-control.js';
+import { runPlan, runSync, type Gen } from '../store/op.js';
 import { ipHolds } from '../store/ip-health.js';
 import { capToday, utcDay, warmupDay } from '../core/shaping/warmup.js';
 import { parseRate } from '../core/shaping/rules.js';
 
-export { upsertLane, upsertSite, pendingCommands, markApplied } from '../store/delivery-control.js';
-export const storedLanes = dc.lanes;
-export const storedSites = dc.sites;
-export const storedWarmups = dc.warmups;
+// The delivery loop's controller (outbound/control.ts), synchronous in its tick and its lightTx: runSync.
+export const upsertLane = (...a: Parameters<typeof dc.upsertLane>) => runSync(dc.upsertLane(...a));
+export const upsertSite = (...a: Parameters<typeof dc.upsertSite>) => runSync(dc.upsertSite(...a));
+export const pendingCommands = (...a: Parameters<typeof dc.pendingCommands>) => runSync(dc.pendingCommands(...a));
+export const markApplied = (...a: Parameters<typeof dc.markApplied>) => runSync(dc.markApplied(...a));
+export const storedLanes = (...a: Parameters<typeof dc.lanes>) => runSync(dc.lanes(...a));
+export const storedSites = (...a: Parameters<typeof dc.sites>) => runSync(dc.sites(...a));
+export const storedWarmups = (...a: Parameters<typeof dc.warmups>) => runSync(dc.warmups(...a));
 export const storedIpHolds = ipHolds;
-export const removeLane = dc.deleteLane;
+export const removeLane = (...a: Parameters<typeof dc.deleteLane>) => runSync(dc.deleteLane(...a));
 export const inTx = lightTx;
 
 export class ControlError extends Error {}
@@ -55,21 +60,21 @@ function rateText(perMs: number | null, configured: string | null): string | nul
   return `${Number(n.toPrecision(3))}/${unit}`;
 }
 
-function knownSites(ctx: Ctx): string[] {
+function* knownSites(ctx: Ctx): Gen<string[]> {
   const names = new Set(shapingFor(ctx.config).sites.map((s) => s.name));
-  for (const s of dc.sites(ctx.db)) names.add(s.site);
-  for (const l of dc.lanes(ctx.db)) names.add(l.site);
+  for (const s of yield* dc.sites(ctx.db)) names.add(s.site);
+  for (const l of yield* dc.lanes(ctx.db)) names.add(l.site);
   return [...names];
 }
 
 /** The object `mta sites` prints for one site, with pending operator commands shown as applied. */
-export function siteView(ctx: Ctx, site: string): SiteView {
+function* siteView(ctx: Ctx, site: string): Gen<SiteView> {
   const now = ctx.now();
   const shaping = shapingFor(ctx.config);
   const rule = shaping.sites.find((s) => s.name === site);
   const limits = shaping.limitsOf(site);
-  const row = dc.sites(ctx.db).find((s) => s.site === site);
-  const lanes = dc.lanes(ctx.db).filter((l) => l.site === site);
+  const row = (yield* dc.sites(ctx.db)).find((s) => s.site === site);
+  const lanes = (yield* dc.lanes(ctx.db)).filter((l) => l.site === site);
   const hold = lanes.find((l) => l.ip === '*' && (l.until === null || l.until > now));
   const held = ipHolds(ctx.db);
   const ipNames = [
@@ -97,7 +102,7 @@ export function siteView(ctx: Ctx, site: string): SiteView {
       };
     return { ip, state: 'open', until: null, reason: null, rate: limits.rate };
   });
-  for (const c of dc.pendingCommands(ctx.db).filter((x) => x.site === site)) {
+  for (const c of (yield* dc.pendingCommands(ctx.db)).filter((x) => x.site === site)) {
     for (const s of ips.filter((x) => c.ip === null || x.ip === c.ip)) {
       if (c.kind === 'suspend')
         Object.assign(s, {
@@ -127,11 +132,21 @@ export function siteView(ctx: Ctx, site: string): SiteView {
   };
 }
 
-export const listSites = (ctx: Ctx): SiteView[] => knownSites(ctx).map((s) => siteView(ctx, s));
+export const listSites = (ctx: Ctx): Promise<SiteView[]> => runPlan(sitesPlan(ctx));
+function* sitesPlan(ctx: Ctx): Gen<SiteView[]> {
+  const out: SiteView[] = [];
+  for (const s of yield* knownSites(ctx)) out.push(yield* siteView(ctx, s));
+  return out;
+}
 
-function checkSite(ctx: Ctx, site: string, ip: string | null): void {
-  if (!knownSites(ctx).includes(site)) throw new ControlError(`no site named ${JSON.stringify(site)} (see mta sites)`);
-  if (ip !== null && !configuredIps(ctx.config).some((x) => x.ip === ip) && !dc.lanes(ctx.db).some((l) => l.ip === ip))
+function* checkSite(ctx: Ctx, site: string, ip: string | null): Gen<void> {
+  if (!(yield* knownSites(ctx)).includes(site))
+    throw new ControlError(`no site named ${JSON.stringify(site)} (see mta sites)`);
+  if (
+    ip !== null &&
+    !configuredIps(ctx.config).some((x) => x.ip === ip) &&
+    !(yield* dc.lanes(ctx.db)).some((l) => l.ip === ip)
+  )
     throw new ControlError(`${ip} is not a source IP of this service (see mta ip list)`);
 }
 
@@ -141,13 +156,14 @@ export async function siteCommand(
   c: { kind: 'suspend' | 'resume'; site: string; ip: string | null; seconds: number | null; reason: string | null },
   waitMs = 2500,
 ): Promise<SiteView> {
-  checkSite(ctx, c.site, c.ip);
+  await runPlan(checkSite(ctx, c.site, c.ip));
   if (c.seconds !== null && (!Number.isInteger(c.seconds) || c.seconds < 1))
     throw new ControlError('--seconds is a whole number of seconds, 1 or more');
-  const id = dc.addCommand(ctx.db, c, ctx.now());
+  const id = await runPlan(dc.addCommand(ctx.db, c, ctx.now()));
   const until = Date.now() + waitMs;
-  while (Date.now() < until && !dc.commandById(ctx.db, id)?.applied_at) await new Promise((r) => setTimeout(r, 50));
-  const view = siteView(ctx, c.site);
+  while (Date.now() < until && !(await runPlan(dc.commandById(ctx.db, id)))?.applied_at)
+    await new Promise((r) => setTimeout(r, 50));
+  const view = await runPlan(siteView(ctx, c.site));
   return c.ip === null ? view : { ...view, ips: view.ips.filter((x) => x.ip === c.ip) };
 }
 
@@ -162,16 +178,18 @@ export interface IpView {
   };
 }
 
-export function ipView(ctx: Ctx, ip: string, pool: string): IpView {
+function* ipView(ctx: Ctx, ip: string, pool: string): Gen<IpView> {
   const now = ctx.now();
-  const w = dc.warmups(ctx.db).find((x) => x.ip === ip);
+  const w = (yield* dc.warmups(ctx.db)).find((x) => x.ip === ip);
   if (!w) return { ip, pool, warmup: null };
   const warm = { startedAt: w.started_at, startDay: w.start_day };
   const cap = capToday(shapingFor(ctx.config).warmup.schedule, warm, now);
   const sent: Record<string, number> = {};
-  for (const l of dc.lanes(ctx.db))
+  for (const l of yield* dc.lanes(ctx.db))
     if (l.ip === ip && l.day === utcDay(now) && l.sent_today > 0) sent[l.site] = l.sent_today;
-  const caps = Object.fromEntries([...new Set([...knownSites(ctx), ...Object.keys(sent)])].map((s) => [s, cap]));
+  const caps = Object.fromEntries(
+    [...new Set([...(yield* knownSites(ctx)), ...Object.keys(sent)])].map((s) => [s, cap]),
+  );
   return {
     ip,
     pool,
@@ -184,14 +202,21 @@ export function ipView(ctx: Ctx, ip: string, pool: string): IpView {
   };
 }
 
-export const listIps = (ctx: Ctx): IpView[] => configuredIps(ctx.config).map((x) => ipView(ctx, x.ip, x.pool));
+export const listIps = (ctx: Ctx): Promise<IpView[]> => runPlan(ipsPlan(ctx));
+function* ipsPlan(ctx: Ctx): Gen<IpView[]> {
+  const out: IpView[] = [];
+  for (const x of configuredIps(ctx.config)) out.push(yield* ipView(ctx, x.ip, x.pool));
+  return out;
+}
 
 /** Starts (at `day`) or stops an IP's warm-up; the loop applies it within a second. */
-export function warmupIp(ctx: Ctx, ip: string, day: number, stop: boolean): IpView {
+export const warmupIp = (ctx: Ctx, ip: string, day: number, stop: boolean): Promise<IpView> =>
+  runPlan(warmupPlan(ctx, ip, day, stop));
+function* warmupPlan(ctx: Ctx, ip: string, day: number, stop: boolean): Gen<IpView> {
   const known = configuredIps(ctx.config).find((x) => x.ip === ip);
   if (!known) throw new ControlError(`${ip} is not a source IP of this service (see mta ip list)`);
   const len = shapingFor(ctx.config).warmup.schedule.length;
   if (!Number.isInteger(day) || day < 0 || day >= len) throw new ControlError(`--day is 0 to ${len - 1}`);
-  dc.setWarmup(ctx.db, ip, stop ? null : { started_at: ctx.now(), start_day: day });
-  return ipView(ctx, ip, known.pool);
+  yield* dc.setWarmup(ctx.db, ip, stop ? null : { started_at: ctx.now(), start_day: day });
+  return yield* ipView(ctx, ip, known.pool);
 }

@@ -3,23 +3,23 @@
 import type { DB as Db } from '../store/db.js';
 import type { Claimed as ClaimedRow } from '../store/queue.js';
 import type { EmailRow as Email } from '../store/emails.js';
-export {
-  claimDue,
-  confirmClaims,
-  settleClaim,
-  releaseClaims,
-  nextDue,
-  lightTx,
-  lightTxLater,
-  wakeDomains,
-  type Claimed,
-} from '../store/queue.js';
+import * as queue from '../store/queue.js';
+import { runSync } from '../store/op.js';
+export { lightTx, lightTxLater, type Claimed } from '../store/queue.js';
+// The loop's claims and leases stay synchronous (inside its lightTx bodies): the plans run through runSync.
+export const claimDue = (...a: Parameters<typeof queue.claimDue>) => runSync(queue.claimDue(...a));
+export const confirmClaims = (...a: Parameters<typeof queue.confirmClaims>) => runSync(queue.confirmClaims(...a));
+export const settleClaim = (...a: Parameters<typeof queue.settleClaim>) => runSync(queue.settleClaim(...a));
+export const releaseClaims = (...a: Parameters<typeof queue.releaseClaims>) => runSync(queue.releaseClaims(...a));
+export const nextDue = (...a: Parameters<typeof queue.nextDue>) => runSync(queue.nextDue(...a));
+export const wakeDomains = (...a: Parameters<typeof queue.wakeDomains>) => runSync(queue.wakeDomains(...a));
 export { emailBySeq, type EmailRow } from '../store/emails.js';
 export { tx, type DB } from '../store/db.js';
-export { secret } from '../store/settings.js';
+import { secret } from '../store/settings.js';
+/** The service's secret `name` (VERP, tracking…), made on first use. */
+export const secretOf = (db: Db, name: string): Buffer => runSync(secret(db, name));
 export { onEvent } from '../store/events.js';
 import { teamById as teamByIdPlan } from '../store/teams.js';
-import { runSync } from '../store/op.js';
 /** The team row, answered at once (the delivery loop's pool choice, once per team). */
 export const teamById = (db: Db, id: string) => runSync(teamByIdPlan(db, id));
 

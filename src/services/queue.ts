@@ -5,10 +5,10 @@ import { QUEUE_STATES, appliesTo, type Holder, type QueueAction, type QueueState
 import * as qa from '../store/queue-admin.js';
 import { countable, summarizeFromCounts } from '../store/queue-counts.js';
 import { tx } from '../store/db.js';
+import { runPlan, runSync, type Gen } from '../store/op.js';
 import { teamById } from '../store/teams.js';
-import { runSync } from '../store/op.js';
 import { onEvent } from '../store/events.js';
-import { storedSites } from './delivery-control.js';
+import { sites } from '../store/delivery-control.js';
 import { teamNamedPlan, type Owner } from './keys.js';
 import { nudged } from './siblings.js';
 import { applyQueueAction } from './transition.js';
@@ -31,20 +31,21 @@ const text = (v: unknown, name: string, re = /^[^\s]{1,255}$/): string => {
 };
 
 /** Each site's domains, as the delivery loop routed them (mta sites). */
-function siteDomains(ctx: Ctx): Map<string, string[]> {
-  return new Map(storedSites(ctx.db).map((s) => [s.site, JSON.parse(s.domains_json) as string[]]));
+function* siteDomains(ctx: Ctx): Gen<Map<string, string[]>> {
+  return new Map((yield* sites(ctx.db)).map((s) => [s.site, JSON.parse(s.domains_json) as string[]]));
 }
 
 /** Checks the filters (CLI options or admin API parameters, snake_case names) into a store filter. */
-export function parseFilter(ctx: Ctx, input: FilterInput): qa.QueueFilter {
+export const parseFilter = (ctx: Ctx, input: FilterInput): Promise<qa.QueueFilter> => runPlan(filterPlan(ctx, input));
+function* filterPlan(ctx: Ctx, input: FilterInput): Gen<qa.QueueFilter> {
   for (const k of Object.keys(input))
     if (!(FILTER_NAMES as readonly string[]).includes(k)) throw invalid(k, `Unknown queue filter ${k}.`);
   const f: qa.QueueFilter = {};
   const i = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined && v !== null));
-  if (i.team !== undefined) f.teamId = runSync(teamNamedPlan(ctx, text(i.team, 'team'))).id;
+  if (i.team !== undefined) f.teamId = (yield* teamNamedPlan(ctx, text(i.team, 'team'))).id;
   if (i.domain !== undefined) f.domains = [text(i.domain, 'domain').toLowerCase()];
   if (i.site !== undefined) {
-    const routed = siteDomains(ctx).get(text(i.site, 'site')) ?? [];
+    const routed = (yield* siteDomains(ctx)).get(text(i.site, 'site')) ?? [];
     f.domains = f.domains ? f.domains.filter((d) => routed.includes(d)) : routed;
   }
   if (i.sender_domain !== undefined) f.senderDomain = text(i.sender_domain, 'sender_domain').toLowerCase();
@@ -85,9 +86,9 @@ function teamNames(ctx: Ctx): (id: string) => string {
   };
 }
 
-function siteOfDomain(ctx: Ctx): (domain: string) => string {
+function* siteOfDomain(ctx: Ctx): Gen<(domain: string) => string> {
   const of = new Map<string, string>();
-  for (const [site, domains] of siteDomains(ctx)) for (const d of domains) if (!of.has(d)) of.set(d, site);
+  for (const [site, domains] of yield* siteDomains(ctx)) for (const d of domains) if (!of.has(d)) of.set(d, site);
   return (d) => of.get(d) ?? UNROUTED;
 }
 
@@ -106,10 +107,12 @@ export interface QueueEntry {
 }
 
 /** `mta queue list`: the waiting recipients, oldest first. */
-export function queueList(ctx: Ctx, f: qa.QueueFilter, limit = 100): QueueEntry[] {
+export const queueList = (ctx: Ctx, f: qa.QueueFilter, limit = 100): Promise<QueueEntry[]> =>
+  runPlan(listPlan(ctx, f, limit));
+function* listPlan(ctx: Ctx, f: qa.QueueFilter, limit: number): Gen<QueueEntry[]> {
   const team = teamNames(ctx);
-  const site = siteOfDomain(ctx);
-  return qa.listWaiting(ctx.db, f, ctx.now(), limit).map((r) => ({
+  const site = yield* siteOfDomain(ctx);
+  return (yield* qa.listWaiting(ctx.db, f, ctx.now(), limit)).map((r) => ({
     email_id: r.email_id,
     recipient: r.recipient,
     domain: r.domain,
@@ -135,11 +138,16 @@ export interface QueueGroup {
  * `mta queue summary`: counts per site (default), domain, team or state, largest first. From the counters of
  * migration 014 unless a tag, email or age filter is given (those read the matching waiting rows).
  */
-export function queueSummary(ctx: Ctx, by: GroupBy, f: qa.QueueFilter): { by: GroupBy; groups: QueueGroup[] } {
+export const queueSummary = (
+  ctx: Ctx,
+  by: GroupBy,
+  f: qa.QueueFilter,
+): Promise<{ by: GroupBy; groups: QueueGroup[] }> => runPlan(summaryPlan(ctx, by, f));
+function* summaryPlan(ctx: Ctx, by: GroupBy, f: qa.QueueFilter): Gen<{ by: GroupBy; groups: QueueGroup[] }> {
   const now = ctx.now();
   const key = by === 'site' ? 'domain' : by;
-  const rows = countable(f) ? summarizeFromCounts(ctx.db, key, f, now) : qa.summarize(ctx.db, key, f, now);
-  const keyOf = by === 'site' ? siteOfDomain(ctx) : by === 'team' ? teamNames(ctx) : (k: string) => k;
+  const rows = countable(f) ? summarizeFromCounts(ctx.db, key, f, now) : yield* qa.summarize(ctx.db, key, f, now);
+  const keyOf = by === 'site' ? yield* siteOfDomain(ctx) : by === 'team' ? teamNames(ctx) : (k: string) => k;
   const groups = new Map<string, QueueGroup & { oldest: number }>();
   for (const r of rows) {
     const key = keyOf(r.key);
@@ -218,7 +226,7 @@ function oneBatch(
   started: number,
   o: ActionOptions,
 ): { matched: number; last: { seq: number; id: number } | null } {
-  const rows = qa.candidates(ctx.db, filter, ctx.now(), after, BATCH);
+  const rows = runSync(qa.candidates(ctx.db, filter, ctx.now(), after, BATCH));
   const byEmail = new Map<number, Set<number>>();
   for (const r of rows) byEmail.set(r.email_seq, (byEmail.get(r.email_seq) ?? new Set()).add(r.id));
   let matched = 0;

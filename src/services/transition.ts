@@ -226,12 +226,14 @@ export class OutcomeBatch {
    */
   write(ctx: Ctx, now: number, checked = false): () => boolean {
     const rows = [...this.deliveries.values()];
-    const allWritten = writeDeliveriesFromLater(ctx.db, rows, now, { checked });
-    setEmailStatuses(
-      ctx.db,
-      [...this.emails].map(([seq, e]) => ({ seq, ...e })),
-      now,
-      { checked },
+    const allWritten = runSync(writeDeliveriesFromLater(ctx.db, rows, now, { checked }));
+    runSync(
+      setEmailStatuses(
+        ctx.db,
+        [...this.emails].map(([seq, e]) => ({ seq, ...e })),
+        now,
+        { checked },
+      ),
     );
     return allWritten;
   }
@@ -384,7 +386,7 @@ function actOn(
     if (!writeDeliveryFrom(ctx.db, d.id, d.status, { ...w, reason: 'purged' }, now)) return null;
   }
   const notBefore = action === 'release' && d.attempts === 0 ? (scheduledAt ?? 0) : 0;
-  writeQueueState(ctx.db, d.id, move.heldBy, move.due, now, notBefore);
+  runSync(writeQueueState(ctx.db, d.id, move.heldBy, move.due, now, notBefore));
   return move.status;
 }
 
@@ -405,7 +407,7 @@ export function applyQueueAction(
   const now = ctx.now();
   const email = emailHeadBySeq(ctx.db, emailSeq);
   if (!email) return 0;
-  const rows = queueRowsOf(ctx.db, emailSeq);
+  const rows = runSync(queueRowsOf(ctx.db, emailSeq));
   const data: Record<string, unknown> = { action, source: by.source };
   if (action === 'purge') Object.assign(data, { reason: 'purged' }, by.note ? { message: by.note } : {});
   const events: { type: EventType; recipient: string }[] = [];

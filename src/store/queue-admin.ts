@@ -1,6 +1,7 @@
 // Queue-control SQL over the waiting recipients (status not final, partial indexes of migration 012): one
 // WHERE from the filters, list, summary groups, candidate batches of an action, and hold/release/retry writes.
 import { sql, type DB } from './db.js';
+import { all, run, type Gen } from './op.js';
 import type { DeliveryRow } from './emails.js';
 import type { Holder, QueueState } from '../core/status.js';
 
@@ -82,13 +83,16 @@ export interface ListedRow {
 }
 
 /** Oldest first (by email, then recipient). */
-export function listWaiting(db: DB, f: QueueFilter, now: number, limit: number): ListedRow[] {
+export function listWaiting(db: DB, f: QueueFilter, now: number, limit: number): Gen<ListedRow[]> {
   const w = where(f, now);
-  return sql<ListedRow>(
-    db,
-    `SELECT d.id, e.id AS email_id, d.recipient, d.domain, e.team_id, ${STATE} AS state, d.attempts, d.next_attempt_at,
+  return all(
+    sql<ListedRow>(
+      db,
+      `SELECT d.id, e.id AS email_id, d.recipient, d.domain, e.team_id, ${STATE} AS state, d.attempts, d.next_attempt_at,
     d.last_reply, d.held_by FROM ${from(f)} WHERE ${w.text} ORDER BY d.email_seq, d.id LIMIT @limit`,
-  ).all({ ...w.params, limit });
+    ),
+    { ...w.params, limit },
+  );
 }
 
 export type GroupKey = 'domain' | 'team' | 'state';
@@ -105,13 +109,13 @@ const KEY: Record<GroupKey, string> = { domain: 'd.domain', team: 'e.team_id', s
  * Counts per group by reading the matching waiting rows (a site summary groups by domain, then the service
  * merges domains into sites). `deferred` as the counters of migration 013 count it: not held, attempted before.
  */
-export function summarize(db: DB, by: GroupKey, f: QueueFilter, now: number): GroupRow[] {
+export function summarize(db: DB, by: GroupKey, f: QueueFilter, now: number): Gen<GroupRow[]> {
   const w = where(f, now);
   const text = `SELECT ${KEY[by]} AS key, count(*) AS recipients,
     sum(CASE WHEN d.held_at IS NOT NULL THEN 1 ELSE 0 END) AS held,
     sum(CASE WHEN d.held_at IS NULL AND d.attempts > 0 THEN 1 ELSE 0 END) AS deferred, min(e.created_at) AS oldest_at
     FROM ${from(f)} WHERE ${w.text} GROUP BY 1 ORDER BY 2 DESC`;
-  return sql<GroupRow>(db, text).all(...argsFor(text, w.params));
+  return all(sql<GroupRow>(db, text), ...argsFor(text, w.params));
 }
 
 /** The next `limit` matching recipients after the cursor (email_seq, id), in that order: one batch of an action. */
@@ -121,18 +125,21 @@ export function candidates(
   now: number,
   after: { seq: number; id: number },
   limit: number,
-): { id: number; email_seq: number }[] {
+): Gen<{ id: number; email_seq: number }[]> {
   const w = where(f, now);
-  return sql<{ id: number; email_seq: number }>(
-    db,
-    `SELECT d.id, d.email_seq FROM ${from(f)} WHERE ${w.text} AND (d.email_seq, d.id) > (@afterSeq, @afterId)
+  return all(
+    sql<{ id: number; email_seq: number }>(
+      db,
+      `SELECT d.id, d.email_seq FROM ${from(f)} WHERE ${w.text} AND (d.email_seq, d.id) > (@afterSeq, @afterId)
     ORDER BY d.email_seq, d.id LIMIT @limit`,
-  ).all({ ...w.params, afterSeq: after.seq, afterId: after.id, limit });
+    ),
+    { ...w.params, afterSeq: after.seq, afterId: after.id, limit },
+  );
 }
 
 /** The recipients of one email with their queue columns. */
-export const queueRowsOf = (db: DB, emailSeq: number): QueueRow[] =>
-  sql<QueueRow>(db, 'SELECT * FROM deliveries WHERE email_seq = ? ORDER BY id').all(emailSeq);
+export const queueRowsOf = (db: DB, emailSeq: number): Gen<QueueRow[]> =>
+  all(sql<QueueRow>(db, 'SELECT * FROM deliveries WHERE email_seq = ? ORDER BY id'), emailSeq);
 
 /**
  * Writes a recipient's hold and due time. A held recipient has next_attempt_at NULL (the due index never
@@ -140,14 +147,14 @@ export const queueRowsOf = (db: DB, emailSeq: number): QueueRow[] =>
  * Holds (`heldBy`: who places the hold, migration 021) or releases (null) one recipient; `due` makes it due at once,
  * but not before `notBefore` (a scheduled send). A hold taken over keeps its held_at.
  */
-export function writeQueueState(
+export function* writeQueueState(
   db: DB,
   id: number,
   heldBy: Holder | null,
   due: boolean,
   now: number,
   notBefore = 0,
-): void {
+): Gen<void> {
   // SQLite's max() of several values is PostgreSQL's greatest().
   const text = (
     max: string,
@@ -155,5 +162,5 @@ export function writeQueueState(
     next_attempt_at = CASE WHEN @held THEN NULL WHEN @due THEN ${max}(@now, coalesce(leased_until, 0), @notBefore) ELSE next_attempt_at END,
     updated_at = @now WHERE id = @id`;
   const held = heldBy === null ? 0 : 1;
-  sql(db, text('max'), text('greatest')).run({ id, held, by: heldBy, due: due ? 1 : 0, now, notBefore });
+  yield* run(sql(db, text('max'), text('greatest')), { id, held, by: heldBy, due: due ? 1 : 0, now, notBefore });
 }

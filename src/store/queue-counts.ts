@@ -2,6 +2,7 @@
 // recipient domain and sender domain (queue_counts), and per minute of the next attempt (queue_slots) for the
 // states that change with the clock. The oldest waiting email per group comes from index seeks.
 import { sql, type DB } from './db.js';
+import { all as allOf, get, runSync, type Gen } from './op.js';
 import { STATE, WAITING, argsFor, where, type GroupKey, type GroupRow, type QueueFilter } from './queue-admin.js';
 import type { QueueState } from '../core/status.js';
 
@@ -34,12 +35,10 @@ const COL: Record<GroupKey, [counter: string, row: string]> = {
 };
 
 /** A statement's rows, or its first row's single value, given only the named parameters it uses. */
-const all = <R>(db: DB, text: string, params: Record<string, unknown>): R[] =>
-  sql<R>(db, text).all(...argsFor(text, params));
-const first = (db: DB, text: string, params: Record<string, unknown>): number | undefined =>
-  sql<number>(db, text)
-    .pluck()
-    .get(...argsFor(text, params));
+const all = <R>(db: DB, text: string, params: Record<string, unknown>): Gen<R[]> =>
+  allOf(sql<R>(db, text), ...argsFor(text, params));
+const first = (db: DB, text: string, params: Record<string, unknown>): Gen<number | undefined> =>
+  get(sql<number>(db, text).pluck(), ...argsFor(text, params));
 
 /** The team, domain and sender domain filters over the counter tables' columns or over the rows (d, e). */
 function keyWhere(f: QueueFilter, rows: boolean): { text: string; params: Record<string, unknown> } {
@@ -75,7 +74,7 @@ interface StateAcc {
  * ahead once its lease ran out). What is left of a group's not held recipients lies ahead: scheduled, or
  * deferred if attempted. Cost: O(counter rows read + half a minute's due recipients at most + leased recipients).
  */
-export function stateGroups(db: DB, by: GroupKey, f: QueueFilter, now: number): Map<string, StateAcc> {
+export function* stateGroups(db: DB, by: GroupKey, f: QueueFilter, now: number): Gen<Map<string, StateAcc>> {
   const minute = Math.floor(now / SLOT_MS);
   const [col, rowCol] = COL[by];
   const cw = keyWhere(f, false);
@@ -83,7 +82,7 @@ export function stateGroups(db: DB, by: GroupKey, f: QueueFilter, now: number): 
   const rw = keyWhere({ ...f, domains: undefined }, true);
   const domains = f.domains && new Set(f.domains);
   const acc = new Map<string, StateAcc>();
-  for (const r of all<{ key: string; held: number; fresh: number; deferred: number }>(
+  for (const r of yield* all<{ key: string; held: number; fresh: number; deferred: number }>(
     db,
     `SELECT ${col} AS key, sum(held) AS held, sum(recipients - held - deferred) AS fresh, sum(deferred) AS deferred
     FROM queue_counts WHERE true${cw.text} GROUP BY 1`,
@@ -95,7 +94,7 @@ export function stateGroups(db: DB, by: GroupKey, f: QueueFilter, now: number): 
   const dueAsked = asked(['due', 'scheduled', 'deferred']);
   const current = new Map<string, [number, number]>();
   if (dueAsked)
-    for (const r of all<{ key: string; slot: number; attempted: number; n: number }>(
+    for (const r of yield* all<{ key: string; slot: number; attempted: number; n: number }>(
       db,
       `SELECT ${col} AS key, slot, attempted, sum(recipients) AS n FROM queue_slots
       WHERE slot <= @minute${cw.text} GROUP BY 1, 2, 3`,
@@ -120,7 +119,7 @@ export function stateGroups(db: DB, by: GroupKey, f: QueueFilter, now: number): 
       ? 'd.next_attempt_at >= @lo AND d.next_attempt_at <= @hi'
       : 'd.next_attempt_at > @lo AND d.next_attempt_at < @hi';
     const bounds = firstHalf ? { lo: minute * SLOT_MS, hi: now } : { lo: now, hi: (minute + 1) * SLOT_MS };
-    for (const r of all<{ key: string; domain: string; attempted: number; n: number }>(
+    for (const r of yield* all<{ key: string; domain: string; attempted: number; n: number }>(
       db,
       `SELECT ${rowCol} AS key, d.domain, d.attempts > 0 AS attempted, count(*) AS n FROM ${from}
       WHERE ${range} AND d.leased_until IS NULL AND d.held_at IS NULL AND ${WAITING}${rw.text} GROUP BY 1, 2, 3`,
@@ -134,7 +133,7 @@ export function stateGroups(db: DB, by: GroupKey, f: QueueFilter, now: number): 
   // out (a crashed or stopped process's claims) due or ahead. Through deliveries_leased (`> 0`: a range, so the
   // planner takes that index rather than walking deliveries_waiting).
   if (asked(['in_flight', 'due', 'scheduled', 'deferred']))
-    for (const r of all<{ key: string; domain: string; attempted: number; state: QueueState; n: number }>(
+    for (const r of yield* all<{ key: string; domain: string; attempted: number; state: QueueState; n: number }>(
       db,
       `SELECT ${rowCol} AS key, d.domain, d.attempts > 0 AS attempted, ${STATE} AS state, count(*) AS n FROM ${from}
       WHERE d.leased_until > 0 AND d.held_at IS NULL AND ${WAITING}${rw.text} GROUP BY 1, 2, 3, 4`,
@@ -173,42 +172,46 @@ export const countable = (f: QueueFilter): boolean =>
  * recipients (deliveries_waiting), in email order; held: the held ones (deliveries_held), in email order; in flight:
  * all the leased ones. Cost: the entries read before the first match (in flight: the leased recipients).
  */
-function oldestMatching(db: DB, f: QueueFilter, now: number): number {
+function* oldestMatching(db: DB, f: QueueFilter, now: number): Gen<number> {
   if (f.states?.length === 1 && f.states[0] === 'in_flight') {
     // The leased recipients are few (the delivery loop's claims): all of them by deliveries_leased.
     const w = where(f, now);
     return (
-      first(
+      (yield* first(
         db,
         `SELECT min(e.created_at) FROM deliveries l CROSS JOIN deliveries d ON d.id = l.id
       CROSS JOIN emails e ON e.seq = d.email_seq WHERE l.leased_until > @now AND ${w.text}`,
         w.params,
-      ) ?? Infinity
+      )) ?? Infinity
     );
   }
   if (f.states?.length === 1 && f.states[0] === 'held') {
     // The held recipients in email order (deliveries_held), to the first that matches.
     const w = where(f, now);
     return (
-      first(
+      (yield* first(
         db,
         `SELECT e.created_at FROM deliveries h CROSS JOIN deliveries d ON d.id = h.id
       CROSS JOIN emails e ON e.seq = d.email_seq WHERE h.held_at IS NOT NULL AND ${w.text} ORDER BY h.email_seq LIMIT 1`,
         w.params,
-      ) ?? Infinity
+      )) ?? Infinity
     );
   }
-  if (f.teamId === undefined && f.domains !== undefined && f.domains.length > 1)
-    return Math.min(Infinity, ...f.domains.map((d) => oldestMatching(db, { ...f, domains: [d] }, now)));
+  if (f.teamId === undefined && f.domains !== undefined && f.domains.length > 1) {
+    let min = Infinity;
+    for (const d of f.domains) min = Math.min(min, yield* oldestMatching(db, { ...f, domains: [d] }, now));
+    return min;
+  }
   const w = where(f, now);
-  if (f.teamId !== undefined) return first(db, oldestOfTeam(w.text), { ...w.params, key: f.teamId }) ?? Infinity;
+  if (f.teamId !== undefined)
+    return (yield* first(db, oldestOfTeam(w.text), { ...w.params, key: f.teamId })) ?? Infinity;
   return (
-    first(
+    (yield* first(
       db,
       `SELECT e.created_at FROM deliveries d CROSS JOIN emails e ON e.seq = d.email_seq WHERE ${w.text}
     ORDER BY d.email_seq LIMIT 1`,
       w.params,
-    ) ?? Infinity
+    )) ?? Infinity
   );
 }
 
@@ -217,12 +220,12 @@ function oldestMatching(db: DB, f: QueueFilter, now: number): number {
  * domain and states (see countable), from the counters: O(counter rows) plus stateGroups' part when the states
  * matter, plus one oldest-email seek per group.
  */
-export function summarizeCounts(db: DB, by: GroupKey, f: QueueFilter = {}, now = Date.now()): GroupRow[] {
+export function* summarizeCounts(db: DB, by: GroupKey, f: QueueFilter = {}, now = Date.now()): Gen<GroupRow[]> {
   const unfiltered = Object.values(f).every((v) => v === undefined);
   let out: Omit<GroupRow, 'oldest_at'>[];
   if (by === 'state' || f.states !== undefined) {
     const groups = new Map<string, Omit<GroupRow, 'oldest_at'>>();
-    for (const [key, a] of stateGroups(db, by, f, now))
+    for (const [key, a] of yield* stateGroups(db, by, f, now))
       for (const [state, attempted, n] of cellsOf(a)) {
         if (n === 0 || (f.states !== undefined && !f.states.includes(state))) continue;
         const k = by === 'state' ? state : key;
@@ -235,7 +238,7 @@ export function summarizeCounts(db: DB, by: GroupKey, f: QueueFilter = {}, now =
     out = [...groups.values()];
   } else {
     const w = keyWhere(f, false);
-    out = all<Omit<GroupRow, 'oldest_at'>>(
+    out = yield* all<Omit<GroupRow, 'oldest_at'>>(
       db,
       `SELECT ${COL[by][0]} AS key, sum(recipients) AS recipients, sum(held) AS held, sum(deferred) AS deferred
       FROM queue_counts WHERE true${w.text} GROUP BY 1 HAVING sum(recipients) > 0`,
@@ -244,19 +247,26 @@ export function summarizeCounts(db: DB, by: GroupKey, f: QueueFilter = {}, now =
   }
   if (unfiltered && by !== 'state') {
     const oldest = sql<number>(db, by === 'domain' ? OLDEST_OF_DOMAIN : OLDEST_OF_TEAM).pluck();
-    return out.map((g) => ({ ...g, oldest_at: oldest.get({ key: g.key }) ?? Infinity }));
+    const rows: GroupRow[] = [];
+    for (const g of out) rows.push({ ...g, oldest_at: (yield* get(oldest, { key: g.key })) ?? Infinity });
+    return rows;
   }
-  return out.map((g) => {
+  const rows: GroupRow[] = [];
+  for (const g of out) {
     const narrowed: QueueFilter =
       by === 'domain'
         ? { ...f, domains: [g.key] }
         : by === 'team'
           ? { ...f, teamId: g.key }
           : { ...f, states: [g.key as QueueState] };
-    return { ...g, oldest_at: oldestMatching(db, narrowed, now) };
-  });
+    rows.push({ ...g, oldest_at: yield* oldestMatching(db, narrowed, now) });
+  }
+  return rows;
 }
 
-/** One snapshot (a read transaction): the counters and the seeks see the same writes. */
+/**
+ * One snapshot (a read transaction, DEFERRED: op.ts `transaction` is IMMEDIATE, which would take SQLite's write
+ * lock): the counters and the seeks see the same writes. Not a plan yet: runs its plan inside with runSync.
+ */
 export const summarizeFromCounts = (db: DB, by: GroupKey, f: QueueFilter = {}, now = Date.now()): GroupRow[] =>
-  db.transaction(() => summarizeCounts(db, by, f, now))();
+  db.transaction(() => runSync(summarizeCounts(db, by, f, now)))();

@@ -1,6 +1,7 @@
 // The delivery queue in SQLite: claim due recipients under a lease (crash → re-delivered when the
-// lease ends), confirm a claim before sending, settle or release claims. Synchronous statements.
+// lease ends), confirm a claim before sending, settle or release claims. Plans (op.ts); lightTx is synchronous.
 import { atomically, isPg, pgArray, PLAN_EACH_TIME, sql, tx, type DB } from './db.js';
+import { all, get, run, type Gen } from './op.js';
 import { leaveTurn } from './group-commit.js';
 import type { PgDatabase } from './pg/database.js';
 import type { Status } from '../core/status.js';
@@ -34,7 +35,13 @@ const FINAL = "('delivered', 'bounced', 'complained', 'failed', 'canceled')";
  * Claims up to `limit` due deliveries (oldest due first), leasing them until `until`, leaving out the
  * destination domains in `skip` (their queue in memory is full).
  */
-export function claimDue(db: DB, now: number, until: number, limit: number, skip: readonly string[] = []): Claimed[] {
+export function* claimDue(
+  db: DB,
+  now: number,
+  until: number,
+  limit: number,
+  skip: readonly string[] = [],
+): Gen<Claimed[]> {
   // The due index picks the rows. A held recipient (operator hold, migration 012) has next_attempt_at NULL,
   // so the index never offers it; `held_at IS NULL` states it all the same.
   // PostgreSQL, several nodes: rows another node is claiming right now are skipped, not waited for.
@@ -44,7 +51,7 @@ export function claimDue(db: DB, now: number, until: number, limit: number, skip
     WHERE id IN (${select}) RETURNING id, email_seq, recipient, domain, status, attempts, first_attempt_at`;
   // PostgreSQL plans it for `now` each time: a generic plan guesses how many rows are due (docs/postgres-notes.md).
   const pg = `${PLAN_EACH_TIME} ${claim(`${pick} FOR UPDATE SKIP LOCKED`)}`;
-  const rows = sql<Claimed>(db, claim(pick), pg).all({
+  const rows = yield* all(sql<Claimed>(db, claim(pick), pg), {
     now,
     until,
     limit,
@@ -58,26 +65,24 @@ export function claimDue(db: DB, now: number, until: number, limit: number, skip
  * Right before a transaction starts: extends the lease of the deliveries still sendable (and not held)
  * and returns their ids. One statement, so a concurrent cancel or hold either sees the lease or wins before it.
  */
-export function confirmClaims(db: DB, ids: readonly number[], until: number): Set<number> {
+export function* confirmClaims(db: DB, ids: readonly number[], until: number): Gen<Set<number>> {
   const q = inIds(
     (ids) => `UPDATE deliveries SET next_attempt_at = @until, leased_until = @until
     WHERE id ${ids} AND status IN ${SENDABLE} AND held_at IS NULL RETURNING id`,
   );
-  const rows = sql<{ id: number }>(db, q.sqlite, q.pg).all({ ids: idList(db, ids), until });
+  const rows = yield* all(sql<{ id: number }>(db, q.sqlite, q.pg), { ids: idList(db, ids), until });
   return new Set(rows.map((r) => r.id));
 }
 
 /** After applyOutcomes: drops the lease; a final delivery never stays due. */
-export function settleClaim(db: DB, id: number): void {
-  sql(
-    db,
-    `UPDATE deliveries SET leased_until = NULL,
-    next_attempt_at = CASE WHEN status IN ${FINAL} THEN NULL ELSE next_attempt_at END WHERE id = ?`,
-  ).run(id);
+export function* settleClaim(db: DB, id: number): Gen<void> {
+  const text = `UPDATE deliveries SET leased_until = NULL,
+    next_attempt_at = CASE WHEN status IN ${FINAL} THEN NULL ELSE next_attempt_at END WHERE id = ?`;
+  yield* run(sql(db, text), id);
 }
 
 /** Gives unfinished claims back: due at `at` (now, at shutdown), no lease; a held one stays not due. */
-export function releaseClaims(db: DB, ids: readonly number[], at: number): number {
+export function* releaseClaims(db: DB, ids: readonly number[], at: number): Gen<number> {
   if (ids.length === 0) return 0;
   const q = inIds(
     (ids) => `UPDATE deliveries
@@ -85,35 +90,26 @@ export function releaseClaims(db: DB, ids: readonly number[], at: number): numbe
     WHERE id ${ids} AND leased_until IS NOT NULL`,
   );
   const pg = q.pg.replace('ELSE @at END', 'ELSE @at::bigint END');
-  return sql(db, q.sqlite, pg).run({ ids: idList(db, ids), at }).changes;
+  return (yield* run(sql(db, q.sqlite, pg), { ids: idList(db, ids), at })).changes;
 }
 
 /** Makes the waiting (unleased, not final) deliveries to `domains` due at `now` (an operator resumed their site). */
-export function wakeDomains(db: DB, domains: readonly string[], now: number): number {
+export function* wakeDomains(db: DB, domains: readonly string[], now: number): Gen<number> {
   if (domains.length === 0) return 0;
-  return sql(
-    db,
-    `UPDATE deliveries SET next_attempt_at = @now WHERE domain IN (SELECT value FROM json_each(@domains))
-    AND next_attempt_at > @now AND leased_until IS NULL AND status IN ${SENDABLE}`,
-  ).run({ domains: JSON.stringify(domains), now }).changes;
+  const text = `UPDATE deliveries SET next_attempt_at = @now WHERE domain IN (SELECT value FROM json_each(@domains))
+    AND next_attempt_at > @now AND leased_until IS NULL AND status IN ${SENDABLE}`;
+  return (yield* run(sql(db, text), { domains: JSON.stringify(domains), now })).changes;
 }
 
 /** When the next delivery of a domain not in `skip` comes due (ms), or null when there is none. */
-export function nextDue(db: DB, skip: readonly string[] = []): number | null {
-  if (skip.length === 0)
-    return (
-      sql<{ t: number | null }>(
-        db,
-        'SELECT min(next_attempt_at) AS t FROM deliveries WHERE next_attempt_at IS NOT NULL',
-      ).get()?.t ?? null
-    );
-  return (
-    sql<{ t: number }>(
-      db,
-      `SELECT next_attempt_at AS t FROM deliveries WHERE next_attempt_at IS NOT NULL
-    AND domain NOT IN (SELECT value FROM json_each(@skip)) ORDER BY next_attempt_at LIMIT 1`,
-    ).get({ skip: JSON.stringify(skip) })?.t ?? null
-  );
+export function* nextDue(db: DB, skip: readonly string[] = []): Gen<number | null> {
+  if (skip.length === 0) {
+    const text = 'SELECT min(next_attempt_at) AS t FROM deliveries WHERE next_attempt_at IS NOT NULL';
+    return (yield* get(sql<{ t: number | null }>(db, text)))?.t ?? null;
+  }
+  const text = `SELECT next_attempt_at AS t FROM deliveries WHERE next_attempt_at IS NOT NULL
+    AND domain NOT IN (SELECT value FROM json_each(@skip)) ORDER BY next_attempt_at LIMIT 1`;
+  return (yield* get(sql<{ t: number }>(db, text), { skip: JSON.stringify(skip) }))?.t ?? null;
 }
 
 const FULL = 2;

@@ -2,7 +2,8 @@
 // PostgreSQL every recipient's compare-and-set write of the batch is one UPDATE instead of one per recipient (each a
 // call on the node and an executor start on the server; docs/postgres-notes.md "Session 12"), and every email's new
 // status one more. SQLite runs the same writes one row at a time, as before.
-import { allLater, fire, isPg, PLAN_EACH_TIME, sql, type DB } from './db.js';
+import { isPg, PLAN_EACH_TIME, sql, type DB } from './db.js';
+import { allLater, fire, read, runSync, type Gen } from './op.js';
 import { setEmailStatus, writeDeliveryFromLater, type DeliveryWrite } from './emails.js';
 import type { Status } from '../core/status.js';
 
@@ -52,12 +53,12 @@ const EMAILS_CHECKED = everyRow(
  * needs an answer (calling the function sends it if nothing did). `checked` (PostgreSQL): the server checks instead,
  * and the statement fails unless every row was written (isOutcomeRaceError); nobody waits for its answer.
  */
-export function writeDeliveriesFromLater(
+export function* writeDeliveriesFromLater(
   db: DB,
   rows: readonly DeliveryResult[],
   now: number,
   opts: { checked?: boolean } = {},
-): () => boolean {
+): Gen<() => boolean> {
   if (rows.length === 0) return () => true;
   if (!isPg(db)) {
     const done = rows.map((r) => writeDeliveryFromLater(db, r.id, r.from, r.w, now, r.settle));
@@ -77,32 +78,33 @@ export function writeDeliveriesFromLater(
   );
   if (opts.checked) {
     // Taken as written: if a row was not, the transaction fails (isOutcomeRaceError).
-    fire(sql(db, CHECKED), now, now, json, rows.length, rows.length);
+    yield* fire(sql(db, CHECKED), now, now, json, rows.length, rows.length);
     return () => true;
   }
-  const answer = allLater(sql<{ id: number }>(db, DELIVERIES), now, now, json);
-  return () => answer().length === rows.length; // each id once: every row came back
+  const answer = yield* allLater(sql<{ id: number }>(db, DELIVERIES), now, now, json);
+  // Answered when the caller asks (the synchronous engine reads it then): each id once, so every row came back.
+  return () => runSync(read(answer)).length === rows.length;
 }
 
 /**
  * Sets each email's status (each seq at most once); PostgreSQL: one statement, nobody waits for its answer.
  * `checked` (PostgreSQL): only where the status is still `from`, else the statement fails (isOutcomeRaceError).
  */
-export function setEmailStatuses(
+export function* setEmailStatuses(
   db: DB,
   rows: readonly { seq: number; status: Status; from: Status }[],
   now: number,
   opts: { checked?: boolean } = {},
-): void {
+): Gen<void> {
   if (rows.length === 0) return;
   if (!isPg(db)) {
     for (const r of rows) setEmailStatus(db, r.seq, r.status, now);
     return;
   }
   if (!opts.checked)
-    return fire(sql(db, EMAILS), now, JSON.stringify(rows.map(({ seq, status }) => ({ seq, status }))));
+    return yield* fire(sql(db, EMAILS), now, JSON.stringify(rows.map(({ seq, status }) => ({ seq, status }))));
   const json = JSON.stringify(rows.map((r) => ({ seq: r.seq, from_status: r.from, status: r.status })));
-  fire(sql(db, EMAILS_CHECKED), now, json, rows.length, rows.length);
+  yield* fire(sql(db, EMAILS_CHECKED), now, json, rows.length, rows.length);
 }
 
 /** The error of a `checked` write that found a recipient no longer in the status it was read in. */

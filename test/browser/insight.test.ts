@@ -46,16 +46,16 @@ describe('delivery insight pages in a browser', function () {
       env: { MTA_DASHBOARD_PASSWORD: PASSWORD, MTA_SENDING_IPS: '127.0.0.1' },
       script: { rcpt: (to) => (to.startsWith('unknown') ? { code: 550, message: '5.1.1 No such user' } : undefined) },
     });
-    warmupIp(env.s.ctx, '127.0.0.1', 2, false);
+    await warmupIp(env.s.ctx, '127.0.0.1', 2, false);
     await new Promise((r) => setTimeout(r, 1200)); // the loop applies the warm-up within a second
     const ids: string[] = [];
     for (const to of ['ann@rcpt.test', 'bob@rcpt.test', 'cy@rcpt.test', 'unknown@rcpt.test'])
       ids.push((await env.send({ to })).id);
     for (const id of ids) await env.waitStatus(id, ['delivered', 'bounced'], 10_000);
     const until = Date.now() + 3000; // the loop stores its sites once a second
-    while (!listSites(env.s.ctx).some((x) => x.site.includes('rcpt.test')) && Date.now() < until)
+    while (!(await listSites(env.s.ctx)).some((x) => x.site.includes('rcpt.test')) && Date.now() < until)
       await new Promise((r) => setTimeout(r, 100));
-    site = listSites(env.s.ctx).find((x) => x.site.includes('rcpt.test'))!.site;
+    site = (await listSites(env.s.ctx)).find((x) => x.site.includes('rcpt.test'))!.site;
     seedHistory(env, site);
     browser = await launch();
     page = await (await newContext(browser)).newPage();

@@ -52,7 +52,10 @@ describe('Queue page in a browser', function () {
     otherId = await bravo('news@rcpt.test');
     cancelId = await bravo('promo@rcpt.test');
     const until = Date.now() + 3000; // the loop stores its sites once a second
-    while (listSites(env.s.ctx).filter((x) => /rcpt\.test|other\.test/.test(x.site)).length < 2 && Date.now() < until)
+    while (
+      (await listSites(env.s.ctx)).filter((x) => /rcpt\.test|other\.test/.test(x.site)).length < 2 &&
+      Date.now() < until
+    )
       await sleep(100);
     browser = await launch();
   });

@@ -84,9 +84,9 @@ describe('dashboard Overview and Delivery pages', function () {
     const team = env.s.db.prepare('SELECT name FROM teams').pluck().get() as string;
     expect((await c.signInWith({ password: PASSWORD, team })).status).to.equal(303);
     const until = Date.now() + 3000; // the loop stores its sites once a second
-    while (!listSites(env.s.ctx).some((x) => x.site.includes('rcpt.test')) && Date.now() < until)
+    while (!(await listSites(env.s.ctx)).some((x) => x.site.includes('rcpt.test')) && Date.now() < until)
       await new Promise((r) => setTimeout(r, 100));
-    const site = listSites(env.s.ctx).find((x) => x.site.includes('rcpt.test'))!;
+    const site = (await listSites(env.s.ctx)).find((x) => x.site.includes('rcpt.test'))!;
     expect(site, 'site of rcpt.test').to.not.equal(undefined);
     await siteCommand(env.s.ctx, { kind: 'suspend', site: site.site, ip: null, seconds: 600, reason: 'maintenance' });
     const page = await c.req('GET', '/dashboard/delivery');

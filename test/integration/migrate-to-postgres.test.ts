@@ -222,7 +222,7 @@ describe('mta migrate-to-postgres: a SQLite store copied into an empty PostgreSQ
     for (const [k, st] of Object.entries(want))
       while ((await status(ids[k as keyof typeof ids])) !== st && Date.now() < until) await sleep(50);
     for (const [k, st] of Object.entries(want)) expect(await status(ids[k as keyof typeof ids]), k).to.equal(st);
-    expect(await queueAction(s.ctx, 'hold', parseFilter(s.ctx, { domain: 'held.test' }), {})).to.deep.equal({
+    expect(await queueAction(s.ctx, 'hold', await parseFilter(s.ctx, { domain: 'held.test' }), {})).to.deep.equal({
       matched: 2,
     });
     while (hooks.got.length < 2 && Date.now() < until) await sleep(50); // delivered + bounced webhooks

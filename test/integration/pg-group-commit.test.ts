@@ -8,6 +8,7 @@ import { forgetMemo, getLater, openPg, PLAN_EACH_TIME, tx, txMemo, type DB } fro
 import { groupTx } from '../../src/store/group-commit.js';
 import { emailBySeq, readEmailsAhead } from '../../src/store/emails.js';
 import { claimDue, confirmClaims, lightTx, releaseClaims } from '../../src/store/queue.js';
+import { runSync } from '../../src/store/op.js';
 import { createDatabase, pgBinDir, sharedPg } from '../helpers/pg.js';
 
 describe('PostgreSQL: group commit with deferred writes, remembered and batched reads', function () {
@@ -183,11 +184,11 @@ describe('PostgreSQL: statements planned for their values every time (PLAN_EACH_
   it('the delivery claim, the read of the claimed emails, and the claims confirmed or released by id are marked', () => {
     const now = Date.now();
     tx(db, () => {
-      expect(claimDue(db, now, now + 60_000, 10)).to.deep.equal([]);
+      expect(runSync(claimDue(db, now, now + 60_000, 10))).to.deep.equal([]);
       readEmailsAhead(db, [1, 2]);
       expect(emailBySeq(db, 1)).to.equal(undefined);
-      expect(confirmClaims(db, [1, 2], now + 60_000).size).to.equal(0);
-      expect(releaseClaims(db, [1, 2], now)).to.equal(0);
+      expect(runSync(confirmClaims(db, [1, 2], now + 60_000)).size).to.equal(0);
+      expect(runSync(releaseClaims(db, [1, 2], now))).to.equal(0);
     });
     const names = prepared();
     expect(names.some((s) => s.includes('SKIP LOCKED'))).to.equal(false);

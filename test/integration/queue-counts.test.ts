@@ -11,6 +11,7 @@ import { feature as outbound } from '../../src/features/outbound.js';
 import { feature as operations } from '../../src/features/operations.js';
 import { parseFilter, queueAction, queueSummary, type FilterInput } from '../../src/services/queue.js';
 import { summarize, type GroupRow } from '../../src/store/queue-admin.js';
+import { runSync } from '../../src/store/op.js';
 import { countable, summarizeFromCounts } from '../../src/store/queue-counts.js';
 import { claimDue, releaseClaims } from '../../src/store/queue.js';
 
@@ -61,7 +62,7 @@ describe('queue summary counters', function () {
   }
 
   /** Counters = recount, row for row (no zero rows left), and every summary from them = the row scan's. */
-  function check(step: string, waiting: number): void {
+  async function check(step: string, waiting: number): Promise<void> {
     const db = e.s.db;
     const counters = db.prepare(COUNTERS).all();
     expect(counters, step).to.deep.equal(db.prepare(RECOUNT).all());
@@ -85,18 +86,20 @@ describe('queue summary counters', function () {
       }),
     ];
     for (const input of filters()) {
-      const f = parseFilter(e.s.ctx, input);
+      const f = await parseFilter(e.s.ctx, input);
       expect(countable(f), JSON.stringify(input)).to.equal(true);
       for (const at of times)
         for (const by of ['domain', 'team', 'state'] as const) {
           const what = `${step}: by ${by} ${JSON.stringify(input)} at ${at - base} ms from now`;
-          expect(sorted(summarizeFromCounts(db, by, f, at)), what).to.deep.equal(sorted(summarize(db, by, f, at)));
+          expect(sorted(summarizeFromCounts(db, by, f, at)), what).to.deep.equal(
+            sorted(runSync(summarize(db, by, f, at))),
+          );
         }
     }
     for (const by of ['site', 'domain', 'team', 'state'] as const) {
-      const fast = queueSummary(e.s.ctx, by, {});
+      const fast = await queueSummary(e.s.ctx, by, {});
       // An age filter that matches everything takes the row scan.
-      const scan = queueSummary(e.s.ctx, by, parseFilter(e.s.ctx, { older_than: '0' }));
+      const scan = await queueSummary(e.s.ctx, by, await parseFilter(e.s.ctx, { older_than: '0' }));
       // The clock moved between the two calls: states compared only while nothing is due to change.
       if (by === 'state') continue;
       expect(
@@ -140,7 +143,7 @@ describe('queue summary counters', function () {
     const key2 = e.s.key(team2.id, 'live', ['emails:send', 'emails:read']);
     const dom2 = insertVerifiedDomain(e.s.db, team2.id, 'second.test');
     e.dns.set(`${dom2.selector}._domainkey.second.test`, { TXT: [`v=DKIM1; k=rsa; p=${dom2.publicKey}`] });
-    check('empty', 0);
+    await check('empty', 0);
 
     const later = new Date(Date.now() + 3600e3).toISOString();
     const scheduled = [];
@@ -156,7 +159,7 @@ describe('queue summary counters', function () {
       body: { from: 'app@second.test', to: ['t1@rcpt.test'], subject: 's', text: 't', scheduled_at: later },
     });
     expect(r2.status, JSON.stringify(r2.body)).to.equal(202);
-    check('submitted (scheduled)', 9);
+    await check('submitted (scheduled)', 9);
 
     const ok = await e.send({ to: ['a@rcpt.test', 'b@other.test'] });
     const mixed = await e.send({ to: ['c@rcpt.test', 'defer1@other.test', 'bounce1@rcpt.test'] });
@@ -170,41 +173,45 @@ describe('queue summary counters', function () {
     await waitEvents(mixed.id, 'delivered', 1); // c@: not waiting any more (a slower engine may lag behind the others)
     await waitEvents(deferred.id, 'delivery_delayed', 2);
     await waitEvents(deferredAlt.id, 'delivery_delayed', 1);
-    check('delivered, deferred, bounced', 13);
+    await check('delivered, deferred, bounced', 13);
 
     // Claims by hand of the two recipients due in 2 min (the loop never offers them then: the lease lies ahead): in flight now,
     // and once the lease has run out (+3 h) due again; a lease given back makes them scheduled again.
     const db = e.s.db;
     const t = Date.now();
-    const claimed = claimDue(db, t + 5 * 60e3, t + 2 * 3600e3 + 30e3, 5);
+    const claimed = runSync(claimDue(db, t + 5 * 60e3, t + 2 * 3600e3 + 30e3, 5));
     expect(claimed.map((c) => c.recipient).sort()).to.deep.equal(['s7@other.test', 's8@rcpt.test']);
-    check('two claimed under a lease', 13);
+    await check('two claimed under a lease', 13);
     expect(summarizeFromCounts(db, 'state', {}, t).find((g) => g.key === 'in_flight')?.recipients).to.equal(2);
     expect(summarizeFromCounts(db, 'state', {}, t + 3 * 3600e3).find((g) => g.key === 'in_flight')).to.equal(undefined);
-    expect(releaseClaims(db, [claimed[0].id], t + 30 * 60e3)).to.equal(1);
-    check('one claim given back (scheduled in 30 min)', 13);
+    expect(runSync(releaseClaims(db, [claimed[0].id], t + 30 * 60e3))).to.equal(1);
+    await check('one claim given back (scheduled in 30 min)', 13);
 
-    expect((await queueAction(e.s.ctx, 'hold', parseFilter(e.s.ctx, { domain: 'other.test' }))).matched).to.equal(5);
-    check('held by domain', 13);
-    expect(queueSummary(e.s.ctx, 'domain', {}).groups.find((g) => g.key === 'other.test')).to.include({
+    expect((await queueAction(e.s.ctx, 'hold', await parseFilter(e.s.ctx, { domain: 'other.test' }))).matched).to.equal(
+      5,
+    );
+    await check('held by domain', 13);
+    expect((await queueSummary(e.s.ctx, 'domain', {})).groups.find((g) => g.key === 'other.test')).to.include({
       held: 5,
       deferred: 0,
     });
-    await queueAction(e.s.ctx, 'release', parseFilter(e.s.ctx, { email: deferred.id }));
-    check('released one email', 13);
+    await queueAction(e.s.ctx, 'release', await parseFilter(e.s.ctx, { email: deferred.id }));
+    await check('released one email', 13);
     await waitEvents(deferred.id, 'delivery_delayed', 3); // defer3 attempted again at once, deferred again
-    check('released and deferred again', 13);
-    expect((await queueAction(e.s.ctx, 'retry', parseFilter(e.s.ctx, { email: deferredAlt.id }))).matched).to.equal(1);
+    await check('released and deferred again', 13);
+    expect(
+      (await queueAction(e.s.ctx, 'retry', await parseFilter(e.s.ctx, { email: deferredAlt.id }))).matched,
+    ).to.equal(1);
     await waitEvents(deferredAlt.id, 'delivery_delayed', 2);
-    check('retried and deferred again', 13);
-    expect((await queueAction(e.s.ctx, 'purge', parseFilter(e.s.ctx, { email: mixed.id }))).matched).to.equal(1);
-    check('purged one recipient', 12);
+    await check('retried and deferred again', 13);
+    expect((await queueAction(e.s.ctx, 'purge', await parseFilter(e.s.ctx, { email: mixed.id }))).matched).to.equal(1);
+    await check('purged one recipient', 12);
     const cancel = await e.s.api('POST', `/v1/emails/${scheduled[2].id}/cancel`, { key: e.live });
     expect(cancel.status, JSON.stringify(cancel.body)).to.equal(200);
-    check('canceled', 10);
-    await queueAction(e.s.ctx, 'purge', parseFilter(e.s.ctx, { domain: 'other.test' }));
-    check('purged a domain', 6);
-    expect(queueSummary(e.s.ctx, 'domain', {}).groups.map((g) => g.key)).to.deep.equal(['rcpt.test']);
+    await check('canceled', 10);
+    await queueAction(e.s.ctx, 'purge', await parseFilter(e.s.ctx, { domain: 'other.test' }));
+    await check('purged a domain', 6);
+    expect((await queueSummary(e.s.ctx, 'domain', {})).groups.map((g) => g.key)).to.deep.equal(['rcpt.test']);
 
     // The migration's backfills, run again over the same rows, write the counters the triggers kept.
     const kept = [db.prepare(COUNTERS).all(), db.prepare(SLOTS).all()];

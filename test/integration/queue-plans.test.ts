@@ -58,13 +58,13 @@ describe('query plans of queue control', function () {
       { domain: 'one.test', state: 'deferred' },
     ];
     for (const c of combos) {
-      const f = parseFilter(s.ctx, c);
-      queueList(s.ctx, f, 10);
-      for (const by of ['site', 'domain', 'team', 'state'] as const) queueSummary(s.ctx, by, f);
+      const f = await parseFilter(s.ctx, c);
+      await queueList(s.ctx, f, 10);
+      for (const by of ['site', 'domain', 'team', 'state'] as const) await queueSummary(s.ctx, by, f);
       for (const a of ['hold', 'release', 'retry'] as const) await queueAction(s.ctx, a, f, { all: true });
     }
-    await queueAction(s.ctx, 'purge', parseFilter(s.ctx, { site: 'nowhere' }));
-    await queueAction(s.ctx, 'purge', parseFilter(s.ctx, { domain: 'one.test' }));
+    await queueAction(s.ctx, 'purge', await parseFilter(s.ctx, { site: 'nowhere' }));
+    await queueAction(s.ctx, 'purge', await parseFilter(s.ctx, { domain: 'one.test' }));
     const texts = preparedTexts(s.db).filter((t) => /held_at|deliveries d JOIN emails e/.test(t));
     expect(texts.length).to.be.greaterThan(15);
     for (const text of texts) {
@@ -115,7 +115,8 @@ describe('query plans of queue control', function () {
       { team: 'plans', domain: 'one.test', state: 'due' },
     ];
     for (const input of inputs)
-      for (const by of ['site', 'domain', 'team', 'state'] as const) queueSummary(s.ctx, by, parseFilter(s.ctx, input));
+      for (const by of ['site', 'domain', 'team', 'state'] as const)
+        await queueSummary(s.ctx, by, await parseFilter(s.ctx, input));
     const texts = preparedTexts(s.db).filter((t) =>
       /queue_counts|queue_slots|d\.next_attempt_at >=? @lo|d\.leased_until > 0 AND d\.held_at|e\.seq = \(SELECT min|ORDER BY d\.email_seq LIMIT 1|deliveries l CROSS|deliveries h CROSS/.test(
         t,

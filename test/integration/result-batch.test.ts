@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import { ResultSink } from '../../src/outbound/results.js';
 import { claimDue } from '../../src/store/queue.js';
+import { runSync } from '../../src/store/op.js';
 import { storeCounters, tx } from '../../src/store/db.js';
 import { onEvent } from '../../src/store/events.js';
 import { insertEndpoint } from '../../src/store/webhooks.js';
@@ -42,7 +43,7 @@ describe('result writer: a batch of outcomes in one transaction', function () {
     const split = await send(['first@rcpt.test', 'second@rcpt.test']);
     const twice = await send(['twice@rcpt.test']);
     const now = Date.now();
-    const claimed = tx(s.db, () => claimDue(s.db, now + 1000, now + 60_000, 100));
+    const claimed = tx(s.db, () => runSync(claimDue(s.db, now + 1000, now + 60_000, 100)));
     expect(claimed).to.have.length(15);
     const idsOf = (seq: number) =>
       claimed
@@ -140,7 +141,7 @@ describe('result writer: a batch of outcomes in one transaction', function () {
     const seqs: number[] = [];
     for (let i = 0; i < 8; i++) seqs.push(await send([`hook${i}@rcpt.test`]));
     const now = Date.now();
-    const claimed = tx(s.db, () => claimDue(s.db, now + 1000, now + 60_000, 100));
+    const claimed = tx(s.db, () => runSync(claimDue(s.db, now + 1000, now + 60_000, 100)));
     expect(claimed).to.have.length(8);
     const sink = new ResultSink(s.ctx, () => {}, { delayMs: 60_000, max: 1000 });
     for (const c of claimed) sink.push(c.email_seq, [{ deliveryId: c.id, event: 'accepted', data: ok }], [c.id]);

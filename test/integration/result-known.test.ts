@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import { ResultSink } from '../../src/outbound/results.js';
 import { claimDue } from '../../src/store/queue.js';
+import { runSync } from '../../src/store/op.js';
 import { tx } from '../../src/store/db.js';
 import { emailHeadBySeq } from '../../src/store/emails.js';
 import { isOutcomeRace, knownReads, type OutcomeReads } from '../../src/services/transition.js';
@@ -26,7 +27,9 @@ describe('result writer: recipients the loop took in their insert are written wi
   const take = (seqs: number[]) => {
     const heads = new Map(seqs.map((seq) => [seq, emailHeadBySeq(s.db, seq)!]));
     const now = Date.now();
-    const claimed = tx(s.db, () => claimDue(s.db, now + 1000, now + 60_000, 100)).filter((c) => heads.has(c.email_seq));
+    const claimed = tx(s.db, () => runSync(claimDue(s.db, now + 1000, now + 60_000, 100))).filter((c) =>
+      heads.has(c.email_seq),
+    );
     const of = (seq: number): Claimed[] => claimed.filter((c) => c.email_seq === seq);
     const known = (seq: number): OutcomeReads => knownReads(heads.get(seq)!, of(seq));
     return { of, known };

@@ -79,8 +79,8 @@ describe('the node survives its database (PostgreSQL stopped and started under l
       });
     let db: DB = openDb(dirA, { databaseUrl: url });
     const ctx = { db, config: loadConfig({ env: env(dirA) }), now: Date.now, log: pino({ level: 'silent' }) };
-    const team = createTeam(ctx, 'outage');
-    const key = createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send', 'emails:read'] }).key;
+    const team = await createTeam(ctx, 'outage');
+    const key = (await createKey(ctx, team.id, { mode: 'live', scopes: ['emails:send', 'emails:read'] })).key;
     const dom = insertVerifiedDomain(db, team.id, 'sender.test');
     dns.set(`${dom.selector}._domainkey.sender.test`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });
     db.close();

@@ -25,19 +25,19 @@ function known(src: Record<string, unknown>, extra: string[]): void {
 }
 
 export function queueRoutes(r: R, app: Ctx): void {
-  r.get('/queue/summary', (ctx) => {
+  r.get('/queue/summary', async (ctx) => {
     const q = query(ctx);
     known(q, ['by']);
     const by = q.by ?? 'site';
     if (!['site', 'domain', 'team', 'state'].includes(by)) throw invalid('by', 'by is site, domain, team or state.');
-    ctx.body = queueSummary(app, by as GroupBy, filtersOf(app, q));
+    ctx.body = await queueSummary(app, by as GroupBy, await filtersOf(app, q));
   });
-  r.get('/queue', (ctx) => {
+  r.get('/queue', async (ctx) => {
     const q = query(ctx);
     known(q, ['limit']);
     const limit = Number(q.limit ?? 100);
     if (!Number.isInteger(limit) || limit < 1 || limit > 10000) throw invalid('limit', 'limit is 1 to 10000.');
-    ctx.body = queueList(app, filtersOf(app, q), limit);
+    ctx.body = await queueList(app, await filtersOf(app, q), limit);
   });
   r.post('/queue/:action', async (ctx) => {
     const action = ctx.params.action as QueueAction;
@@ -47,7 +47,10 @@ export function queueRoutes(r: R, app: Ctx): void {
     const all = src.all === true || src.all === 'true';
     if (src.reason !== undefined && (typeof src.reason !== 'string' || src.reason.length > 500))
       throw invalid('reason', 'reason is a text of at most 500 characters.');
-    ctx.body = await queueAction(app, action, filtersOf(app, src), { all, note: src.reason as string | undefined });
+    ctx.body = await queueAction(app, action, await filtersOf(app, src), {
+      all,
+      note: src.reason as string | undefined,
+    });
   });
 }
 
@@ -60,8 +63,8 @@ function seconds(v: unknown): number | null {
 }
 
 export function siteRoutes(r: R, app: Ctx): void {
-  r.get('/sites', (ctx) => {
-    ctx.body = listSites(app);
+  r.get('/sites', async (ctx) => {
+    ctx.body = await listSites(app);
   });
   r.get('/ips', (ctx) => {
     ctx.body = ipHealth(app);

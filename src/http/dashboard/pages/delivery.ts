@@ -151,12 +151,13 @@ function siteChart(s: SiteSeries, i: number): Html {
 
 async function deliveryPage(deps: Deps, k: DCtx) {
   if (!sess(k).operator) throw new ApiError('not_found', 'page_not_found', 'There is no such page.');
-  const sites = listSites(deps.app).sort(
+  const sites = (await listSites(deps.app)).sort(
     (a, b) =>
       b.queued + b.in_flight + b.sent_last_hour - (a.queued + a.in_flight + a.sent_last_hour) ||
       a.site.localeCompare(b.site),
   );
   const series = await siteSeries(deps.app);
+  const ips = await listIps(deps.app);
   const body = html`<h1>Delivery</h1>
     <p class="muted">
       The delivery loop's view, refreshed every second. Suspend or resume a site with <code>mta site suspend</code> /
@@ -170,7 +171,7 @@ async function deliveryPage(deps: Deps, k: DCtx) {
     ${ipHealthTable(ipHealth(deps.app))}
     <h2>Source IPs and warm-up</h2>
     <ul class="card" id="warmups">
-      ${listIps(deps.app).map(warmup)}
+      ${ips.map(warmup)}
     </ul>
     <h2>Last 24 hours per site</h2>
     ${

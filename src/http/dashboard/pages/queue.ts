@@ -157,10 +157,16 @@ function filterForm(f: FilterInput, hidden: Html | string, submit: string, metho
   </form>`;
 }
 
-function operatorPage(deps: Deps, k: DCtx): void {
+async function operatorPage(deps: Deps, k: DCtx): Promise<void> {
   const input = filtersFrom((n) => qs(k, n));
-  const f = parseFilter(deps.app, input);
-  const by = (g: 'site' | 'team' | 'state') => queueSummary(deps.app, g, f).groups;
+  const f = await parseFilter(deps.app, input);
+  const by = async (g: 'site' | 'team' | 'state') => (await queueSummary(deps.app, g, f)).groups;
+  const [bySite, byTeam, byState, list] = [
+    await by('site'),
+    await by('team'),
+    await by('state'),
+    await queueList(deps.app, f, 100),
+  ];
   const done = qs(k, 'done') as QueueAction | undefined;
   const matched = Number(qs(k, 'matched'));
   const notice = done && DONE[done] && Number.isInteger(matched) ? `${DONE[done]} ${matched} recipients.` : undefined;
@@ -169,24 +175,24 @@ function operatorPage(deps: Deps, k: DCtx): void {
     <h2>Filters</h2>
     ${filterForm(input, '', 'Filter')}
     <h2>Summary</h2>
-    ${groupTable('By site', by('site'))} ${groupTable('By team', by('team'))} ${groupTable('By state', by('state'))}
+    ${groupTable('By site', bySite)} ${groupTable('By team', byTeam)} ${groupTable('By state', byState)}
     <h2>Bulk action</h2>
     <p>Applies to every waiting recipient matching these filters (a hold or purge needs at least one filter).</p>
     ${filterForm(input, csrfField(sess(k)), 'Review', 'post')}
     <h2>Oldest waiting</h2>
-    ${listTable(queueList(deps.app, f, 100))}`;
+    ${listTable(list)}`;
   page(deps.app, k, { title: 'Queue', active: 'queue', body, notice });
 }
 
 /** Step one of a bulk action: what it will touch, and a button to do it. Nothing changes yet. */
-function confirmPage(deps: Deps, k: DCtx): void {
+async function confirmPage(deps: Deps, k: DCtx): Promise<void> {
   if (!sess(k).operator) throw new ApiError('not_found', 'page_not_found', 'There is no such page.');
   const input = filtersFrom((n) => field(k, n) || undefined);
   const action = field(k, 'action') as QueueAction;
   if (!QUEUE_ACTIONS.includes(action)) throw new ApiError('validation_error', 'invalid_parameter', 'Pick an action.');
-  const f = parseFilter(deps.app, input);
+  const f = await parseFilter(deps.app, input);
   const empty = Object.keys(input).length === 0;
-  const total = queueSummary(deps.app, 'state', f).groups.reduce((n, g) => n + g.recipients, 0);
+  const total = (await queueSummary(deps.app, 'state', f)).groups.reduce((n, g) => n + g.recipients, 0);
   const hidden = Object.entries(input).map(([n, v]) => html`<input type="hidden" name="${n}" value="${String(v)}" />`);
   const body = html`<h1>Confirm: ${action}</h1>
     <p>
@@ -210,7 +216,7 @@ async function apply(deps: Deps, k: DCtx): Promise<void> {
   const input = filtersFrom((n) => field(k, n) || undefined);
   const action = field(k, 'action') as QueueAction;
   if (!QUEUE_ACTIONS.includes(action)) throw new ApiError('validation_error', 'invalid_parameter', 'Pick an action.');
-  const f = parseFilter(deps.app, input);
+  const f = await parseFilter(deps.app, input);
   const r = await queueAction(deps.app, action, f, {
     all: field(k, 'all') === '1',
     note: field(k, 'reason') || undefined,
@@ -221,9 +227,9 @@ async function apply(deps: Deps, k: DCtx): Promise<void> {
   );
 }
 
-function teamPage(deps: Deps, k: DCtx): void {
+async function teamPage(deps: Deps, k: DCtx): Promise<void> {
   const s = sess(k);
-  const rows = queueList(deps.app, ownerFilter(s.principal), 100);
+  const rows = await queueList(deps.app, ownerFilter(s.principal), 100);
   const write = can(s, 'emails:send');
   const button = (email: string, what: string, label: string) =>
     html`<form method="post" action="/dashboard/queue/emails/${email}/${what}" class="inline">
