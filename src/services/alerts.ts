@@ -11,6 +11,7 @@ import { claimAlert } from '../store/ip-health.js';
 import { retryDelayMs, verdictOf, type AttemptVerdict } from '../core/webhook-retry.js';
 import * as alerts from '../store/alerts.js';
 import { queueOutboxRow } from '../store/webhooks.js';
+import { runSync } from '../store/op.js';
 import { iso } from './present.js';
 import type { Ctx } from './context.js';
 
@@ -61,15 +62,17 @@ function raise(
   const sent = tx(ctx.db, () => {
     if (!claimAlert(ctx.db, subject, now, ALERT_WINDOW_MS)) return false;
     for (const seq of teamEndpoints(type))
-      queueOutboxRow(ctx.db, {
-        id: newId('whd', now),
-        endpoint_seq: seq,
-        event_id: id,
-        event_type: type,
-        payload,
-        next_attempt_at: now,
-        created_at: now,
-      });
+      runSync(
+        queueOutboxRow(ctx.db, {
+          id: newId('whd', now),
+          endpoint_seq: seq,
+          event_id: id,
+          event_type: type,
+          payload,
+          next_attempt_at: now,
+          created_at: now,
+        }),
+      );
     if (ctx.config.alertWebhookUrl) alerts.insertOperatorAlert(ctx.db, id, payload, now);
     return true;
   });

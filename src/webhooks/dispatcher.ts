@@ -81,9 +81,9 @@ export class Dispatcher implements Component {
         continue;
       }
       try {
-        this.prune();
+        await this.prune();
         const free = this.o.concurrency - this.inflight.size;
-        const claimed = free > 0 ? this.claim(free) : [];
+        const claimed = free > 0 ? await this.claim(free) : [];
         for (const seq of claimed) this.track(this.attempt(seq));
         const alerts = free > claimed.length ? this.claimAlerts(free - claimed.length) : [];
         for (const row of alerts) this.track(this.attemptAlert(row));
@@ -95,7 +95,7 @@ export class Dispatcher implements Component {
     }
   }
 
-  private claim(limit: number): number[] {
+  private claim(limit: number): Promise<number[]> {
     return claimOutbox(this.ctx, limit, this.o.leaseMs);
   }
 
@@ -115,8 +115,8 @@ export class Dispatcher implements Component {
   }
 
   /** Until notified, a slot frees up, the next row is due, or the poll interval passes. */
-  private sleep(): Promise<void> {
-    const next = this.inflight.size < this.o.concurrency ? nextOutboxDueAt(this.ctx) : null;
+  private async sleep(): Promise<void> {
+    const next = this.inflight.size < this.o.concurrency ? await nextOutboxDueAt(this.ctx) : null;
     const ms = next === null ? this.o.pollMs : Math.max(0, Math.min(this.o.pollMs, next - this.ctx.now()));
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
@@ -147,14 +147,14 @@ export class Dispatcher implements Component {
   /** One POST of one claimed row, and its record. */
   private async attempt(seq: number): Promise<void> {
     const sentAt = this.ctx.now();
-    const row = outboxRowToSend(this.ctx, seq, sentAt);
+    const row = await outboxRowToSend(this.ctx, seq, sentAt);
     if (!row) return;
     const r = await this.post(row.url, signedHeaders(row.secrets, row.eventId, sentAt, row.payload), row.payload);
     if (r.aborted) {
-      releaseOutboxRow(this.ctx, seq);
+      await releaseOutboxRow(this.ctx, seq);
       return;
     }
-    const rec = recordOutboxAttempt(this.ctx, seq, r);
+    const rec = await recordOutboxAttempt(this.ctx, seq, r);
     if (!rec) return;
     this.log.debug(
       {
@@ -180,11 +180,11 @@ export class Dispatcher implements Component {
       this.log.warn({ event_id: row.event_id, status: r.statusCode, error: r.error, verdict }, 'alert webhook attempt');
   }
 
-  private prune(): void {
+  private async prune(): Promise<void> {
     const now = this.ctx.now();
     if (now - this.lastPrune < 3600_000) return;
     this.lastPrune = now;
-    pruneOutbox(this.ctx);
+    await pruneOutbox(this.ctx);
     pruneOperatorAlertRows(this.ctx);
   }
 }
