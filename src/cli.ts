@@ -212,7 +212,7 @@ export const COMMANDS: Record<string, Handler> = {
   ips: async (args, open) => {
     opts(args, {});
     const { ipHealth } = await import('./services/ip-health.js');
-    return JSON.stringify(ipHealth(open()), null, 2);
+    return JSON.stringify(await ipHealth(open()), null, 2);
   },
   'ips check': async (args, open) => {
     opts(args, {});

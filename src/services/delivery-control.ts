@@ -6,6 +6,8 @@ import { shapingFor } from './shaping.js';
 import { lightTx } from '../store/queue.js';
 import * as dc from '../store/delivery-control.js';
 import { ipHolds } from '../store/ip-health.js';
+import { runSync } from '../store/op.js';
+import type { DB } from '../store/db.js';
 import { capToday, utcDay, warmupDay } from '../core/shaping/warmup.js';
 import { parseRate } from '../core/shaping/rules.js';
 
@@ -13,7 +15,7 @@ export { upsertLane, upsertSite, pendingCommands, markApplied } from '../store/d
 export const storedLanes = dc.lanes;
 export const storedSites = dc.sites;
 export const storedWarmups = dc.warmups;
-export const storedIpHolds = ipHolds;
+export const storedIpHolds = (db: DB) => runSync(ipHolds(db));
 export const removeLane = dc.deleteLane;
 export const inTx = lightTx;
 
@@ -71,7 +73,7 @@ export function siteView(ctx: Ctx, site: string): SiteView {
   const row = dc.sites(ctx.db).find((s) => s.site === site);
   const lanes = dc.lanes(ctx.db).filter((l) => l.site === site);
   const hold = lanes.find((l) => l.ip === '*' && (l.until === null || l.until > now));
-  const held = ipHolds(ctx.db);
+  const held = runSync(ipHolds(ctx.db));
   const ipNames = [
     ...new Set([...configuredIps(ctx.config).map((x) => x.ip), ...lanes.filter((l) => l.ip !== '*').map((l) => l.ip)]),
   ];

@@ -11,6 +11,7 @@ import type { InboundEnvelope } from './feedback.js';
 import type { Ctx } from './context.js';
 import { ourIps } from './dmarc-summary.js';
 import { raiseDomainAlert } from './alerts.js';
+import { runSync } from '../store/op.js';
 
 /** A source that is not ours failing DMARC as the domain with at least this many messages in one report is alerted. */
 export const FAILING_SOURCE_MESSAGES = 10;
@@ -136,7 +137,7 @@ function alertSources(ctx: Ctx, domain: DomainRow, r: DmarcReport, reportId: str
     if (mine ? f.unaligned === 0 : f.messages < FAILING_SOURCE_MESSAGES) continue;
     const alert = mine ? 'dmarc_own_failing' : 'dmarc_failing_source';
     const messages = mine ? f.unaligned : f.messages;
-    raiseDomainAlert(ctx, { alert, domain, key: ip, details: { source_ip: ip, messages, report } });
+    runSync(raiseDomainAlert(ctx, { alert, domain, key: ip, details: { source_ip: ip, messages, report } }));
   }
 }
 

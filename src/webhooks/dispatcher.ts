@@ -85,7 +85,7 @@ export class Dispatcher implements Component {
         const free = this.o.concurrency - this.inflight.size;
         const claimed = free > 0 ? await this.claim(free) : [];
         for (const seq of claimed) this.track(this.attempt(seq));
-        const alerts = free > claimed.length ? this.claimAlerts(free - claimed.length) : [];
+        const alerts = free > claimed.length ? await this.claimAlerts(free - claimed.length) : [];
         for (const row of alerts) this.track(this.attemptAlert(row));
         if (claimed.length + alerts.length > 0 && claimed.length + alerts.length === free) continue;
       } catch (err) {
@@ -100,7 +100,7 @@ export class Dispatcher implements Component {
   }
 
   /** Due rows of the operator's alert outbox (MTA_ALERT_WEBHOOK_URL), none when it is not set. */
-  private claimAlerts(limit: number): OperatorAlertRow[] {
+  private async claimAlerts(limit: number): Promise<OperatorAlertRow[]> {
     return this.ctx.config.alertWebhookUrl ? operatorAlertsDue(this.ctx, limit, this.o.leaseMs) : [];
   }
 
@@ -175,7 +175,7 @@ export class Dispatcher implements Component {
     const { alertWebhookUrl: url, alertWebhookSecret: secret } = this.ctx.config;
     if (!url || !secret) return;
     const r = await this.post(url, signedHeaders([secret], row.event_id, this.ctx.now(), row.payload), row.payload);
-    const verdict = recordOperatorAlert(this.ctx, row, r);
+    const verdict = await recordOperatorAlert(this.ctx, row, r);
     if (verdict !== 'succeeded' && verdict !== 'released')
       this.log.warn({ event_id: row.event_id, status: r.statusCode, error: r.error, verdict }, 'alert webhook attempt');
   }
@@ -185,6 +185,6 @@ export class Dispatcher implements Component {
     if (now - this.lastPrune < 3600_000) return;
     this.lastPrune = now;
     await pruneOutbox(this.ctx);
-    pruneOperatorAlertRows(this.ctx);
+    await pruneOperatorAlertRows(this.ctx);
   }
 }

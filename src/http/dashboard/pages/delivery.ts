@@ -149,7 +149,7 @@ function siteChart(s: SiteSeries, i: number): Html {
   });
 }
 
-function deliveryPage(deps: Deps, k: DCtx) {
+async function deliveryPage(deps: Deps, k: DCtx) {
   if (!sess(k).operator) throw new ApiError('not_found', 'page_not_found', 'There is no such page.');
   const sites = listSites(deps.app).sort(
     (a, b) =>
@@ -167,7 +167,7 @@ function deliveryPage(deps: Deps, k: DCtx) {
     <h2>Suspensions and throttles</h2>
     ${suspensions(sites)}
     <h2>Sending-IP health</h2>
-    ${ipHealthTable(ipHealth(deps.app))}
+    ${ipHealthTable(await ipHealth(deps.app))}
     <h2>Source IPs and warm-up</h2>
     <ul class="card" id="warmups">
       ${listIps(deps.app).map(warmup)}
