@@ -9,6 +9,7 @@ import path from 'node:path';
 import { openDb, tx, type DB } from '../src/store/db.js';
 import { insertEmail, type NewEmail } from '../src/store/emails.js';
 import { appendEvent } from '../src/store/events.js';
+import { runSync } from '../src/store/op.js';
 import { insertTeam } from '../src/store/teams.js';
 import { createDatabase, sharedPg, stopSharedPg } from '../test/helpers/pg.js';
 
@@ -62,15 +63,17 @@ function fill(db: DB, now: number): void {
         }));
         const seq = insertEmail(db, e, j % 2 ? ['receipt'] : [], rcpts);
         for (const [k, type] of (['queued', 'sent', status] as const).entries())
-          appendEvent(db, {
-            id: `ev_bench${j}_${k}`,
-            team_id: e.team_id,
-            email_seq: seq,
-            type: type as 'queued',
-            recipient: k ? rcpts[0].recipient : null,
-            data_json: '{"reply":"250 2.0.0 Ok"}',
-            created_at: e.created_at + k,
-          });
+          runSync(
+            appendEvent(db, {
+              id: `ev_bench${j}_${k}`,
+              team_id: e.team_id,
+              email_seq: seq,
+              type: type as 'queued',
+              recipient: k ? rcpts[0].recipient : null,
+              data_json: '{"reply":"250 2.0.0 Ok"}',
+              created_at: e.created_at + k,
+            }),
+          );
       }
     });
 }

@@ -1,7 +1,8 @@
 // CI check (`npx tsx scripts/check-plans.ts`): a call whose answer is a store plan (a Generator, src/store/op.ts)
 // or a Promise must not be dropped. A plan left unrun does nothing at all (the write it describes never happens);
 // a promise left unawaited turns its error into an unhandled rejection. Flags every expression statement whose type
-// is one of them, unless it is written `void …` (a promise meant to run on its own, with its own catch).
+// is one of them, unless it is written `void …` (a promise meant to run on its own, with its own catch), and every
+// `expect(x)` whose x is one of them (a test asserting on the wrapper, not the answer).
 // Exits 1 naming each place. Type-aware, so it builds the TypeScript program of tsconfig.json.
 import path from 'node:path';
 import ts from 'typescript';
@@ -26,6 +27,26 @@ function flaggedName(checker: ts.TypeChecker, type: ts.Type): string | undefined
   return undefined;
 }
 
+/**
+ * Whether a plan is handed on rather than used as a value: run by `yield*`, passed to a function (runSync, runPlan,
+ * a driver), returned, kept in a variable or a property, or one branch of `c ? plan : other` handed on itself.
+ */
+function passedOn(node: ts.Expression): boolean {
+  const p = node.parent;
+  if (ts.isParenthesizedExpression(p) || ts.isAsExpression(p) || ts.isNonNullExpression(p)) return passedOn(p);
+  if (ts.isConditionalExpression(p)) return p.condition !== node && passedOn(p);
+  if (ts.isYieldExpression(p)) return p.asteriskToken !== undefined;
+  if (ts.isCallExpression(p) || ts.isNewExpression(p)) return p.expression !== node;
+  return (
+    ts.isReturnStatement(p) ||
+    ts.isArrowFunction(p) ||
+    ts.isVariableDeclaration(p) ||
+    ts.isPropertyAssignment(p) ||
+    ts.isArrayLiteralExpression(p) ||
+    (ts.isBinaryExpression(p) && p.operatorToken.kind === ts.SyntaxKind.EqualsToken && p.right === node)
+  );
+}
+
 /** `p.then(ok, fail)` and `p.catch(fail)`: the rejection has a handler. */
 function handled(e: ts.CallExpression): boolean {
   if (!ts.isPropertyAccessExpression(e.expression)) return false;
@@ -40,6 +61,27 @@ function main(): void {
   for (const sf of p.getSourceFiles()) {
     if (sf.isDeclarationFile || !sf.fileName.startsWith(ROOT) || sf.fileName.includes('node_modules')) continue;
     const visit = (node: ts.Node): void => {
+      // expect(plan) and expect(promise) assert on the wrapper, never on the answer (a test that cannot fail).
+      if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'expect') {
+        const arg = node.arguments[0];
+        const name = arg && flaggedName(checker, checker.getTypeAtLocation(arg));
+        if (name) {
+          const { line } = sf.getLineAndCharacterOfPosition(node.getStart(sf));
+          found.push(
+            `${path.relative(ROOT, sf.fileName)}:${line + 1}: expect() given a ${name}: ${arg.getText(sf).slice(0, 80)}`,
+          );
+        }
+      }
+      // A plan used as a value (`if (hasX(db))`, `!plan`, `plan && …`): a generator object is always truthy.
+      if (ts.isCallExpression(node) && !ts.isExpressionStatement(node.parent)) {
+        const name = flaggedName(checker, checker.getTypeAtLocation(node));
+        if (name === 'Generator' && !passedOn(node)) {
+          const { line } = sf.getLineAndCharacterOfPosition(node.getStart(sf));
+          found.push(
+            `${path.relative(ROOT, sf.fileName)}:${line + 1}: a store plan used as a value: ${node.getText(sf).slice(0, 80)}`,
+          );
+        }
+      }
       if (ts.isExpressionStatement(node)) {
         const e = node.expression;
         if ((ts.isCallExpression(e) && !handled(e)) || ts.isNewExpression(e)) {

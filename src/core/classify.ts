@@ -1,6 +1,7 @@
 // Classifies an SMTP reply or a DSN recipient (status, reply code, diagnostic text, command)
 // into a bounce reason, hard flag and status (Sisimai-compatible, pseudo-codes included). Pure.
 import { type BounceReason, RETRY_REASONS, isExplicit, isHard, pseudoStatus, NOT_BOUNCE } from './bounce-reasons.js';
+import { LOCALISED_PHRASES } from './reply-rules-localised.js';
 import { REPLY_RULES, STATUS_REASONS, PRIMARY_ORDER, FALLBACK_ORDER, type ReplyRule } from './reply-rules.js';
 
 export interface ReplyInput {
@@ -35,7 +36,9 @@ export interface BounceReading {
   replycode: string | null;
 }
 
-const RULES = new Map<BounceReason, ReplyRule>(REPLY_RULES.map((r) => [r.reason, r]));
+const RULES = new Map<BounceReason, ReplyRule>(
+  REPLY_RULES.map((r) => [r.reason, { ...r, includes: [...r.includes, ...(LOCALISED_PHRASES[r.reason] ?? [])] }]),
+);
 const EXCEPT_DATA = new Set(['CONN', 'EHLO', 'HELO', 'STARTTLS', 'AUTH', 'MAIL', 'RCPT']);
 const REPLY_CODES = new Set([
   '211',

@@ -150,6 +150,11 @@ export const ERROR_CODES = {
     503,
     'The service is stopping (SIGTERM): it takes no new request, and closes the connection; nothing was stored. Retry on another node, or after the restart.',
   ),
+  store_unavailable: e(
+    'api_error',
+    503,
+    'The store cannot be used right now: its PostgreSQL database cannot be reached (the service reconnects with back-off), or SQLite cannot write (a full disk). Nothing was stored. Retry after the Retry-After seconds; /healthz answers 503 meanwhile.',
+  ),
   internal_error: e(
     'api_error',
     500,

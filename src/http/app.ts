@@ -8,7 +8,7 @@ import type { Ctx } from '../services/context.js';
 import { requestLimiter } from '../services/rate-limits.js';
 import { cacheGeneration } from '../services/siblings.js';
 import { bodyBudget } from '../services/body-budget.js';
-import { storeWriteFailure } from '../services/store-health.js';
+import { storeFailure } from '../services/store-health.js';
 
 export type { Deps, RouteFn, MountFn };
 
@@ -46,10 +46,11 @@ export function buildApp(app: Ctx, opts: { routes?: RouteFn[]; mounts?: MountFn[
         ctx.body = { status: 'starting' };
         return;
       }
-      // A store that cannot write (a full disk): unhealthy, so that a load balancer sends the traffic elsewhere.
-      const failure = storeWriteFailure(app);
+      // A store that cannot write (a full disk) or reach its database: unhealthy, so that a load balancer sends the
+      // traffic elsewhere.
+      const failure = storeFailure(app);
       ctx.status = failure ? 503 : 200;
-      ctx.body = failure ? { status: 'unhealthy', reason: `the store cannot write: ${failure}` } : { status: 'ok' };
+      ctx.body = failure ? { status: 'unhealthy', reason: failure } : { status: 'ok' };
       return;
     }
     await next();

@@ -9,7 +9,7 @@ import type { Ctx } from '../services/context.js';
 import { RateLimiter, type Limiter } from './rate-limit.js';
 import { hasBody, readBody, reserveBody } from './body.js';
 import { BUSY_RETRY_AFTER, type BodyBudget } from '../services/body-budget.js';
-import { noteStoreError } from '../services/store-health.js';
+import { isStoreUnavailable, noteStoreError, STORE_RETRY_AFTER } from '../services/store-health.js';
 
 export { RateLimiter };
 
@@ -54,7 +54,14 @@ export function errors(app: Ctx) {
             413,
           );
         else if (fault !== null) e = new ApiError('validation_error', 'invalid_json', 'The body is not valid JSON.');
-        else {
+        else if (isStoreUnavailable(err)) {
+          noteStoreError(app, err); // a SQLite store that cannot write: /healthz 503 (the access log has the 503)
+          e = new ApiError(
+            'api_error',
+            'store_unavailable',
+            'The store is unavailable; nothing was stored. Retry later.',
+          );
+        } else {
           app.log.error({ err, requestId: ctx.state.requestId }, 'unhandled error');
           noteStoreError(app, err);
           e = new ApiError('api_error', 'internal_error', 'An internal error occurred; retry with backoff.');
@@ -64,6 +71,7 @@ export function errors(app: Ctx) {
       ctx.body = errorBody(app.config.docsUrl, e.type, e.code, e.message, e.param);
       if (e.type === 'rate_limit_error') ctx.set('Retry-After', String(ctx.state.retryAfter ?? 1));
       if (e.code === 'server_busy') ctx.set('Retry-After', String(BUSY_RETRY_AFTER));
+      if (e.code === 'store_unavailable') ctx.set('Retry-After', String(STORE_RETRY_AFTER));
     }
   };
 }
@@ -79,7 +87,7 @@ export function requestLog(app: Ctx) {
     } finally {
       if (log.isLevelEnabled('debug') || ctx.status >= 500) {
         const ms = Number(process.hrtime.bigint() - start) / 1e6;
-        // 503: load shed (server_busy) or shutting down, answered on purpose: a warning, not an error
+        // 503: load shed (server_busy), shutting down or the store unavailable, answered on purpose: a warning
         log[ctx.status === 503 ? 'warn' : ctx.status >= 500 ? 'error' : 'debug'](
           {
             requestId: ctx.state.requestId,

@@ -53,6 +53,10 @@ export const RECIPIENT_LINES: readonly RegExp[] = [
   new RegExp(`^[A-Za-z][\\w'-]*(?: [\\w'-]+){1,8}:\\s*<?(${ADDR_SRC})>?\\s*$`),
 ];
 
+/** Local parts of a notice's own parties (postmaster, mailer-daemon ...), never a failed recipient's. */
+export const SERVICE_LOCAL =
+  /^(?:postmaster|mailer-daemon|mailer_daemon|mail-daemon|daemon|root|nobody|noreply|no-reply)@/i;
+
 /** Sentences that name the sender, not a recipient (Exim deliver.c: "A message sent by\n\n  <sender>\n\ncould not be"). */
 export const SENDER_LINES: readonly RegExp[] = [new RegExp(`^A message sent by\\s+<(${ADDR_SRC})>`, 'im')];
 
@@ -158,6 +162,8 @@ export function readNotice(
   const sender = SENDER_LINES.map((re) => findAddress(re.exec(section)?.[1])).filter((a): a is string => !!a);
   if (sender.length) exclude = new Set([...exclude, ...sender]);
   let addrs = recipientLines(section, exclude, format?.recipientLines);
+  // the postmaster or mailer-daemon named beside a recipient is the notice's own party, never a failed recipient
+  if (addrs.some((a) => !SERVICE_LOCAL.test(a))) addrs = addrs.filter((a) => !SERVICE_LOCAL.test(a));
   if (!addrs.length) addrs = failed;
   // A Postfix-style "<address>: host ... said" line names the recipient even when it equals the sender.
   if (!addrs.length) {

@@ -15,6 +15,7 @@ import {
   readSmtpdTranscript,
 } from './nonstandard.js';
 import { readComplaint } from './arf.js';
+import { looseNotice } from './loose-recipients.js';
 import { readOriginal } from './original.js';
 import type { OriginalInfo } from '../core/report.js';
 import { readSesNotification } from './ses-json.js';
@@ -214,7 +215,7 @@ function bounceReport(root: Entity): Report | null {
       ? readSmtpdTranscript(notice)
       : readNotice(notice, failed, senders(root, original), format);
     if (!raws.length && !failed.length && !looksLikeBounce(root, notice)) return null;
-    if (!raws.length) raws = [unnamed(notice)];
+    if (!raws.length) raws = looseNotice(notice, senders(root, original)) ?? [unnamed(notice)];
   }
   applyFormat(format, root, raws, errorSection(notice, format));
   return { kind: 'dsn', recipients: raws.map(toRecipient), original };

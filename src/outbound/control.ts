@@ -7,6 +7,7 @@ import * as store from '../services/delivery-control.js';
 import { utcDay } from '../core/shaping/warmup.js';
 import { wakeDomains } from '../services/delivery.js';
 import type { OutboundLoop } from './loop.js';
+import { outageLog } from '../services/store-health.js';
 
 const STATE_VALUE = { open: 0, throttled: 1, suspended: 2 } as const;
 /** A queue whose every IP is suspended longer than this goes back to the store until then. */
@@ -75,10 +76,15 @@ export class Control {
     }),
   };
 
+  /** Store errors while its database is away: logged once per outage. */
+  private readonly outage: ReturnType<typeof outageLog>;
+
   constructor(
     private ctx: Ctx,
     private loop: OutboundLoop,
-  ) {}
+  ) {
+    this.outage = outageLog(ctx.log, 'delivery control');
+  }
 
   start(): void {
     this.restore();
@@ -127,8 +133,9 @@ export class Control {
       this.setAsideBlocked();
       this.persist();
       this.loop.ready.prune();
+      this.outage.ok();
     } catch (err) {
-      this.ctx.log.error({ err: (err as Error).message }, 'delivery control tick failed');
+      if (!this.outage.failed(err)) this.ctx.log.error({ err: (err as Error).message }, 'delivery control tick failed');
     }
     this.timer = setTimeout(() => this.tick(), 1000);
     this.timer.unref();

@@ -12,6 +12,7 @@ import { SourcePools } from './sources.js';
 import { Control } from './control.js';
 import { SignerPool } from './signer.js';
 import { Transport } from './transport.js';
+import { runSync } from '../store/op.js';
 
 export { OutboundLoop } from './loop.js';
 
@@ -67,7 +68,7 @@ export function createOutbound(ctx: Ctx, overrides: Partial<LoopOptions> = {}): 
       messagesPerConnection: c.outboundMessagesPerConnection,
       policy: { minSeconds: c.retryMinSeconds, maxSeconds: c.retryMaxSeconds, lifetimeSeconds: c.queueLifetimeSeconds },
       get verpSecret() {
-        return (verp ??= secret(ctx.db, 'verp'));
+        return (verp ??= runSync(secret(ctx.db, 'verp')));
       },
     },
     {

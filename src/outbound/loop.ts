@@ -29,6 +29,7 @@ import { IdleTrim, fullGc } from './trim.js';
 import { Preparing } from './preparing.js';
 import { ReadyQueues, type Item, type ReadyQueue } from './ready.js';
 import type { Control } from './control.js';
+import { outageLog } from '../services/store-health.js';
 
 /** Messages composed and signed at once (signing runs on libuv's pool; composing on the event loop). */
 const PREPARE_AT_ONCE = 32;
@@ -102,12 +103,15 @@ export class OutboundLoop implements Component, Intake {
   private mustClaim = true;
   /** The store's earliest next_attempt_at when last read (nextWait); -Infinity: unknown. */
   private dueAt = -Infinity;
+  /** Store errors while its database is away: logged once per outage (the store reconnects with back-off). */
+  private outage: ReturnType<typeof outageLog>;
 
   constructor(
     private ctx: Ctx,
     readonly deps: LoopDeps,
     private o: LoopOptions,
   ) {
+    this.outage = outageLog(ctx.log.child({ component: 'delivery' }), 'delivery loop');
     this.sink = new ResultSink(ctx, (ids, due) => {
       for (const id of ids) this.held.delete(id);
       this.trimmer.busy(ids.length);
@@ -181,9 +185,10 @@ export class OutboundLoop implements Component, Intake {
     try {
       this.mustClaim = false;
       this.claimMore();
+      this.outage.ok();
     } catch (err) {
       this.mustClaim = true;
-      this.ctx.log.error({ err: (err as Error).message }, 'claim failed');
+      if (!this.outage.failed(err)) this.ctx.log.error({ err: (err as Error).message }, 'claim failed');
     }
     this.pump();
     if (this.stopping) return;
@@ -205,7 +210,7 @@ export class OutboundLoop implements Component, Intake {
       this.dueAt = due ?? Infinity;
       return due === null ? this.o.idlePollMs : Math.min(this.o.idlePollMs, Math.max(5, due - this.ctx.now()));
     } catch (err) {
-      this.ctx.log.error({ err: (err as Error).message }, 'next due time unknown');
+      if (!this.outage.failed(err)) this.ctx.log.error({ err: (err as Error).message }, 'next due time unknown');
       return this.o.idlePollMs;
     }
   }
@@ -402,8 +407,9 @@ export class OutboundLoop implements Component, Intake {
         ),
       );
     } catch (err) {
-      // A store error (busy, I/O): back to the head of their queues; the next tick retries.
-      this.ctx.log.error({ err: (err as Error).message, jobs: starts.length }, 'claim confirmation failed');
+      // A store error (busy, I/O, its database away): back to the head of their queues; the next tick retries.
+      if (!this.outage.failed(err))
+        this.ctx.log.error({ err: (err as Error).message, jobs: starts.length }, 'claim confirmation failed');
       for (const s of starts.reverse()) {
         this.sched.done(s.ip, s.site, false);
         s.q.unshift(s.item);

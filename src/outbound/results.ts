@@ -16,6 +16,10 @@ import {
 } from '../services/transition.js';
 import type { Ctx } from '../services/context.js';
 import { countSiteOutcomes } from '../services/stats.js';
+import { isStoreUnavailable, outageLog } from '../services/store-health.js';
+
+/** While the store is unavailable (its database away), results wait in memory and are written again this often. */
+export const RESULT_RETRY_MS = 1000;
 
 interface Item {
   emailSeq: number;
@@ -35,13 +39,16 @@ export class ResultSink {
   private closed = false;
   /** Settles once the last batch sent is written (its COMMIT's answer read, and the loop told). */
   private written: Promise<void> = Promise.resolve();
+  private outage: ReturnType<typeof outageLog>;
 
   constructor(
     private ctx: Ctx,
     /** `due`: some of them may be due again later (deferred, or settled without an outcome). */
     private onFlushed: (ids: number[], due: boolean) => void,
     private opts: { delayMs: number; max: number } = { delayMs: 10, max: 200 },
-  ) {}
+  ) {
+    this.outage = outageLog(ctx.log.child({ component: 'delivery' }), 'delivery results');
+  }
 
   /**
    * Queues the outcomes of one email's claimed deliveries `ids` (outcomes may be empty: just settle), at `site` if
@@ -71,6 +78,11 @@ export class ResultSink {
     let written!: () => void;
     this.written = new Promise((resolve) => (written = resolve));
     const finish = (err: unknown) => {
+      if (err && this.outage.failed(err)) {
+        this.retryLater(batch);
+        return written();
+      }
+      if (!err) this.outage.ok();
       if (err) this.oneByOne(batch, err);
       const due = batch.some((i) => i.outcomes.length === 0 || i.outcomes.some((o) => o.event === 'deferred'));
       this.onFlushed(
@@ -104,6 +116,16 @@ export class ResultSink {
     }
   }
 
+  /**
+   * The store is unavailable: the results stay here (their recipients claimed, not sent again) and are written
+   * once it is back, rather than left for their lease to end and sent twice.
+   */
+  private retryLater(items: Item[]): void {
+    this.pending.unshift(...items);
+    for (const i of items) this.count += i.ids.length;
+    (this.timer ??= setTimeout(() => this.flush(), RESULT_RETRY_MS)).unref(); // no hold on a stopping process
+  }
+
   /** Once the batches sent so far are written (tests; shutdown). */
   settled(): Promise<void> {
     return this.written;
@@ -123,6 +145,7 @@ export class ResultSink {
       { err: (err as Error).message, items: batch.length },
       'batched result write failed; writing one email at a time',
     );
+    const later: Item[] = [];
     for (const item of batch) {
       try {
         tx(this.ctx.db, () => {
@@ -130,12 +153,15 @@ export class ResultSink {
           this.countSite(item);
         });
       } catch (e) {
-        this.ctx.log.error(
-          { err: (e as Error).message, email_seq: item.emailSeq },
-          'result write failed; the lease will bring it back',
-        );
+        if (isStoreUnavailable(e)) later.push(item);
+        else
+          this.ctx.log.error(
+            { err: (e as Error).message, email_seq: item.emailSeq },
+            'result write failed; the lease will bring it back',
+          );
       }
     }
+    if (later.length) this.retryLater(later);
   }
 
   private apply(item: Item, batch?: OutcomeWrite): void {

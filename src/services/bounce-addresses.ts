@@ -4,6 +4,7 @@ import { readVerp } from '../core/verp.js';
 import { isReturnPathName } from '../store/domains.js';
 import { secret } from '../store/settings.js';
 import type { Ctx } from './context.js';
+import { runSync } from '../store/op.js';
 
 /** Whether `domain` receives bounces for us: the configured bounce domain or a team's return-path name. */
 export function isBounceDomain(ctx: Pick<Ctx, 'db' | 'config'>, domain: string): boolean {
@@ -13,4 +14,5 @@ export function isBounceDomain(ctx: Pick<Ctx, 'db' | 'config'>, domain: string):
 }
 
 /** The email and delivery a VERP address (or local part) names; null when it is not ours or forged. */
-export const readVerpAddress = (ctx: Pick<Ctx, 'db'>, address: string) => readVerp(secret(ctx.db, 'verp'), address);
+export const readVerpAddress = (ctx: Pick<Ctx, 'db'>, address: string) =>
+  readVerp(runSync(secret(ctx.db, 'verp')), address);

@@ -3,13 +3,14 @@
 import { attachmentsOf, messageOf, type NewAttachment } from '../store/email-content.js';
 import type { EmailRow } from '../store/emails.js';
 import type { Ctx } from './context.js';
+import { runSync } from '../store/op.js';
 
 export type StoredAttachment = NewAttachment;
 
 /** The stored message of an SMTP submission (final headers, CRLF line ends), or null for an API email. */
 export function storedMessage(ctx: Ctx, email: Pick<EmailRow, 'seq' | 'raw_message'>): Buffer | null {
   if (email.raw_message !== 1) return null;
-  const m = messageOf(ctx.db, email.seq);
+  const m = runSync(messageOf(ctx.db, email.seq));
   if (!m) throw new Error('the submitted message of this email is missing');
   return m;
 }
@@ -17,7 +18,7 @@ export function storedMessage(ctx: Ctx, email: Pick<EmailRow, 'seq' | 'raw_messa
 /** The attachments of an API email in order (none: an empty list, without a query). */
 export function storedAttachments(ctx: Ctx, email: Pick<EmailRow, 'seq' | 'attachments_json'>): StoredAttachment[] {
   if (email.attachments_json === null) return [];
-  return attachmentsOf(ctx.db, email.seq).map(({ filename, content_type, content_id, content }) => ({
+  return runSync(attachmentsOf(ctx.db, email.seq)).map(({ filename, content_type, content_id, content }) => ({
     filename,
     content_type,
     content_id,

@@ -139,8 +139,8 @@ export function insertChecked(
   if (lease)
     lease.rows = () =>
       rcpts.map((r, i) => ({ ...r, id: ids[i](), email_seq: seq, attempts: 0, first_attempt_at: null }));
-  if (message) insertMessage(ctx.db, seq, message(row.id));
-  if (c.attachments.rows.length) insertAttachments(ctx.db, seq, c.attachments.rows);
+  if (message) runSync(insertMessage(ctx.db, seq, message(row.id)));
+  if (c.attachments.rows.length) runSync(insertAttachments(ctx.db, seq, c.attachments.rows));
   if (credits > 0 && !charge(ctx.db, p.teamId, seq, credits, ctx.config.freeMonthlyCredits, row.created_at, prepared)) {
     const avail = availableCredits(ctx, p.teamId);
     throw new ApiError(
@@ -260,7 +260,7 @@ export function cancelEmail(ctx: Ctx, owner: Owner, id: string): Email {
 }
 
 // Cursors name a position (the last seq seen), signed (core/signed-token, purpose `cursor`) so a tampered one is refused.
-const cursorSigner = (db: DB) => new TokenSigner('cursor', secret(db, 'cursor'));
+const cursorSigner = (db: DB) => new TokenSigner('cursor', runSync(secret(db, 'cursor')));
 export function encodeCursor(db: DB, kind: string, seq: number): string {
   const body = `${kind}.${seq}`;
   return Buffer.from(`${body}.${cursorSigner(db).mac(body)}`).toString('base64url');
@@ -308,6 +308,6 @@ export function listEmails(ctx: Ctx, owner: Owner, f: emails.EmailFilter, limit:
 
 export function listEvents(ctx: Ctx, owner: Owner, id: string, limit: number, cursor?: string) {
   const e = getEmail(ctx, owner, id);
-  const rows = eventsOf(ctx.db, e.seq, decodeCursor(ctx.db, 'evt', cursor), limit);
+  const rows = runSync(eventsOf(ctx.db, e.seq, decodeCursor(ctx.db, 'evt', cursor), limit));
   return page(ctx.db, 'evt', rows, limit, presentEvent);
 }

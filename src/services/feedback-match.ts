@@ -5,6 +5,7 @@ import { secret } from '../store/settings.js';
 import { emailByPublicId, deliveriesOf, type DeliveryRow, type EmailRow } from '../store/emails.js';
 import type { Report, ReportRecipient } from '../core/report.js';
 import type { Ctx } from './context.js';
+import { runSync } from '../store/op.js';
 
 export type MatchedBy = 'rcpt' | 'return_path' | 'message_id';
 /** `deliveryId`: the one delivery a verified VERP token names; null when matched by Message-ID only. */
@@ -28,7 +29,7 @@ function byToken(ctx: Ctx, address: string | null, key: Buffer, by: MatchedBy): 
 
 /** The email named by the report, most trustworthy source first; null when nothing matches. */
 export function findEmail(ctx: Ctx, report: Report, rcptTo: readonly string[]): EmailMatch | null {
-  const key = secret(ctx.db, 'verp');
+  const key = runSync(secret(ctx.db, 'verp'));
   for (const a of rcptTo) {
     const m = byToken(ctx, a, key, 'rcpt');
     if (m) return m;

@@ -4,7 +4,6 @@
 import { FINAL } from '../core/status.js';
 import { newId } from '../core/ids.js';
 import { tx } from '../store/db.js';
-import { runSync } from '../store/op.js';
 import type { EmailRow, DeliveryRow } from '../store/emails.js';
 import { hasAsyncBounce } from '../store/events.js';
 import { insertInboundReport, reportAlreadyApplied, type ReportOutcome } from '../store/inbound-reports.js';
@@ -13,6 +12,7 @@ import { applyOutcomes, type RecipientOutcome } from './transition.js';
 import { findEmail, matchRecipients, type EmailMatch, type RecipientMatch } from './feedback-match.js';
 import { fblSigner } from './fbl-auth.js';
 import type { Ctx } from './context.js';
+import { runSync } from '../store/op.js';
 
 /** Raw bytes kept for a report that changed nothing; the rest is dropped (raw_size says how much). */
 export const RAW_CAP = 64 * 1024;
@@ -93,7 +93,7 @@ function decide(
   // delivered/relayed/expanded notices or vacation replies change nothing.
   if (kind !== 'dsn' || r.action !== 'failed' || ['vacation', 'delivered', 'feedback'].includes(r.reason)) return null;
   if (d.status === 'delivered') {
-    if (hasAsyncBounce(ctx.db, email.seq, d.recipient, r.reason)) return 'duplicate';
+    if (runSync(hasAsyncBounce(ctx.db, email.seq, d.recipient, r.reason))) return 'duplicate';
     return { deliveryId: d.id, event: 'async_bounce', data: { ...bounceData(r, exact, d.recipient), async: true } };
   }
   return FINAL.has(d.status)

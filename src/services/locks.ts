@@ -2,16 +2,17 @@
 // the job's lock taken skips this run (another node is doing it). On SQLite there is one node: always runs.
 import { tryLockJob, unlockJob } from '../store/locks.js';
 import type { Ctx } from './context.js';
+import { runSync } from '../store/op.js';
 
 /** Runs fn unless another node holds the job's lock; null when skipped. */
 export async function onOneNode<T>(ctx: Ctx, job: string, fn: () => T | Promise<T>): Promise<T | null> {
-  if (!tryLockJob(ctx.db, job)) {
+  if (!runSync(tryLockJob(ctx.db, job))) {
     ctx.log.debug({ job }, 'job skipped: another node runs it');
     return null;
   }
   try {
     return await fn();
   } finally {
-    unlockJob(ctx.db, job);
+    runSync(unlockJob(ctx.db, job));
   }
 }

@@ -4,6 +4,7 @@
 // rows each table lost (`content`, `test_content`: emails whose content went).
 import { IDEMPOTENCY_TTL_MS } from '../store/idempotency.js';
 import { purgeContentBefore, purgeIdempotencyBefore, purgeInboundReportsBefore } from '../store/retention.js';
+import { runPlan, type Gen } from '../store/op.js';
 import type { Ctx } from './context.js';
 
 export const INBOUND_REPORT_TTL_MS = 30 * 24 * 3600 * 1000;
@@ -18,14 +19,16 @@ export interface RetentionPass {
 }
 
 /** One retention pass; returns how many rows each table lost. */
-export function runRetention(ctx: Ctx): RetentionPass {
+export const runRetention = (ctx: Ctx): Promise<RetentionPass> => runPlan(retentionPass(ctx));
+
+function* retentionPass(ctx: Ctx): Gen<RetentionPass> {
   const now = ctx.now();
   const live = (ctx.config.contentRetentionDays ?? 30) * DAY_MS;
   const test = (ctx.config.testContentRetentionHours ?? 24) * HOUR_MS;
   return {
-    idempotency: purgeIdempotencyBefore(ctx.db, now - IDEMPOTENCY_TTL_MS),
-    inbound_reports: purgeInboundReportsBefore(ctx.db, now - INBOUND_REPORT_TTL_MS),
-    content: purgeContentBefore(ctx.db, false, now - live, now),
-    test_content: purgeContentBefore(ctx.db, true, now - test, now),
+    idempotency: yield* purgeIdempotencyBefore(ctx.db, now - IDEMPOTENCY_TTL_MS),
+    inbound_reports: yield* purgeInboundReportsBefore(ctx.db, now - INBOUND_REPORT_TTL_MS),
+    content: yield* purgeContentBefore(ctx.db, false, now - live, now),
+    test_content: yield* purgeContentBefore(ctx.db, true, now - test, now),
   };
 }

@@ -6,6 +6,7 @@ import * as store from '../store/stats.js';
 import type { Ctx } from './context.js';
 import type { Owner } from './keys.js';
 import { HOUR_MS, rate, rates, statsMode, statsRange, type StatsQuery } from './stats.js';
+import { runPlan, runSync } from '../store/op.js';
 
 /** The site of test-mode recipients: their outcomes are simulated, no site is ever reached. */
 export const SIMULATED_SITE = 'simulated';
@@ -97,7 +98,7 @@ function noteSite(ctx: Ctx, domain: string, site: string): void {
   if (m.get(domain) === site) return;
   if (m.size >= 100_000) m.clear();
   m.set(domain, site);
-  store.noteDomainSite(ctx.db, domain, site, ctx.now());
+  runSync(store.noteDomainSite(ctx.db, domain, site, ctx.now()));
 }
 
 /**
@@ -117,7 +118,7 @@ export function countSiteChanges(ctx: Ctx, email: Counted, changes: readonly Sit
   for (const c of changes) {
     const given = c.site ?? (email.test_mode === 1 ? SIMULATED_SITE : undefined);
     if (given && given !== SIMULATED_SITE && ANSWERS.has(c.event)) noteSite(ctx, c.domain, given);
-    const at = given ?? (LATER.has(c.event) ? store.siteOfDomain(ctx.db, c.domain) : undefined);
+    const at = given ?? (LATER.has(c.event) ? runSync(store.siteOfDomain(ctx.db, c.domain)) : undefined);
     if (!at) continue;
     for (const f of figuresOf(c, given !== undefined && ANSWERS.has(c.event))) add(at, f);
     if (c.to === 'delivered' && c.from !== 'delivered') {
@@ -126,15 +127,21 @@ export function countSiteChanges(ctx: Ctx, email: Counted, changes: readonly Sit
     }
   }
   const key = { teamId: email.team_id, testMode: email.test_mode, hour: Math.floor(now / HOUR_MS) * HOUR_MS };
-  for (const [s, m] of sum) for (const [type, n] of m) store.bumpSiteStat(ctx.db, { ...key, site: s }, type, n);
+  for (const [s, m] of sum)
+    for (const [type, n] of m) runSync(store.bumpSiteStat(ctx.db, { ...key, site: s }, type, n));
 }
 
 /** GET /v1/stats/sites: each site's figures over [from, to) (whole hours), by sent, largest first. */
-export function getSiteStats(ctx: Ctx, owner: Owner, q: Omit<StatsQuery, 'granularity'>) {
+export const getSiteStats = (ctx: Ctx, owner: Owner, q: Omit<StatsQuery, 'granularity'>) =>
+  runPlan(siteStatsPlan(ctx, owner, q));
+
+function* siteStatsPlan(ctx: Ctx, owner: Owner, q: Omit<StatsQuery, 'granularity'>) {
   const { from, to } = statsRange(q, ctx.now());
   const mode = statsMode(owner, q.test_mode);
   const rows =
-    mode === null ? [] : store.siteFiguresBetween(ctx.db, owner.teamId, mode, Math.floor(from / HOUR_MS) * HOUR_MS, to);
+    mode === null
+      ? []
+      : yield* store.siteFiguresBetween(ctx.db, owner.teamId, mode, Math.floor(from / HOUR_MS) * HOUR_MS, to);
   const bySite = new Map<string, { n: Map<string, number>; delays: Map<number, number> }>();
   for (const r of rows) {
     let s = bySite.get(r.site);

@@ -6,6 +6,7 @@ import { hasEventOfType } from '../store/events.js';
 import * as store from '../store/stats.js';
 import type { Ctx } from './context.js';
 import type { Owner } from './keys.js';
+import { runPlan, runSync, type Gen } from '../store/op.js';
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
@@ -38,20 +39,20 @@ interface Counted {
 /** Counts an email's status changes (the path applyOutcomes took). Inside the writing transaction. */
 export function countStatusChanges(ctx: Ctx, email: Counted, path: readonly Status[]): void {
   const hour = hourOf(ctx.now());
-  for (const s of path) if (COUNTED.has(s)) store.bumpStat(ctx.db, email.team_id, email.test_mode, hour, s);
+  for (const s of path) if (COUNTED.has(s)) runSync(store.bumpStat(ctx.db, email.team_id, email.test_mode, hour, s));
 }
 
 /** A late (asynchronous) bounce of a delivered email: its status stays, but it counts as bounced, once. */
 export function countLateBounce(ctx: Ctx, email: Counted): void {
-  if (hasEventOfType(ctx.db, email.seq, 'bounced')) return;
-  store.bumpStat(ctx.db, email.team_id, email.test_mode, hourOf(ctx.now()), 'bounced');
+  if (runSync(hasEventOfType(ctx.db, email.seq, 'bounced'))) return;
+  runSync(store.bumpStat(ctx.db, email.team_id, email.test_mode, hourOf(ctx.now()), 'bounced'));
 }
 
 /** Before an `opened` / `clicked` event is appended: counts the email the first time it has one. */
 export function countEngagement(ctx: Ctx, email: Counted, type: EventType): void {
   if (type !== 'opened' && type !== 'clicked') return;
-  if (hasEventOfType(ctx.db, email.seq, type)) return;
-  store.bumpStat(ctx.db, email.team_id, email.test_mode, hourOf(ctx.now()), type);
+  if (runSync(hasEventOfType(ctx.db, email.seq, type))) return;
+  runSync(store.bumpStat(ctx.db, email.team_id, email.test_mode, hourOf(ctx.now()), type));
 }
 
 const SITE_KIND: Partial<Record<RecipientEvent, string>> = {
@@ -72,9 +73,9 @@ export function countSiteOutcomes(ctx: Ctx, site: string, events: readonly Recip
     const kind = SITE_KIND[e];
     if (kind) n.set(kind, (n.get(kind) ?? 0) + 1);
   }
-  for (const [kind, k] of n) store.bumpSite(ctx.db, site, hour, kind, k);
+  for (const [kind, k] of n) runSync(store.bumpSite(ctx.db, site, hour, kind, k));
   if (pruned.get(ctx.db) !== hour) {
-    store.pruneSiteStats(ctx.db, hour - SITE_KEEP_MS);
+    runSync(store.pruneSiteStats(ctx.db, hour - SITE_KEEP_MS));
     pruned.set(ctx.db, hour);
   }
 }
@@ -88,11 +89,13 @@ export interface SiteSeries {
 }
 
 /** Per site with any outcome in the last `hours` hours: hourly series (oldest first, the current hour last). */
-export function siteSeries(ctx: Ctx, hours = 24): SiteSeries[] {
+export const siteSeries = (ctx: Ctx, hours = 24): Promise<SiteSeries[]> => runPlan(siteSeriesPlan(ctx, hours));
+
+function* siteSeriesPlan(ctx: Ctx, hours: number): Gen<SiteSeries[]> {
   const last = hourOf(ctx.now());
   const first = last - (hours - 1) * HOUR_MS;
   const out = new Map<string, SiteSeries>();
-  for (const r of store.siteStatsSince(ctx.db, first)) {
+  for (const r of yield* store.siteStatsSince(ctx.db, first)) {
     let s = out.get(r.site);
     if (!s) {
       const zeros = () => new Array<number>(hours).fill(0);
@@ -156,14 +159,16 @@ export function statsMode(owner: Owner, testMode: 'true' | 'false' | undefined):
 }
 
 /** GET /v1/stats: the team's counters in buckets of an hour or a UTC day (empty buckets included). */
-export function getStats(ctx: Ctx, owner: Owner, q: StatsQuery): Stats {
+export const getStats = (ctx: Ctx, owner: Owner, q: StatsQuery): Promise<Stats> => runPlan(statsPlan(ctx, owner, q));
+
+function* statsPlan(ctx: Ctx, owner: Owner, q: StatsQuery): Gen<Stats> {
   const { from, to, granularity } = statsRange(q, ctx.now());
   const size = granularity === 'day' ? DAY_MS : HOUR_MS;
   const first = Math.floor(from / size) * size;
   const buckets: Bucket[] = [];
   for (let t = first; t < to; t += size) buckets.push({ start: new Date(t).toISOString(), ...zeroCounts() });
   const mode = statsMode(owner, q.test_mode);
-  const rows = mode === null ? [] : store.statsBetween(ctx.db, owner.teamId, mode, hourOf(from), to);
+  const rows = mode === null ? [] : yield* store.statsBetween(ctx.db, owner.teamId, mode, hourOf(from), to);
   const totals = zeroCounts();
   for (const r of rows) {
     if (!COUNTED.has(r.type)) continue;

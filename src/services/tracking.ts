@@ -8,12 +8,14 @@ import { emailByPublicId, deliveriesOf, type EmailRow } from '../store/emails.js
 import { secret } from '../store/settings.js';
 import { appendStatusEvent } from './transition.js';
 import type { Ctx } from './context.js';
+import { runSync } from '../store/op.js';
 
 type Kind = 'o' | 'c';
 
 const signers = new WeakMap<Ctx['db'], TokenSigner>();
 const signerOf = (ctx: Ctx) =>
-  signers.get(ctx.db) ?? signers.set(ctx.db, new TokenSigner('tracking', secret(ctx.db, 'tracking'))).get(ctx.db)!;
+  signers.get(ctx.db) ??
+  signers.set(ctx.db, new TokenSigner('tracking', runSync(secret(ctx.db, 'tracking')))).get(ctx.db)!;
 /** The MAC input names the kind, so an open token never passes as a click token (or the reverse). */
 const macInput = (kind: Kind, emailId: string, url: string) => `${kind}\n${emailId}\n${url}`;
 
@@ -124,14 +126,14 @@ export function recordOpen(ctx: Ctx, token: string): boolean {
     const email = emailByPublicId(ctx.db, t.emailId);
     if (!email) return false;
     if (expired(ctx, email)) return true;
-    if (!hasEventOfType(ctx.db, email.seq, 'opened'))
+    if (!runSync(hasEventOfType(ctx.db, email.seq, 'opened')))
       appendStatusEvent(ctx, email, 'opened', recipientOf(ctx, email), { source: 'tracking' });
     return true;
   });
 }
 
 function clickedRecently(ctx: Ctx, email: EmailRow, recipient: string | null, url: string): boolean {
-  return clickedSince(ctx.db, email.seq, recipient, url, ctx.now() - CLICK_DEDUP_MS);
+  return runSync(clickedSince(ctx.db, email.seq, recipient, url, ctx.now() - CLICK_DEDUP_MS));
 }
 
 /**

@@ -338,7 +338,7 @@ export function appendStatusEvent(
   data: Record<string, unknown>,
 ) {
   countEngagement(ctx, email, type);
-  return appendEvent(
+  const ev = appendEvent(
     ctx.db,
     {
       id: newId('evt', ctx.now()),
@@ -351,6 +351,7 @@ export function appendStatusEvent(
     },
     email,
   );
+  return runSync(ev);
 }
 
 /** One recipient under a queue action by `by`: its status after it, or null when the action does not apply. */

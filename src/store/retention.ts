@@ -1,13 +1,16 @@
 // Deletes expired rows in bounded batches (each batch its own short transaction), so a retention
 // pass never holds the write lock long. Returns how many rows went.
-import { isPg, pgArray, PLAN_EACH_TIME, sql, tx, type DB } from './db.js';
+import { isPg, pgArray, PLAN_EACH_TIME, sql, type DB } from './db.js';
+import { all, run, transaction, type Gen } from './op.js';
 
 const BATCH = 5000;
 
-function purge(db: DB, text: string, before: number): number {
+function* purge(db: DB, text: string, before: number): Gen<number> {
   let total = 0;
   for (;;) {
-    const n = tx(db, () => sql(db, text).run(before, BATCH).changes);
+    const n = yield* transaction(db, function* () {
+      return (yield* run(sql(db, text), before, BATCH)).changes;
+    });
     total += n;
     if (n < BATCH) return total;
   }
@@ -36,7 +39,7 @@ const FINAL_SQL = "status IN ('delivered', 'bounced', 'complained', 'failed', 'c
  * attachment lists stay. Batches of BATCH emails, each its own transaction, read from the head of the
  * emails_content_expiry index (migration 022). Returns how many emails lost their content.
  */
-export function purgeContentBefore(db: DB, testMode: boolean, before: number, at: number): number {
+export function* purgeContentBefore(db: DB, testMode: boolean, before: number, at: number): Gen<number> {
   const pick = sql<number>(
     db,
     `SELECT seq FROM emails WHERE test_mode = ? AND updated_at <= ? AND content_expired_at IS NULL AND ${FINAL_SQL} LIMIT ?`,
@@ -56,11 +59,11 @@ export function purgeContentBefore(db: DB, testMode: boolean, before: number, at
   ];
   let total = 0;
   for (;;) {
-    const n = tx(db, () => {
-      const seqs = pick.all(testMode ? 1 : 0, before, BATCH);
+    const n = yield* transaction(db, function* () {
+      const seqs = yield* all(pick, testMode ? 1 : 0, before, BATCH);
       if (seqs.length === 0) return 0;
       const ids = isPg(db) ? pgArray(seqs) : JSON.stringify(seqs);
-      for (const text of writes) each(text).run({ ids, at });
+      for (const text of writes) yield* run(each(text), { ids, at });
       return seqs.length;
     });
     total += n;

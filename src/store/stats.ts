@@ -1,6 +1,7 @@
 // Delivery insight counters (migration 011): per team, mode, UTC hour and type (stats_hourly) and per
 // site, hour and outcome (site_hourly). Upserts run inside the caller's transaction; reads are key ranges.
 import { sql, type DB } from './db.js';
+import { all, get, run, type Gen } from './op.js';
 
 export interface StatRow {
   hour: number;
@@ -15,40 +16,60 @@ export interface SiteStatRow {
 }
 
 /** Adds `n` to a team's counter of `type` for the hour starting at `hour` (ms). */
-export function bumpStat(db: DB, teamId: string, testMode: number, hour: number, type: string, n = 1): void {
+export function* bumpStat(db: DB, teamId: string, testMode: number, hour: number, type: string, n = 1): Gen<void> {
   // PostgreSQL: appended to this transaction's deltas, folded at COMMIT in key order (migrations-pg/014, 017).
-  sql(
-    db,
-    `INSERT INTO stats_hourly (team_id, test_mode, hour, type, n) VALUES (?, ?, ?, ?, ?)
+  yield* run(
+    sql(
+      db,
+      `INSERT INTO stats_hourly (team_id, test_mode, hour, type, n) VALUES (?, ?, ?, ?, ?)
     ON CONFLICT (team_id, test_mode, hour, type) DO UPDATE SET n = n + excluded.n`,
-    'INSERT INTO stats_hourly_delta (team_id, test_mode, hour, type, n) VALUES (?, ?, ?, ?, ?)',
-  ).run(teamId, testMode, hour, type, n);
+      'INSERT INTO stats_hourly_delta (team_id, test_mode, hour, type, n) VALUES (?, ?, ?, ?, ?)',
+    ),
+    teamId,
+    testMode,
+    hour,
+    type,
+    n,
+  );
 }
 
 /** A team's counters of one mode for the hours in [fromHour, toHour). */
 export const statsBetween = (db: DB, teamId: string, testMode: number, fromHour: number, toHour: number) =>
-  sql<StatRow>(
-    db,
-    'SELECT hour, type, n FROM stats_hourly WHERE team_id = ? AND test_mode = ? AND hour >= ? AND hour < ?',
-  ).all(teamId, testMode, fromHour, toHour);
+  all(
+    sql<StatRow>(
+      db,
+      'SELECT hour, type, n FROM stats_hourly WHERE team_id = ? AND test_mode = ? AND hour >= ? AND hour < ?',
+    ),
+    teamId,
+    testMode,
+    fromHour,
+    toHour,
+  );
 
 /** Adds `n` to a site's counter of `kind` (delivered, deferred, bounced) for the hour starting at `hour`. */
-export function bumpSite(db: DB, site: string, hour: number, kind: string, n = 1): void {
-  sql(
-    db,
-    `INSERT INTO site_hourly (hour, site, kind, n) VALUES (?, ?, ?, ?)
+export function* bumpSite(db: DB, site: string, hour: number, kind: string, n = 1): Gen<void> {
+  yield* run(
+    sql(
+      db,
+      `INSERT INTO site_hourly (hour, site, kind, n) VALUES (?, ?, ?, ?)
     ON CONFLICT (hour, site, kind) DO UPDATE SET n = n + excluded.n`,
-    'INSERT INTO site_hourly_delta (hour, site, kind, n) VALUES (?, ?, ?, ?)',
-  ).run(hour, site, kind, n);
+      'INSERT INTO site_hourly_delta (hour, site, kind, n) VALUES (?, ?, ?, ?)',
+    ),
+    hour,
+    site,
+    kind,
+    n,
+  );
 }
 
 /** Every site's counters from `fromHour` on. */
 export const siteStatsSince = (db: DB, fromHour: number) =>
-  sql<SiteStatRow>(db, 'SELECT hour, site, kind, n FROM site_hourly WHERE hour >= ?').all(fromHour);
+  all(sql<SiteStatRow>(db, 'SELECT hour, site, kind, n FROM site_hourly WHERE hour >= ?'), fromHour);
 
 /** Drops site counters older than `beforeHour` (a key range: the rows are ordered by hour). */
-export const pruneSiteStats = (db: DB, beforeHour: number) =>
-  sql(db, 'DELETE FROM site_hourly WHERE hour < ?').run(beforeHour).changes;
+export function* pruneSiteStats(db: DB, beforeHour: number): Gen<number> {
+  return (yield* run(sql(db, 'DELETE FROM site_hourly WHERE hour < ?'), beforeHour)).changes;
+}
 
 export interface SiteFigureRow {
   site: string;
@@ -57,39 +78,56 @@ export interface SiteFigureRow {
 }
 
 /** Adds `n` to a team's per-site figure `type` (migration 027) for the hour starting at `hour` (ms). */
-export function bumpSiteStat(
+export function* bumpSiteStat(
   db: DB,
   key: { teamId: string; testMode: number; hour: number; site: string },
   type: string,
   n: number,
-): void {
+): Gen<void> {
   // PostgreSQL: appended to this transaction's deltas, folded at COMMIT in key order (migrations-pg/027).
-  sql(
-    db,
-    `INSERT INTO site_stats_hourly (team_id, test_mode, hour, site, type, n) VALUES (?, ?, ?, ?, ?, ?)
+  yield* run(
+    sql(
+      db,
+      `INSERT INTO site_stats_hourly (team_id, test_mode, hour, site, type, n) VALUES (?, ?, ?, ?, ?, ?)
     ON CONFLICT (team_id, test_mode, hour, site, type) DO UPDATE SET n = n + excluded.n`,
-    'INSERT INTO site_stats_hourly_delta (team_id, test_mode, hour, site, type, n) VALUES (?, ?, ?, ?, ?, ?)',
-  ).run(key.teamId, key.testMode, key.hour, key.site, type, n);
+      'INSERT INTO site_stats_hourly_delta (team_id, test_mode, hour, site, type, n) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+    key.teamId,
+    key.testMode,
+    key.hour,
+    key.site,
+    type,
+    n,
+  );
 }
 
 /** A team's per-site figures of one mode summed over the hours in [fromHour, toHour) (a key range). */
-export const siteFiguresBetween = (db: DB, teamId: string, testMode: number, fromHour: number, toHour: number) =>
-  sql<SiteFigureRow>(
-    db,
-    `SELECT site, type, sum(n) AS n FROM site_stats_hourly
-    WHERE team_id = ? AND test_mode = ? AND hour >= ? AND hour < ? GROUP BY site, type`,
-  )
-    .all(teamId, testMode, fromHour, toHour)
-    .map((r) => ({ ...r, n: Number(r.n) }));
+export function* siteFiguresBetween(
+  db: DB,
+  teamId: string,
+  testMode: number,
+  fromHour: number,
+  toHour: number,
+): Gen<SiteFigureRow[]> {
+  const text = `SELECT site, type, sum(n) AS n FROM site_stats_hourly
+    WHERE team_id = ? AND test_mode = ? AND hour >= ? AND hour < ? GROUP BY site, type`;
+  const rows = yield* all(sql<SiteFigureRow>(db, text), teamId, testMode, fromHour, toHour);
+  return rows.map((r) => ({ ...r, n: Number(r.n) }));
+}
 
 /** The site a recipient domain was last delivered to (migration 027), if any. */
 export const siteOfDomain = (db: DB, domain: string) =>
-  sql<string>(db, 'SELECT site FROM domain_sites WHERE domain = ?').pluck().get(domain);
+  get(sql<string>(db, 'SELECT site FROM domain_sites WHERE domain = ?').pluck(), domain);
 
 /** Notes the site the delivery loop delivered a domain's mail to. */
 export const noteDomainSite = (db: DB, domain: string, site: string, at: number) =>
-  sql(
-    db,
-    `INSERT INTO domain_sites (domain, site, seen_at) VALUES (?, ?, ?)
+  run(
+    sql(
+      db,
+      `INSERT INTO domain_sites (domain, site, seen_at) VALUES (?, ?, ?)
     ON CONFLICT (domain) DO UPDATE SET site = excluded.site, seen_at = excluded.seen_at`,
-  ).run(domain, site, at);
+    ),
+    domain,
+    site,
+    at,
+  );

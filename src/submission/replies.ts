@@ -20,6 +20,7 @@ const REPLIES: Partial<Record<ErrorCode, [number, string]>> = {
   invalid_address: [550, '5.7.1'], // a From or Sender that could show one address and be another
   header_not_allowed: [550, '5.7.1'],
   invalid_parameter: [550, '5.6.0'],
+  store_unavailable: [451, '4.3.0'],
 };
 
 /** The reply for an error met while authenticating or storing a message; anything unexpected is 451 4.3.0. */

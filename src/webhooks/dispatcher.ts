@@ -15,6 +15,7 @@ import {
 import { operatorAlertsDue, pruneOperatorAlertRows, recordOperatorAlert } from '../services/alerts.js';
 import type { OperatorAlertRow } from '../services/alerts.js';
 import type { Ctx } from '../services/context.js';
+import { outageLog } from '../services/store-health.js';
 import type { Component } from '../types/component.js';
 import { Agents, postWebhook } from './post.js';
 import { guardedLookup } from './ssrf.js';
@@ -36,6 +37,7 @@ export class Dispatcher implements Component {
   private lastPrune = 0;
   private agents = new Agents();
   private readonly log: Logger;
+  private readonly outage: ReturnType<typeof outageLog>;
   private readonly o: Required<DispatcherOptions>;
 
   constructor(
@@ -44,6 +46,7 @@ export class Dispatcher implements Component {
     opts: DispatcherOptions = {},
   ) {
     this.log = ctx.log.child({ component: 'webhooks' });
+    this.outage = outageLog(this.log, 'webhook dispatcher');
     const timeoutMs = opts.timeoutMs ?? 10_000;
     this.o = {
       concurrency: opts.concurrency ?? 16,
@@ -87,9 +90,11 @@ export class Dispatcher implements Component {
         for (const seq of claimed) this.track(this.attempt(seq));
         const alerts = free > claimed.length ? await this.claimAlerts(free - claimed.length) : [];
         for (const row of alerts) this.track(this.attemptAlert(row));
+        this.outage.ok();
         if (claimed.length + alerts.length > 0 && claimed.length + alerts.length === free) continue;
       } catch (err) {
-        this.log.error({ err }, 'dispatch loop error');
+        // The store unavailable (its database away): logged once, polled again (the store backs off reconnecting).
+        if (!this.outage.failed(err)) this.log.error({ err }, 'dispatch loop error');
       }
       await this.sleep();
     }
@@ -116,7 +121,12 @@ export class Dispatcher implements Component {
 
   /** Until notified, a slot frees up, the next row is due, or the poll interval passes. */
   private async sleep(): Promise<void> {
-    const next = this.inflight.size < this.o.concurrency ? await nextOutboxDueAt(this.ctx) : null;
+    let next: number | null = null;
+    try {
+      if (this.inflight.size < this.o.concurrency) next = await nextOutboxDueAt(this.ctx);
+    } catch (err) {
+      if (!this.outage.failed(err)) this.log.error({ err }, 'next outbox row unknown');
+    }
     const ms = next === null ? this.o.pollMs : Math.max(0, Math.min(this.o.pollMs, next - this.ctx.now()));
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);

@@ -9,6 +9,7 @@ import { listSites, siteCommand, warmupIp } from '../../src/services/delivery-co
 import { HOUR_MS } from '../../src/services/stats.js';
 import { bumpSite, bumpStat } from '../../src/store/stats.js';
 import { launch, newContext, screenshot, seriousViolations, signIn } from './browser.js';
+import { runSync } from '../../src/store/op.js';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -25,10 +26,10 @@ function seedHistory(env: OutboundEnv, site: string): void {
       ['bounced', bounced],
       ['delivery_delayed', h % 4],
     ] as const)
-      if (n > 0) bumpStat(env.s.db, env.teamId, 0, at, type, n);
-    bumpSite(env.s.db, site, at, 'delivered', sent - bounced);
-    if (bounced) bumpSite(env.s.db, site, at, 'bounced', bounced);
-    if (h % 4) bumpSite(env.s.db, site, at, 'deferred', h % 4);
+      if (n > 0) runSync(bumpStat(env.s.db, env.teamId, 0, at, type, n));
+    runSync(bumpSite(env.s.db, site, at, 'delivered', sent - bounced));
+    if (bounced) runSync(bumpSite(env.s.db, site, at, 'bounced', bounced));
+    if (h % 4) runSync(bumpSite(env.s.db, site, at, 'deferred', h % 4));
   }
 }
 

@@ -25,6 +25,10 @@ export interface PgCluster {
   /** The temp folder: data/, sock/ (unix socket), log. Removed by stop(). */
   dir: string;
   stop(): Promise<void>;
+  /** Shuts the server down (`pg_ctl stop -m fast`), keeping its data: a database outage. */
+  pause?(): Promise<void>;
+  /** Starts it again on the same port after pause(). */
+  resume?(): Promise<void>;
 }
 
 /** The bin folder of the newest PostgreSQL installed the Debian way, or undefined when there is none. */
@@ -237,10 +241,13 @@ export async function startPg(opts: StartPgOptions = {}): Promise<PgCluster> {
     }
     const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
     let stopped = false;
+    const ctl = (args: string[]) => pgRun(bin, dir, 'pg_ctl', ['-D', data, ...args], 60_000).then(() => {});
     return {
       url,
       port,
       dir,
+      pause: () => ctl(['-m', 'fast', '-w', 'stop']),
+      resume: () => ctl(['-l', path.join(dir, 'log'), '-w', '-t', '60', '-o', `-p ${port}`, 'start']),
       async stop() {
         if (stopped) return;
         stopped = true;

@@ -12,6 +12,7 @@ import { runRetention } from '../../src/services/retention.js';
 import { verpAddress } from '../../src/core/verp.js';
 import { secret } from '../../src/store/settings.js';
 import { emailByPublicId, deliveriesOf } from '../../src/store/emails.js';
+import { runSync } from '../../src/store/op.js';
 
 const HOUR = 3600e3;
 
@@ -53,7 +54,7 @@ describe('content retention: bodies, attachments and raw reports deleted after t
     // A delayed-delivery notice about the live email changes nothing: its raw copy is kept (until the retention).
     const e = emailByPublicId(env.s.db, live.id)!;
     const verp = verpAddress(
-      secret(env.s.db, 'verp'),
+      runSync(secret(env.s.db, 'verp')),
       e.id,
       deliveriesOf(env.s.db, e.seq)[0].id,
       env.s.ctx.config.bounceDomain,
@@ -76,12 +77,12 @@ describe('content retention: bodies, attachments and raw reports deleted after t
     const testEvents = (await env.events(test.id, env.test)).map((x) => x.type);
 
     clock.advance(23 * HOUR);
-    expect(runRetention(env.s.ctx)).to.include({ content: 0, test_content: 0 });
+    expect(await runRetention(env.s.ctx)).to.include({ content: 0, test_content: 0 });
     expect(content(test.id)).to.deep.equal(kept);
 
     clock.advance(2 * HOUR); // 25 h: the test email's content goes, the live one's stays
     let at = clock.now();
-    expect(runRetention(env.s.ctx)).to.include({ content: 0, test_content: 1 });
+    expect(await runRetention(env.s.ctx)).to.include({ content: 0, test_content: 1 });
     const t = await get(test.id, env.test);
     expect(content(test.id)).to.deep.equal({ html: null, text: null, attachments: 0, raw_reports: 0 });
     expect(t).to.include({ status: 'delivered', subject: 'Hello', test_mode: true });
@@ -93,7 +94,7 @@ describe('content retention: bodies, attachments and raw reports deleted after t
 
     clock.advance(24 * HOUR); // 49 h: the live email's too; the scheduled one is not final and keeps everything
     at = clock.now();
-    expect(runRetention(env.s.ctx)).to.include({ content: 1, test_content: 0 });
+    expect(await runRetention(env.s.ctx)).to.include({ content: 1, test_content: 0 });
     const l = await get(live.id);
     expect(l).to.include({ status: 'delivered', from: 'Sender <app@sender.test>' });
     expect(Date.parse(l.content_expired_at)).to.be.within(at, clock.now());
@@ -103,6 +104,6 @@ describe('content retention: bodies, attachments and raw reports deleted after t
     expect(await get(waiting.id)).to.include({ status: 'queued', content_expired_at: null });
     expect(content(waiting.id)).to.deep.equal(kept);
     // Nothing more to do: a second pass finds nothing.
-    expect(runRetention(env.s.ctx)).to.include({ content: 0, test_content: 0 });
+    expect(await runRetention(env.s.ctx)).to.include({ content: 0, test_content: 0 });
   });
 });

@@ -1,5 +1,5 @@
 // A full disk under a SQLite store (a real one: a 4 MiB tmpfs mounted for the test, which needs root; skipped
-// otherwise): once writes fail (500), /healthz answers 503 with the reason, so a load balancer sends the traffic
+// otherwise): once writes fail (503 store_unavailable with Retry-After), /healthz answers 503 with the reason, so a load balancer sends the traffic
 // elsewhere; the process keeps running, and once there is room again /healthz is 200 and emails are accepted.
 import { expect } from 'chai';
 import { execFileSync, type ChildProcess } from 'node:child_process';
@@ -51,9 +51,14 @@ describe('/healthz on a full disk', function () {
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ from: 'a@sender.test', to: `u${i}@rcpt.test`, subject: 's', text: 'x'.repeat(65536) }),
       });
-    let refused = 0;
-    for (let i = 0; i < 200 && !refused; i++) if ((await send(i)).status === 500) refused++;
-    expect(refused, 'a write failed on the full disk').to.equal(1);
+    let refused: Response | undefined;
+    for (let i = 0; i < 200 && !refused; i++) {
+      const r = await send(i);
+      if (r.status !== 202) refused = r;
+    }
+    expect(refused?.status, 'a write failed on the full disk').to.equal(503);
+    expect(((await refused!.json()) as { error: { code: string } }).error.code).to.equal('store_unavailable');
+    expect(Number(refused!.headers.get('retry-after'))).to.be.greaterThan(0);
     const sick = await health();
     expect(sick.status).to.equal(503);
     expect(sick.body.status).to.equal('unhealthy');

@@ -110,7 +110,7 @@ describe('inbound listener: a report over the parse budget', function () {
     tx(s.db, () =>
       applyOutcomes(s.ctx, email.seq, [{ deliveryId: d!.id, event: 'accepted', data: { source: 'smtp' } }]),
     );
-    const verp = verpAddress(secret(s.db, 'verp'), email.id, d!.id, s.config.bounceDomain);
+    const verp = verpAddress(runSync(secret(s.db, 'verp')), email.id, d!.id, s.config.bounceDomain);
     // a hard bounce for our recipient, followed by 5,000 recipient lines: far more than 10 ms of reading
     const padding = Array.from({ length: 5000 }, (_, i) => `<p${i}@dest.test>: 550 no such user`).join('\r\n');
     const raw = buildDsn({ to: verp, recipient: d!.recipient, diagnostic: `550 5.1.1 user unknown\r\n\r\n${padding}` });

@@ -62,7 +62,8 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
       ),
     );
   }
-  const verp = (e: EmailRow, d: DeliveryRow, domain = BOUNCE) => verpAddress(secret(s.db, 'verp'), e.id, d.id, domain);
+  const verp = (e: EmailRow, d: DeliveryRow, domain = BOUNCE) =>
+    verpAddress(runSync(secret(s.db, 'verp')), e.id, d.id, domain);
   const events = (e: EmailRow) =>
     s.db.prepare('SELECT * FROM events WHERE email_seq = ? ORDER BY seq').all(e.seq) as EventRow[];
   const status = (e: EmailRow) => emailByPublicId(s.db, e.id)!.status;
@@ -340,5 +341,37 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     expect((await smtpSend(port, { from: '', to: [verp(e, ds[0])] }, raw)).ok).to.equal(true);
     expect(events(e).filter((ev) => ev.type === 'bounced')).to.have.length(1);
     expect(runSync(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase()))).to.equal(undefined);
+  });
+
+  it('a German text notice (no DSN part, no enhanced status) names its recipient in a sentence: a hard userunknown bounce that suppresses', async () => {
+    const { email: e, ds } = await email(1);
+    deliver(e, ds);
+    const raw = [
+      'From: Mail-Server <postmaster@mx.remote.test>',
+      `To: ${verp(e, ds[0])}`,
+      'Subject: Unzustellbar',
+      'Message-ID: <de-notice-1@mx.remote.test>',
+      'Date: Thu, 17 Jul 2025 23:34:45 +0000',
+      'Content-Type: text/plain; charset=utf-8',
+      'Content-Transfer-Encoding: 8bit',
+      '',
+      `Ihre Nachricht an <${ds[0].recipient}> konnte nicht zugestellt werden.`,
+      'mx.remote.test antwortete: 550 Benutzer unbekannt (in reply to RCPT TO command)',
+      '',
+      '------ Original message follows ------',
+      '',
+      'From: news@example.com',
+      'Subject: hi',
+      '',
+      'x',
+      '',
+    ].join('\r\n');
+    expect((await smtpSend(port, { from: '', to: [verp(e, ds[0])] }, raw)).ok).to.equal(true);
+    const b = events(e).filter((ev) => ev.type === 'bounced');
+    expect(b.map((ev) => ev.recipient)).to.deep.equal([ds[0].recipient]);
+    const data = JSON.parse(b[0].data_json);
+    expect(data).to.include({ async: true, reason: 'userunknown', hard: true, source: 'dsn' });
+    expect(data).not.to.have.property('final_recipient'); // the notice named this very recipient
+    expect(runSync(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase()))?.reason).to.equal('hard_bounce');
   });
 });

@@ -62,10 +62,10 @@ describe('operations: metrics and retention', () => {
     );
     insert.run('rep_old', clock.now() - 31 * 86400e3);
     insert.run('rep_new', clock.now() - 29 * 86400e3);
-    expect(runRetention(s.ctx)).to.include({ idempotency: 0, inbound_reports: 1 });
+    expect(await runRetention(s.ctx)).to.include({ idempotency: 0, inbound_reports: 1 });
     expect(count(s.db, 'inbound_reports')).to.equal(1);
     clock.advance(24 * 3600e3 + 1000);
-    expect(runRetention(s.ctx).idempotency).to.equal(1);
+    expect((await runRetention(s.ctx)).idempotency).to.equal(1);
     expect(count(s.db, 'idempotency')).to.equal(0);
   });
 });

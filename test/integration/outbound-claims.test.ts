@@ -9,6 +9,7 @@ import { verpAddress } from '../../src/core/verp.js';
 import { secret } from '../../src/store/settings.js';
 import { emailByPublicId, deliveriesOf } from '../../src/store/emails.js';
 import { createOutbound, type OutboundLoop } from '../../src/outbound/index.js';
+import { runSync } from '../../src/store/op.js';
 
 describe('outbound delivery: claim bookkeeping', function () {
   this.timeout(20000);
@@ -47,7 +48,7 @@ describe('outbound delivery: claim bookkeeping', function () {
     // A DSN bounces J's recipient while its job waits (the real inbound effect path).
     const je = emailByPublicId(e.s.db, j.id)!;
     const jd = deliveriesOf(e.s.db, je.seq)[0];
-    const verp = verpAddress(secret(e.s.db, 'verp'), je.id, jd.id, e.s.config.bounceDomain);
+    const verp = verpAddress(runSync(secret(e.s.db, 'verp')), je.id, jd.id, e.s.config.bounceDomain);
     const r = await recordFeedback(e.s.ctx, Buffer.from(buildDsn({ to: verp, recipient: 'j@other.test' })), {
       mailFrom: '',
       rcptTo: [verp],

@@ -6,6 +6,7 @@ import { readVerp } from '../../src/core/verp.js';
 import { secret } from '../../src/store/settings.js';
 import { emailByPublicId, deliveriesOf } from '../../src/store/emails.js';
 import { outboundEnv, SENDER, type OutboundEnv } from './outbound-env.js';
+import { runSync } from '../../src/store/op.js';
 
 describe('outbound delivery: live emails over SMTP', function () {
   this.timeout(20000);
@@ -44,7 +45,10 @@ describe('outbound delivery: live emails over SMTP', function () {
     );
     for (const m of e.mx.messages) {
       expect(m.from).to.match(/^bounces\+.*@bounces\.mta\.test$/);
-      expect(readVerp(secret(e.s.db, 'verp'), m.from)).to.deep.equal({ emailId: sent.id, deliveryId: ids[m.to[0]] });
+      expect(readVerp(runSync(secret(e.s.db, 'verp')), m.from)).to.deep.equal({
+        emailId: sent.id,
+        deliveryId: ids[m.to[0]],
+      });
     }
     const msg = e.mx.messages[0];
     const parsed = await simpleParser(msg.raw);

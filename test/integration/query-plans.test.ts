@@ -7,6 +7,7 @@ import { preparedTexts } from '../../src/store/db.js';
 import { plan } from '../helpers/plans.js';
 import { runRetention } from '../../src/services/retention.js';
 import { purgeContentBefore } from '../../src/store/retention.js';
+import { runSync } from '../../src/store/op.js';
 
 const GROWING = [
   'emails',
@@ -91,8 +92,8 @@ describe('query plans of hot statements', function () {
     expect((await s.api('GET', `/v1/domains/${dom}/dmarc`, { key })).status).to.equal(200);
     expect((await s.api('GET', `/v1/domains/${dom}/dmarc/reports`, { key })).status).to.equal(200);
     // The retention pass, its content purge with something to delete (every test email is final by now).
-    runRetention(s.ctx);
-    expect(purgeContentBefore(s.db, true, Date.now() + 1000, Date.now())).to.equal(5);
+    await runRetention(s.ctx);
+    expect(runSync(purgeContentBefore(s.db, true, Date.now() + 1000, Date.now()))).to.equal(5);
     const texts = preparedTexts(s.db).filter((x) => /^\s*(SELECT|UPDATE|DELETE|INSERT|WITH)/i.test(x));
     expect(texts.length).to.be.greaterThan(20);
     const bad: string[] = [];

@@ -77,7 +77,7 @@ describe('security: forged bounces and complaints (audit finding 3)', function (
     );
     return { e, ds };
   }
-  const verp = (e: EmailRow, d: DeliveryRow) => verpAddress(secret(s.db, 'verp'), e.id, d.id, BOUNCE);
+  const verp = (e: EmailRow, d: DeliveryRow) => verpAddress(runSync(secret(s.db, 'verp')), e.id, d.id, BOUNCE);
   /** Everything a report could change: statuses, events, suppressions, webhook outbox rows. */
   const state = () => ({
     deliveries: s.db.prepare('SELECT id, status FROM deliveries ORDER BY id').all(),

@@ -99,7 +99,7 @@ describe('GET /v1/stats', function () {
 
   it("counts each site's delivery outcomes for the Delivery page", async () => {
     await sleep(50);
-    const sites = siteSeries(env.s.ctx);
+    const sites = await siteSeries(env.s.ctx);
     const site = sites.find((s) => s.site.includes('rcpt.test'));
     expect(site, JSON.stringify(sites)).to.not.equal(undefined);
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);

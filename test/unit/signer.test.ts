@@ -120,7 +120,7 @@ describe('signing worker (SignerPool)', function () {
       // Resting: a send starts the worker again and waits for it (it never goes out from this thread, where its
       // lane's session would keep the lane's later sends).
       const waited = send();
-      expect(waited).to.not.equal(null);
+      expect(waited === null).to.equal(false);
       expect((await waited)?.verdicts[0].kind).to.equal('accepted');
       expect(pool.onWorker).to.equal(true);
       expect((await send())?.verdicts[0].kind).to.equal('accepted');

@@ -13,10 +13,14 @@ const checkStats = validator(StatsQuery);
 const checkSiteStats = validator(SiteStatsQuery);
 
 export function statsRoutes(r: Router, { app, auth }: Deps) {
-  r.get('/stats', auth('emails:read'), (ctx: KoaCtx) => {
-    ctx.body = getStats(app, principal(ctx), checkStats(ctx.query));
+  r.get('/stats', auth('emails:read'), async (ctx: KoaCtx) => {
+    ctx.body = await getStats(app, principal(ctx), checkStats(ctx.query));
   });
-  r.get('/stats/sites', auth('emails:read'), (ctx: KoaCtx) => {
-    ctx.body = { ...getSiteStats(app, principal(ctx), checkSiteStats(ctx.query)), has_more: false, next_cursor: null };
+  r.get('/stats/sites', auth('emails:read'), async (ctx: KoaCtx) => {
+    ctx.body = {
+      ...(await getSiteStats(app, principal(ctx), checkSiteStats(ctx.query))),
+      has_more: false,
+      next_cursor: null,
+    };
   });
 }

@@ -11,20 +11,34 @@ const WORKER = new URL('./worker.mjs', import.meta.url);
 class WorkerClient extends SyncClient {
   readonly transport = 'worker' as const;
   private readonly flag = new Int32Array(new SharedArrayBuffer(4));
-  private readonly port: MessagePort;
-  private readonly worker: Worker;
+  private port!: MessagePort;
+  private worker!: Worker;
 
-  constructor(url: string) {
+  constructor(private readonly url: string) {
     super();
+    this.spawn();
+  }
+
+  /** A worker with its own `pg` client (it connects at once; its first answer tells whether it could). */
+  private spawn(): void {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     this.worker = new Worker(WORKER, {
-      workerData: { url, port: port2, flag: this.flag.buffer },
+      workerData: { url: this.url, port: port2, flag: this.flag.buffer },
       transferList: [port2],
       // The worker needs no TypeScript loader: keep the parent's --import flags away from it.
       execArgv: [],
     });
     this.worker.unref();
+  }
+
+  /** A new worker, so a new connection and no statement prepared: the lost one's worker is ended. */
+  protected reconnect(): void {
+    this.port.close();
+    void this.worker.terminate();
+    this.spawn();
+    const r = this.roundTrip({ batch: [] });
+    if (r.error) throw Object.assign(new PgError(r.error.message ?? 'cannot connect to PostgreSQL'), r.error);
   }
 
   protected exchange(batch: Query[]): Reply {
@@ -122,20 +136,52 @@ const FAILED = new Set(['PGRES_FATAL_ERROR', 'PGRES_BAD_RESPONSE', 'PGRES_NONFAT
 class LibpqClient extends SyncClient {
   readonly transport = 'libpq' as const;
   private readonly prepared = new Set<string>();
+  private pq!: Libpq;
 
   constructor(
-    private readonly pq: Libpq,
-    url: string,
+    private readonly open: () => Libpq,
+    private readonly url: string,
   ) {
     super();
+    this.connect();
+  }
+
+  private connect(): void {
+    const pq = this.open();
     try {
-      pq.connectSync(url);
+      pq.connectSync(this.url);
     } catch (err) {
-      throw new PgError(`cannot connect to PostgreSQL: ${pq.errorMessage() || (err as Error).message}`.trim());
+      // After a failed connectSync the binding may have no connection to ask (errorMessage: "connection pointer is NULL").
+      const why = [pq.errorMessage(), (err as Error).message].find((m) => m && !/pointer is NULL/.test(m)) ?? '';
+      pq.finish();
+      throw new PgError(`cannot connect to PostgreSQL: ${why}`.trim());
     }
     // libpq prints notices and warnings to stderr ("… already exists, skipping"): errors only.
     pq.exec('SET client_min_messages TO error');
     pq.on?.('readable', () => this.readable());
+    this.pq = pq;
+    this.live = true;
+  }
+
+  /** Whether this.pq is connected (not finished: finishing twice would free it twice). */
+  private live = false;
+
+  /** The lost connection's pipelines and prepared statements are forgotten with it. */
+  protected dropped(): void {
+    try {
+      if (this.inFlightReads.length) this.pq.stopReader?.();
+      if (this.live) this.pq.finish();
+    } catch {
+      /* gone already */
+    }
+    this.live = false;
+    this.inFlightReads = [];
+    this.prepared.clear();
+    this.preparing.clear();
+  }
+
+  protected reconnect(): void {
+    this.connect();
   }
 
   /**
@@ -301,7 +347,8 @@ class LibpqClient extends SyncClient {
   }
 
   protected end(): void {
-    this.pq.finish();
+    if (this.live) this.pq.finish();
+    this.live = false;
   }
 }
 
@@ -317,7 +364,7 @@ export function openSyncClient(url: string): SyncClient {
     } catch {
       /* not built on this machine: the worker below */
     }
-    if (Ctor) return new LibpqClient(new Ctor(), url);
+    if (Ctor) return new LibpqClient(() => new Ctor(), url);
   }
   return new WorkerClient(url);
 }

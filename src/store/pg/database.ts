@@ -120,6 +120,25 @@ export class PgStatement<R = unknown> {
     };
   }
 
+  /**
+   * The statement as another connection sends it (the asynchronous plan driver, ./plan-driver.ts): its text (with
+   * a RETURNING of the identity column for a run() whose lastInsertRowid may be read), values, prepared name,
+   * whether rows come back as arrays (pluck), and the column holding the inserted id.
+   */
+  describe(
+    args: unknown[],
+    write: boolean,
+  ): { text: string; values: unknown[]; name?: string; array: boolean; idCol?: string } {
+    const ret = write ? this.returning() : null;
+    return {
+      text: ret ? ret.text : this.t.text,
+      values: bindValues(this.t, args),
+      name: ret ? ret.name : this.name,
+      array: this.plucked,
+      idCol: ret?.col,
+    };
+  }
+
   /** run() whose outcome is never read (db.ts fire): deferred without a place for its answer, marked blind. */
   fire(...args: unknown[]): void {
     if (!this.db.inTransaction || this.returning()) {
@@ -202,6 +221,7 @@ export class PgDatabase {
 
   constructor(readonly url: string) {
     this.client = openSyncClient(url);
+    this.client.txOpen = () => this.depth > 0;
   }
 
   get inTransaction(): boolean {

@@ -11,6 +11,9 @@
 // docs/architecture.md says what waiting costs and when the store should become asynchronous.
 import fs from 'node:fs';
 import { answerOf, coalesce, type Plan, type Query } from './coalesce.js';
+import { isConnectionLoss, lostError, PgError, RECONNECT_FIRST_MS, RECONNECT_MAX_MS, unreachable } from './errors.js';
+
+export { isConnectionLoss, PgError, UNREACHABLE } from './errors.js';
 
 export type { Query };
 
@@ -31,12 +34,6 @@ export interface Reply {
 /** Filled in when a deferred statement has run. */
 export interface Deferred extends Partial<PgResult> {
   done?: boolean;
-}
-
-export class PgError extends Error {
-  code?: string;
-  detail?: string;
-  constraint?: string;
 }
 
 /**
@@ -81,8 +78,7 @@ function toError(f: NonNullable<Reply['error']>): PgError {
 }
 
 /** A server error (SQLSTATE) in a mixed batch comes as REPLAY; a lost connection (no code, or class 08) as it is. */
-const replays = (e: NonNullable<Reply['error']>, mixed: boolean): boolean =>
-  mixed && !!e.code && !e.code.startsWith('08');
+const replays = (e: NonNullable<Reply['error']>, mixed: boolean): boolean => mixed && !!e.code && !isConnectionLoss(e);
 
 /** The error a batch sent by sendLater is told of: REPLAY where replays() says so, or `e` itself; null for none. */
 function laterError(e: Reply['error'], mixed: boolean): PgError | null {
@@ -128,6 +124,65 @@ export abstract class SyncClient {
   /** The batches sent by sendLater whose answers have not been read yet, oldest first (answers come in order). */
   private laters: Later[] = [];
 
+  /**
+   * The connection was lost: why, since when, and when the next statement may try a new one (until then every
+   * statement fails at once with UNREACHABLE). Null while connected.
+   */
+  private down: { reason: string; since: number; retryAt: number; delayMs: number } | null = null;
+  /** A transaction was open at the loss: statements fail until its ROLLBACK (the server rolled it back). */
+  private lostTx = false;
+  /** Whether a transaction is open (set by PgDatabase): a loss then leaves lostTx set until the ROLLBACK. */
+  txOpen: () => boolean = () => false;
+
+  /** Why the database cannot be reached, or null while connected (or not tried again yet since it came back). */
+  get unreachable(): string | null {
+    return this.down?.reason ?? null;
+  }
+
+  /** Closes the lost connection and opens a new one (throws when it cannot); named statements are prepared anew. */
+  protected abstract reconnect(): void;
+
+  /**
+   * The connection is gone: what was queued or in flight is dropped (the batches sent by sendLater are told of
+   * `err`), and the next statement tries a new connection after a back-off delay.
+   */
+  private lose(err: PgError, reason = err.message): PgError {
+    const laters = this.laters;
+    this.laters = [];
+    this.pending = [];
+    this.unconfirmed = false;
+    this.poisoned = null;
+    if (this.txOpen()) this.lostTx = true;
+    const delayMs = this.down ? Math.min(this.down.delayMs * 2, RECONNECT_MAX_MS) : RECONNECT_FIRST_MS;
+    const now = Date.now();
+    this.down = { reason, since: this.down?.since ?? now, retryAt: now + delayMs, delayMs };
+    this.dropped();
+    if (laters.length)
+      queueMicrotask(() => {
+        for (const l of laters) {
+          l.done(err);
+          for (const fn of l.waiters) fn();
+        }
+      });
+    return err;
+  }
+
+  /** The transport forgets the lost connection's state (batches in flight, statements prepared). */
+  protected dropped(): void {}
+
+  /** While down: fails fast until the back-off delay has passed, then tries a new connection. */
+  private reach(): void {
+    if (!this.down) return;
+    if (Date.now() < this.down.retryAt) throw unreachable(this.down.reason);
+    try {
+      this.reconnect();
+      this.down = null;
+    } catch (e) {
+      const reason = (e as Error).message;
+      throw this.lose(unreachable(reason), reason);
+    }
+  }
+
   /** Runs the batch in order, stopping at the first error. */
   protected abstract exchange(batch: Query[]): Reply;
   protected abstract end(): void;
@@ -153,7 +208,7 @@ export abstract class SyncClient {
    * transport or batch cannot go out that way (then use query()).
    */
   sendLater(text: string, done: (err: PgError | null) => void): boolean {
-    if (this.closed || this.poisoned !== null) return false;
+    if (this.closed || this.poisoned !== null || this.down || this.lostTx) return false;
     const queued = this.pending;
     const plan = this.plan(queued);
     const batch = [...plan.batch, { text, values: [] }];
@@ -203,6 +258,8 @@ export abstract class SyncClient {
       let reply: Reply;
       try {
         reply = this.poll(true)!;
+      } catch (e) {
+        throw this.lose(lostError(e));
       } finally {
         this.waitedNs += process.hrtime.bigint() - t0;
       }
@@ -319,6 +376,19 @@ export abstract class SyncClient {
 
   private send(extra: Query[]): PgResult | undefined {
     if (this.closed) throw new PgError('The database connection is closed');
+    if (this.lostTx && !this.txOpen()) this.lostTx = false; // that transaction is over for its caller too
+    if (this.lostTx) {
+      // Until its end, the transaction's statements fail; its ROLLBACK succeeds, its COMMIT fails: the server rolled
+      // it back with the connection.
+      const end = extra.length === 1 ? /^\s*(ROLLBACK|COMMIT|END)\s*$/i.exec(extra[0].text)?.[1].toUpperCase() : null;
+      if (end) {
+        this.pending = [];
+        this.lostTx = false;
+      }
+      if (end !== 'ROLLBACK') throw unreachable('the connection was lost during the transaction');
+      return { rows: [], rowCount: null };
+    }
+    this.reach();
     this.settle();
     const queued = this.pending;
     this.pending = [];
@@ -336,11 +406,15 @@ export abstract class SyncClient {
     let r: Reply;
     try {
       r = this.exchange(batch);
+    } catch (e) {
+      if (isConnectionLoss(e)) throw this.lose(lostError(e));
+      throw e;
     } finally {
       const ns = process.hrtime.bigint() - t0;
       this.waitedNs += ns;
       trace(batch, ns);
     }
+    if (r.error && isConnectionLoss(r.error)) throw this.lose(toError(r.error));
     const results = r.results.map(toResult);
     this.place(queued, plan, results);
     if (r.error && replays(r.error, mixed)) {

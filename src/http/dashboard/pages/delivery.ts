@@ -156,7 +156,7 @@ async function deliveryPage(deps: Deps, k: DCtx) {
       b.queued + b.in_flight + b.sent_last_hour - (a.queued + a.in_flight + a.sent_last_hour) ||
       a.site.localeCompare(b.site),
   );
-  const series = siteSeries(deps.app);
+  const series = await siteSeries(deps.app);
   const body = html`<h1>Delivery</h1>
     <p class="muted">
       The delivery loop's view, refreshed every second. Suspend or resume a site with <code>mta site suspend</code> /

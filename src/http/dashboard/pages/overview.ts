@@ -155,7 +155,7 @@ function controls(k: DCtx, range: Range, test: boolean): Html {
   return html`<nav class="pager" aria-label="Period">${link('24h')} ${link('30d')} ${mode}</nav>`;
 }
 
-function overviewPage(deps: Deps, k: DCtx) {
+async function overviewPage(deps: Deps, k: DCtx) {
   const range: Range = qs(k, 'range') === '30d' ? '30d' : '24h';
   const r = RANGES[range];
   const p = sess(k).principal;
@@ -166,8 +166,8 @@ function overviewPage(deps: Deps, k: DCtx) {
     to: new Date(now).toISOString(),
     test_mode: wantTest ? ('true' as const) : undefined,
   };
-  const s = getStats(deps.app, p, { granularity: r.granularity, ...window });
-  const sites = getSiteStats(deps.app, p, window).data;
+  const s = await getStats(deps.app, p, { granularity: r.granularity, ...window });
+  const sites = (await getSiteStats(deps.app, p, window)).data;
   const body = html`<h1>Overview</h1>
     <p class="muted">
       ${s.test_mode ? 'Test mode: simulated emails only.' : 'Live emails.'} Emails are counted when they reach a status;

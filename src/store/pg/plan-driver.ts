@@ -1,0 +1,190 @@
+// The asynchronous driver of store plans on PostgreSQL (docs/async-store.md, step 2): a plan (../op.ts) runs on one
+// connection of a pool and the event loop goes on while the server answers. Writes whose answer the plan does not
+// read (`fire`) and reads it will look at later (`getLater`) wait in a queue and go out just before the next
+// statement that needs an answer; a transaction is BEGIN … COMMIT on the plan's connection (SAVEPOINTs when nested)
+// and is run again after a deadlock with another transaction, as the synchronous engine does (db.ts tx).
+// Statements are described by the synchronous engine's prepared statements (PgStatement.describe: the translated
+// text, values, prepared name), so both engines' SQL stays in one place while the conversion lasts.
+import pg from 'pg';
+import { isRetryable, RETRIES, type Stmt } from '../db.js';
+import type { Gen, Op, RunResult } from '../op.js';
+import { PgStatement } from './database.js';
+
+// Integers (int8) and numerics as JS numbers, as the synchronous engine reads them (timestamps are ms).
+const asNumber = (v: string | null) => (v === null ? null : Number(v));
+const types = {
+  getTypeParser: (oid: number, format?: string) =>
+    oid === 20 || oid === 1700 ? asNumber : pg.types.getTypeParser(oid, format as 'text'),
+};
+
+type Described = ReturnType<PgStatement['describe']>;
+/** A statement queued until the next one that needs an answer; `rows` once it has run. */
+interface Queued {
+  d: Described;
+  done?: boolean;
+  rows?: unknown[];
+}
+
+function describe(s: Stmt, args: unknown[], write: boolean): Described {
+  if (!(s instanceof PgStatement)) throw new TypeError('the asynchronous driver runs PostgreSQL statements only');
+  return s.describe(args, write);
+}
+
+const rowsOf = (d: Described, r: pg.QueryResult) =>
+  d.array ? (r.rows as unknown[][]).map((row) => row[0]) : (r.rows as unknown[]);
+
+/** One plan's connection: its queue of statements not sent yet and its transaction depth. */
+class PlanConnection {
+  private queue: Queued[] = [];
+  depth = 0;
+  statements = 0;
+
+  constructor(private readonly c: pg.PoolClient) {}
+
+  private async send(d: Described): Promise<pg.QueryResult> {
+    this.statements++;
+    const config = { text: d.text, values: d.values, name: d.name, rowMode: d.array ? 'array' : undefined, types };
+    return this.c.query(config as pg.QueryConfig);
+  }
+
+  /** Sends what is queued, in order; the first error is thrown (the plan sees it at the statement that flushed). */
+  async flush(): Promise<void> {
+    while (this.queue.length) {
+      const q = this.queue.shift()!;
+      const r = await this.send(q.d);
+      q.rows = rowsOf(q.d, r);
+      q.done = true;
+    }
+  }
+
+  async exec(text: string): Promise<void> {
+    await this.flush();
+    this.statements++;
+    await this.c.query(text);
+  }
+
+  async answer(op: Op): Promise<unknown> {
+    switch (op.k) {
+      case 'fire':
+        this.queue.push({ d: describe(op.s, op.args, false) });
+        return undefined;
+      case 'getLater':
+      case 'allLater': {
+        const q: Queued = { d: describe(op.s, op.args, false) };
+        this.queue.push(q);
+        return op.k === 'getLater' ? { q, first: true } : { q, first: false };
+      }
+      case 'read': {
+        const h = op.later as unknown as { q: Queued; first: boolean };
+        if (!h.q.done) await this.flush();
+        return h.first ? h.q.rows![0] : h.q.rows;
+      }
+      case 'get':
+      case 'all': {
+        await this.flush();
+        const d = describe(op.s, op.args, false);
+        const rows = rowsOf(d, await this.send(d));
+        return op.k === 'get' ? rows[0] : rows;
+      }
+      case 'run': {
+        await this.flush();
+        const d = describe(op.s, op.args, true);
+        const r = await this.send(d);
+        const id = d.idCol ? ((r.rows[0] as Record<string, number> | undefined)?.[d.idCol] ?? 0) : 0;
+        return { changes: r.rowCount ?? 0, lastInsertRowid: id } satisfies RunResult;
+      }
+      case 'exec':
+        return this.exec(op.text);
+      case 'tx':
+        await this.flush();
+        return this.depth === 0 ? this.transaction(op.body) : this.savepoint(op.body);
+    }
+  }
+
+  /** A top-level transaction, run again (body called anew) after a deadlock or serialization failure. */
+  private async transaction(body: () => Gen<unknown>): Promise<unknown> {
+    for (let attempt = 1; ; attempt++) {
+      await this.exec('BEGIN');
+      this.depth = 1;
+      try {
+        const v = await this.drive(body());
+        await this.exec('COMMIT');
+        return v;
+      } catch (err) {
+        this.queue = [];
+        await this.c.query('ROLLBACK').catch(() => undefined);
+        if (!isRetryable(err) || attempt >= RETRIES) throw err;
+      } finally {
+        this.depth = 0;
+      }
+    }
+  }
+
+  private async savepoint(body: () => Gen<unknown>): Promise<unknown> {
+    const name = `mta_p${this.depth}`;
+    await this.exec(`SAVEPOINT ${name}`);
+    this.depth++;
+    try {
+      const v = await this.drive(body());
+      await this.exec(`RELEASE ${name}`);
+      return v;
+    } catch (err) {
+      this.queue = [];
+      await this.exec(`ROLLBACK TO ${name}`);
+      await this.exec(`RELEASE ${name}`);
+      throw err;
+    } finally {
+      this.depth--;
+    }
+  }
+
+  /** Runs a plan to its end: each yield answered, an error thrown into the plan; what is still queued sent last. */
+  async drive<T>(plan: Gen<T>): Promise<T> {
+    let step = plan.next();
+    while (!step.done) {
+      let value: unknown;
+      try {
+        value = await this.answer(step.value);
+      } catch (err) {
+        step = plan.throw(err);
+        continue;
+      }
+      step = plan.next(value);
+    }
+    await this.flush();
+    return step.value;
+  }
+}
+
+/** Plans run on PostgreSQL through a pool: several at once, none holding the event loop while it waits. */
+export class PlanPool {
+  private readonly pool: pg.Pool;
+  /** Statements sent so far (tests, metrics). */
+  statements = 0;
+
+  constructor(url: string, size = 8) {
+    this.pool = new pg.Pool({ connectionString: url, max: size });
+    // An idle connection the server dropped: the pool discards it; the next plan gets a new one.
+    this.pool.on('error', () => undefined);
+  }
+
+  async run<T>(plan: Gen<T>): Promise<T> {
+    const client = await this.pool.connect();
+    const c = new PlanConnection(client);
+    let broken: Error | undefined;
+    try {
+      return await c.drive(plan);
+    } catch (err) {
+      // A connection left inside a transaction or failed is not handed to the next plan.
+      if (c.depth > 0 || !(err as { code?: string }).code) broken = err as Error;
+      throw err;
+    } finally {
+      this.statements += c.statements;
+      client.release(broken);
+    }
+  }
+
+  end(): Promise<void> {
+    return this.pool.end();
+  }
+}

@@ -1,0 +1,85 @@
+// The layout-free recipient finder (src/inbound/loose-recipients.ts) on notices written for this test in layouts no
+// line rule knows: the failed address after a lead phrase, alone on a line above its reason, or inside a sentence;
+// never the sender, the postmaster or an address of the returned message's headers.
+import { expect } from 'chai';
+import { parseReport } from '../../src/inbound/parse.js';
+import { looseRecipients } from '../../src/inbound/loose-recipients.js';
+
+function notice(body: string, subject = 'Undeliverable mail'): Buffer {
+  return Buffer.from(
+    [
+      'From: Mail Administrator <postmaster@relay.example.org>',
+      'To: news@sender.example.com',
+      `Subject: ${subject}`,
+      'Date: Mon, 3 Mar 2025 10:00:00 +0100',
+      'Message-ID: <n1@relay.example.org>',
+      'Content-Type: text/plain; charset=utf-8',
+      'Content-Transfer-Encoding: 8bit',
+      '',
+      body,
+    ].join('\r\n'),
+  );
+}
+
+const RETURNED = [
+  '',
+  '------ Original message follows ------',
+  '',
+  'From: news@sender.example.com',
+  'To: friend@elsewhere.example.net',
+  'Subject: hello',
+  '',
+  'hi',
+].join('\r\n');
+
+describe('parseReport: recipients of notices of any layout', () => {
+  it('reads the addresses listed after a lead phrase ("the following recipients")', async () => {
+    const r = await parseReport(
+      notice(
+        'Your message could not be delivered to the following recipients:\r\n\r\n' +
+          '    Alice Liddell (alice@wonder.example.net)\r\n    Bob (bob@wonder.example.net)\r\n\r\n' +
+          'Reason: mailbox full' +
+          RETURNED,
+      ),
+    );
+    expect(r.recipients.map((x) => x.address)).to.deep.equal(['alice@wonder.example.net', 'bob@wonder.example.net']);
+    expect(r.recipients.map((x) => x.reason)).to.deep.equal(['mailboxfull', 'mailboxfull']);
+  });
+
+  it('reads an address inside a localised sentence and its reason (German, no status code)', async () => {
+    const r = await parseReport(
+      notice(
+        'Ihre Nachricht an <heinz@empfang.example.de> konnte nicht zugestellt werden.\r\n' +
+          'Grund: Postfach voll' +
+          RETURNED,
+        'Unzustellbar',
+      ),
+    );
+    expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([['heinz@empfang.example.de', 'mailboxfull']]);
+  });
+
+  it('reads an address alone on its line above its reason line', async () => {
+    const found = looseRecipients(
+      'Delivery report from relay.example.org\n\n  "carla@dest.example.it"\n  Utente sconosciuto\n',
+      new Set(),
+    );
+    expect(found).to.deep.equal(['carla@dest.example.it']);
+  });
+
+  it('never takes the sender, the postmaster, a mailer-daemon or a header line of the returned message', () => {
+    const section = [
+      'The following addresses had permanent delivery errors:',
+      'From: news@sender.example.com',
+      '',
+      'postmaster@relay.example.org wrote this notice about MAILER-DAEMON@relay.example.org',
+      'Message sent by news@sender.example.com to dora@dest.example.com was refused',
+    ].join('\n');
+    expect(looseRecipients(section, new Set(['news@sender.example.com']))).to.deep.equal(['dora@dest.example.com']);
+  });
+
+  it('drops the "SMTP=" address type and quotes around an address', () => {
+    expect(looseRecipients("Unable to deliver to 'SMTP=eve@dest.example.com'\n", new Set())).to.deep.equal([
+      'eve@dest.example.com',
+    ]);
+  });
+});
