@@ -5,9 +5,9 @@
 // and the HTTP answer of a running `mta serve` on that store. Reverse DNS goes to a loopback DNS server (NXDOMAIN).
 import { openDb, tx, type DB } from '../src/store/db.js';
 import { insertDmarcReport, dmarcDays, dmarcReportTotals, dmarcSources } from '../src/store/dmarc.js';
+import { runSync } from '../src/store/op.js';
 import { summaryOf } from '../src/services/dmarc-summary.js';
 import { domainById } from '../src/store/domains.js';
-import { runSync } from '../src/store/op.js';
 import { loadConfig } from '../src/config/load.js';
 import { TestDns } from '../test/helpers/dns.js';
 import { startChild, mta, pgDatabaseUrl, pct, fmt } from './bench-lib.js';
@@ -59,7 +59,7 @@ function fill(db: DB, teamId: string, domainId: string, now: number): void {
           remote_ip: '127.0.0.1',
           received_at: now,
         };
-        insertDmarcReport(db, report, records);
+        runSync(insertDmarcReport(db, report, records));
       }
     });
 }
@@ -100,13 +100,13 @@ async function run(engine: 'sqlite' | 'pg', dns: TestDns): Promise<void> {
     );
     db.exec(engine === 'sqlite' ? 'ANALYZE' : 'VACUUM ANALYZE dmarc_records'); // as autovacuum would after the inserts
     const from = now - 7 * DAY;
-    const groups = dmarcSources(db, domainId, from, now).length;
+    const groups = runSync(dmarcSources(db, domainId, from, now)).length;
     line(
       `store: sources GROUP BY (${groups} source/reporter rows)`,
-      await timed(10, () => dmarcSources(db, domainId, from, now)),
+      await timed(10, () => runSync(dmarcSources(db, domainId, from, now))),
     );
-    line('store: report totals', await timed(10, () => dmarcReportTotals(db, domainId, from, now)));
-    line('store: pass rate by day', await timed(10, () => dmarcDays(db, domainId, from, now)));
+    line('store: report totals', await timed(10, () => runSync(dmarcReportTotals(db, domainId, from, now))));
+    line('store: pass rate by day', await timed(10, () => runSync(dmarcDays(db, domainId, from, now))));
     const config = loadConfig({
       env: { MTA_DATA_DIR: child.dataDir, MTA_DNS_SERVERS: dns.server, MTA_SENDING_IPS: OURS.join(',') },
     });

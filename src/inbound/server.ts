@@ -58,7 +58,7 @@ async function record(
   env: InboundEnvelope,
   size: number,
 ) {
-  if (route === 'postmaster') return `2.0.0 Message ${recordPostmasterMail(ctx, raw, env, size).id} received`;
+  if (route === 'postmaster') return `2.0.0 Message ${(await recordPostmasterMail(ctx, raw, env, size)).id} received`;
   if (route === 'feedback')
     return recordFeedback(ctx, raw, env, { ...read, size }).then((r) => `2.0.0 Report ${r.id} received`);
   return recordDmarcReport(ctx, raw, env, { parse: read.parseDmarc, size }).then(

@@ -6,11 +6,11 @@
 // per ALERT_WINDOW_MS (store ip_alerts). Alerts are live-mode events: test endpoints never receive them.
 import { newId } from '../core/ids.js';
 import type { AlertEventType } from '../core/status.js';
-import { tx } from '../store/db.js';
 import { claimAlert } from '../store/ip-health.js';
 import { retryDelayMs, verdictOf, type AttemptVerdict } from '../core/webhook-retry.js';
 import * as alerts from '../store/alerts.js';
 import { queueOutboxRow } from '../store/webhooks.js';
+import { runPlan, transaction, type Gen } from '../store/op.js';
 import { iso } from './present.js';
 import type { Ctx } from './context.js';
 
@@ -48,20 +48,20 @@ function teamSendsFrom(ctx: Ctx, team: { team_id: string; team_name: string }, i
 }
 
 /** Writes one alert event (if its subject was not announced within the window); true when it was. */
-function raise(
+function* raise(
   ctx: Ctx,
   type: AlertEventType,
   subject: string,
   data: Record<string, unknown>,
-  teamEndpoints: (kind: string) => number[],
-): boolean {
+  teamEndpoints: (kind: string) => Gen<number[]>,
+): Gen<boolean> {
   const now = ctx.now();
   const id = newId('evt', now);
   const payload = JSON.stringify({ id, object: 'event', type, created_at: iso(now), data });
-  const sent = tx(ctx.db, () => {
-    if (!claimAlert(ctx.db, subject, now, ALERT_WINDOW_MS)) return false;
-    for (const seq of teamEndpoints(type))
-      queueOutboxRow(ctx.db, {
+  const sent = yield* transaction(ctx.db, function* () {
+    if (!(yield* claimAlert(ctx.db, subject, now, ALERT_WINDOW_MS))) return false;
+    for (const seq of yield* teamEndpoints(type))
+      yield* queueOutboxRow(ctx.db, {
         id: newId('whd', now),
         endpoint_seq: seq,
         event_id: id,
@@ -70,60 +70,61 @@ function raise(
         next_attempt_at: now,
         created_at: now,
       });
-    if (ctx.config.alertWebhookUrl) alerts.insertOperatorAlert(ctx.db, id, payload, now);
+    if (ctx.config.alertWebhookUrl) yield* alerts.insertOperatorAlert(ctx.db, id, payload, now);
     return true;
   });
   if (sent) ctx.log.warn({ event: type, id, ...data }, `${type} ${String(data.alert)}`);
   return sent;
 }
 
-export function raiseIpAlert(ctx: Ctx, a: IpAlert): boolean {
+export function raiseIpAlert(ctx: Ctx, a: IpAlert): Gen<boolean> {
   const subject = ['ip', a.ip, a.alert, a.key ?? ''].join(' ');
   const data = { alert: a.alert, ip: { ip: a.ip, pool: a.pool }, details: a.details };
-  return raise(ctx, 'ip.alert', subject, data, (kind) =>
-    alerts
-      .liveEndpointsFor(ctx.db, kind)
-      .filter((e) => teamSendsFrom(ctx, e, a.ip))
-      .map((e) => e.seq),
-  );
+  return raise(ctx, 'ip.alert', subject, data, function* (kind) {
+    return (yield* alerts.liveEndpointsFor(ctx.db, kind)).filter((e) => teamSendsFrom(ctx, e, a.ip)).map((e) => e.seq);
+  });
 }
 
-export function raiseDomainAlert(ctx: Ctx, a: DomainAlert): boolean {
+export function raiseDomainAlert(ctx: Ctx, a: DomainAlert): Gen<boolean> {
   const subject = ['domain', a.domain.id, a.alert, a.key ?? ''].join(' ');
   const data = { alert: a.alert, domain: { id: a.domain.id, name: a.domain.name }, details: a.details };
-  return raise(ctx, 'domain.alert', subject, data, (kind) =>
-    alerts
-      .liveEndpointsFor(ctx.db, kind)
+  return raise(ctx, 'domain.alert', subject, data, function* (kind) {
+    return (yield* alerts.liveEndpointsFor(ctx.db, kind))
       .filter((e) => e.team_id === a.domain.team_id)
-      .map((e) => e.seq),
-  );
+      .map((e) => e.seq);
+  });
 }
 
 /** Ended operator alert rows are kept this long. */
 const OPERATOR_RETENTION_MS = 30 * 24 * 3600 * 1000;
 
 /** Claims up to `limit` due operator alerts under a lease of `leaseMs`. */
-export const operatorAlertsDue = (ctx: Ctx, limit: number, leaseMs: number): alerts.OperatorAlertRow[] =>
-  tx(ctx.db, () => alerts.claimOperatorAlerts(ctx.db, ctx.now(), ctx.now() + leaseMs, limit));
+export const operatorAlertsDue = (ctx: Ctx, limit: number, leaseMs: number): Promise<alerts.OperatorAlertRow[]> =>
+  runPlan(transaction(ctx.db, () => alerts.claimOperatorAlerts(ctx.db, ctx.now(), ctx.now() + leaseMs, limit)));
 
 /** One POST's result (webhooks/post.ts PostResult): ends the row, schedules the next attempt, or releases it. */
-export function recordOperatorAlert(
+export const recordOperatorAlert = (
   ctx: Ctx,
   row: { seq: number; attempts: number },
   r: { statusCode: number | null; error: string | null; blocked: boolean; aborted: boolean },
-): AttemptVerdict | 'released' {
+): Promise<AttemptVerdict | 'released'> => runPlan(recordOperatorPlan(ctx, row, r));
+function* recordOperatorPlan(
+  ctx: Ctx,
+  row: { seq: number; attempts: number },
+  r: { statusCode: number | null; error: string | null; blocked: boolean; aborted: boolean },
+): Gen<AttemptVerdict | 'released'> {
   const now = ctx.now();
   if (r.aborted) {
-    alerts.releaseOperatorAlert(ctx.db, row.seq, now);
+    yield* alerts.releaseOperatorAlert(ctx.db, row.seq, now);
     return 'released';
   }
   let verdict: AttemptVerdict = r.blocked ? 'failed' : verdictOf(r.statusCode);
   const delay = verdict === 'retry' ? retryDelayMs(row.attempts + 1, ctx.config.webhookRetryMinSeconds) : null;
   if (verdict === 'retry' && delay === null) verdict = 'failed';
   const error = verdict === 'succeeded' ? null : (r.error ?? `HTTP ${r.statusCode}`);
-  alerts.recordOperatorAttempt(ctx.db, row.seq, error, delay === null ? null : now + delay, now);
+  yield* alerts.recordOperatorAttempt(ctx.db, row.seq, error, delay === null ? null : now + delay, now);
   return verdict;
 }
 
-export const pruneOperatorAlertRows = (ctx: Ctx): number =>
-  alerts.pruneOperatorAlerts(ctx.db, ctx.now() - OPERATOR_RETENTION_MS);
+export const pruneOperatorAlertRows = (ctx: Ctx): Promise<number> =>
+  runPlan(alerts.pruneOperatorAlerts(ctx.db, ctx.now() - OPERATOR_RETENTION_MS));

@@ -7,6 +7,7 @@ import { lightTx } from '../store/queue.js';
 import * as dc from '../store/delivery-control.js';
 import { runPlan, runSync, type Gen } from '../store/op.js';
 import { ipHolds } from '../store/ip-health.js';
+import type { DB } from '../store/db.js';
 import { capToday, utcDay, warmupDay } from '../core/shaping/warmup.js';
 import { parseRate } from '../core/shaping/rules.js';
 
@@ -18,7 +19,7 @@ export const markApplied = (...a: Parameters<typeof dc.markApplied>) => runSync(
 export const storedLanes = (...a: Parameters<typeof dc.lanes>) => runSync(dc.lanes(...a));
 export const storedSites = (...a: Parameters<typeof dc.sites>) => runSync(dc.sites(...a));
 export const storedWarmups = (...a: Parameters<typeof dc.warmups>) => runSync(dc.warmups(...a));
-export const storedIpHolds = ipHolds;
+export const storedIpHolds = (db: DB) => runSync(ipHolds(db));
 export const removeLane = (...a: Parameters<typeof dc.deleteLane>) => runSync(dc.deleteLane(...a));
 export const inTx = lightTx;
 
@@ -76,7 +77,7 @@ function* siteView(ctx: Ctx, site: string): Gen<SiteView> {
   const row = (yield* dc.sites(ctx.db)).find((s) => s.site === site);
   const lanes = (yield* dc.lanes(ctx.db)).filter((l) => l.site === site);
   const hold = lanes.find((l) => l.ip === '*' && (l.until === null || l.until > now));
-  const held = ipHolds(ctx.db);
+  const held = runSync(ipHolds(ctx.db));
   const ipNames = [
     ...new Set([...configuredIps(ctx.config).map((x) => x.ip), ...lanes.filter((l) => l.ip !== '*').map((l) => l.ip)]),
   ];

@@ -3,7 +3,6 @@
 // is accepted and dropped; an unreadable one is kept in inbound_reports (raw capped) for the operator.
 import { newId } from '../core/ids.js';
 import { messagesOf, type DmarcParser, type DmarcReading, type DmarcReport } from '../core/dmarc-report.js';
-import { tx } from '../store/db.js';
 import { domainsNamed, type DomainRow } from '../store/domains.js';
 import { runSync } from '../store/op.js';
 import { dmarcReportByOrgId, insertDmarcReport, type NewDmarcRecord } from '../store/dmarc.js';
@@ -12,6 +11,7 @@ import type { InboundEnvelope } from './feedback.js';
 import type { Ctx } from './context.js';
 import { ourIps } from './dmarc-summary.js';
 import { raiseDomainAlert } from './alerts.js';
+import { runPlan, transaction, type Gen } from '../store/op.js';
 
 /** A source that is not ours failing DMARC as the domain with at least this many messages in one report is alerted. */
 export const FAILING_SOURCE_MESSAGES = 10;
@@ -56,7 +56,13 @@ function recordRows(r: DmarcReport): NewDmarcRecord[] {
   }));
 }
 
-function keepUnreadable(ctx: Ctx, raw: Buffer, env: InboundEnvelope, r: DmarcReading & { ok: false }, size: number) {
+function* keepUnreadable(
+  ctx: Ctx,
+  raw: Buffer,
+  env: InboundEnvelope,
+  r: DmarcReading & { ok: false },
+  size: number,
+): Gen<DmarcResult> {
   // the shape of an unread Report (core/report.ts), plus what kept the DMARC report from being read
   const parsed = {
     kind: 'other',
@@ -65,7 +71,7 @@ function keepUnreadable(ctx: Ctx, raw: Buffer, env: InboundEnvelope, r: DmarcRea
     error: 'dmarc',
     dmarc: { error: r.error, detail: r.detail },
   };
-  const id = keepForOperator(ctx, { kind: 'other', parsed, raw, env, size });
+  const id = yield* keepForOperator(ctx, { kind: 'other', parsed, raw, env, size });
   ctx.log.warn(
     { report: id, dmarc_error: r.error, detail: r.detail },
     'DMARC report unreadable; kept for the operator',
@@ -73,21 +79,21 @@ function keepUnreadable(ctx: Ctx, raw: Buffer, env: InboundEnvelope, r: DmarcRea
   return { id, outcome: 'unreadable' as const };
 }
 
-function store(ctx: Ctx, r: DmarcReport, env: InboundEnvelope): DmarcResult {
+function* store(ctx: Ctx, r: DmarcReport, env: InboundEnvelope): Gen<DmarcResult> {
   const domain = domainFor(ctx, r.policy.domain);
   const about = { org: r.org_name, report_id: r.report_id, domain: r.policy.domain, records: r.records.length };
   if (!domain) {
     ctx.log.info(about, 'DMARC report for a domain no team holds: dropped');
     return { id: null, outcome: 'dropped' };
   }
-  return tx(ctx.db, () => {
-    const had = dmarcReportByOrgId(ctx.db, r.org_name, r.report_id);
+  return yield* transaction(ctx.db, function* () {
+    const had = yield* dmarcReportByOrgId(ctx.db, r.org_name, r.report_id);
     if (had) {
       ctx.log.info({ ...about, id: had.id }, 'DMARC report already stored');
       return { id: had.id, outcome: 'duplicate' as const };
     }
     const id = newId('dmr', ctx.now());
-    insertDmarcReport(
+    yield* insertDmarcReport(
       ctx.db,
       {
         id,
@@ -111,7 +117,7 @@ function store(ctx: Ctx, r: DmarcReport, env: InboundEnvelope): DmarcResult {
       recordRows(r),
     );
     ctx.log.info({ ...about, id, team: domain.team_id }, 'DMARC report stored');
-    alertSources(ctx, domain, r, id);
+    yield* alertSources(ctx, domain, r, id);
     return { id, outcome: 'stored' as const };
   });
 }
@@ -121,7 +127,7 @@ function store(ctx: Ctx, r: DmarcReport, env: InboundEnvelope): DmarcResult {
  * FAILING_SOURCE_MESSAGES messages failing DMARC, `dmarc_own_failing` for one of our IPs whose messages aligned neither
  * DKIM nor SPF (a configuration fault). Each once per (domain, source IP) per 7 days (services/alerts.ts).
  */
-function alertSources(ctx: Ctx, domain: DomainRow, r: DmarcReport, reportId: string): void {
+function* alertSources(ctx: Ctx, domain: DomainRow, r: DmarcReport, reportId: string): Gen<void> {
   const ours = ourIps(ctx);
   const failing = new Map<string, { messages: number; unaligned: number }>();
   for (const row of r.records) {
@@ -137,7 +143,7 @@ function alertSources(ctx: Ctx, domain: DomainRow, r: DmarcReport, reportId: str
     if (mine ? f.unaligned === 0 : f.messages < FAILING_SOURCE_MESSAGES) continue;
     const alert = mine ? 'dmarc_own_failing' : 'dmarc_failing_source';
     const messages = mine ? f.unaligned : f.messages;
-    raiseDomainAlert(ctx, { alert, domain, key: ip, details: { source_ip: ip, messages, report } });
+    yield* raiseDomainAlert(ctx, { alert, domain, key: ip, details: { source_ip: ip, messages, report } });
   }
 }
 
@@ -150,6 +156,6 @@ export async function recordDmarcReport(
 ): Promise<DmarcResult> {
   const size = read.size ?? raw.length;
   const reading = await read.parse(raw, size > raw.length);
-  if (!reading.ok) return tx(ctx.db, () => keepUnreadable(ctx, raw, env, reading, size));
-  return store(ctx, reading.report, env);
+  if (!reading.ok) return runPlan(transaction(ctx.db, () => keepUnreadable(ctx, raw, env, reading, size)));
+  return runPlan(store(ctx, reading.report, env));
 }

@@ -6,6 +6,7 @@ import { BlockList, isIP } from 'node:net';
 import { notFound } from '../core/errors.js';
 import * as store from '../store/dmarc.js';
 import type { DmarcReportRow } from '../store/dmarc.js';
+import { runPlan, type Gen } from '../store/op.js';
 import { domainsNamed, type DomainRow } from '../store/domains.js';
 import { runSync } from '../store/op.js';
 import { configuredIps } from './delivery-control.js';
@@ -63,10 +64,10 @@ export function ourIps(ctx: Ctx): (ip: string) => boolean {
 }
 
 /** Per source (largest first), without reverse DNS: the store's (source, reporter) sums folded. */
-function sourcesOf(ctx: Ctx, domainId: string, from: number, to: number): Omit<DmarcSource, 'reverse_dns'>[] {
+function* sourcesOf(ctx: Ctx, domainId: string, from: number, to: number): Gen<Omit<DmarcSource, 'reverse_dns'>[]> {
   const ours = ourIps(ctx);
   const by = new Map<string, Omit<DmarcSource, 'reverse_dns'>>();
-  for (const r of store.dmarcSources(ctx.db, domainId, from, to)) {
+  for (const r of yield* store.dmarcSources(ctx.db, domainId, from, to)) {
     const ip = canonical(r.source_ip);
     let s = by.get(ip);
     if (!s) {
@@ -91,8 +92,11 @@ function sourcesOf(ctx: Ctx, domainId: string, from: number, to: number): Omit<D
 
 /** The summary of a domain row's reports beginning in [from, to) (the API, the dashboard and `mta dmarc`). */
 export async function summaryOf(ctx: Ctx, d: DomainRow, from: number, to: number): Promise<DmarcSummary> {
-  const totals = store.dmarcReportTotals(ctx.db, d.id, from, to);
-  const bare = sourcesOf(ctx, d.id, from, to);
+  const [totals, bare] = await runPlan(
+    (function* () {
+      return [yield* store.dmarcReportTotals(ctx.db, d.id, from, to), yield* sourcesOf(ctx, d.id, from, to)] as const;
+    })(),
+  );
   const names = await reverseDnsFor(ctx.config).names(bare.map((s) => s.source_ip));
   const sources = bare.map(({ source_ip, ...s }, i) => ({ source_ip, reverse_dns: names[i], ...s }));
   const sum = (k: 'messages' | 'dmarc_pass' | 'dkim_aligned' | 'spf_aligned') => sources.reduce((a, s) => a + s[k], 0);
@@ -119,8 +123,8 @@ export function getDmarcSummary(ctx: Ctx, teamId: string, domainId: string, q: D
 }
 
 /** Messages and the DMARC pass rate per UTC day of the window (days without reports: 0 and 0). */
-function dmarcByDay(ctx: Ctx, domainId: string, from: number, to: number) {
-  const rows = new Map(store.dmarcDays(ctx.db, domainId, from, to).map((r) => [Number(r.day), r]));
+function* dmarcByDay(ctx: Ctx, domainId: string, from: number, to: number) {
+  const rows = new Map((yield* store.dmarcDays(ctx.db, domainId, from, to)).map((r) => [Number(r.day), r]));
   const out: { day: string; messages: number; dmarc_pass_rate: number }[] = [];
   for (let t = Math.floor(from / DAY_MS) * DAY_MS; t < to; t += DAY_MS) {
     const r = rows.get(t);
@@ -139,7 +143,7 @@ export async function dmarcView(ctx: Ctx, teamId: string, domainId: string, days
   const d = runSync(owned(ctx, teamId, domainId));
   const to = ctx.now();
   const from = Math.floor(to / DAY_MS) * DAY_MS - (days - 1) * DAY_MS;
-  return { summary: await summaryOf(ctx, d, from, to), days: dmarcByDay(ctx, d.id, from, to) };
+  return { summary: await summaryOf(ctx, d, from, to), days: await runPlan(dmarcByDay(ctx, d.id, from, to)) };
 }
 
 export const presentDmarcReport = (r: DmarcReportRow) => ({
@@ -154,16 +158,11 @@ export const presentDmarcReport = (r: DmarcReportRow) => ({
 });
 
 /** GET /v1/domains/{id}/dmarc/reports: the domain's reports, newest received first, a page at a time. */
-export function listDmarcReports(ctx: Ctx, teamId: string, domainId: string, limit: number, cursor?: string) {
-  const d = runSync(owned(ctx, teamId, domainId));
+export async function listDmarcReports(ctx: Ctx, teamId: string, domainId: string, limit: number, cursor?: string) {
+  const d = await runPlan(owned(ctx, teamId, domainId));
   const before = decodeCursor(ctx.db, 'dmr', cursor);
-  const rows = store.dmarcReportsOfDomain(
-    ctx.db,
-    d.id,
-    Number.MIN_SAFE_INTEGER,
-    Number.MAX_SAFE_INTEGER,
-    before,
-    limit + 1,
+  const rows = await runPlan(
+    store.dmarcReportsOfDomain(ctx.db, d.id, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, before, limit + 1),
   );
   return page(ctx.db, 'dmr', rows, limit, presentDmarcReport);
 }

@@ -27,6 +27,7 @@ import { teamById } from '../store/teams.js';
 import { decodeCursor, page } from './emails.js';
 import type { Ctx } from './context.js';
 import { raiseDomainAlert } from './alerts.js';
+import { runSync } from '../store/op.js';
 
 export { presentDomain };
 
@@ -347,7 +348,7 @@ function alertBroken(
   for (const p of CHECK_KEYS) {
     if (prev[p]?.status !== 'verified' || results[p].status !== 'failed') continue;
     const details = { record: p, found: results[p].found, error: results[p].error ?? null };
-    raiseDomainAlert(ctx, { alert: 'dns_record_broken', domain: d, key: p, details });
+    runSync(raiseDomainAlert(ctx, { alert: 'dns_record_broken', domain: d, key: p, details }));
   }
 }
 

@@ -121,7 +121,8 @@ function effects(
   if (!m) return { outcome: 'unmatched', applied: 0 };
   // Matched by Message-ID alone (anyone can quote one) and not vouched for: kept for the operator only.
   if (m.deliveryId === null && !trusted) return { outcome: 'ignored', applied: 0 };
-  if (messageId && reportAlreadyApplied(ctx.db, m.email.seq, messageId)) return { outcome: 'duplicate', applied: 0 };
+  if (messageId && runSync(reportAlreadyApplied(ctx.db, m.email.seq, messageId)))
+    return { outcome: 'duplicate', applied: 0 };
   const pairs = matchRecipients(ctx, m, report, trusted).filter((p): p is Matched => p.delivery !== null);
   if (!pairs.length) return { outcome: 'unmatched', applied: 0 };
   const decisions = pairs.map((p) => decide(ctx, report.kind, p, m.email));
@@ -150,7 +151,7 @@ export async function recordFeedback(
     const m = findEmail(ctx, report, env.rcptTo);
     const { outcome, applied } = effects(ctx, m, report, messageId, signer !== null && report.kind === 'arf');
     const keepRaw = outcome !== 'applied';
-    insertInboundReport(ctx.db, {
+    const row = {
       id,
       kind: report.kind,
       outcome,
@@ -167,7 +168,8 @@ export async function recordFeedback(
       raw: keepRaw ? raw.subarray(0, RAW_CAP) : null,
       raw_truncated: keepRaw && raw.length > RAW_CAP ? 1 : 0,
       created_at: ctx.now(),
-    });
+    };
+    runSync(insertInboundReport(ctx.db, row));
     ctx.log.info(
       {
         report: id,

@@ -14,6 +14,7 @@ import { configuredIps } from './delivery-control.js';
 import { evaluateSpf } from './dns-checks.js';
 import { raiseIpAlert } from './alerts.js';
 import * as store from '../store/ip-health.js';
+import { runPlan, type Gen } from '../store/op.js';
 import { dnsblQueryName, ipHealthState, judgeDnsbl, type IpHealthState, type Listing } from '../core/dnsbl.js';
 
 const LOOKUP_MS = 3000;
@@ -65,12 +66,7 @@ async function spfMissing(ctx: Ctx, resolver: Resolver, ip: string, pool: string
   const poolOf = (d: { team_id: string; team_name: string }) =>
     Object.hasOwn(pools, d.team_id) ? d.team_id : Object.hasOwn(pools, d.team_name) ? d.team_name : 'default';
   const names = [
-    ...new Set(
-      store
-        .verifiedDomainTeams(ctx.db)
-        .filter((d) => poolOf(d) === pool)
-        .map((d) => d.name),
-    ),
+    ...new Set((await runPlan(store.verifiedDomainTeams(ctx.db))).filter((d) => poolOf(d) === pool).map((d) => d.name)),
   ];
   const missing = new Set<string>();
   let next = 0;
@@ -100,8 +96,8 @@ const present = (r: store.IpHealthRow): IpHealth => ({
 const sendingIps = (ctx: Ctx) => configuredIps(ctx.config).filter((x) => isIP(x.ip) !== 0);
 
 /** The last check of every sending IP (`unchecked` for one never checked), as `mta ips` prints it. */
-export function ipHealth(ctx: Ctx): IpHealth[] {
-  const rows = new Map(store.ipHealthRows(ctx.db).map((r) => [r.ip, r]));
+export async function ipHealth(ctx: Ctx): Promise<IpHealth[]> {
+  const rows = new Map((await runPlan(store.ipHealthRows(ctx.db))).map((r) => [r.ip, r]));
   return sendingIps(ctx).map(({ ip, pool }) => {
     const r = rows.get(ip);
     if (r) return { ...present(r), pool };
@@ -121,7 +117,7 @@ export function ipHealth(ctx: Ctx): IpHealth[] {
 /** Checks every sending IP now, stores the results (and the suspensions they imply), and returns them. */
 export async function checkIps(ctx: Ctx): Promise<IpHealth[]> {
   const resolver = createResolver(ctx.config, { timeoutMs: LOOKUP_MS - 500, tries: 1 });
-  const previous = new Map(store.ipHealthRows(ctx.db).map((r) => [r.ip, r]));
+  const previous = new Map((await runPlan(store.ipHealthRows(ctx.db))).map((r) => [r.ip, r]));
   const suspend = ctx.config.dnsblAction === 'suspend';
   const rows = await Promise.all(
     sendingIps(ctx).map(async ({ ip, pool }): Promise<store.IpHealthRow> => {
@@ -156,8 +152,7 @@ export async function checkIps(ctx: Ctx): Promise<IpHealth[]> {
     }),
   );
   for (const r of rows) {
-    store.writeIpHealth(ctx.db, r);
-    alertChanges(ctx, r, previous.get(r.ip));
+    await runPlan(writeAndAlert(ctx, r, previous.get(r.ip)));
     const held = previous.get(r.ip)?.hold_reason ?? null;
     if (r.hold_reason !== held)
       ctx.log.warn(
@@ -172,19 +167,24 @@ export async function checkIps(ctx: Ctx): Promise<IpHealth[]> {
  * ip.alert events for what this check found against the last one: a new listing (`listed`, per zone), a zone that
  * no longer lists the IP (`delisted`), an IP without FCrDNS (`no_fcrdns`). Each once per 7 days (services/alerts.ts).
  */
-function alertChanges(ctx: Ctx, r: store.IpHealthRow, before: store.IpHealthRow | undefined): void {
+function* writeAndAlert(ctx: Ctx, r: store.IpHealthRow, before: store.IpHealthRow | undefined): Gen<void> {
+  yield* store.writeIpHealth(ctx.db, r);
+  yield* alertChanges(ctx, r, before);
+}
+
+function* alertChanges(ctx: Ctx, r: store.IpHealthRow, before: store.IpHealthRow | undefined): Gen<void> {
   const now = JSON.parse(r.listings_json) as Listing[];
   const was = before ? (JSON.parse(before.listings_json) as Listing[]) : [];
   const at = { ip: r.ip, pool: r.pool };
   for (const l of now) {
     const had = was.find((w) => w.zone === l.zone)?.listed ?? false;
     if (l.listed && !had)
-      raiseIpAlert(ctx, { ...at, alert: 'listed', key: l.zone, details: { zone: l.zone, answer: l.answer } });
+      yield* raiseIpAlert(ctx, { ...at, alert: 'listed', key: l.zone, details: { zone: l.zone, answer: l.answer } });
     if (!l.listed && had && !l.error)
-      raiseIpAlert(ctx, { ...at, alert: 'delisted', key: l.zone, details: { zone: l.zone } });
+      yield* raiseIpAlert(ctx, { ...at, alert: 'delisted', key: l.zone, details: { zone: l.zone } });
   }
-  if (r.fcrdns !== 1) raiseIpAlert(ctx, { ...at, alert: 'no_fcrdns', details: { reverse_dns: r.reverse_dns } });
+  if (r.fcrdns !== 1) yield* raiseIpAlert(ctx, { ...at, alert: 'no_fcrdns', details: { reverse_dns: r.reverse_dns } });
 }
 
 /** IP → `dnsbl:<zone>` for the IPs a listing keeps suspended. */
-export const ipHolds = (ctx: Ctx): Map<string, string> => store.ipHolds(ctx.db);
+export const ipHolds = (ctx: Ctx): Promise<Map<string, string>> => runPlan(store.ipHolds(ctx.db));

@@ -2,15 +2,16 @@
 // postmaster@): one inbound_reports row, outcome `ignored`, raw capped at RAW_CAP; `mta reports list` / `show`.
 import { newId } from '../core/ids.js';
 import { insertInboundReport, type InboundReportRow } from '../store/inbound-reports.js';
+import type { Gen } from '../store/op.js';
 import { RAW_CAP, type InboundEnvelope } from './feedback.js';
 import type { Ctx } from './context.js';
 
-export function keepForOperator(
+export function* keepForOperator(
   ctx: Ctx,
   m: { kind: InboundReportRow['kind']; parsed: object; raw: Buffer; env: InboundEnvelope; size: number },
-): string {
+): Gen<string> {
   const id = newId('rep', ctx.now());
-  insertInboundReport(ctx.db, {
+  yield* insertInboundReport(ctx.db, {
     id,
     kind: m.kind,
     outcome: 'ignored',

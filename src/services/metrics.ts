@@ -4,6 +4,7 @@ import { countDueDeliveries, countPendingDeliveries, oldestDueAt } from '../stor
 import { onEvent, type EventListener } from '../store/events.js';
 import { countPendingOutbox } from '../store/webhooks.js';
 import { storeCounters } from '../store/db.js';
+import { runSync } from '../store/op.js';
 import type { Ctx } from './context.js';
 
 /** PostgreSQL engine counters (null on SQLite). */
@@ -16,7 +17,7 @@ export const dueLagSeconds = (ctx: Ctx): number => {
   const at = oldestDueAt(ctx.db, now);
   return at === null ? 0 : Math.max(0, (now - Number(at)) / 1000);
 };
-export const pendingOutboxRows = (ctx: Ctx): number => countPendingOutbox(ctx.db);
+export const pendingOutboxRows = (ctx: Ctx): number => runSync(countPendingOutbox(ctx.db));
 
 /** Calls `fn` for every event appended (inside its transaction; keep it cheap and never throw). */
 export const onEmailEvent = (ctx: Ctx, fn: EventListener): void => onEvent(ctx.db, fn);

@@ -3,6 +3,7 @@
 // `mta reports list` / `mta reports show`), and never relayed.
 import { RAW_CAP, type InboundEnvelope } from './feedback.js';
 import { keepForOperator } from './kept-mail.js';
+import { runPlan } from '../store/op.js';
 import type { Ctx } from './context.js';
 
 /** A header's value as sent (unfolded, first 200 characters), from the header block only; null when absent. */
@@ -16,7 +17,12 @@ function header(head: string, name: string): string | null {
     : null;
 }
 
-export function recordPostmasterMail(ctx: Ctx, raw: Buffer, env: InboundEnvelope, size: number): { id: string } {
+export async function recordPostmasterMail(
+  ctx: Ctx,
+  raw: Buffer,
+  env: InboundEnvelope,
+  size: number,
+): Promise<{ id: string }> {
   const text = raw.subarray(0, RAW_CAP).toString('latin1');
   const end = text.search(/\r?\n\r?\n/);
   const head = end < 0 ? text : text.slice(0, end);
@@ -28,7 +34,7 @@ export function recordPostmasterMail(ctx: Ctx, raw: Buffer, env: InboundEnvelope
     subject: header(head, 'Subject'),
     message_id: header(head, 'Message-ID'),
   };
-  const id = keepForOperator(ctx, { kind: 'postmaster', parsed, raw, env, size });
+  const id = await runPlan(keepForOperator(ctx, { kind: 'postmaster', parsed, raw, env, size }));
   ctx.log.info({ report: id, rcpt: env.rcptTo, from: env.mailFrom }, 'mail to postmaster kept for the operator');
   return { id };
 }

@@ -7,7 +7,7 @@ import {
   DISABLE_AFTER_FAILED_DELIVERIES,
   type AttemptVerdict,
 } from '../core/webhook-retry.js';
-import { tx } from '../store/db.js';
+import { runPlan, transaction, type Gen } from '../store/op.js';
 import * as store from '../store/webhooks.js';
 import { signingSecrets } from './webhooks.js';
 import type { Ctx } from './context.js';
@@ -39,18 +39,20 @@ export interface AttemptRecord {
 }
 
 /** Claims up to `limit` due rows (their next_attempt_at moves to the lease's end); their seqs. */
-export function claimOutbox(ctx: Ctx, limit: number, leaseMs: number): number[] {
+export function claimOutbox(ctx: Ctx, limit: number, leaseMs: number): Promise<number[]> {
   const now = ctx.now();
-  return tx(ctx.db, () => store.claimDue(ctx.db, now, now + leaseMs, limit));
+  return runPlan(transaction(ctx.db, () => store.claimDue(ctx.db, now, now + leaseMs, limit)));
 }
 
 /** When the next row falls due (ms), or null when none is pending. */
-export const nextOutboxDueAt = (ctx: Ctx): number | null => store.nextDueAt(ctx.db);
+export const nextOutboxDueAt = (ctx: Ctx): Promise<number | null> => runPlan(store.nextDueAt(ctx.db));
 
 /** A claimed row still pending, with what is needed to send it now; null when it is gone or ended. */
-export function outboxRowToSend(ctx: Ctx, seq: number, sentAt: number): RowToSend | null {
-  const row = store.outboxRowBySeq(ctx.db, seq);
-  const e = row && store.endpointBySeq(ctx.db, row.endpoint_seq);
+export const outboxRowToSend = (ctx: Ctx, seq: number, sentAt: number): Promise<RowToSend | null> =>
+  runPlan(rowToSendPlan(ctx, seq, sentAt));
+function* rowToSendPlan(ctx: Ctx, seq: number, sentAt: number): Gen<RowToSend | null> {
+  const row = yield* store.outboxRowBySeq(ctx.db, seq);
+  const e = row && (yield* store.endpointBySeq(ctx.db, row.endpoint_seq));
   if (!row || !e || row.status !== 'pending') return null;
   return {
     seq,
@@ -64,50 +66,50 @@ export function outboxRowToSend(ctx: Ctx, seq: number, sentAt: number): RowToSen
 }
 
 /** The attempt did not happen (the dispatcher is stopping): the row is due again now. */
-export const releaseOutboxRow = (ctx: Ctx, seq: number): void => {
-  store.releaseLease(ctx.db, seq, ctx.now());
-};
+export async function releaseOutboxRow(ctx: Ctx, seq: number): Promise<void> {
+  await runPlan(store.releaseLease(ctx.db, seq, ctx.now()));
+}
 
 /**
  * Records one attempt on a still-pending row in one transaction: 2xx ends it, a retryable answer schedules the
  * next attempt (or ends it failed when the schedule is exhausted), and a failure counts against the endpoint.
  */
-export function recordOutboxAttempt(ctx: Ctx, seq: number, r: AttemptOutcome): AttemptRecord | null {
-  return tx(ctx.db, () => {
-    const row = store.outboxRowBySeq(ctx.db, seq);
-    if (!row || row.status !== 'pending') return null;
-    const now = ctx.now();
-    const attempt = row.attempts + 1;
-    let verdict: AttemptVerdict = r.blocked ? 'failed' : verdictOf(r.statusCode);
-    const delay = verdict === 'retry' ? retryDelayMs(attempt, ctx.config.webhookRetryMinSeconds) : null;
-    if (verdict === 'retry' && delay === null) verdict = 'failed';
-    const ok = store.recordAttempt(
-      ctx.db,
-      {
-        delivery_seq: seq,
-        attempt,
-        status_code: r.statusCode,
-        response_snippet: r.snippet,
-        error: r.error,
-        duration_ms: r.durationMs,
-        next_retry_at: delay === null ? null : now + delay,
-        created_at: now,
-      },
-      verdict === 'retry' ? 'pending' : verdict,
-    );
-    if (!ok) return null;
-    if (verdict === 'succeeded') {
-      store.endpointSucceeded(ctx.db, row.endpoint_seq);
-      return { attempt, verdict, disabled: null };
-    }
-    return { attempt, verdict, disabled: endpointFailed(ctx, row.endpoint_seq, now, verdict === 'failed') };
-  });
+export const recordOutboxAttempt = (ctx: Ctx, seq: number, r: AttemptOutcome): Promise<AttemptRecord | null> =>
+  runPlan(transaction(ctx.db, () => recordPlan(ctx, seq, r)));
+function* recordPlan(ctx: Ctx, seq: number, r: AttemptOutcome): Gen<AttemptRecord | null> {
+  const row = yield* store.outboxRowBySeq(ctx.db, seq);
+  if (!row || row.status !== 'pending') return null;
+  const now = ctx.now();
+  const attempt = row.attempts + 1;
+  let verdict: AttemptVerdict = r.blocked ? 'failed' : verdictOf(r.statusCode);
+  const delay = verdict === 'retry' ? retryDelayMs(attempt, ctx.config.webhookRetryMinSeconds) : null;
+  if (verdict === 'retry' && delay === null) verdict = 'failed';
+  const ok = yield* store.recordAttempt(
+    ctx.db,
+    {
+      delivery_seq: seq,
+      attempt,
+      status_code: r.statusCode,
+      response_snippet: r.snippet,
+      error: r.error,
+      duration_ms: r.durationMs,
+      next_retry_at: delay === null ? null : now + delay,
+      created_at: now,
+    },
+    verdict === 'retry' ? 'pending' : verdict,
+  );
+  if (!ok) return null;
+  if (verdict === 'succeeded') {
+    yield* store.endpointSucceeded(ctx.db, row.endpoint_seq);
+    return { attempt, verdict, disabled: null };
+  }
+  return { attempt, verdict, disabled: yield* endpointFailed(ctx, row.endpoint_seq, now, verdict === 'failed') };
 }
 
 /** Counts a failure against the endpoint and disables it when it has been failing for days; the reason if it was. */
-function endpointFailed(ctx: Ctx, endpointSeq: number, now: number, ended: boolean): string | null {
-  store.endpointFailed(ctx.db, endpointSeq, now, ended);
-  const e = store.endpointBySeq(ctx.db, endpointSeq)!;
+function* endpointFailed(ctx: Ctx, endpointSeq: number, now: number, ended: boolean): Gen<string | null> {
+  yield* store.endpointFailed(ctx.db, endpointSeq, now, ended);
+  const e = (yield* store.endpointBySeq(ctx.db, endpointSeq))!;
   let reason: string | null = null;
   if (e.failing_since !== null && now - e.failing_since >= DISABLE_AFTER_FAILING_MS) {
     reason = `every delivery failed since ${new Date(e.failing_since).toISOString()} (over 3 days)`;
@@ -115,11 +117,11 @@ function endpointFailed(ctx: Ctx, endpointSeq: number, now: number, ended: boole
     reason = `${e.consecutive_failed} deliveries in a row failed`;
   }
   if (reason === null || e.enabled !== 1) return null;
-  store.disableEndpoint(ctx.db, endpointSeq, reason, now);
-  store.failPending(ctx.db, endpointSeq, 'endpoint disabled', now);
+  yield* store.disableEndpoint(ctx.db, endpointSeq, reason, now);
+  yield* store.failPending(ctx.db, endpointSeq, 'endpoint disabled', now);
   return reason;
 }
 
 /** Drops rows that ended more than OUTBOX_RETENTION_MS ago (at most `limit`). */
-export const pruneOutbox = (ctx: Ctx, limit = 5000): number =>
-  store.pruneOutbox(ctx.db, ctx.now() - OUTBOX_RETENTION_MS, limit);
+export const pruneOutbox = (ctx: Ctx, limit = 5000): Promise<number> =>
+  runPlan(store.pruneOutbox(ctx.db, ctx.now() - OUTBOX_RETENTION_MS, limit));

@@ -5,7 +5,8 @@ import type { Resolver } from 'node:dns/promises';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { WEBHOOK_EVENT_TYPES } from '../core/status.js';
-import { isPg, tx, type DB } from '../store/db.js';
+import { isPg, type DB } from '../store/db.js';
+import { runPlan, runSync, transaction, type Gen } from '../store/op.js';
 import { emailHeadBySeq, type EmailHead } from '../store/emails.js';
 import type { EventRow } from '../store/events.js';
 import * as store from '../store/webhooks.js';
@@ -104,18 +105,25 @@ export async function createEndpoint(
     created_at: now,
     updated_at: now,
   };
-  const seq = store.insertEndpoint(ctx.db, row);
-  return presentEndpoint(store.endpointBySeq(ctx.db, seq)!, secret);
+  return runPlan(
+    (function* () {
+      const seq = yield* store.insertEndpoint(ctx.db, row);
+      return presentEndpoint((yield* store.endpointBySeq(ctx.db, seq))!, secret);
+    })(),
+  );
 }
 
-export function getEndpoint(ctx: Ctx, owner: Owner, id: string): store.EndpointRow {
-  const e = store.endpointById(ctx.db, owner.teamId, id, owner.mode === 'test');
+function* endpointOf(ctx: Ctx, owner: Owner, id: string): Gen<store.EndpointRow> {
+  const e = yield* store.endpointById(ctx.db, owner.teamId, id, owner.mode === 'test');
   if (!e) throw notFound('webhook');
   return e;
 }
+export const getEndpoint = (ctx: Ctx, owner: Owner, id: string) => runPlan(endpointOf(ctx, owner, id));
 
-export function listEndpoints(ctx: Ctx, owner: Owner, limit: number, cursor?: string) {
-  const rows = store.endpointsOfTeam(
+export const listEndpoints = (ctx: Ctx, owner: Owner, limit: number, cursor?: string) =>
+  runPlan(listEndpointsPlan(ctx, owner, limit, cursor));
+function* listEndpointsPlan(ctx: Ctx, owner: Owner, limit: number, cursor?: string) {
+  const rows = yield* store.endpointsOfTeam(
     ctx.db,
     owner.teamId,
     owner.mode === 'test',
@@ -126,36 +134,42 @@ export function listEndpoints(ctx: Ctx, owner: Owner, limit: number, cursor?: st
 }
 
 export async function updateEndpoint(ctx: Ctx, resolver: Resolver, owner: Owner, id: string, input: EndpointInput) {
-  getEndpoint(ctx, owner, id);
+  await getEndpoint(ctx, owner, id);
   const events = input.events === undefined ? undefined : checkEvents(input.events);
   const url = input.url === undefined ? undefined : await checkUrl(ctx, resolver, input.url);
-  return tx(ctx.db, () => {
-    const e = getEndpoint(ctx, owner, id); // again: it may have changed while the URL was checked
-    const enabled = input.enabled === undefined ? e.enabled : input.enabled ? 1 : 0;
-    const now = ctx.now();
-    store.updateEndpoint(ctx.db, e.seq, { url: url ?? e.url, events: events ?? e.events, enabled, at: now });
-    if (enabled === 0 && e.enabled === 1) store.failPending(ctx.db, e.seq, 'endpoint disabled', now);
-    return presentEndpoint(store.endpointBySeq(ctx.db, e.seq)!);
-  });
+  return runPlan(
+    transaction(ctx.db, function* () {
+      const e = yield* endpointOf(ctx, owner, id); // again: it may have changed while the URL was checked
+      const enabled = input.enabled === undefined ? e.enabled : input.enabled ? 1 : 0;
+      const now = ctx.now();
+      yield* store.updateEndpoint(ctx.db, e.seq, { url: url ?? e.url, events: events ?? e.events, enabled, at: now });
+      if (enabled === 0 && e.enabled === 1) yield* store.failPending(ctx.db, e.seq, 'endpoint disabled', now);
+      return presentEndpoint((yield* store.endpointBySeq(ctx.db, e.seq))!);
+    }),
+  );
 }
 
 export function deleteEndpoint(ctx: Ctx, owner: Owner, id: string) {
-  return tx(ctx.db, () => {
-    const e = getEndpoint(ctx, owner, id);
-    store.deleteEndpoint(ctx.db, e.seq);
-    return { object: 'webhook_endpoint' as const, id: e.id, deleted: true };
-  });
+  return runPlan(
+    transaction(ctx.db, function* () {
+      const e = yield* endpointOf(ctx, owner, id);
+      yield* store.deleteEndpoint(ctx.db, e.seq);
+      return { object: 'webhook_endpoint' as const, id: e.id, deleted: true };
+    }),
+  );
 }
 
 /** New secret, shown once; the old one keeps signing alongside for 24 hours. */
 export function rotateEndpointSecret(ctx: Ctx, owner: Owner, id: string) {
-  return tx(ctx.db, () => {
-    const e = getEndpoint(ctx, owner, id);
-    const secret = newSecret();
-    const now = ctx.now();
-    store.rotateSecret(ctx.db, e.seq, secret, now + SECRET_OVERLAP_MS, now);
-    return presentEndpoint(store.endpointBySeq(ctx.db, e.seq)!, secret);
-  });
+  return runPlan(
+    transaction(ctx.db, function* () {
+      const e = yield* endpointOf(ctx, owner, id);
+      const secret = newSecret();
+      const now = ctx.now();
+      yield* store.rotateSecret(ctx.db, e.seq, secret, now + SECRET_OVERLAP_MS, now);
+      return presentEndpoint((yield* store.endpointBySeq(ctx.db, e.seq))!, secret);
+    }),
+  );
 }
 
 /** The secrets that sign an outbox row sent now: the current one, plus the previous one during the overlap. */
@@ -165,37 +179,47 @@ export function signingSecrets(e: store.EndpointRow, now: number): string[] {
     : [e.secret];
 }
 
-export function listOutbox(ctx: Ctx, owner: Owner, id: string, limit: number, cursor?: string) {
-  const e = getEndpoint(ctx, owner, id);
-  const rows = store.outboxOfEndpoint(ctx.db, e.seq, decodeCursor(ctx.db, 'whd', cursor), limit);
-  return page(ctx.db, 'whd', rows, limit, (d) => presentOutboxRow(d, store.attemptsOf(ctx.db, d.seq)));
+export const listOutbox = (ctx: Ctx, owner: Owner, id: string, limit: number, cursor?: string) =>
+  runPlan(listOutboxPlan(ctx, owner, id, limit, cursor));
+function* listOutboxPlan(ctx: Ctx, owner: Owner, id: string, limit: number, cursor?: string) {
+  const e = yield* endpointOf(ctx, owner, id);
+  const rows = yield* store.outboxOfEndpoint(ctx.db, e.seq, decodeCursor(ctx.db, 'whd', cursor), limit);
+  const attempts = new Map<number, store.AttemptRow[]>();
+  for (const d of rows.slice(0, limit)) attempts.set(d.seq, yield* store.attemptsOf(ctx.db, d.seq));
+  return page(ctx.db, 'whd', rows, limit, (d) => presentOutboxRow(d, attempts.get(d.seq)!));
 }
 
 /** Replays an outbox row's event (`rowId`: the API's delivery id): a new row with the same event id and payload, due now. */
 export function replayOutboxRow(ctx: Ctx, owner: Owner, id: string, rowId: string) {
-  return tx(ctx.db, () => {
-    const e = getEndpoint(ctx, owner, id);
-    const d = store.outboxRowById(ctx.db, e.seq, rowId);
-    if (!d) throw notFound('webhook_delivery');
-    if (e.enabled !== 1)
-      throw new ApiError('validation_error', 'webhook_disabled', 'This webhook endpoint is disabled; enable it first.');
-    const now = ctx.now();
-    const seq = store.insertOutboxRow(ctx.db, {
-      id: newId('whd', now),
-      endpoint_seq: e.seq,
-      event_id: d.event_id,
-      event_type: d.event_type,
-      payload: d.payload,
-      next_attempt_at: now,
-      created_at: now,
-    });
-    return presentOutboxRow(store.outboxRowBySeq(ctx.db, seq)!, []);
-  });
+  return runPlan(
+    transaction(ctx.db, function* () {
+      const e = yield* endpointOf(ctx, owner, id);
+      const d = yield* store.outboxRowById(ctx.db, e.seq, rowId);
+      if (!d) throw notFound('webhook_delivery');
+      if (e.enabled !== 1)
+        throw new ApiError(
+          'validation_error',
+          'webhook_disabled',
+          'This webhook endpoint is disabled; enable it first.',
+        );
+      const now = ctx.now();
+      const seq = yield* store.insertOutboxRow(ctx.db, {
+        id: newId('whd', now),
+        endpoint_seq: e.seq,
+        event_id: d.event_id,
+        event_type: d.event_type,
+        payload: d.payload,
+        next_attempt_at: now,
+        created_at: now,
+      });
+      return presentOutboxRow((yield* store.outboxRowBySeq(ctx.db, seq))!, []);
+    }),
+  );
 }
 
 /** PostgreSQL: how long a team's enabled endpoints are used without reading them again (another node's change is seen by then). */
 const PG_ENDPOINTS_TTL_MS = 1000;
-const endpoints = new Remembered<ReturnType<typeof store.enabledEndpointsOfTeam>>({
+const endpoints = new Remembered<readonly Pick<store.EndpointRow, 'seq' | 'events' | 'mode'>[]>({
   ttlMs: () => PG_ENDPOINTS_TTL_MS,
   max: 10_000,
   keep: () => true,
@@ -210,8 +234,8 @@ const endpoints = new Remembered<ReturnType<typeof store.enabledEndpointsOfTeam>
  */
 const enabledEndpoints = (db: DB, teamId: string) =>
   isPg(db)
-    ? endpoints.get(db, teamId, () => store.enabledEndpointsOfTeam(db, teamId))
-    : store.enabledEndpointsOfTeam(db, teamId);
+    ? endpoints.get(db, teamId, () => runSync(store.enabledEndpointsOfTeam(db, teamId)))
+    : runSync(store.enabledEndpointsOfTeam(db, teamId));
 
 /**
  * The onEvent listener: one outbox row per enabled endpoint of the team, of the email's mode, subscribed to the
@@ -237,15 +261,17 @@ export function enqueueEvent(ctx: Ctx, db: DB, ev: EventRow, known?: EmailHead):
   });
   const now = ctx.now();
   for (const t of targets) {
-    store.queueOutboxRow(db, {
-      id: newId('whd', now),
-      endpoint_seq: t.seq,
-      event_id: ev.id,
-      event_type: ev.type,
-      payload,
-      next_attempt_at: now,
-      created_at: now,
-    });
+    runSync(
+      store.queueOutboxRow(db, {
+        id: newId('whd', now),
+        endpoint_seq: t.seq,
+        event_id: ev.id,
+        event_type: ev.type,
+        payload,
+        next_attempt_at: now,
+        created_at: now,
+      }),
+    );
   }
   return targets.length;
 }

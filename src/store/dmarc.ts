@@ -1,5 +1,6 @@
 // DMARC aggregate reports (migration 023): one row per (org_name, report_id) for a team's domain, and its records.
 import { sql, type DB } from './db.js';
+import { all, get, run, type Gen } from './op.js';
 
 export interface DmarcReportRow {
   seq: number;
@@ -51,23 +52,24 @@ const params = (cols: string) =>
 
 /** The stored report of this organisation with this id, if any (reports are stored once). */
 export const dmarcReportByOrgId = (db: DB, orgName: string, reportId: string) =>
-  sql<DmarcReportRow>(db, 'SELECT * FROM dmarc_reports WHERE org_name = ? AND report_id = ?').get(orgName, reportId);
+  get(sql<DmarcReportRow>(db, 'SELECT * FROM dmarc_reports WHERE org_name = ? AND report_id = ?'), orgName, reportId);
 
 /** Inserts a report and its records (call inside a transaction, after dmarcReportByOrgId found none); its seq. */
-export function insertDmarcReport(db: DB, r: NewDmarcReport, records: NewDmarcRecord[]): number {
+export function* insertDmarcReport(db: DB, r: NewDmarcReport, records: NewDmarcRecord[]): Gen<number> {
   const seq = Number(
-    sql(db, `INSERT INTO dmarc_reports (${REPORT_COLS}) VALUES (${params(REPORT_COLS)})`).run(r).lastInsertRowid,
+    (yield* run(sql(db, `INSERT INTO dmarc_reports (${REPORT_COLS}) VALUES (${params(REPORT_COLS)})`), r))
+      .lastInsertRowid,
   );
   const stmt = sql(db, `INSERT INTO dmarc_records (${RECORD_COLS}) VALUES (${params(RECORD_COLS)})`);
-  for (const rec of records) stmt.run({ ...rec, report_seq: seq });
+  for (const rec of records) yield* run(stmt, { ...rec, report_seq: seq });
   return seq;
 }
 
 export const dmarcReportById = (db: DB, id: string) =>
-  sql<DmarcReportRow>(db, 'SELECT * FROM dmarc_reports WHERE id = ?').get(id);
+  get(sql<DmarcReportRow>(db, 'SELECT * FROM dmarc_reports WHERE id = ?'), id);
 
 export const dmarcRecordsOf = (db: DB, reportSeq: number) =>
-  sql<DmarcRecordRow>(db, 'SELECT * FROM dmarc_records WHERE report_seq = ? ORDER BY seq').all(reportSeq);
+  all(sql<DmarcRecordRow>(db, 'SELECT * FROM dmarc_records WHERE report_seq = ? ORDER BY seq'), reportSeq);
 
 /** A domain's reports whose date range begins in [from, to), newest first; `before` is a seq (cursor). */
 export const dmarcReportsOfDomain = (
@@ -78,19 +80,29 @@ export const dmarcReportsOfDomain = (
   before: number | null,
   limit: number,
 ) =>
-  sql<DmarcReportRow>(
-    db,
-    `SELECT * FROM dmarc_reports WHERE domain_id = ? AND begin_at >= ? AND begin_at < ? AND (? IS NULL OR seq < ?)
+  all(
+    sql<DmarcReportRow>(
+      db,
+      `SELECT * FROM dmarc_reports WHERE domain_id = ? AND begin_at >= ? AND begin_at < ? AND (? IS NULL OR seq < ?)
      ORDER BY seq DESC LIMIT ?`,
-  ).all(domainId, from, to, before, before, limit);
+    ),
+    domainId,
+    from,
+    to,
+    before,
+    before,
+    limit,
+  );
 
 /** The reports of a domain whose range begins in [from, to): how many, and the messages they stand for. */
-export const dmarcReportTotals = (db: DB, domainId: string, from: number, to: number) =>
-  sql<{ reports: number; messages: number | null }>(
+export function* dmarcReportTotals(db: DB, domainId: string, from: number, to: number) {
+  const stmt = sql<{ reports: number; messages: number | null }>(
     db,
     `SELECT count(*) AS reports, sum(messages) AS messages FROM dmarc_reports
      WHERE domain_id = ? AND begin_at >= ? AND begin_at < ?`,
-  ).get(domainId, from, to)!;
+  );
+  return (yield* get(stmt, domainId, from, to))!;
+}
 
 /** Sums of one (source IP, reporter) pair's records: messages, and those passing / aligned / by disposition. */
 export interface DmarcSourceRow {
@@ -110,9 +122,10 @@ export interface DmarcSourceRow {
  * pairs are few next to the records: the service folds them into one entry per source).
  */
 export const dmarcSources = (db: DB, domainId: string, from: number, to: number) =>
-  sql<DmarcSourceRow>(
-    db,
-    `SELECT c.source_ip AS source_ip, r.org_name AS org_name, sum(c.count) AS messages,
+  all(
+    sql<DmarcSourceRow>(
+      db,
+      `SELECT c.source_ip AS source_ip, r.org_name AS org_name, sum(c.count) AS messages,
        sum(c.count * c.dmarc_pass) AS dmarc_pass, sum(c.count * c.dkim_aligned) AS dkim_aligned,
        sum(c.count * c.spf_aligned) AS spf_aligned,
        sum(CASE WHEN c.disposition = 'quarantine' OR c.disposition = 'reject' THEN 0 ELSE c.count END) AS disp_none,
@@ -121,15 +134,24 @@ export const dmarcSources = (db: DB, domainId: string, from: number, to: number)
      FROM dmarc_reports r JOIN dmarc_records c ON c.report_seq = r.seq
      WHERE r.domain_id = ? AND r.begin_at >= ? AND r.begin_at < ?
      GROUP BY c.source_ip, r.org_name`,
-  ).all(domainId, from, to);
+    ),
+    domainId,
+    from,
+    to,
+  );
 
 /** Messages and DMARC passes per UTC day (ms of the day's start) of the reports beginning in [from, to). */
 export const dmarcDays = (db: DB, domainId: string, from: number, to: number) =>
-  sql<{ day: number; messages: number; dmarc_pass: number }>(
-    db,
-    `SELECT (r.begin_at / 86400000) * 86400000 AS day, sum(c.count) AS messages,
+  all(
+    sql<{ day: number; messages: number; dmarc_pass: number }>(
+      db,
+      `SELECT (r.begin_at / 86400000) * 86400000 AS day, sum(c.count) AS messages,
        sum(c.count * c.dmarc_pass) AS dmarc_pass
      FROM dmarc_reports r JOIN dmarc_records c ON c.report_seq = r.seq
      WHERE r.domain_id = ? AND r.begin_at >= ? AND r.begin_at < ?
      GROUP BY (r.begin_at / 86400000) ORDER BY 1`,
-  ).all(domainId, from, to);
+    ),
+    domainId,
+    from,
+    to,
+  );

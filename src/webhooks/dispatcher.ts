@@ -84,11 +84,11 @@ export class Dispatcher implements Component {
         continue;
       }
       try {
-        this.prune();
+        await this.prune();
         const free = this.o.concurrency - this.inflight.size;
-        const claimed = free > 0 ? this.claim(free) : [];
+        const claimed = free > 0 ? await this.claim(free) : [];
         for (const seq of claimed) this.track(this.attempt(seq));
-        const alerts = free > claimed.length ? this.claimAlerts(free - claimed.length) : [];
+        const alerts = free > claimed.length ? await this.claimAlerts(free - claimed.length) : [];
         for (const row of alerts) this.track(this.attemptAlert(row));
         this.outage.ok();
         if (claimed.length + alerts.length > 0 && claimed.length + alerts.length === free) continue;
@@ -100,12 +100,12 @@ export class Dispatcher implements Component {
     }
   }
 
-  private claim(limit: number): number[] {
+  private claim(limit: number): Promise<number[]> {
     return claimOutbox(this.ctx, limit, this.o.leaseMs);
   }
 
   /** Due rows of the operator's alert outbox (MTA_ALERT_WEBHOOK_URL), none when it is not set. */
-  private claimAlerts(limit: number): OperatorAlertRow[] {
+  private async claimAlerts(limit: number): Promise<OperatorAlertRow[]> {
     return this.ctx.config.alertWebhookUrl ? operatorAlertsDue(this.ctx, limit, this.o.leaseMs) : [];
   }
 
@@ -120,10 +120,10 @@ export class Dispatcher implements Component {
   }
 
   /** Until notified, a slot frees up, the next row is due, or the poll interval passes. */
-  private sleep(): Promise<void> {
+  private async sleep(): Promise<void> {
     let next: number | null = null;
     try {
-      if (this.inflight.size < this.o.concurrency) next = nextOutboxDueAt(this.ctx);
+      if (this.inflight.size < this.o.concurrency) next = await nextOutboxDueAt(this.ctx);
     } catch (err) {
       if (!this.outage.failed(err)) this.log.error({ err }, 'next outbox row unknown');
     }
@@ -157,14 +157,14 @@ export class Dispatcher implements Component {
   /** One POST of one claimed row, and its record. */
   private async attempt(seq: number): Promise<void> {
     const sentAt = this.ctx.now();
-    const row = outboxRowToSend(this.ctx, seq, sentAt);
+    const row = await outboxRowToSend(this.ctx, seq, sentAt);
     if (!row) return;
     const r = await this.post(row.url, signedHeaders(row.secrets, row.eventId, sentAt, row.payload), row.payload);
     if (r.aborted) {
-      releaseOutboxRow(this.ctx, seq);
+      await releaseOutboxRow(this.ctx, seq);
       return;
     }
-    const rec = recordOutboxAttempt(this.ctx, seq, r);
+    const rec = await recordOutboxAttempt(this.ctx, seq, r);
     if (!rec) return;
     this.log.debug(
       {
@@ -185,16 +185,16 @@ export class Dispatcher implements Component {
     const { alertWebhookUrl: url, alertWebhookSecret: secret } = this.ctx.config;
     if (!url || !secret) return;
     const r = await this.post(url, signedHeaders([secret], row.event_id, this.ctx.now(), row.payload), row.payload);
-    const verdict = recordOperatorAlert(this.ctx, row, r);
+    const verdict = await recordOperatorAlert(this.ctx, row, r);
     if (verdict !== 'succeeded' && verdict !== 'released')
       this.log.warn({ event_id: row.event_id, status: r.statusCode, error: r.error, verdict }, 'alert webhook attempt');
   }
 
-  private prune(): void {
+  private async prune(): Promise<void> {
     const now = this.ctx.now();
     if (now - this.lastPrune < 3600_000) return;
     this.lastPrune = now;
-    pruneOutbox(this.ctx);
-    pruneOperatorAlertRows(this.ctx);
+    await pruneOutbox(this.ctx);
+    await pruneOperatorAlertRows(this.ctx);
   }
 }

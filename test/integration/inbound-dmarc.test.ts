@@ -10,6 +10,7 @@ import { newId } from '../../src/core/ids.js';
 import { listInboundReports } from '../../src/store/inbound-reports.js';
 import { dmarcRecordsOf, dmarcReportByOrgId, dmarcReportsOfDomain } from '../../src/store/dmarc.js';
 import { smtpPort, smtpSend, ehlo } from './inbound-fixtures.js';
+import { runSync } from '../../src/store/op.js';
 
 const fixture = (f: string) => fs.readFileSync(`test/fixtures/dmarc/${f}`);
 const FROM = 'noreply-dmarc-support@google.com';
@@ -55,13 +56,13 @@ describe('inbound listener: DMARC aggregate reports', function () {
     const again = await smtpSend(port, { from: FROM, to: ['dmarc+again@bounces.mta.test'] }, raw);
     expect(again.ok, again.response).to.equal(true);
     expect(again.response.match(/dmr_\w+/)?.[0]).to.equal(first.response.match(/dmr_\w+/)?.[0]);
-    const r = dmarcReportByOrgId(s.db, 'google.com', '5717107811868587392')!;
+    const r = runSync(dmarcReportByOrgId(s.db, 'google.com', '5717107811868587392'))!;
     expect(r).to.include({ team_id: teamId, domain_id: domainId, domain: 'example.com', records: 2, messages: 45 });
     expect(r).to.include({ begin_at: 1699920000 * 1000, end_at: (1699920000 + 86399) * 1000, schema: 'rfc7489' });
     expect(
       Number(s.db.prepare("SELECT count(*) AS n FROM dmarc_reports WHERE org_name = 'google.com'").pluck().get()),
     ).to.equal(1);
-    const rows = dmarcRecordsOf(s.db, r.seq).map((x) => [
+    const rows = runSync(dmarcRecordsOf(s.db, r.seq)).map((x) => [
       x.source_ip,
       Number(x.count),
       Number(x.dmarc_pass),
@@ -71,7 +72,7 @@ describe('inbound listener: DMARC aggregate reports', function () {
       ['192.0.2.10', 42, 1, 'none'],
       ['203.0.113.5', 3, 0, 'none'],
     ]);
-    const listed = dmarcReportsOfDomain(s.db, domainId, 0, Date.now(), null, 10).map((x) => x.report_id);
+    const listed = runSync(dmarcReportsOfDomain(s.db, domainId, 0, Date.now(), null, 10)).map((x) => x.report_id);
     expect(listed).to.include('5717107811868587392');
   });
 
@@ -79,7 +80,7 @@ describe('inbound listener: DMARC aggregate reports', function () {
     expect(
       (await smtpSend(port, { from: FROM, to: ['dmarc@bounces.mta.test'] }, fixture('subdomain-and-bad-row.eml'))).ok,
     ).to.equal(true);
-    expect(dmarcReportByOrgId(s.db, 'rows.example', 'rows-1')).to.include({
+    expect(runSync(dmarcReportByOrgId(s.db, 'rows.example', 'rows-1'))).to.include({
       domain_id: domainId,
       domain: 'mail.example.com',
       records: 2,
@@ -88,7 +89,7 @@ describe('inbound listener: DMARC aggregate reports', function () {
       (await smtpSend(port, { from: FROM, to: ['dmarc@bounces.mta.test'] }, fixture('rfc9990-prefixed-gz-body.eml')))
         .ok,
     ).to.equal(true);
-    const bis = dmarcReportByOrgId(s.db, 'receiver.example', 'rfc9990-0002')!;
+    const bis = runSync(dmarcReportByOrgId(s.db, 'receiver.example', 'rfc9990-0002'))!;
     expect(bis).to.include({ schema: 'rfc9990', generator: 'Example DMARC reporter 2.1' });
     expect(JSON.parse(bis.policy_json)).to.include({ np: 'reject', testing: 'y', discovery_method: 'treewalk' });
   });
@@ -112,7 +113,7 @@ describe('inbound listener: DMARC aggregate reports', function () {
     const bomb = await smtpSend(port, { from: FROM, to: ['dmarc@bounces.mta.test'] }, fixture('hostile-zip-bomb.eml'));
     expect(bomb.ok, bomb.response).to.equal(true);
     const id = bomb.response.match(/rep_\w+/)?.[0];
-    const kept = listInboundReports(s.db, 'ignored', 5).find((x) => x.id === id)!;
+    const kept = runSync(listInboundReports(s.db, 'ignored', 5)).find((x) => x.id === id)!;
     expect(kept).to.include({ kind: 'other', rcpt_to: 'dmarc@bounces.mta.test' });
     expect(JSON.parse(kept.parsed_json).dmarc).to.include({ error: 'too_large' });
     expect(Buffer.from(kept.raw!).length).to.be.above(0);

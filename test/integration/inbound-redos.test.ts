@@ -66,7 +66,7 @@ describe('inbound listener: pathological reports keep the service responsive', f
     expect(took).to.be.lessThan(30_000);
     expect(times.length).to.be.greaterThan(5);
     expect(Math.max(...times), `slowest /healthz of ${times.length}`).to.be.lessThan(200);
-    const stored = listInboundReports(s.db, null, 1000);
+    const stored = runSync(listInboundReports(s.db, null, 1000));
     expect(stored).to.have.length(inputs.length);
     expect(stored.every((r) => JSON.parse(r.parsed_json).error === undefined)).to.equal(true);
   });
@@ -78,7 +78,7 @@ describe('inbound listener: pathological reports keep the service responsive', f
     );
     const r = await smtpSend(smtpPort(s), { from: '', to: [to] }, raw);
     expect(r.code, r.response).to.equal(250);
-    const row = listInboundReports(s.db, null, 1)[0];
+    const row = runSync(listInboundReports(s.db, null, 1))[0];
     expect(row.raw_size).to.equal(raw.length);
     expect(row.raw_truncated).to.equal(1);
     expect(row.raw!.length).to.equal(64 * 1024);
@@ -119,7 +119,7 @@ describe('inbound listener: a report over the parse budget', function () {
     const times = await health.stop();
     expect(r.code, r.response).to.equal(250);
     expect(Math.max(...times)).to.be.lessThan(200);
-    const row = listInboundReports(s.db, null, 1)[0];
+    const row = runSync(listInboundReports(s.db, null, 1))[0];
     expect(JSON.parse(row.parsed_json)).to.deep.include({ kind: 'other', recipients: [], error: 'timeout' });
     expect(row.outcome).to.not.equal('applied');
     expect(row.raw?.toString('latin1')).to.include('550 5.1.1 user unknown');

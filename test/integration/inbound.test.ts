@@ -137,7 +137,7 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
       raw.replace(/^Message-ID: .*$/m, 'Message-ID: <other@mx.remote.test>'),
     );
     expect(events(e).filter((ev) => ev.type === 'bounced')).to.have.length(1);
-    expect(listInboundReports(s.db, 'duplicate', 10).filter((x) => x.email_id === e.id)).to.have.length(2);
+    expect(runSync(listInboundReports(s.db, 'duplicate', 10)).filter((x) => x.email_id === e.id)).to.have.length(2);
   });
 
   it('a soft DSN adds an async bounced event without suppressing', async () => {
@@ -175,7 +175,7 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     expect(c).to.have.length(1);
     expect(JSON.parse(c[0].data_json)).to.include({ source: 'arf', reason: 'feedback', feedback_type: 'abuse' });
     expect(runSync(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase()))?.reason).to.equal('complaint');
-    expect(listInboundReports(s.db, null, 1)[0]).to.include({
+    expect(runSync(listInboundReports(s.db, null, 1))[0]).to.include({
       kind: 'arf',
       outcome: 'applied',
       matched_by: 'return_path',
@@ -237,7 +237,7 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     const garbage = 'Subject: buy now\r\nFrom: x@y.test\r\n\r\n\x00\x01 not a report at all\r\n';
     const r = await smtpSend(port, { from: 'x@y.test', to: [verp(e, ds[0])] }, garbage);
     expect(r.ok, r.response).to.equal(true);
-    const stored = listInboundReports(s.db, null, 1)[0];
+    const stored = runSync(listInboundReports(s.db, null, 1))[0];
     expect(stored).to.include({
       kind: 'other',
       outcome: 'unmatched',
@@ -257,7 +257,7 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     const raw = buildDsn({ to: `fbl@${BOUNCE}`, recipient: ds[0].recipient, originalMailFrom: verp(e, ds[0]) });
     expect((await smtpSend(port, { from: '', to: [`fbl@${BOUNCE}`] }, raw)).ok).to.equal(true);
     expect(events(e).filter((ev) => ev.type === 'bounced')).to.have.length(1);
-    expect(listInboundReports(s.db, null, 1)[0]).to.include({ outcome: 'applied', matched_by: 'return_path' });
+    expect(runSync(listInboundReports(s.db, null, 1))[0]).to.include({ outcome: 'applied', matched_by: 'return_path' });
   });
 
   it('a failed DSN for a recipient still in flight bounces it (rejected)', async () => {
@@ -284,7 +284,7 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
       diagnostic: '451 4.4.7 still trying',
     });
     expect((await smtpSend(port, { from: '', to: [verp(e, ds[0])] }, delayed)).ok).to.equal(true);
-    expect(listInboundReports(s.db, null, 1)[0].outcome).to.equal('ignored');
+    expect(runSync(listInboundReports(s.db, null, 1))[0].outcome).to.equal('ignored');
     expect(events(e)).to.have.length(n);
     // The token names ds[0]: a failure of some other address (a forward target) is recorded there, soft.
     const stranger = buildDsn({ to: verp(e, ds[0]), recipient: 'stranger@dest.test' });
@@ -306,7 +306,11 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     expect(b).to.have.length(1);
     expect(b[0]).to.include({ async: true, hard: false, final_recipient: 'kijitora@example.com', source: 'dsn' });
     expect(runSync(getSuppression(s.db, teamId, ds[0].recipient.toLowerCase()))).to.equal(undefined);
-    expect(listInboundReports(s.db, null, 1)[0]).to.include({ kind: 'dsn', outcome: 'applied', matched_by: 'rcpt' });
+    expect(runSync(listInboundReports(s.db, null, 1))[0]).to.include({
+      kind: 'dsn',
+      outcome: 'applied',
+      matched_by: 'rcpt',
+    });
   });
 
   it('reads a report whose returned message is megabytes long (parsing stops at PARSE_CAP) quickly', async () => {

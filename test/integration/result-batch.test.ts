@@ -126,17 +126,19 @@ describe('result writer: a batch of outcomes in one transaction', function () {
   });
 
   it('an endpoint subscribed to the events costs no read of the email per event; payloads show its new status', async () => {
-    insertEndpoint(s.db, {
-      id: 'we_batch',
-      team_id: teamId,
-      mode: 'test',
-      url: 'http://127.0.0.1:9/hook',
-      events: 'sent delivered',
-      secret: 'whsec_batch',
-      enabled: 1,
-      created_at: Date.now(),
-      updated_at: Date.now(),
-    });
+    runSync(
+      insertEndpoint(s.db, {
+        id: 'we_batch',
+        team_id: teamId,
+        mode: 'test',
+        url: 'http://127.0.0.1:9/hook',
+        events: 'sent delivered',
+        secret: 'whsec_batch',
+        enabled: 1,
+        created_at: Date.now(),
+        updated_at: Date.now(),
+      }),
+    );
     onEvent(s.ctx.db, (db, ev, email) => void enqueueEvent(s.ctx, db, ev, email));
     const seqs: number[] = [];
     for (let i = 0; i < 8; i++) seqs.push(await send([`hook${i}@rcpt.test`]));

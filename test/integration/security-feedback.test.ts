@@ -91,7 +91,7 @@ describe('security: forged bounces and complaints (audit finding 3)', function (
       address: string;
       reason: string;
     }[];
-  const lastReport = () => listInboundReports(s.db, null, 1)[0];
+  const lastReport = () => runSync(listInboundReports(s.db, null, 1))[0];
   async function send(to: string, raw: string | Buffer, from = '') {
     const r = await smtpSend(port, { from, to: [to] }, raw);
     expect(r.ok, r.response).to.equal(true);

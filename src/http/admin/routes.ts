@@ -66,8 +66,8 @@ export function siteRoutes(r: R, app: Ctx): void {
   r.get('/sites', async (ctx) => {
     ctx.body = await listSites(app);
   });
-  r.get('/ips', (ctx) => {
-    ctx.body = ipHealth(app);
+  r.get('/ips', async (ctx) => {
+    ctx.body = await ipHealth(app);
   });
   r.post('/sites/:site/:kind', async (ctx) => {
     const kind = ctx.params.kind as 'suspend' | 'resume';

@@ -32,9 +32,9 @@ export function domainRoutes(r: Router, { app, auth }: Deps) {
   r.get('/domains/:id/dmarc', auth('domains:read'), async (ctx: KoaCtx) => {
     ctx.body = await getDmarcSummary(app, principal(ctx).teamId, ctx.params.id, checkWindow(ctx.query));
   });
-  r.get('/domains/:id/dmarc/reports', auth('domains:read'), (ctx: KoaCtx) => {
+  r.get('/domains/:id/dmarc/reports', auth('domains:read'), async (ctx: KoaCtx) => {
     const q = checkPage(ctx.query);
-    ctx.body = listDmarcReports(app, principal(ctx).teamId, ctx.params.id, limitOf(q.limit), q.cursor);
+    ctx.body = await listDmarcReports(app, principal(ctx).teamId, ctx.params.id, limitOf(q.limit), q.cursor);
   });
   r.post('/domains/:id/verify', auth('domains:write'), async (ctx: KoaCtx) => {
     requireLive(principal(ctx), 're-check domains');

@@ -20,29 +20,29 @@ export function webhookRoutes(resolver: Resolver) {
       ctx.body = await svc.createEndpoint(app, resolver, owner(ctx), b);
       ctx.status = 201;
     });
-    r.get('/webhooks', auth('webhooks:write'), (ctx: KoaCtx) => {
+    r.get('/webhooks', auth('webhooks:write'), async (ctx: KoaCtx) => {
       const q = checkPage(ctx.query);
-      ctx.body = svc.listEndpoints(app, owner(ctx), limitOf(q.limit), q.cursor);
+      ctx.body = await svc.listEndpoints(app, owner(ctx), limitOf(q.limit), q.cursor);
     });
-    r.get('/webhooks/:id', auth('webhooks:write'), (ctx: KoaCtx) => {
-      ctx.body = svc.presentEndpoint(svc.getEndpoint(app, owner(ctx), ctx.params.id));
+    r.get('/webhooks/:id', auth('webhooks:write'), async (ctx: KoaCtx) => {
+      ctx.body = svc.presentEndpoint(await svc.getEndpoint(app, owner(ctx), ctx.params.id));
     });
     r.patch('/webhooks/:id', auth('webhooks:write'), async (ctx: KoaCtx) => {
-      svc.getEndpoint(app, owner(ctx), ctx.params.id); // 404 before validating a stranger's body
+      await svc.getEndpoint(app, owner(ctx), ctx.params.id); // 404 before validating a stranger's body
       ctx.body = await svc.updateEndpoint(app, resolver, owner(ctx), ctx.params.id, checkUpdate(ctx.request.body));
     });
-    r.delete('/webhooks/:id', auth('webhooks:write'), (ctx: KoaCtx) => {
-      ctx.body = svc.deleteEndpoint(app, owner(ctx), ctx.params.id);
+    r.delete('/webhooks/:id', auth('webhooks:write'), async (ctx: KoaCtx) => {
+      ctx.body = await svc.deleteEndpoint(app, owner(ctx), ctx.params.id);
     });
-    r.post('/webhooks/:id/rotate-secret', auth('webhooks:write'), (ctx: KoaCtx) => {
-      ctx.body = svc.rotateEndpointSecret(app, owner(ctx), ctx.params.id);
+    r.post('/webhooks/:id/rotate-secret', auth('webhooks:write'), async (ctx: KoaCtx) => {
+      ctx.body = await svc.rotateEndpointSecret(app, owner(ctx), ctx.params.id);
     });
-    r.get('/webhooks/:id/deliveries', auth('webhooks:write'), (ctx: KoaCtx) => {
+    r.get('/webhooks/:id/deliveries', auth('webhooks:write'), async (ctx: KoaCtx) => {
       const q = checkPage(ctx.query);
-      ctx.body = svc.listOutbox(app, owner(ctx), ctx.params.id, limitOf(q.limit), q.cursor);
+      ctx.body = await svc.listOutbox(app, owner(ctx), ctx.params.id, limitOf(q.limit), q.cursor);
     });
-    r.post('/webhooks/:id/deliveries/:delivery_id/retry', auth('webhooks:write'), (ctx: KoaCtx) => {
-      ctx.body = svc.replayOutboxRow(app, owner(ctx), ctx.params.id, ctx.params.delivery_id);
+    r.post('/webhooks/:id/deliveries/:delivery_id/retry', auth('webhooks:write'), async (ctx: KoaCtx) => {
+      ctx.body = await svc.replayOutboxRow(app, owner(ctx), ctx.params.id, ctx.params.delivery_id);
       ctx.status = 202;
     });
   };

@@ -168,7 +168,7 @@ async function deliveryPage(deps: Deps, k: DCtx) {
     <h2>Suspensions and throttles</h2>
     ${suspensions(sites)}
     <h2>Sending-IP health</h2>
-    ${ipHealthTable(ipHealth(deps.app))}
+    ${ipHealthTable(await ipHealth(deps.app))}
     <h2>Source IPs and warm-up</h2>
     <ul class="card" id="warmups">
       ${ips.map(warmup)}

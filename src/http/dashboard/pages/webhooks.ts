@@ -7,8 +7,8 @@ import { html, type Html } from '../html.js';
 import { badge, can, chips, pager, readOnly, tableWrap, time } from '../layout.js';
 import { page, qs, sess, type DCtx, type DRouter } from '../kit.js';
 
-type Endpoint = ReturnType<typeof listEndpoints>['data'][number];
-type Delivery = ReturnType<typeof listOutbox>['data'][number];
+type Endpoint = Awaited<ReturnType<typeof listEndpoints>>['data'][number];
+type Delivery = Awaited<ReturnType<typeof listOutbox>>['data'][number];
 
 function deliveryRow(d: Delivery): Html {
   const outcome = d.last_status_code !== null ? `HTTP ${d.last_status_code}` : (d.last_error ?? '');
@@ -24,8 +24,8 @@ function deliveryRow(d: Delivery): Html {
   </tr>`;
 }
 
-function endpointCard(deps: Deps, owner: Owner, e: Endpoint, i: number): Html {
-  const recent = listOutbox(deps.app, owner, e.id, 10);
+async function endpointCard(deps: Deps, owner: Owner, e: Endpoint, i: number): Promise<Html> {
+  const recent = await listOutbox(deps.app, owner, e.id, 10);
   const state = e.enabled
     ? badge('active')
     : html`<span class="badge s-failed">disabled</span> ${e.disabled_reason ?? ''}`;
@@ -71,7 +71,7 @@ function endpointCard(deps: Deps, owner: Owner, e: Endpoint, i: number): Html {
 }
 
 export function webhookPages(r: DRouter, deps: Deps) {
-  r.get('/webhooks', (k: DCtx) => {
+  r.get('/webhooks', async (k: DCtx) => {
     const s = sess(k);
     if (!can(s, 'webhooks:write')) {
       return page(deps.app, k, {
@@ -82,10 +82,12 @@ export function webhookPages(r: DRouter, deps: Deps) {
       });
     }
     const cursor = qs(k, 'cursor');
-    const list = listEndpoints(deps.app, s.principal, 20, cursor);
+    const list = await listEndpoints(deps.app, s.principal, 20, cursor);
+    const cards: Html[] = [];
+    for (const [i, e] of list.data.entries()) cards.push(await endpointCard(deps, s.principal, e, i));
     const body = html`<h1>Webhook endpoints</h1>
       <p>Endpoints are created and changed with <code>POST /v1/webhooks</code>; their secrets are shown only then.</p>
-      ${list.data.length ? list.data.map((e, i) => endpointCard(deps, s.principal, e, i)) : html`<p class="card">No webhook endpoints yet.</p>`}
+      ${list.data.length ? cards : html`<p class="card">No webhook endpoints yet.</p>`}
       ${pager('/dashboard/webhooks', {}, list.next_cursor, cursor !== undefined)}`;
     page(deps.app, k, { title: 'Webhooks', active: 'webhooks', body });
   });
