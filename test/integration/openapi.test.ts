@@ -35,6 +35,10 @@ describe('GET /v1/openapi.json', () => {
     expect(r.status).to.equal(200);
     const doc = r.body;
     expect(doc.openapi).to.equal('3.1.0');
+    // What Redocly's recommended rules ask of it (npm run lint:api): a license and a described tag for each operation.
+    expect(doc.info.license).to.deep.equal({ name: 'MIT', identifier: 'MIT' });
+    const tags = new Map(doc.tags.map((t: { name: string; description?: string }) => [t.name, t.description]));
+    for (const t of tags.values()) expect(t).to.be.a('string').and.not.equal('');
     const routes = registered();
     expect(routes).to.include.members(['POST /emails', 'POST /emails/batch', 'GET /domains/{id}', 'GET /openapi.json']);
     const ids = new Set<string>();
@@ -47,6 +51,7 @@ describe('GET /v1/openapi.json', () => {
       expect(ids.has(op.operationId), `${op.operationId} is unique`).to.equal(false);
       ids.add(op.operationId);
       expect(op.tags).to.have.length(1);
+      expect(tags.has(op.tags[0]), `${route}'s tag is described`).to.equal(true);
       expect(op.security).to.be.an('array');
       expect(op.responses).not.to.have.property('default');
       for (const [status, res] of Object.entries<any>(op.responses)) {
