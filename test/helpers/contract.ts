@@ -102,3 +102,31 @@ export function contract(ctx: Ctx): Contract {
   if (!c) checkers.set(routes, (c = new Contract(doc)));
   return c;
 }
+
+/** A body as a test reads it: JSON when it parses, else the text (null when empty). */
+export function parseBody(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return text;
+  }
+}
+
+/** Throws when the answer falls outside the document `ctx`'s service serves. */
+export function assertDescribed(ctx: Ctx, method: string, url: string, status: number, body: unknown): void {
+  const violation = contract(ctx).check(method, url, status, body);
+  if (violation) throw new Error(`Contract (test/helpers/contract.ts): ${violation}`);
+}
+
+/**
+ * A fetch whose every /v1 answer is checked against the document, as TestService.api checks its own: for tests
+ * (and generated clients, test/client/) that call the API with fetch. The Response is handed back unread.
+ */
+export function checkedFetch(ctx: Ctx, base: typeof fetch = fetch) {
+  return async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+    const req = new Request(input, init);
+    const res = await base(req);
+    assertDescribed(ctx, req.method, req.url, res.status, parseBody(await res.clone().text()));
+    return res;
+  };
+}
