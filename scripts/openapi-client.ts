@@ -25,5 +25,8 @@ export async function writeClientTypes(doc: OpenAPI3): Promise<string> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  console.log(await writeClientTypes(JSON.parse(await servedDocument())));
+  // No top-level await: tests import this module, and mocha loads them as CommonJS (else a second module graph).
+  void servedDocument()
+    .then((doc) => writeClientTypes(JSON.parse(doc)))
+    .then((file) => console.log(file));
 }

@@ -29,7 +29,9 @@ export async function servedDocument(): Promise<string> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const doc = await servedDocument();
-  if (process.argv[2]) fs.writeFileSync(process.argv[2], doc);
-  else process.stdout.write(doc);
+  // No top-level await: a test may import this module, and mocha loads tests as CommonJS.
+  void servedDocument().then((doc) => {
+    if (process.argv[2]) fs.writeFileSync(process.argv[2], doc);
+    else process.stdout.write(doc);
+  });
 }
