@@ -97,6 +97,11 @@ const checkers = new Map<string, Contract>();
 export function contract(ctx: Ctx): Contract {
   const doc = documentOf(ctx);
   if (!doc) throw new Error('Contract: the service serves no OpenAPI document');
+  return checkerOf(doc);
+}
+
+/** One checker per set of routes in a test process (compiling the schemas is the costly part). */
+function checkerOf(doc: Record<string, unknown>): Contract {
   const routes = JSON.stringify(Object.entries(doc.paths as Doc['paths']).map(([p, ops]) => [p, Object.keys(ops)]));
   let c = checkers.get(routes);
   if (!c) checkers.set(routes, (c = new Contract(doc)));
@@ -112,21 +117,29 @@ export function parseBody(text: string): unknown {
   }
 }
 
-/** Throws when the answer falls outside the document `ctx`'s service serves. */
-export function assertDescribed(ctx: Ctx, method: string, url: string, status: number, body: unknown): void {
-  const violation = contract(ctx).check(method, url, status, body);
+/** Throws when the answer falls outside the document (of `ctx`'s service, or a served one). */
+export function assertDescribed(of: Ctx | Contract, method: string, url: string, status: number, body: unknown) {
+  const violation = (of instanceof Contract ? of : contract(of)).check(method, url, status, body);
   if (violation) throw new Error(`Contract (test/helpers/contract.ts): ${violation}`);
 }
 
+/** The checker of the document the service at `baseUrl` serves (one in a child process: `mta serve`, a node). */
+export async function servedContract(baseUrl: string): Promise<Contract> {
+  const res = await fetch(`${baseUrl}/v1/openapi.json`);
+  if (res.status !== 200) throw new Error(`Contract: GET /v1/openapi.json answered ${res.status}`);
+  return checkerOf((await res.json()) as Record<string, unknown>);
+}
+
 /**
- * A fetch whose every /v1 answer is checked against the document, as TestService.api checks its own: for tests
- * (and generated clients, test/client/) that call the API with fetch. The Response is handed back unread.
+ * A fetch whose every /v1 answer is checked against the document (of `ctx`'s service, or a served one), as
+ * TestService.api checks its own: for tests (and generated clients, test/client/) that call the API with fetch.
+ * The Response is handed back unread.
  */
-export function checkedFetch(ctx: Ctx, base: typeof fetch = fetch) {
+export function checkedFetch(of: Ctx | Contract, base: typeof fetch = fetch) {
   return async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
     const req = new Request(input, init);
     const res = await base(req);
-    assertDescribed(ctx, req.method, req.url, res.status, parseBody(await res.clone().text()));
+    assertDescribed(of, req.method, req.url, res.status, parseBody(await res.clone().text()));
     return res;
   };
 }

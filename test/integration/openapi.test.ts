@@ -1,6 +1,8 @@
 // GET /v1/openapi.json: an OpenAPI 3.1 document served without a key that holds every route of every feature with
 // its operationId, tag, scope and every status it answers with (named components/schemas, the error envelope per
 // status), its parameters and headers, and the webhooks of every event kind; and the contract check that uses it.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import { expect } from 'chai';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -8,7 +10,7 @@ import { FEATURES } from '../../src/features.js';
 import { feature as api } from '../../src/features/api.js';
 import { UNDOCUMENTED, documentOf } from '../../src/http/openapi.js';
 import { STATUSES, WEBHOOK_EVENT_TYPES } from '../../src/core/status.js';
-import { Contract } from '../helpers/contract.js';
+import { Contract, checkedFetch, servedContract } from '../helpers/contract.js';
 
 describe('GET /v1/openapi.json', () => {
   let s: TestService;
@@ -142,6 +144,30 @@ describe('GET /v1/openapi.json', () => {
     expect(c.check('GET', '/v1/nope', 200, {})).to.match(/no such operation/);
     const notFound = { error: { type: 'not_found', code: 'route_not_found', message: 'x', doc_url: 'http://x/e' } };
     expect(c.check('GET', '/v1/nope', 404, notFound)).to.equal(null);
+  });
+
+  it('checkedFetch checks a raw fetch: an answer outside the document (its own, or a served one) throws', async () => {
+    const key = s.key(s.team().id, 'test');
+    const ok = await checkedFetch(s.ctx)(`${s.url}/v1/credits`, { headers: { authorization: `Bearer ${key}` } });
+    expect(ok.status).to.equal(200);
+    expect(await ok.json()).to.have.property('object'); // handed back unread
+    // A loopback server answering GET /v1/emails/{id} with a body that is not an Email.
+    const liar = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"email"}');
+    });
+    await new Promise<void>((resolve) => liar.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(liar.address() as AddressInfo).port}/v1/emails/em_1`;
+    try {
+      for (const checked of [checkedFetch(s.ctx), checkedFetch(await servedContract(s.url))]) {
+        const err = await checked(url).then(
+          () => null,
+          (e: Error) => e,
+        );
+        expect(err?.message).to.match(/Contract .*GET \/v1\/emails\/em_1 answered 200.*not as the document describes/s);
+      }
+    } finally {
+      liar.close();
+    }
   });
 
   it('/docs/api renders the document: every operation and schema, no script or outside asset', async () => {

@@ -3,10 +3,12 @@
 import { expect } from 'chai';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { jsonTooDeep } from '../../src/http/validate.js';
+import { checkedFetch } from '../helpers/contract.js';
 
 const DEEP = '['.repeat(1_000_000) + ']'.repeat(1_000_000); // 2 MB, no key inside
+// With fetch (not TestService.api, which sends JSON it serializes itself); every answer checked against the document.
 const post = (s: TestService, raw: string, key?: string) =>
-  fetch(`${s.url}/v1/emails`, {
+  checkedFetch(s.ctx)(`${s.url}/v1/emails`, {
     method: 'POST',
     body: raw,
     headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
