@@ -9,7 +9,10 @@ import type { Ctx } from '../../src/services/context.js';
 const addFormats = addFormatsImport as unknown as (ajv: Ajv2020) => Ajv2020;
 const DOC_ID = 'mta-openapi.json';
 type Doc = {
-  paths: Record<string, Record<string, { summary?: string; responses: Record<string, { content?: unknown }> }>>;
+  paths: Record<
+    string,
+    Record<string, { summary?: string; requestBody?: unknown; responses: Record<string, { content?: unknown }> }>
+  >;
 };
 
 type Components = { components: { schemas: Record<string, unknown> } };
@@ -31,8 +34,11 @@ export class Contract {
       .map((path) => ({ path, re: new RegExp(`^/v1${path.replace(/\{\w+\}/g, '[^/]+')}$`) }));
   }
 
-  /** Why the answer falls outside the document, or null when it is described. */
-  check(method: string, url: string, status: number, body: unknown): string | null {
+  /**
+   * Why the answer falls outside the document, or null when it is described. With `request` (the JSON body sent),
+   * a success also says the document takes that body: its request schema is no stricter than the server.
+   */
+  check(method: string, url: string, status: number, body: unknown, request?: unknown): string | null {
     const pathname = new URL(url, 'http://x').pathname;
     if (!pathname.startsWith('/v1/') || method === 'HEAD') return null;
     const m = method.toLowerCase();
@@ -48,10 +54,16 @@ export class Contract {
     }
     const response = this.doc.paths[path][m].responses[String(status)];
     if (!response) return `${what}: the document lists no ${status} for ${method} ${path}`;
-    if (!response.content)
-      return body === null ? null : `${what}: the document says no body, got ${JSON.stringify(body)}`;
-    const pointer = ['paths', path, m, 'responses', String(status), 'content', 'application/json', 'schema'];
-    return this.validate(`${what} (${method} ${path})`, pointer, body);
+    if (!response.content) {
+      if (body !== null) return `${what}: the document says no body, got ${JSON.stringify(body)}`;
+    } else {
+      const pointer = ['paths', path, m, 'responses', String(status), 'content', 'application/json', 'schema'];
+      const wrong = this.validate(`${what} (${method} ${path})`, pointer, body);
+      if (wrong) return wrong;
+    }
+    if (request === undefined || status >= 300 || !this.doc.paths[path][m].requestBody) return null;
+    const pointer = ['paths', path, m, 'requestBody', 'content', 'application/json', 'schema'];
+    return this.validate(`${what} to a body the document refuses (${method} ${path})`, pointer, request);
   }
 
   /** Compiles the schema of every answer and every named schema (throws on a $ref that leads nowhere). */
@@ -118,8 +130,15 @@ export function parseBody(text: string): unknown {
 }
 
 /** Throws when the answer falls outside the document (of `ctx`'s service, or a served one). */
-export function assertDescribed(of: Ctx | Contract, method: string, url: string, status: number, body: unknown) {
-  const violation = (of instanceof Contract ? of : contract(of)).check(method, url, status, body);
+export function assertDescribed(
+  of: Ctx | Contract,
+  method: string,
+  url: string,
+  status: number,
+  body: unknown,
+  request?: unknown,
+) {
+  const violation = (of instanceof Contract ? of : contract(of)).check(method, url, status, body, request);
   if (violation) throw new Error(`Contract (test/helpers/contract.ts): ${violation}`);
 }
 

@@ -73,8 +73,9 @@ export class TestService {
       return send();
     });
     const parsed = parseBody(await res.text());
-    // Every /v1 answer is checked against the OpenAPI document: one it does not describe fails the test.
-    assertDescribed(this.ctx, method, p, res.status, parsed);
+    // Every /v1 answer is checked against the OpenAPI document: one it does not describe fails the test; and a
+    // body the server accepted must be one the document takes (its request schemas no stricter than the server).
+    assertDescribed(this.ctx, method, p, res.status, parsed, opts.body);
     return { status: res.status, body: parsed as T, headers: res.headers };
   }
 

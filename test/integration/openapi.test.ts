@@ -10,7 +10,8 @@ import { FEATURES } from '../../src/features.js';
 import { feature as api } from '../../src/features/api.js';
 import { UNDOCUMENTED, documentOf } from '../../src/http/openapi.js';
 import { STATUSES, WEBHOOK_EVENT_TYPES } from '../../src/core/status.js';
-import { Contract, checkedFetch, servedContract } from '../helpers/contract.js';
+import { Contract, checkedFetch, contract, servedContract } from '../helpers/contract.js';
+import { insertVerifiedDomain } from '../helpers/factories.js';
 
 describe('GET /v1/openapi.json', () => {
   let s: TestService;
@@ -151,6 +152,15 @@ describe('GET /v1/openapi.json', () => {
     const ok = await checkedFetch(s.ctx)(`${s.url}/v1/credits`, { headers: { authorization: `Bearer ${key}` } });
     expect(ok.status).to.equal(200);
     expect(await ok.json()).to.have.property('object'); // handed back unread
+    // A request body the server accepted but the document refuses: the document is stricter than the server.
+    const team = s.team().id;
+    insertVerifiedDomain(s.db, team, 'acme.test');
+    const body = { from: 'a@acme.test', to: 'b@example.org', subject: 's', text: 'x' };
+    const sent = await s.api('POST', '/v1/emails', { key: s.key(team, 'test'), body });
+    expect(sent.status).to.equal(202);
+    const c = contract(s.ctx);
+    expect(c.check('POST', '/v1/emails', 202, sent.body, body)).to.equal(null);
+    expect(c.check('POST', '/v1/emails', 202, sent.body, { ...body, to: [] })).to.match(/body the document refuses/);
     // A loopback server answering GET /v1/emails/{id} with a body that is not an Email.
     const liar = http.createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"email"}');
