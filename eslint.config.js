@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'test/fixtures/', 'dist/'] },
+  { ignores: ['node_modules/', 'data/', 'test/fixtures/', 'dist/', 'test/client/generated/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

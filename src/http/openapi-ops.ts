@@ -6,10 +6,23 @@ import type { Scope } from '../services/keys.js';
 import { DmarcQuery, EmailListQuery, ListQuery, SiteStatsQuery, StatsQuery } from './schemas.js';
 import type { ErrorStatus } from './resources/index.js';
 
+/** The document's tags, each with its description (an operation's tag must be one of these). */
+export const TAGS = {
+  Emails: 'Queue emails (one, or a batch of up to 100, all or none), list them, read one with its events, cancel.',
+  Suppressions: 'Addresses the team never sends to (hard bounces, complaints, unsubscribes, or added by hand).',
+  Account: 'The team: its credit balance and its API keys.',
+  Domains:
+    'Sending domains: the DNS records to publish (SPF, DKIM, DMARC), verification, DKIM rotation, DMARC reports.',
+  Webhooks: 'Endpoints the service POSTs events to (signed, retried), and their deliveries.',
+  Stats: 'Sending statistics over time and by receiving site.',
+  Meta: 'This document.',
+  'Webhook events': 'What the service POSTs to a webhook endpoint, per event kind (docs/webhooks.md).',
+} as const;
+
 export interface Op {
   id: string;
   summary: string;
-  tag: string;
+  tag: keyof typeof TAGS;
   /** The scope the key needs; 'any' for any key of the team; absent for no key at all. */
   scope?: Scope | 'any';
   /** Name of the request body's component. */

@@ -6,7 +6,7 @@ import type Router from '@koa/router';
 import type { TSchema } from 'typebox';
 import { WEBHOOK_EVENT_TYPES } from '../core/status.js';
 import { PageLimit } from './schemas.js';
-import { OPS } from './openapi-ops.js';
+import { OPS, TAGS } from './openapi-ops.js';
 import { COMPONENTS, ERROR_STATUSES, errorName, payloadName, type ErrorStatus } from './resources/index.js';
 import type { Deps } from './deps.js';
 import type { KoaCtx } from './middleware.js';
@@ -149,18 +149,18 @@ export function openApiDocument(router: Router, serverUrl: string): Record<strin
     for (const method of layer.methods.filter((m) => m !== 'HEAD'))
       (paths[path] ??= {})[method.toLowerCase()] = operation(method, path);
   }
-  const tags = [...new Set(Object.values(OPS).map((o) => o.tag)), 'Webhook events'];
   return {
     openapi: '3.1.0',
     info: {
       title: 'MTA HTTP API',
       version: '1.0.0',
+      license: { name: 'MIT', identifier: 'MIT' },
       description:
         'Transactional email over HTTP. Every error is the envelope `{"error": {"type", "code", "message", "param"?, ' +
         '"doc_url"}}` (codes at /docs/errors); an unknown path or method answers 404 `route_not_found`.',
     },
     servers: [{ url: `${serverUrl}/v1` }],
-    tags: tags.map((name) => ({ name })),
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     security: [{ bearer: [] }],
     paths,
     webhooks: webhooks(),

@@ -9,7 +9,10 @@ import type { Ctx } from '../../src/services/context.js';
 const addFormats = addFormatsImport as unknown as (ajv: Ajv2020) => Ajv2020;
 const DOC_ID = 'mta-openapi.json';
 type Doc = {
-  paths: Record<string, Record<string, { summary?: string; responses: Record<string, { content?: unknown }> }>>;
+  paths: Record<
+    string,
+    Record<string, { summary?: string; requestBody?: unknown; responses: Record<string, { content?: unknown }> }>
+  >;
 };
 
 type Components = { components: { schemas: Record<string, unknown> } };
@@ -31,8 +34,11 @@ export class Contract {
       .map((path) => ({ path, re: new RegExp(`^/v1${path.replace(/\{\w+\}/g, '[^/]+')}$`) }));
   }
 
-  /** Why the answer falls outside the document, or null when it is described. */
-  check(method: string, url: string, status: number, body: unknown): string | null {
+  /**
+   * Why the answer falls outside the document, or null when it is described. With `request` (the JSON body sent),
+   * a success also says the document takes that body: its request schema is no stricter than the server.
+   */
+  check(method: string, url: string, status: number, body: unknown, request?: unknown): string | null {
     const pathname = new URL(url, 'http://x').pathname;
     if (!pathname.startsWith('/v1/') || method === 'HEAD') return null;
     const m = method.toLowerCase();
@@ -48,10 +54,16 @@ export class Contract {
     }
     const response = this.doc.paths[path][m].responses[String(status)];
     if (!response) return `${what}: the document lists no ${status} for ${method} ${path}`;
-    if (!response.content)
-      return body === null ? null : `${what}: the document says no body, got ${JSON.stringify(body)}`;
-    const pointer = ['paths', path, m, 'responses', String(status), 'content', 'application/json', 'schema'];
-    return this.validate(`${what} (${method} ${path})`, pointer, body);
+    if (!response.content) {
+      if (body !== null) return `${what}: the document says no body, got ${JSON.stringify(body)}`;
+    } else {
+      const pointer = ['paths', path, m, 'responses', String(status), 'content', 'application/json', 'schema'];
+      const wrong = this.validate(`${what} (${method} ${path})`, pointer, body);
+      if (wrong) return wrong;
+    }
+    if (request === undefined || status >= 300 || !this.doc.paths[path][m].requestBody) return null;
+    const pointer = ['paths', path, m, 'requestBody', 'content', 'application/json', 'schema'];
+    return this.validate(`${what} to a body the document refuses (${method} ${path})`, pointer, request);
   }
 
   /** Compiles the schema of every answer and every named schema (throws on a $ref that leads nowhere). */
@@ -97,8 +109,56 @@ const checkers = new Map<string, Contract>();
 export function contract(ctx: Ctx): Contract {
   const doc = documentOf(ctx);
   if (!doc) throw new Error('Contract: the service serves no OpenAPI document');
+  return checkerOf(doc);
+}
+
+/** One checker per set of routes in a test process (compiling the schemas is the costly part). */
+function checkerOf(doc: Record<string, unknown>): Contract {
   const routes = JSON.stringify(Object.entries(doc.paths as Doc['paths']).map(([p, ops]) => [p, Object.keys(ops)]));
   let c = checkers.get(routes);
   if (!c) checkers.set(routes, (c = new Contract(doc)));
   return c;
+}
+
+/** A body as a test reads it: JSON when it parses, else the text (null when empty). */
+export function parseBody(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return text;
+  }
+}
+
+/** Throws when the answer falls outside the document (of `ctx`'s service, or a served one). */
+export function assertDescribed(
+  of: Ctx | Contract,
+  method: string,
+  url: string,
+  status: number,
+  body: unknown,
+  request?: unknown,
+) {
+  const violation = (of instanceof Contract ? of : contract(of)).check(method, url, status, body, request);
+  if (violation) throw new Error(`Contract (test/helpers/contract.ts): ${violation}`);
+}
+
+/** The checker of the document the service at `baseUrl` serves (one in a child process: `mta serve`, a node). */
+export async function servedContract(baseUrl: string): Promise<Contract> {
+  const res = await fetch(`${baseUrl}/v1/openapi.json`);
+  if (res.status !== 200) throw new Error(`Contract: GET /v1/openapi.json answered ${res.status}`);
+  return checkerOf((await res.json()) as Record<string, unknown>);
+}
+
+/**
+ * A fetch whose every /v1 answer is checked against the document (of `ctx`'s service, or a served one), as
+ * TestService.api checks its own: for tests (and generated clients, test/client/) that call the API with fetch.
+ * The Response is handed back unread.
+ */
+export function checkedFetch(of: Ctx | Contract, base: typeof fetch = fetch) {
+  return async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+    const req = new Request(input, init);
+    const res = await base(req);
+    assertDescribed(of, req.method, req.url, res.status, parseBody(await res.clone().text()));
+    return res;
+  };
 }

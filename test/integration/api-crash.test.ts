@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
 import { tempDir } from '../helpers/service.js';
 import { mta, quietEnv, serveChild } from '../helpers/cli.js';
+import { checkedFetch, servedContract } from '../helpers/contract.js';
 
 describe('POST /v1/emails: kill -9 loses no accepted email', function () {
   this.timeout(90_000);
@@ -20,8 +21,8 @@ describe('POST /v1/emails: kill -9 loses no accepted email', function () {
     child = svc.child;
     const accepted = new Map<string, string>(); // idempotency key → email id
     let stop = false;
-    const post = (url: string, i: number) =>
-      fetch(`${url}/v1/emails`, {
+    const post = (url: string, i: number, send: typeof fetch = fetch) =>
+      send(`${url}/v1/emails`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': `n${i}` },
         body: JSON.stringify({ from: 'app@sender.test', to: `u${i}@rcpt.test`, subject: `n${i}`, text: 'x' }),
@@ -45,14 +46,16 @@ describe('POST /v1/emails: kill -9 loses no accepted email', function () {
     await Promise.all(workers);
     svc = await serveChild(env);
     child = svc.child;
+    // After the restart, every answer is checked against the document the service serves.
+    const checked = checkedFetch(await servedContract(svc.url));
     const auth = { authorization: `Bearer ${key}` };
     for (const [, id] of accepted) {
-      const r = await fetch(`${svc.url}/v1/emails/${id}`, { headers: auth });
+      const r = await checked(`${svc.url}/v1/emails/${id}`, { headers: auth });
       expect(r.status, id).to.equal(200);
     }
     // Retrying every request that was sent (answered or not) with its key never creates a second email.
     for (let i = 0; i < next; i++) {
-      const r = await post(svc.url, i);
+      const r = await post(svc.url, i, checked);
       expect(r.status).to.equal(202);
       const id = ((await r.json()) as { id: string }).id;
       if (accepted.has(`n${i}`)) expect(id).to.equal(accepted.get(`n${i}`));
@@ -61,7 +64,7 @@ describe('POST /v1/emails: kill -9 loses no accepted email', function () {
     let cursor: string | null = null;
     do {
       const page = (await (
-        await fetch(`${svc.url}/v1/emails?limit=100${cursor ? `&cursor=${cursor}` : ''}`, { headers: auth })
+        await checked(`${svc.url}/v1/emails?limit=100${cursor ? `&cursor=${cursor}` : ''}`, { headers: auth })
       ).json()) as { data: unknown[]; next_cursor: string | null };
       total += page.data.length;
       cursor = page.next_cursor;

@@ -9,6 +9,7 @@ import { TestDns } from '../helpers/dns.js';
 import { TestMx } from '../helpers/smtp-mx.js';
 import { tempDir } from '../helpers/service.js';
 import { liveSender, mta, serveChild } from '../helpers/cli.js';
+import { checkedFetch, servedContract } from '../helpers/contract.js';
 import { route, sleep } from './outbound-env.js';
 
 describe('delivery control: mta sites / site / ip against a running service', function () {
@@ -68,9 +69,10 @@ describe('delivery control: mta sites / site / ip against a running service', fu
     await sleep(1200); // applied by the loop within a second
 
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const checked = checkedFetch(await servedContract(svc.url)); // answers checked against the document
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const r = await fetch(`${svc.url}/v1/emails`, {
+      const r = await checked(`${svc.url}/v1/emails`, {
         method: 'POST',
         headers,
         body: JSON.stringify({ from: 'app@sender.test', to: `u${i}@rcpt.test`, subject: 's', text: 'x' }),
@@ -81,7 +83,7 @@ describe('delivery control: mta sites / site / ip against a running service', fu
       Promise.all(
         ids.map(
           async (id) =>
-            ((await (await fetch(`${svc.url}/v1/emails/${id}`, { headers })).json()) as { status: string }).status,
+            ((await (await checked(`${svc.url}/v1/emails/${id}`, { headers })).json()) as { status: string }).status,
         ),
       );
     const until = Date.now() + 8000;

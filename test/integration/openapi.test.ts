@@ -1,6 +1,8 @@
 // GET /v1/openapi.json: an OpenAPI 3.1 document served without a key that holds every route of every feature with
 // its operationId, tag, scope and every status it answers with (named components/schemas, the error envelope per
 // status), its parameters and headers, and the webhooks of every event kind; and the contract check that uses it.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import { expect } from 'chai';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -8,7 +10,8 @@ import { FEATURES } from '../../src/features.js';
 import { feature as api } from '../../src/features/api.js';
 import { UNDOCUMENTED, documentOf } from '../../src/http/openapi.js';
 import { STATUSES, WEBHOOK_EVENT_TYPES } from '../../src/core/status.js';
-import { Contract } from '../helpers/contract.js';
+import { Contract, checkedFetch, contract, servedContract } from '../helpers/contract.js';
+import { insertVerifiedDomain } from '../helpers/factories.js';
 
 describe('GET /v1/openapi.json', () => {
   let s: TestService;
@@ -35,6 +38,10 @@ describe('GET /v1/openapi.json', () => {
     expect(r.status).to.equal(200);
     const doc = r.body;
     expect(doc.openapi).to.equal('3.1.0');
+    // What Redocly's recommended rules ask of it (npm run lint:api): a license and a described tag for each operation.
+    expect(doc.info.license).to.deep.equal({ name: 'MIT', identifier: 'MIT' });
+    const tags = new Map(doc.tags.map((t: { name: string; description?: string }) => [t.name, t.description]));
+    for (const t of tags.values()) expect(t).to.be.a('string').and.not.equal('');
     const routes = registered();
     expect(routes).to.include.members(['POST /emails', 'POST /emails/batch', 'GET /domains/{id}', 'GET /openapi.json']);
     const ids = new Set<string>();
@@ -47,6 +54,7 @@ describe('GET /v1/openapi.json', () => {
       expect(ids.has(op.operationId), `${op.operationId} is unique`).to.equal(false);
       ids.add(op.operationId);
       expect(op.tags).to.have.length(1);
+      expect(tags.has(op.tags[0]), `${route}'s tag is described`).to.equal(true);
       expect(op.security).to.be.an('array');
       expect(op.responses).not.to.have.property('default');
       for (const [status, res] of Object.entries<any>(op.responses)) {
@@ -137,6 +145,39 @@ describe('GET /v1/openapi.json', () => {
     expect(c.check('GET', '/v1/nope', 200, {})).to.match(/no such operation/);
     const notFound = { error: { type: 'not_found', code: 'route_not_found', message: 'x', doc_url: 'http://x/e' } };
     expect(c.check('GET', '/v1/nope', 404, notFound)).to.equal(null);
+  });
+
+  it('checkedFetch checks a raw fetch: an answer outside the document (its own, or a served one) throws', async () => {
+    const key = s.key(s.team().id, 'test');
+    const ok = await checkedFetch(s.ctx)(`${s.url}/v1/credits`, { headers: { authorization: `Bearer ${key}` } });
+    expect(ok.status).to.equal(200);
+    expect(await ok.json()).to.have.property('object'); // handed back unread
+    // A request body the server accepted but the document refuses: the document is stricter than the server.
+    const team = s.team().id;
+    insertVerifiedDomain(s.db, team, 'acme.test');
+    const body = { from: 'a@acme.test', to: 'b@example.org', subject: 's', text: 'x' };
+    const sent = await s.api('POST', '/v1/emails', { key: s.key(team, 'test'), body });
+    expect(sent.status).to.equal(202);
+    const c = contract(s.ctx);
+    expect(c.check('POST', '/v1/emails', 202, sent.body, body)).to.equal(null);
+    expect(c.check('POST', '/v1/emails', 202, sent.body, { ...body, to: [] })).to.match(/body the document refuses/);
+    // A loopback server answering GET /v1/emails/{id} with a body that is not an Email.
+    const liar = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"email"}');
+    });
+    await new Promise<void>((resolve) => liar.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(liar.address() as AddressInfo).port}/v1/emails/em_1`;
+    try {
+      for (const checked of [checkedFetch(s.ctx), checkedFetch(await servedContract(s.url))]) {
+        const err = await checked(url).then(
+          () => null,
+          (e: Error) => e,
+        );
+        expect(err?.message).to.match(/Contract .*GET \/v1\/emails\/em_1 answered 200.*not as the document describes/s);
+      }
+    } finally {
+      liar.close();
+    }
   });
 
   it('/docs/api renders the document: every operation and schema, no script or outside asset', async () => {

@@ -5,6 +5,7 @@ import { TestDns } from '../helpers/dns.js';
 import { TestMx } from '../helpers/smtp-mx.js';
 import { tempDir, openTestDb } from '../helpers/service.js';
 import { loopbackEnv, serveChild } from '../helpers/cli.js';
+import { checkedFetch, servedContract } from '../helpers/contract.js';
 import { insertVerifiedDomain } from '../helpers/factories.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createTeamPlan, createKeyPlan } from '../../src/services/keys.js';
@@ -45,10 +46,11 @@ describe('outbound delivery: kill -9 in the middle of a batch loses nothing', fu
     let svc = await serveChild(env);
     child = svc.child;
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const checked = checkedFetch(await servedContract(svc.url)); // answers checked against the document
     const ids: string[] = [];
     await Promise.all(
       Array.from({ length: N }, async (_, i) => {
-        const r = await fetch(`${svc.url}/v1/emails`, {
+        const r = await checked(`${svc.url}/v1/emails`, {
           method: 'POST',
           headers,
           body: JSON.stringify({ from: 'app@sender.test', to: `u${i}@rcpt.test`, subject: `n${i}`, text: 'x' }),
@@ -71,7 +73,7 @@ describe('outbound delivery: kill -9 in the middle of a batch loses nothing', fu
       statuses = await Promise.all(
         ids.map(
           async (id) =>
-            ((await (await fetch(`${svc.url}/v1/emails/${id}`, { headers })).json()) as { status: string }).status,
+            ((await (await checked(`${svc.url}/v1/emails/${id}`, { headers })).json()) as { status: string }).status,
         ),
       );
       if (statuses.every((s) => s === 'delivered')) break;

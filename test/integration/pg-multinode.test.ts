@@ -9,6 +9,7 @@ import { TestMx } from '../helpers/smtp-mx.js';
 import { tempDir, testEngine, pgUrlFor } from '../helpers/service.js';
 import { loopbackEnv, serveChild } from '../helpers/cli.js';
 import { insertVerifiedDomain } from '../helpers/factories.js';
+import { checkedFetch, servedContract } from '../helpers/contract.js';
 import { openDb, type DB } from '../../src/store/db.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createTeamPlan, createKeyPlan } from '../../src/services/keys.js';
@@ -20,11 +21,12 @@ const N = 2000;
 /** Posts `ids.length` emails through `url` with at most `conc` requests in flight. */
 async function post(url: string, key: string, from: number, count: number, conc = 24): Promise<string[]> {
   const ids: string[] = [];
+  const checked = checkedFetch(await servedContract(url)); // each answer checked against the node's document
   let next = from;
   const worker = async () => {
     while (next < from + count) {
       const i = next++;
-      const r = await fetch(`${url}/v1/emails`, {
+      const r = await checked(`${url}/v1/emails`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ from: 'app@sender.test', to: `u${i}@rcpt.test`, subject: `n${i}`, text: 'x' }),
