@@ -61,7 +61,7 @@ function fill(db: DB, now: number): void {
           status: e.status,
           next_attempt_at: status === 'delivered' ? null : now + (j % 3600) * 1000,
         }));
-        const seq = insertEmail(db, e, j % 2 ? ['receipt'] : [], rcpts);
+        const seq = runSync(insertEmail(db, e, j % 2 ? ['receipt'] : [], rcpts));
         for (const [k, type] of (['queued', 'sent', status] as const).entries())
           runSync(
             appendEvent(db, {

@@ -56,7 +56,7 @@ function fill(db: DB, from: number, to: number, status: 'queued' | 'delivered', 
           const domain = `d${(j + k) % DOMAINS}.test`;
           return { recipient: `r${k}@${domain}`, kind: 'to' as const, domain, status, next_attempt_at: null };
         });
-        insertEmail(db, e, j % 2 ? ['news'] : [], rcpts);
+        runSync(insertEmail(db, e, j % 2 ? ['news'] : [], rcpts));
       }
     });
 }

@@ -3,6 +3,7 @@
 import type { DB as Db } from '../store/db.js';
 import type { Claimed as ClaimedRow } from '../store/queue.js';
 import type { EmailRow as Email } from '../store/emails.js';
+import * as emailsStore from '../store/emails.js';
 import * as queue from '../store/queue.js';
 import { runSync } from '../store/op.js';
 export { lightTx, lightTxLater, type Claimed } from '../store/queue.js';
@@ -13,7 +14,9 @@ export const settleClaim = (...a: Parameters<typeof queue.settleClaim>) => runSy
 export const releaseClaims = (...a: Parameters<typeof queue.releaseClaims>) => runSync(queue.releaseClaims(...a));
 export const nextDue = (...a: Parameters<typeof queue.nextDue>) => runSync(queue.nextDue(...a));
 export const wakeDomains = (...a: Parameters<typeof queue.wakeDomains>) => runSync(queue.wakeDomains(...a));
-export { emailBySeq, type EmailRow } from '../store/emails.js';
+export { type EmailRow } from '../store/emails.js';
+/** The email's row (the delivery loop, right after its claim read the claimed emails ahead). */
+export const emailBySeq = (db: Db, seq: number) => runSync(emailsStore.emailBySeq(db, seq));
 export { tx, type DB } from '../store/db.js';
 import { secret } from '../store/settings.js';
 /** The service's secret `name` (VERP, tracking…), made on first use. */

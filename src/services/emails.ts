@@ -136,7 +136,7 @@ export function insertChecked(
     next_attempt_at: lease?.until ?? due,
     leased_until: lease?.until ?? null,
   }));
-  const seq = emails.insertEmail(ctx.db, row, c.input.tags ?? [], rcpts, lease ? ids : undefined);
+  const seq = runSync(emails.insertEmail(ctx.db, row, c.input.tags ?? [], rcpts, lease ? ids : undefined));
   // The leased rows are read when the loop takes them, after the COMMIT: by then the ids have come back with it.
   if (lease)
     lease.rows = () =>
@@ -230,7 +230,7 @@ export async function submitEmail(ctx: Ctx, p: Principal, input: EmailInput, ide
 
 /** An email of the owner's team; a test key sees test emails only (a live one is 404 to it). */
 export function getEmail(ctx: Ctx, owner: Owner, id: string): emails.EmailRow {
-  const e = emails.emailById(ctx.db, owner.teamId, id);
+  const e = runSync(emails.emailById(ctx.db, owner.teamId, id));
   if (!e || (owner.mode === 'test' && e.test_mode !== 1)) throw notFound('email');
   return e;
 }
@@ -246,13 +246,13 @@ export function cancelEmail(ctx: Ctx, owner: Owner, id: string): Email {
         'email_not_cancelable',
         `Only a queued email can be canceled; this one is ${e.status}.`,
       );
-    if (emails.emailInFlight(ctx.db, e.seq, ctx.now()))
+    if (runSync(emails.emailInFlight(ctx.db, e.seq, ctx.now())))
       throw new ApiError(
         'validation_error',
         'email_not_cancelable',
         'This email is being handed to the receiving servers and can no longer be canceled.',
       );
-    const pending = emails.deliveriesOf(ctx.db, e.seq).filter((d) => d.status === 'queued');
+    const pending = runSync(emails.deliveriesOf(ctx.db, e.seq)).filter((d) => d.status === 'queued');
     const after = applyOutcomes(
       ctx,
       e.seq,
@@ -260,9 +260,9 @@ export function cancelEmail(ctx: Ctx, owner: Owner, id: string): Email {
     );
     if (e.test_mode === 0 && e.credits_charged > 0) {
       const n = runSync(refund(ctx.db, teamId, e.seq, e.credits_charged, ctx.now()));
-      emails.setCreditsCharged(ctx.db, e.seq, e.credits_charged - n);
+      runSync(emails.setCreditsCharged(ctx.db, e.seq, e.credits_charged - n));
     }
-    return presentEmail(emails.emailBySeq(ctx.db, after.seq)!);
+    return presentEmail(runSync(emails.emailBySeq(ctx.db, after.seq))!);
   });
 }
 
@@ -303,12 +303,8 @@ export function listEmails(ctx: Ctx, owner: Owner, f: emails.EmailFilter, limit:
   const after = decodeCursor(ctx.db, 'em', cursor);
   if (owner.mode === 'test' && f.testMode === false)
     return page(ctx.db, 'em', [] as emails.EmailRow[], limit, presentEmail);
-  const rows = emails.listEmails(
-    ctx.db,
-    owner.teamId,
-    owner.mode === 'test' ? { ...f, testMode: true } : f,
-    after,
-    limit,
+  const rows = runSync(
+    emails.listEmails(ctx.db, owner.teamId, owner.mode === 'test' ? { ...f, testMode: true } : f, after, limit),
   );
   return page(ctx.db, 'em', rows, limit, presentEmail);
 }

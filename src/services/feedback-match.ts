@@ -23,7 +23,7 @@ export interface RecipientMatch {
 
 function byToken(ctx: Ctx, address: string | null, key: Buffer, by: MatchedBy): EmailMatch | null {
   const t = address ? readVerp(key, address) : null;
-  const email = t ? emailByPublicId(ctx.db, t.emailId) : undefined;
+  const email = t ? runSync(emailByPublicId(ctx.db, t.emailId)) : undefined;
   return email && t ? { email, by, deliveryId: t.deliveryId } : null;
 }
 
@@ -37,7 +37,7 @@ export function findEmail(ctx: Ctx, report: Report, rcptTo: readonly string[]): 
   const viaReturnPath = byToken(ctx, report.original.return_path, key, 'return_path');
   if (viaReturnPath) return viaReturnPath;
   const id = report.original.email_id;
-  const email = id ? emailByPublicId(ctx.db, id.toLowerCase()) : undefined;
+  const email = id ? runSync(emailByPublicId(ctx.db, id.toLowerCase())) : undefined;
   return email ? { email, by: 'message_id', deliveryId: null } : null;
 }
 
@@ -54,7 +54,7 @@ const names = (r: ReportRecipient): string[] =>
  *   each recipient that names a delivery's address exactly.
  */
 export function matchRecipients(ctx: Ctx, m: EmailMatch, report: Report, trusted = false): RecipientMatch[] {
-  const deliveries = deliveriesOf(ctx.db, m.email.seq);
+  const deliveries = runSync(deliveriesOf(ctx.db, m.email.seq));
   const none = report.recipients.map((recipient) => ({ recipient, delivery: null, exact: false }));
   if (m.deliveryId === null) return trusted ? byAddress(deliveries, report, none) : none;
   const d = deliveries.find((x) => x.id === m.deliveryId);

@@ -9,12 +9,12 @@ import type { Ctx } from './context.js';
 
 /** PostgreSQL engine counters (null on SQLite). */
 export const storeWork = (ctx: Ctx) => storeCounters(ctx.db);
-export const pendingDeliveries = (ctx: Ctx): number => countPendingDeliveries(ctx.db);
-export const dueDeliveries = (ctx: Ctx): number => countDueDeliveries(ctx.db, ctx.now());
+export const pendingDeliveries = (ctx: Ctx): number => runSync(countPendingDeliveries(ctx.db));
+export const dueDeliveries = (ctx: Ctx): number => runSync(countDueDeliveries(ctx.db, ctx.now()));
 /** Seconds the longest-waiting due recipient has been due (0 when none is): the queue's lag. */
 export const dueLagSeconds = (ctx: Ctx): number => {
   const now = ctx.now();
-  const at = oldestDueAt(ctx.db, now);
+  const at = runSync(oldestDueAt(ctx.db, now));
   return at === null ? 0 : Math.max(0, (now - Number(at)) / 1000);
 };
 export const pendingOutboxRows = (ctx: Ctx): number => runSync(countPendingOutbox(ctx.db));

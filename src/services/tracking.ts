@@ -107,7 +107,7 @@ export function applyTracking(ctx: Ctx, email: EmailRow, html: string): string {
 
 /** One tracked recipient when the email has a single one; a shared message cannot tell recipients apart. */
 function recipientOf(ctx: Ctx, email: EmailRow): string | null {
-  const ds = deliveriesOf(ctx.db, email.seq);
+  const ds = runSync(deliveriesOf(ctx.db, email.seq));
   return ds.length === 1 ? ds[0].recipient : null;
 }
 
@@ -123,7 +123,7 @@ export function recordOpen(ctx: Ctx, token: string): boolean {
   const t = readToken(ctx, 'o', token);
   if (!t) return false;
   return tx(ctx.db, () => {
-    const email = emailByPublicId(ctx.db, t.emailId);
+    const email = runSync(emailByPublicId(ctx.db, t.emailId));
     if (!email) return false;
     if (expired(ctx, email)) return true;
     if (!runSync(hasEventOfType(ctx.db, email.seq, 'opened')))
@@ -146,7 +146,7 @@ export function recordClick(ctx: Ctx, token: string, record = true): string | nu
   if (!t) return null;
   if (!record) return t.url;
   tx(ctx.db, () => {
-    const email = emailByPublicId(ctx.db, t.emailId);
+    const email = runSync(emailByPublicId(ctx.db, t.emailId));
     if (!email || expired(ctx, email)) return;
     const recipient = recipientOf(ctx, email);
     if (!clickedRecently(ctx, email, recipient, t.url))

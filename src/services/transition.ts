@@ -32,7 +32,7 @@ import {
 } from '../store/result-writes.js';
 import { queueRowsOf, writeQueueState, type QueueRow } from '../store/queue-admin.js';
 import { addSuppression } from '../store/suppressions.js';
-import { runSync } from '../store/op.js';
+import { read, runSync } from '../store/op.js';
 import { suppressionKey } from '../core/address.js';
 import { refund } from '../store/credits.js';
 import { setCreditsCharged } from '../store/emails.js';
@@ -82,7 +82,7 @@ function updateDelivery(
   const held = (d as Partial<QueueRow>).held_at != null;
   const next = to === 'delivery_delayed' && !held ? (o.nextAttemptAt ?? now) : null;
   const w = { status: to, attempts: attempt, next_attempt_at: next, last_reply: reply, reason };
-  if (!writes) return writeDeliveryFrom(ctx.db, d.id, d.status, w, now, settle);
+  if (!writes) return runSync(writeDeliveryFrom(ctx.db, d.id, d.status, w, now, settle));
   writes.delivery({ id: d.id, from: d.status, w, settle });
   return true;
 }
@@ -102,7 +102,7 @@ function transition(
 ) {
   const to = recipientTransition(d.status, o.event);
   if (to !== null && updateDelivery(ctx, d, to, o, now, settle, writes)) return { d, to, changed: false };
-  const fresh = to === null ? d : (deliveryById(ctx.db, d.id) ?? d);
+  const fresh = to === null ? d : (runSync(deliveryById(ctx.db, d.id)) ?? d);
   const again = fresh === d ? null : recipientTransition(fresh.status, o.event);
   if (again !== null && updateDelivery(ctx, fresh, again, o, now, settle))
     return { d: fresh, to: again, changed: true };
@@ -150,16 +150,18 @@ export function readOutcomesAhead(
   // PostgreSQL: what the delivery loop knows of an email stands for the read (the server checks every write).
   const known = new Map<number, OutcomeReads>();
   if (isPg(ctx.db)) for (const i of items) if (i.known && count.get(i.seq) === 1) known.set(i.seq, i.known);
-  const later = outcomeReadsLater(
-    ctx.db,
-    [...count].filter(([seq, n]) => n === 1 && !known.has(seq)).map(([seq]) => seq),
+  const later = runSync(
+    outcomeReadsLater(
+      ctx.db,
+      [...count].filter(([seq, n]) => n === 1 && !known.has(seq)).map(([seq]) => seq),
+    ),
   );
   if (!later) return (seq) => known.get(seq);
   let bySeq: Map<number, OutcomeReads> | undefined;
   return (seq) => {
     if (known.has(seq)) return known.get(seq);
     if (!bySeq) {
-      const rows = later();
+      const rows = { heads: runSync(read(later.heads)), deliveries: runSync(read(later.deliveries)) };
       bySeq = new Map(rows.heads.map((h) => [Number(h.seq), { head: h, deliveries: [] as DeliveryRow[] }]));
       for (const d of rows.deliveries) bySeq.get(Number(d.email_seq))?.deliveries.push(d);
     }
@@ -273,7 +275,7 @@ function moveEmail(ctx: Ctx, email: EmailHead, path: readonly Status[], now: num
   if (!path.length) return email.status;
   const status = path[path.length - 1];
   if (writes) writes.email(email.seq, status, email.status);
-  else setEmailStatus(ctx.db, email.seq, status, now);
+  else runSync(setEmailStatus(ctx.db, email.seq, status, now));
   countStatusChanges(ctx, email, path);
   return status;
 }
@@ -292,8 +294,9 @@ export function applyOutcomes(
 ): EmailHead {
   const { pre, writes, sites } = batch;
   const now = ctx.now();
-  const emailRow = pre ? () => pre.head : emailHeadBySeqLater(ctx.db, emailSeq); // one round trip with the deliveries
-  const deliveries = new Map((pre?.deliveries ?? deliveriesOf(ctx.db, emailSeq)).map((d) => [d.id, d]));
+  const headLater = pre ? null : runSync(emailHeadBySeqLater(ctx.db, emailSeq)); // one round trip with the deliveries
+  const emailRow = () => (headLater ? runSync(read(headLater)) : pre!.head);
+  const deliveries = new Map((pre?.deliveries ?? runSync(deliveriesOf(ctx.db, emailSeq))).map((d) => [d.id, d]));
   let email = emailRow()!;
   const events: { type: EventType; recipient: string | null; data: Record<string, unknown> }[] = [];
   let refunded = 0;
@@ -318,13 +321,13 @@ export function applyOutcomes(
       data: o.event === 'async_bounce' ? { ...o.data, async: true } : o.data,
     });
   }
-  if (changedUnder) email = emailHeadBySeq(ctx.db, emailSeq) ?? email; // its status may have moved too
+  if (changedUnder) email = runSync(emailHeadBySeq(ctx.db, emailSeq)) ?? email; // its status may have moved too
   const path = emailPath(email.status, aggregate([...deliveries.values()].map((d) => d.status)));
   const status = moveEmail(ctx, email, path, now, writes);
   // A late bounce leaves a delivered email delivered (interface.md), yet it bounced: counted once per email.
   if (!path.includes('bounced') && changes.some((c) => c.event === 'async_bounce')) countLateBounce(ctx, email);
   countSiteChanges(ctx, email, changes);
-  if (refunded) setCreditsCharged(ctx.db, emailSeq, email.credits_charged - refunded);
+  if (refunded) runSync(setCreditsCharged(ctx.db, emailSeq, email.credits_charged - refunded));
   const fresh = { ...email, status, credits_charged: email.credits_charged - refunded, updated_at: now };
   const own = new Set(events.map((e) => e.type));
   for (const s of path) if (!own.has(s)) appendStatusEvent(ctx, fresh, s, null, {});
@@ -383,7 +386,7 @@ function actOn(
   if (action === 'purge') {
     const w = { status: move.status, attempts: d.attempts, next_attempt_at: null, last_reply: d.last_reply };
     // Delivered (or bounced) by another connection since it was read: not purged.
-    if (!writeDeliveryFrom(ctx.db, d.id, d.status, { ...w, reason: 'purged' }, now)) return null;
+    if (!runSync(writeDeliveryFrom(ctx.db, d.id, d.status, { ...w, reason: 'purged' }, now))) return null;
   }
   const notBefore = action === 'release' && d.attempts === 0 ? (scheduledAt ?? 0) : 0;
   runSync(writeQueueState(ctx.db, d.id, move.heldBy, move.due, now, notBefore));
@@ -405,7 +408,7 @@ export function applyQueueAction(
   by: { source: Holder; note?: string },
 ): number {
   const now = ctx.now();
-  const email = emailHeadBySeq(ctx.db, emailSeq);
+  const email = runSync(emailHeadBySeq(ctx.db, emailSeq));
   if (!email) return 0;
   const rows = runSync(queueRowsOf(ctx.db, emailSeq));
   const data: Record<string, unknown> = { action, source: by.source };
@@ -424,7 +427,7 @@ export function applyQueueAction(
       : 0;
   const path = emailPath(email.status, aggregate(rows.map((d) => d.status)), true);
   const status = moveEmail(ctx, email, path, now);
-  if (refunded) setCreditsCharged(ctx.db, emailSeq, email.credits_charged - refunded);
+  if (refunded) runSync(setCreditsCharged(ctx.db, emailSeq, email.credits_charged - refunded));
   const fresh = { ...email, status, credits_charged: email.credits_charged - refunded, updated_at: now };
   const own = new Set(events.map((e) => e.type));
   for (const s of path) if (!own.has(s)) appendStatusEvent(ctx, fresh, s, null, {});

@@ -248,7 +248,7 @@ export function enqueueEvent(ctx: Ctx, db: DB, ev: EventRow, known?: EmailHead):
   if (subscribed.length === 0) return 0;
   // The writer's copy when it gave one: on PostgreSQL a read here was a round trip per event, in the middle of a
   // group-commit turn or a batch of results.
-  const email = known ?? emailHeadBySeq(db, ev.email_seq);
+  const email = known ?? runSync(emailHeadBySeq(db, ev.email_seq));
   const mode = email?.test_mode === 1 ? 'test' : 'live';
   const targets = subscribed.filter((e) => e.mode === mode); // a test email's events go to test endpoints only
   if (targets.length === 0) return 0;

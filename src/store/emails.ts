@@ -1,5 +1,6 @@
 // Emails, their tags and one delivery row per recipient. Lists are keyset-paginated on seq.
-import { allLater, fire, getLater, isPg, pgArray, PLAN_EACH_TIME, sql, type DB } from './db.js';
+import { isPg, pgArray, PLAN_EACH_TIME, sql, type DB } from './db.js';
+import { all, allLater, fire, get, getLater, read, run, type Gen, type Later } from './op.js';
 import type { Status } from '../core/status.js';
 
 export interface EmailRow {
@@ -75,7 +76,7 @@ interface SeqPool {
   seqs: number[];
   at: number;
   /** The next block, read ahead: its rows once answered (the read is sent then if it was not yet). */
-  next?: { rows: () => number[]; at: number };
+  next?: { rows: Later<number[]>; at: number };
 }
 const seqPools = new WeakMap<DB, SeqPool>();
 const seqBlock = (db: DB) =>
@@ -83,46 +84,55 @@ const seqBlock = (db: DB) =>
     sql<number>(db, "SELECT nextval(pg_get_serial_sequence('emails', 'seq')) FROM generate_series(1, ?)").pluck(),
     SEQ_BLOCK,
   );
-function pooledSeq(db: DB): number | undefined {
+function* pooledSeq(db: DB): Gen<number | undefined> {
   if (!isPg(db) || !db.inTransaction) return undefined;
   const now = performance.now();
   let pool = seqPools.get(db);
   if (!pool || pool.seqs.length === 0 || now - pool.at > SEQ_MAX_AGE_MS) {
     // The block read ahead if it came back (a rolled-back transaction never sent it) and is fresh; else one now.
     const next = pool?.next && now - pool.next.at <= SEQ_MAX_AGE_MS ? pool.next : undefined;
-    const ahead = next ? next.rows().map(Number) : [];
-    pool = ahead.length ? { seqs: ahead, at: next!.at } : { seqs: seqBlock(db)().map(Number), at: now };
+    const ahead = next ? (yield* read(next.rows)).map(Number) : [];
+    pool = ahead.length
+      ? { seqs: ahead, at: next!.at }
+      : { seqs: (yield* read(yield* seqBlock(db))).map(Number), at: now };
     seqPools.set(db, pool);
   }
   // Running low, or half its age gone: the next block comes back with this transaction's next round trip.
   if (!pool.next && (pool.seqs.length <= SEQ_LOW || now - pool.at > SEQ_MAX_AGE_MS / 2))
-    pool.next = { rows: seqBlock(db), at: now };
+    pool.next = { rows: yield* seqBlock(db), at: now };
   return pool.seqs.shift();
 }
 
 /** Inserts the email, its tags and its deliveries; returns the new seq. Call inside a transaction. */
 /** `ids`: receives the deliveries' ids in order (SQLite only). */
-export function insertEmail(
+export function* insertEmail(
   db: DB,
   e: NewEmail,
   tags: readonly string[],
   deliveries: readonly NewDelivery[],
   ids?: (() => number)[],
-): number {
-  const pooled = pooledSeq(db);
-  const seq =
-    pooled !== undefined
-      ? (sql(db, `INSERT INTO emails (seq, ${EMAIL_COLS}) VALUES (@seq, ${EMAIL_VALUES})`).run({ ...e, seq: pooled }),
-        pooled)
-      : Number(sql(db, `INSERT INTO emails (${EMAIL_COLS}) VALUES (${EMAIL_VALUES})`).run(e).lastInsertRowid);
+): Gen<number> {
+  const pooled = yield* pooledSeq(db);
+  let seq: number;
+  if (pooled !== undefined) {
+    yield* run(sql(db, `INSERT INTO emails (seq, ${EMAIL_COLS}) VALUES (@seq, ${EMAIL_VALUES})`), {
+      ...e,
+      seq: pooled,
+    });
+    seq = pooled;
+  } else
+    seq = Number(
+      (yield* run(sql(db, `INSERT INTO emails (${EMAIL_COLS}) VALUES (${EMAIL_VALUES})`), e)).lastInsertRowid,
+    );
   const tag = sql(db, 'INSERT OR IGNORE INTO email_tags (team_id, tag, email_seq) VALUES (?, ?, ?)');
-  for (const t of tags) fire(tag, e.team_id, t, seq);
+  for (const t of tags) yield* fire(tag, e.team_id, t, seq);
   const d = sql(
     db,
     'INSERT INTO deliveries (email_seq, recipient, kind, domain, status, next_attempt_at, leased_until, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   );
   for (const r of deliveries) {
-    const out = d.run(
+    const out = yield* run(
+      d,
       seq,
       r.recipient,
       r.kind,
@@ -139,9 +149,10 @@ export function insertEmail(
 }
 
 export const emailById = (db: DB, teamId: string, id: string) =>
-  sql<EmailRow>(db, 'SELECT * FROM emails WHERE id = ? AND team_id = ?').get(id, teamId);
-export const emailBySeq = (db: DB, seq: number) =>
-  aheadRow(db, seq) ?? sql<EmailRow>(db, 'SELECT * FROM emails WHERE seq = ?').get(seq);
+  get(sql<EmailRow>(db, 'SELECT * FROM emails WHERE id = ? AND team_id = ?'), id, teamId);
+export function* emailBySeq(db: DB, seq: number): Gen<EmailRow | undefined> {
+  return (yield* aheadRow(db, seq)) ?? (yield* get(sql<EmailRow>(db, 'SELECT * FROM emails WHERE seq = ?'), seq));
+}
 
 /**
  * PostgreSQL: the rows of the emails a claim took (store/queue.ts claimDue), read in the claim's transaction with
@@ -149,12 +160,12 @@ export const emailBySeq = (db: DB, seq: number) =>
  * process writes anything or its current synchronous run ends (the delivery loop reads each claimed email right
  * after the claim); after a write (the status writer, whose webhook payloads read the email) it reads again.
  */
-const ahead = new WeakMap<DB, { writes: number; rows: () => EmailRow[]; bySeq?: Map<number, EmailRow> }>();
-export function readEmailsAhead(db: DB, seqs: readonly number[]): void {
+const ahead = new WeakMap<DB, { writes: number; rows: Later<EmailRow[]>; bySeq?: Map<number, EmailRow> }>();
+export function* readEmailsAhead(db: DB, seqs: readonly number[]): Gen<void> {
   if (!isPg(db) || !db.inTransaction || seqs.length === 0) return;
   // Planned for the array it is given (PLAN_EACH_TIME): with `IN (json_each(…))` the planner assumed 100 values
   // and scanned the whole table while it had fewer than ~10,000 rows (docs/postgres-notes.md).
-  const rows = allLater(
+  const rows = yield* allLater(
     sql<EmailRow>(db, `${PLAN_EACH_TIME} SELECT * FROM emails WHERE seq = ANY(?::bigint[])`),
     pgArray(seqs),
   );
@@ -164,14 +175,14 @@ export function readEmailsAhead(db: DB, seqs: readonly number[]): void {
     if (ahead.get(db) === entry) ahead.delete(db);
   });
 }
-function aheadRow(db: DB, seq: number): EmailRow | undefined {
+function* aheadRow(db: DB, seq: number): Gen<EmailRow | undefined> {
   const a = ahead.get(db);
   if (!a) return undefined;
   if (!isPg(db) || a.writes !== db.writes) {
     ahead.delete(db);
     return undefined;
   }
-  a.bySeq ??= new Map(a.rows().map((r) => [Number(r.seq), r]));
+  a.bySeq ??= new Map((yield* read(a.rows)).map((r) => [Number(r.seq), r]));
   return a.bySeq.get(seq);
 }
 /** An email without its bodies (html, text, a submitted raw message): what status changes and events need. */
@@ -181,28 +192,28 @@ const HEAD_COLS = `seq, ${EMAIL_COLS.split(', ')
   .join(', ')}, content_expired_at`;
 const headBySeq = (db: DB) => sql<EmailHead>(db, `SELECT ${HEAD_COLS} FROM emails WHERE seq = ?`);
 /** The email's row without its bodies (which can be megabytes): result writes, events, webhooks. */
-export const emailHeadBySeq = (db: DB, seq: number) => headBySeq(db).get(seq);
-/** emailHeadBySeq, read with the next statement that needs an answer (db.ts getLater): call the function for the row. */
+export const emailHeadBySeq = (db: DB, seq: number) => get(headBySeq(db), seq);
+/** emailHeadBySeq, read with the next statement that needs an answer (op.ts getLater): `yield* read(it)`. */
 export const emailHeadBySeqLater = (db: DB, seq: number) => getLater(headBySeq(db), seq);
 /**
  * PostgreSQL, inside a transaction: the heads of `seqs` and all their deliveries, read with the next statement that
  * needs an answer (one round trip for a whole batch of result writes, services/transition.ts). Call the function
  * for the rows; undefined on SQLite (no round trips to save: read them one email at a time).
  */
-export function outcomeReadsLater(
+export function* outcomeReadsLater(
   db: DB,
   seqs: readonly number[],
-): (() => { heads: EmailHead[]; deliveries: DeliveryRow[] }) | undefined {
+): Gen<{ heads: Later<EmailHead[]>; deliveries: Later<DeliveryRow[]> } | undefined> {
   if (!isPg(db) || !db.inTransaction || seqs.length === 0) return undefined;
   const arg = pgArray(seqs);
-  const heads = allLater(
+  const heads = yield* allLater(
     sql<EmailHead>(db, `${PLAN_EACH_TIME} SELECT ${HEAD_COLS} FROM emails WHERE seq = ANY(?::bigint[])`),
     arg,
   );
   // One index lookup per email: until ANALYZE has seen deliveries, the planner takes each email_seq for ~0.5% of
   // the table and scanned it whole for `email_seq = ANY(…)` (4.7 ms instead of 0.3 for 47 emails of 15,000 rows).
   // OFFSET 0 keeps the subquery a subquery, so the lookup per key stays a nested loop.
-  const deliveries = allLater(
+  const deliveries = yield* allLater(
     sql<DeliveryRow>(
       db,
       `${PLAN_EACH_TIME} SELECT d.* FROM unnest(?::bigint[]) AS k(seq)
@@ -210,36 +221,44 @@ export function outcomeReadsLater(
     ),
     arg,
   );
-  return () => ({ heads: heads(), deliveries: deliveries() });
+  return { heads, deliveries };
 }
-export const emailByPublicId = (db: DB, id: string) => sql<EmailRow>(db, 'SELECT * FROM emails WHERE id = ?').get(id);
+export const emailByPublicId = (db: DB, id: string) => get(sql<EmailRow>(db, 'SELECT * FROM emails WHERE id = ?'), id);
 export const setEmailStatus = (db: DB, seq: number, status: Status, at: number) =>
-  sql(db, 'UPDATE emails SET status = ?, updated_at = ? WHERE seq = ?').run(status, at, seq);
+  run(sql(db, 'UPDATE emails SET status = ?, updated_at = ? WHERE seq = ?'), status, at, seq);
 export const setCreditsCharged = (db: DB, seq: number, n: number) =>
-  sql(db, 'UPDATE emails SET credits_charged = ? WHERE seq = ?').run(n, seq);
+  run(sql(db, 'UPDATE emails SET credits_charged = ? WHERE seq = ?'), n, seq);
 
 export const deliveriesOf = (db: DB, emailSeq: number) =>
-  sql<DeliveryRow>(db, 'SELECT * FROM deliveries WHERE email_seq = ? ORDER BY id').all(emailSeq);
+  all(sql<DeliveryRow>(db, 'SELECT * FROM deliveries WHERE email_seq = ? ORDER BY id'), emailSeq);
 /** A delivery of the email is claimed by the outbound loop (lease ahead, migration 003): too late to cancel. */
-export const emailInFlight = (db: DB, emailSeq: number, now: number) =>
-  sql(db, 'SELECT 1 FROM deliveries WHERE email_seq = ? AND leased_until > ? LIMIT 1').get(emailSeq, now) !== undefined;
+export function* emailInFlight(db: DB, emailSeq: number, now: number): Gen<boolean> {
+  const s = sql(db, 'SELECT 1 FROM deliveries WHERE email_seq = ? AND leased_until > ? LIMIT 1');
+  return (yield* get(s, emailSeq, now)) !== undefined;
+}
 
 /** Recipients with work left (queued, deferred or in flight). */
-export const countPendingDeliveries = (db: DB): number =>
-  sql<number>(db, 'SELECT count(*) FROM deliveries WHERE next_attempt_at IS NOT NULL').pluck().get() ?? 0;
+export function* countPendingDeliveries(db: DB): Gen<number> {
+  return (
+    (yield* get(sql<number>(db, 'SELECT count(*) FROM deliveries WHERE next_attempt_at IS NOT NULL').pluck())) ?? 0
+  );
+}
 /** Recipients due for an attempt at `now`. */
-export const countDueDeliveries = (db: DB, now: number): number =>
-  sql<number>(db, 'SELECT count(*) FROM deliveries WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?')
-    .pluck()
-    .get(now) ?? 0;
+export function* countDueDeliveries(db: DB, now: number): Gen<number> {
+  const s = sql<number>(
+    db,
+    'SELECT count(*) FROM deliveries WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?',
+  ).pluck();
+  return (yield* get(s, now)) ?? 0;
+}
 /** The earliest `next_attempt_at` already reached at `now` (null when nothing is due): how late the queue runs. */
-export const oldestDueAt = (db: DB, now: number): number | null =>
-  sql<number | null>(
+export function* oldestDueAt(db: DB, now: number): Gen<number | null> {
+  const s = sql<number | null>(
     db,
     'SELECT min(next_attempt_at) FROM deliveries WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?',
-  )
-    .pluck()
-    .get(now) ?? null;
+  ).pluck();
+  return (yield* get(s, now)) ?? null;
+}
 
 export interface EmailFilter {
   status?: Status;
@@ -303,9 +322,9 @@ export function listEmails(
   f: EmailFilter,
   beforeSeq: number | null,
   limit: number,
-): EmailRow[] {
+): Gen<EmailRow[]> {
   const { text, params } = listEmailsQuery(teamId, f, beforeSeq, limit);
-  return sql<EmailRow>(db, text).all(params);
+  return all(sql<EmailRow>(db, text), params);
 }
 
 export interface DeliveryWrite {
@@ -320,19 +339,20 @@ export interface DeliveryWrite {
  * inside a transaction: the UPDATE travels with the next statement that needs an answer; calling the function
  * sends it if nothing did).
  */
-export function writeDeliveryFromLater(
+export function* writeDeliveryFromLater(
   db: DB,
   id: number,
   from: Status,
   w: DeliveryWrite,
   now: number,
   settle = false,
-): () => boolean {
-  const r = sql(
+): Gen<() => boolean> {
+  const s = sql(
     db,
     `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_reply = ?, reason = ?,
     first_attempt_at = coalesce(first_attempt_at, ?), updated_at = ?${settle ? ', leased_until = NULL' : ''} WHERE id = ? AND status = ?`,
-  ).run(w.status, w.attempts, w.next_attempt_at, w.last_reply, w.reason, now, now, id, from);
+  );
+  const r = yield* run(s, w.status, w.attempts, w.next_attempt_at, w.last_reply, w.reason, now, now, id, from);
   return () => r.changes === 1;
 }
 /**
@@ -342,8 +362,9 @@ export function writeDeliveryFromLater(
  * `settle`: the delivery loop's result, which also drops the claim's lease in the same statement (what settleClaim
  * does after it; next_attempt_at is already the retry time, or NULL when final).
  */
-export const writeDeliveryFrom = (db: DB, id: number, from: Status, w: DeliveryWrite, now: number, settle = false) =>
-  writeDeliveryFromLater(db, id, from, w, now, settle)();
+export function* writeDeliveryFrom(db: DB, id: number, from: Status, w: DeliveryWrite, now: number, settle = false) {
+  return (yield* writeDeliveryFromLater(db, id, from, w, now, settle))();
+}
 
 export const deliveryById = (db: DB, id: number) =>
-  sql<DeliveryRow>(db, 'SELECT * FROM deliveries WHERE id = ?').get(id);
+  get(sql<DeliveryRow>(db, 'SELECT * FROM deliveries WHERE id = ?'), id);

@@ -57,7 +57,7 @@ export function* claimDue(
     limit,
     ...(skip.length ? { skip: JSON.stringify(skip) } : {}),
   });
-  readEmailsAhead(db, [...new Set(rows.map((r) => r.email_seq))]); // PostgreSQL: with the claim's COMMIT
+  yield* readEmailsAhead(db, [...new Set(rows.map((r) => r.email_seq))]); // PostgreSQL: with the claim's COMMIT
   return rows;
 }
 

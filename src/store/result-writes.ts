@@ -61,7 +61,8 @@ export function* writeDeliveriesFromLater(
 ): Gen<() => boolean> {
   if (rows.length === 0) return () => true;
   if (!isPg(db)) {
-    const done = rows.map((r) => writeDeliveryFromLater(db, r.id, r.from, r.w, now, r.settle));
+    const done: (() => boolean)[] = [];
+    for (const r of rows) done.push(yield* writeDeliveryFromLater(db, r.id, r.from, r.w, now, r.settle));
     return () => done.every((ok) => ok());
   }
   const json = JSON.stringify(
@@ -98,7 +99,7 @@ export function* setEmailStatuses(
 ): Gen<void> {
   if (rows.length === 0) return;
   if (!isPg(db)) {
-    for (const r of rows) setEmailStatus(db, r.seq, r.status, now);
+    for (const r of rows) yield* setEmailStatus(db, r.seq, r.status, now);
     return;
   }
   if (!opts.checked)

@@ -15,6 +15,7 @@ import { deliveriesOf, emailById } from '../../src/store/emails.js';
 import { applyOutcomes } from '../../src/services/transition.js';
 import { addDomain } from '../../src/services/domains.js';
 import { launch, newContext, seriousViolations, screenshot, signIn } from './browser.js';
+import { runSync } from '../../src/store/op.js';
 
 const ALL = ['emails:send', 'emails:read', 'domains:read', 'domains:write', 'webhooks:write', 'keys:write'] as const;
 
@@ -31,7 +32,7 @@ describe('dashboard in a browser', function () {
   let liveId: string;
   let testId: string;
 
-  const seqOf = (teamId: string, id: string) => emailById(s.db, teamId, id)!.seq;
+  const seqOf = (teamId: string, id: string) => runSync(emailById(s.db, teamId, id))!.seq;
 
   before(async () => {
     dns = await new TestDns().start();
@@ -95,7 +96,7 @@ describe('dashboard in a browser', function () {
     expect([live.status, test.status]).to.deep.equal([202, 202]);
     liveId = live.body.id;
     testId = test.body.id;
-    const [ann, nobody] = deliveriesOf(s.db, seqOf(team.id, liveId));
+    const [ann, nobody] = runSync(deliveriesOf(s.db, seqOf(team.id, liveId)));
     tx(s.db, () =>
       applyOutcomes(s.ctx, seqOf(team.id, liveId), [
         {
@@ -199,12 +200,10 @@ describe('dashboard in a browser', function () {
     await page.goto(`${s.url}/dashboard/emails`);
     const badge = page.locator(`tr[data-email-id="${testId}"] .badge`);
     expect(await badge.textContent()).to.equal('queued');
-    const email = emailById(
-      s.db,
-      s.db.prepare('SELECT team_id FROM emails WHERE id = ?').pluck().get(testId) as string,
-      testId,
+    const email = runSync(
+      emailById(s.db, s.db.prepare('SELECT team_id FROM emails WHERE id = ?').pluck().get(testId) as string, testId),
     )!;
-    const [d] = deliveriesOf(s.db, email.seq);
+    const [d] = runSync(deliveriesOf(s.db, email.seq));
     tx(s.db, () =>
       applyOutcomes(s.ctx, email.seq, [{ deliveryId: d.id, event: 'accepted', data: { source: 'simulated' } }]),
     );

@@ -33,7 +33,7 @@ describe('content retention: bodies, attachments and raw reports deleted after t
   const body = { html: '<p>Hi there</p>', text: 'Hi there', attachments: [attachment] };
   /** What the store holds of an email's content. */
   function content(id: string) {
-    const e = emailByPublicId(env.s.db, id)!;
+    const e = runSync(emailByPublicId(env.s.db, id))!;
     const n = (t: string) =>
       env.s.db.prepare(`SELECT count(*) AS n FROM ${t} WHERE email_seq = ?`).get(e.seq) as { n: number };
     const raw = env.s.db
@@ -52,11 +52,11 @@ describe('content retention: bodies, attachments and raw reports deleted after t
     await env.waitStatus(test.id, ['delivered'], 8000, env.test);
     expect(env.mx.to('someone@rcpt.test')).to.have.length(1);
     // A delayed-delivery notice about the live email changes nothing: its raw copy is kept (until the retention).
-    const e = emailByPublicId(env.s.db, live.id)!;
+    const e = runSync(emailByPublicId(env.s.db, live.id))!;
     const verp = verpAddress(
       runSync(secret(env.s.db, 'verp')),
       e.id,
-      deliveriesOf(env.s.db, e.seq)[0].id,
+      runSync(deliveriesOf(env.s.db, e.seq))[0].id,
       env.s.ctx.config.bounceDomain,
     );
     const r = await smtpSend(

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { startTestService, tempDir, openTestDb, type TestService } from '../helpers/service.js';
 import { emailByPublicId, deliveriesOf, writeDeliveryFrom } from '../../src/store/emails.js';
 import { applyOutcomes } from '../../src/services/transition.js';
+import { runSync } from '../../src/store/op.js';
 
 describe('recipient writes from a stale read', function () {
   this.timeout(30_000);
@@ -21,8 +22,8 @@ describe('recipient writes from a stale read', function () {
     const key = s.key(team.id, 'test', ['emails:send']);
     const r = await s.api('POST', '/v1/emails', { key, body: { from: 'a@sender.test', to, subject: 's', text: 'x' } });
     expect(r.status).to.equal(202);
-    const email = emailByPublicId(s.db, r.body.id)!;
-    return { email, d: deliveriesOf(s.db, email.seq)[0] };
+    const email = runSync(emailByPublicId(s.db, r.body.id))!;
+    return { email, d: runSync(deliveriesOf(s.db, email.seq))[0] };
   }
   async function purgeElsewhere(id: number) {
     const other = await openTestDb(dir); // another connection, as the CLI's
@@ -42,8 +43,8 @@ describe('recipient writes from a stale read', function () {
       last_reply: null,
       reason: null,
     };
-    expect(writeDeliveryFrom(s.db, d.id, d.status, w, Date.now())).to.equal(false);
-    expect(deliveriesOf(s.db, d.email_seq)[0]).to.include({
+    expect(runSync(writeDeliveryFrom(s.db, d.id, d.status, w, Date.now()))).to.equal(false);
+    expect(runSync(deliveriesOf(s.db, d.email_seq))[0]).to.include({
       status: 'failed',
       reason: 'purged',
       next_attempt_at: null,
@@ -58,6 +59,6 @@ describe('recipient writes from a stale read', function () {
         { deliveryId: d.id, event: 'deferred', data: { attempt: 1 }, nextAttemptAt: Date.now() + 1000 },
       ]),
     )();
-    expect(deliveriesOf(s.db, email.seq)[0]).to.include({ status: 'failed', next_attempt_at: null });
+    expect(runSync(deliveriesOf(s.db, email.seq))[0]).to.include({ status: 'failed', next_attempt_at: null });
   });
 });

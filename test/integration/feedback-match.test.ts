@@ -6,6 +6,7 @@ import { startTestService, type TestService } from '../helpers/service.js';
 import { matchRecipients } from '../../src/services/feedback-match.js';
 import { emailByPublicId, deliveriesOf, type EmailRow, type DeliveryRow } from '../../src/store/emails.js';
 import type { Report, ReportRecipient } from '../../src/inbound/parse.js';
+import { runSync } from '../../src/store/op.js';
 
 const rcpt = (address: string | null, original?: string): ReportRecipient => ({
   address,
@@ -33,8 +34,8 @@ describe('matching report recipients to deliveries', () => {
       key,
       body: { from: 'a@x.test', to: ['Bob@Example.test', 'carol@example.test'], subject: 's', text: 't' },
     });
-    email = emailByPublicId(s.db, sent.body.id)!;
-    ds = deliveriesOf(s.db, email.seq);
+    email = runSync(emailByPublicId(s.db, sent.body.id))!;
+    ds = runSync(deliveriesOf(s.db, email.seq));
   });
   after(() => s.close());
   const pairs = (m: ReturnType<typeof matchRecipients>) =>

@@ -105,8 +105,8 @@ describe('inbound listener: a report over the parse budget', function () {
       body: { from: 'news@example.com', to: 'u1@dest.test', subject: 'hi', text: 'x' },
     });
     expect(sent.status, JSON.stringify(sent.body)).to.equal(202);
-    const email = emailByPublicId(s.db, sent.body.id)!;
-    const [d] = deliveriesOf(s.db, email.seq);
+    const email = runSync(emailByPublicId(s.db, sent.body.id))!;
+    const [d] = runSync(deliveriesOf(s.db, email.seq));
     tx(s.db, () =>
       applyOutcomes(s.ctx, email.seq, [{ deliveryId: d!.id, event: 'accepted', data: { source: 'smtp' } }]),
     );
@@ -123,7 +123,7 @@ describe('inbound listener: a report over the parse budget', function () {
     expect(JSON.parse(row.parsed_json)).to.deep.include({ kind: 'other', recipients: [], error: 'timeout' });
     expect(row.outcome).to.not.equal('applied');
     expect(row.raw?.toString('latin1')).to.include('550 5.1.1 user unknown');
-    expect(emailByPublicId(s.db, email.id)!.status).to.equal('delivered');
+    expect(runSync(emailByPublicId(s.db, email.id))!.status).to.equal('delivered');
     expect(
       s.db.prepare("SELECT count(*) AS n FROM events WHERE email_seq = ? AND type = 'bounced'").get(email.seq),
     ).to.deep.equal({ n: 0 });

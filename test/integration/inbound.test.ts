@@ -50,8 +50,8 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
       body: { from: 'news@example.com', to, subject: 'hi', text: 'x' },
     });
     expect(r.status, JSON.stringify(r.body)).to.equal(202);
-    const e = emailByPublicId(s.db, r.body.id)!;
-    return { email: e, ds: deliveriesOf(s.db, e.seq) };
+    const e = runSync(emailByPublicId(s.db, r.body.id))!;
+    return { email: e, ds: runSync(deliveriesOf(s.db, e.seq)) };
   }
   function deliver(e: EmailRow, ds: DeliveryRow[]) {
     tx(s.db, () =>
@@ -66,7 +66,7 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
     verpAddress(runSync(secret(s.db, 'verp')), e.id, d.id, domain);
   const events = (e: EmailRow) =>
     s.db.prepare('SELECT * FROM events WHERE email_seq = ? ORDER BY seq').all(e.seq) as EventRow[];
-  const status = (e: EmailRow) => emailByPublicId(s.db, e.id)!.status;
+  const status = (e: EmailRow) => runSync(emailByPublicId(s.db, e.id))!.status;
   const reportCount = () => (s.db.prepare('SELECT count(*) AS n FROM inbound_reports').get() as { n: number }).n;
 
   it('greets with the hostname, advertises SIZE and STARTTLS, never AUTH', async () => {

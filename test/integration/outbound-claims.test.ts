@@ -46,8 +46,8 @@ describe('outbound delivery: claim bookkeeping', function () {
     const k = await e.send({ to: 'k@third.test' });
     await until(() => loop().stats().queued === 2);
     // A DSN bounces J's recipient while its job waits (the real inbound effect path).
-    const je = emailByPublicId(e.s.db, j.id)!;
-    const jd = deliveriesOf(e.s.db, je.seq)[0];
+    const je = runSync(emailByPublicId(e.s.db, j.id))!;
+    const jd = runSync(deliveriesOf(e.s.db, je.seq))[0];
     const verp = verpAddress(runSync(secret(e.s.db, 'verp')), je.id, jd.id, e.s.config.bounceDomain);
     const r = await recordFeedback(e.s.ctx, Buffer.from(buildDsn({ to: verp, recipient: 'j@other.test' })), {
       mailFrom: '',
@@ -62,7 +62,7 @@ describe('outbound delivery: claim bookkeeping', function () {
     await until(() => loop().stats().held === 0, 2000).catch(() => {});
     expect(loop().stats().held, 'claims held after everything settled').to.equal(0);
     expect(e.mx.to('j@other.test')).to.have.length(0);
-    expect((deliveriesOf(e.s.db, je.seq)[0] as any).leased_until).to.equal(null);
+    expect((runSync(deliveriesOf(e.s.db, je.seq))[0] as any).leased_until).to.equal(null);
   });
 
   it('a store error while confirming claims neither crashes the process nor loses the jobs: they start once the store recovers', async () => {

@@ -41,7 +41,7 @@ describe('outbound delivery: live emails over SMTP', function () {
     expect(e.mx.connections).to.be.within(1, 3);
     expect(new Set(e.mx.messages.map((m) => m.raw.toString('base64'))).size).to.equal(1);
     const ids = Object.fromEntries(
-      deliveriesOf(e.s.db, emailByPublicId(e.s.db, sent.id)!.seq).map((d) => [d.recipient, d.id]),
+      runSync(deliveriesOf(e.s.db, runSync(emailByPublicId(e.s.db, sent.id))!.seq)).map((d) => [d.recipient, d.id]),
     );
     for (const m of e.mx.messages) {
       expect(m.from).to.match(/^bounces\+.*@bounces\.mta\.test$/);

@@ -185,8 +185,8 @@ describe('PostgreSQL: statements planned for their values every time (PLAN_EACH_
     const now = Date.now();
     tx(db, () => {
       expect(runSync(claimDue(db, now, now + 60_000, 10))).to.deep.equal([]);
-      readEmailsAhead(db, [1, 2]);
-      expect(emailBySeq(db, 1)).to.equal(undefined);
+      runSync(readEmailsAhead(db, [1, 2]));
+      expect(runSync(emailBySeq(db, 1))).to.equal(undefined);
       expect(runSync(confirmClaims(db, [1, 2], now + 60_000)).size).to.equal(0);
       expect(runSync(releaseClaims(db, [1, 2], now))).to.equal(0);
     });

@@ -108,7 +108,7 @@ describe('result writer: a batch of outcomes in one transaction', function () {
     const seq = await send(['raced@rcpt.test']);
     const [read] = s.db.prepare('SELECT * FROM deliveries WHERE email_seq = ?').all(seq) as DeliveryRow[];
     s.db.prepare("UPDATE deliveries SET status = 'canceled', next_attempt_at = NULL WHERE id = ?").run(read.id);
-    const head = emailHeadBySeq(s.db, seq)!;
+    const head = runSync(emailHeadBySeq(s.db, seq))!;
     const events = () => s.db.prepare('SELECT count(*) FROM events WHERE email_seq = ?').pluck().get(seq);
     const eventsBefore = events();
     expect(() =>
@@ -168,7 +168,7 @@ describe('result writer: a batch of outcomes in one transaction', function () {
       (seq) => (s.db.prepare('SELECT * FROM deliveries WHERE email_seq = ?').all(seq) as DeliveryRow[])[0],
     );
     s.db.prepare("UPDATE deliveries SET status = 'canceled', next_attempt_at = NULL WHERE id = ?").run(rows[1].id);
-    const heads = seqs.map((seq) => emailHeadBySeq(s.db, seq)!);
+    const heads = seqs.map((seq) => runSync(emailHeadBySeq(s.db, seq))!);
     const events = () =>
       Number(
         s.db

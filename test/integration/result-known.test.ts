@@ -25,7 +25,7 @@ describe('result writer: recipients the loop took in their insert are written wi
 
   /** Claims the emails' recipients, and what the loop would know of each email (its head as inserted). */
   const take = (seqs: number[]) => {
-    const heads = new Map(seqs.map((seq) => [seq, emailHeadBySeq(s.db, seq)!]));
+    const heads = new Map(seqs.map((seq) => [seq, runSync(emailHeadBySeq(s.db, seq))!]));
     const now = Date.now();
     const claimed = tx(s.db, () => runSync(claimDue(s.db, now + 1000, now + 60_000, 100))).filter((c) =>
       heads.has(c.email_seq),

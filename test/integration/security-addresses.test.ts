@@ -7,6 +7,7 @@ import { outboundEnv, SENDER, type OutboundEnv } from './outbound-env.js';
 import { emailByPublicId } from '../../src/store/emails.js';
 import { prepareEmail } from '../../src/outbound/compose.js';
 import { count } from '../helpers/factories.js';
+import { runSync } from '../../src/store/op.js';
 
 const mailboxes = (a: AddressObject | AddressObject[] | undefined) =>
   (Array.isArray(a) ? a : a ? [a] : []).flatMap((x) => x.value).map((v) => ({ name: v.name, address: v.address }));
@@ -107,7 +108,7 @@ describe('security: one validated mailbox per address field, exactly as it leave
     const got = await e.s.api('GET', `/v1/emails/${r.body.id}`, { key: e.test });
     expect(got.status).to.equal(200);
     expect(got.body.from).to.equal(legacy);
-    const prepared = await prepareEmail(e.s.ctx, emailByPublicId(e.s.db, r.body.id)!);
+    const prepared = await prepareEmail(e.s.ctx, runSync(emailByPublicId(e.s.db, r.body.id))!);
     expect(prepared).to.deep.include({ ok: false, error: 'compose_failed' });
   });
 });

@@ -66,8 +66,8 @@ describe('security: forged bounces and complaints (audit finding 3)', function (
       body: { from: 'news@example.com', to, subject: 'hi', text: 'x' },
     });
     expect(r.status, JSON.stringify(r.body)).to.equal(202);
-    const e = emailByPublicId(s.db, r.body.id)!;
-    const ds = deliveriesOf(s.db, e.seq);
+    const e = runSync(emailByPublicId(s.db, r.body.id))!;
+    const ds = runSync(deliveriesOf(s.db, e.seq));
     tx(s.db, () =>
       applyOutcomes(
         s.ctx,
@@ -142,7 +142,7 @@ describe('security: forged bounces and complaints (audit finding 3)', function (
         'x@stranger.test',
       );
       expect(state()).to.deep.equal(before);
-      expect(emailByPublicId(s.db, e.id)!.status).to.equal('delivered');
+      expect(runSync(emailByPublicId(s.db, e.id))!.status).to.equal('delivered');
       expect(lastReport()).to.include({ kind: 'arf', email_id: e.id, matched_by: 'message_id', outcome: 'ignored' });
       expect(lastReport().raw?.toString()).to.include('Feedback-Type: abuse'); // kept for the operator
     });
@@ -198,7 +198,7 @@ describe('security: forged bounces and complaints (audit finding 3)', function (
         ),
       );
       expect(lastReport()).to.include({ kind: 'arf', matched_by: 'message_id', outcome: 'applied' });
-      expect(emailByPublicId(s.db, e.id)!.status).to.equal('complained');
+      expect(runSync(emailByPublicId(s.db, e.id))!.status).to.equal('complained');
       const mine = suppressed().filter((x) => ds.some((d) => d.recipient === x.address));
       expect(mine).to.deep.equal([{ address: ds[2].recipient, reason: 'complaint' }]);
       expect(state().webhooks).to.be.greaterThan(webhooks);
@@ -233,7 +233,7 @@ describe('security: forged bounces and complaints (audit finding 3)', function (
         ),
       );
       expect(lastReport()).to.include({ outcome: 'applied' });
-      expect(emailByPublicId(s.db, e.id)!.status).to.equal('complained');
+      expect(runSync(emailByPublicId(s.db, e.id))!.status).to.equal('complained');
     });
 
     it("an ARF to fbl@ whose Original-Mail-From is a delivery's VERP: that recipient complained and suppressed", async () => {
@@ -255,8 +255,8 @@ describe('security: forged bounces and complaints (audit finding 3)', function (
       expect(state()).to.deep.equal(before);
       await send(`fbl@${BOUNCE}`, arf(verp(e, ds[1]), ds[1].recipient));
       expect(lastReport()).to.include({ kind: 'arf', outcome: 'applied', matched_by: 'return_path', email_id: e.id });
-      expect(emailByPublicId(s.db, e.id)!.status).to.equal('complained');
-      expect(deliveriesOf(s.db, e.seq).map((d) => d.status)).to.deep.equal(['delivered', 'complained']);
+      expect(runSync(emailByPublicId(s.db, e.id))!.status).to.equal('complained');
+      expect(runSync(deliveriesOf(s.db, e.seq)).map((d) => d.status)).to.deep.equal(['delivered', 'complained']);
       expect(suppressed().filter((x) => ds.some((d) => d.recipient === x.address))).to.deep.equal([
         { address: ds[1].recipient, reason: 'complaint' },
       ]);

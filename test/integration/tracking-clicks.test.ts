@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { startTestService, testClock, type TestService, type TestClock } from '../helpers/service.js';
 import { applyTracking, CLICK_DEDUP_MS, TRACKING_TTL_MS } from '../../src/services/tracking.js';
 import { emailByPublicId } from '../../src/store/emails.js';
+import { runSync } from '../../src/store/op.js';
 
 describe('tracking: link rewrite by parser, click de-duplication and expiry', function () {
   this.timeout(30_000);
@@ -25,7 +26,7 @@ describe('tracking: link rewrite by parser, click de-duplication and expiry', fu
     });
     expect(r.status, JSON.stringify(r.body)).to.equal(202);
     const ctx = { ...s.ctx, config: { ...s.ctx.config, publicUrl: s.url } };
-    return { id: r.body.id as string, out: applyTracking(ctx, emailByPublicId(s.db, r.body.id)!, html) };
+    return { id: r.body.id as string, out: applyTracking(ctx, runSync(emailByPublicId(s.db, r.body.id))!, html) };
   }
   const clicks = async (id: string) =>
     (await s.api('GET', `/v1/emails/${id}/events?limit=100`, { key })).body.data.filter(

@@ -4,6 +4,7 @@ import { feature as webhooks } from '../../src/features/webhooks.js';
 import { applyTracking } from '../../src/services/tracking.js';
 import { emailByPublicId } from '../../src/store/emails.js';
 import { Receiver, verify, sleep } from './webhooks-receiver.js';
+import { runSync } from '../../src/store/op.js';
 
 const HTML = `<html><body><p>Hi</p>
 <a href="https://shop.example.com/item?id=1&amp;ref=mail">Item</a>
@@ -36,7 +37,7 @@ describe('tracking: opens and clicks', function () {
       body: { from: 'a@example.com', to: 'reader@example.org', subject: 's', html: HTML, tracking },
     });
     expect(r.status, JSON.stringify(r.body)).to.equal(202);
-    const row = emailByPublicId(s.db, r.body.id)!;
+    const row = runSync(emailByPublicId(s.db, r.body.id))!;
     // The service listens on port 0: point the public URL at it.
     const ctx = { ...s.ctx, config: { ...s.ctx.config, publicUrl: s.url } };
     return { id: r.body.id as string, html: applyTracking(ctx, row, HTML) };
@@ -141,7 +142,7 @@ describe('tracking: opens and clicks', function () {
     const ctx = { ...s.ctx, config: { ...s.ctx.config, publicUrl: s.url } };
     const out = applyTracking(
       ctx,
-      emailByPublicId(s.db, r.body.id)!,
+      runSync(emailByPublicId(s.db, r.body.id))!,
       `<a href="${long}">x</a><a href="https://e.example/">y</a>`,
     );
     const [first, second] = links(out);
