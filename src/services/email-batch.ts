@@ -7,23 +7,39 @@ import { presentEmail, type Email } from './present.js';
 import type { EmailInput } from './email-input.js';
 import type { Principal } from './keys.js';
 import type { Ctx } from './context.js';
+import type { Gen } from '../store/op.js';
 
 export const MAX_BATCH = 100;
 
-/** Runs fn for item `i`; an ApiError it throws names the item in its `param` (`[i].to`, or `[i]` without one). */
+/** An ApiError thrown for item `i`, naming the item in its `param` (`[i].to`, or `[i]` without one). */
+function ofItem(i: number, err: unknown): unknown {
+  if (!(err instanceof ApiError)) return err;
+  const param = err.param ? `[${i}].${err.param}` : `[${i}]`;
+  return new ApiError(err.type, err.code, `Item ${i}: ${err.message}`, param, err.status);
+}
+
+/** Runs fn for item `i`; an ApiError it throws names the item. */
 export function forItem<T>(i: number, fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (!(err instanceof ApiError)) throw err;
-    const param = err.param ? `[${i}].${err.param}` : `[${i}]`;
-    throw new ApiError(err.type, err.code, `Item ${i}: ${err.message}`, param, err.status);
+    throw ofItem(i, err);
   }
 }
 
-function insertBatch(ctx: Ctx, p: Principal, items: EmailInput[]): Email[] {
+/** forItem for a plan. */
+function* forItemPlan<T>(i: number, plan: Gen<T>): Gen<T> {
+  try {
+    return yield* plan;
+  } catch (err) {
+    throw ofItem(i, err);
+  }
+}
+
+function* insertBatch(ctx: Ctx, p: Principal, items: EmailInput[]): Gen<Email[]> {
   const checked = items.map((item, i) => forItem(i, () => checkInput(ctx, item)));
-  const credits = checked.reduce((n, c, i) => n + forItem(i, () => plan(ctx, p, c)).credits, 0);
+  let credits = 0;
+  for (const [i, c] of checked.entries()) credits += (yield* forItemPlan(i, plan(ctx, p, c))).credits;
   if (credits > 0) {
     const avail = availableCredits(ctx, p.teamId);
     if (credits > avail)
@@ -33,14 +49,15 @@ function insertBatch(ctx: Ctx, p: Principal, items: EmailInput[]): Email[] {
         `This batch needs ${credits} credits but only ${avail} are available.`,
       );
   }
-  return checked.map((c, i) => forItem(i, () => presentEmail(insertChecked(ctx, p, c))));
+  const out: Email[] = [];
+  for (const [i, c] of checked.entries()) out.push(presentEmail(yield* forItemPlan(i, insertChecked(ctx, p, c))));
+  return out;
 }
 
 /** Stores every email of the batch or none; answers the Emails in request order. */
 export async function submitBatch(ctx: Ctx, p: Principal, items: EmailInput[], idemKey?: string) {
-  const r = await idempotent(ctx, p, idemKey, items, () => ({
-    object: 'list' as const,
-    data: insertBatch(ctx, p, items),
-  }));
+  const r = await idempotent(ctx, p, idemKey, items, function* () {
+    return { object: 'list' as const, data: yield* insertBatch(ctx, p, items) };
+  });
   return { status: 202, ...r };
 }

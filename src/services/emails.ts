@@ -10,7 +10,7 @@ import * as emails from '../store/emails.js';
 import { eventsOf } from '../store/events.js';
 import { getIdem, putIdem } from '../store/idempotency.js';
 import { isSuppressedLater } from '../store/suppressions.js';
-import { read, runSync } from '../store/op.js';
+import { read, runSync, type Gen, type Later } from '../store/op.js';
 import { charge, prepareCharge, refund } from '../store/credits.js';
 import { secret } from '../store/settings.js';
 import { suppressionKey } from '../core/address.js';
@@ -34,44 +34,44 @@ export interface SubmitResult {
 
 const requestHash = (body: unknown) => hash('sha256', JSON.stringify(body), 'hex');
 
-/** The recipients, once each, and whether each is suppressed (live mode), read when called. */
-function liveRecipients(ctx: Ctx, p: Principal, all: Recipient[]): () => { kept: Recipient[]; suppressed: string[] } {
+/** The recipients, once each, with the read of whether each is suppressed (live mode; sent later). */
+function* liveRecipients(ctx: Ctx, p: Principal, all: Recipient[]) {
   const seen = new Set<string>();
-  const checks: { r: Recipient; suppressed: () => boolean }[] = [];
+  const checks: { r: Recipient; later: Later<unknown> | null }[] = [];
   for (const r of all) {
     const key = suppressionKey(r.address);
     if (seen.has(key)) continue;
     seen.add(key);
-    const later = p.mode === 'live' ? runSync(isSuppressedLater(ctx.db, p.teamId, key)) : null;
-    checks.push({ r, suppressed: () => later !== null && runSync(read(later)) !== undefined });
+    checks.push({ r, later: p.mode === 'live' ? yield* isSuppressedLater(ctx.db, p.teamId, key) : null });
   }
-  return () => {
-    const kept: Recipient[] = [];
-    const suppressed: string[] = [];
-    for (const c of checks) {
-      if (c.suppressed()) suppressed.push(c.r.address);
-      else kept.push(c.r);
-    }
-    return { kept, suppressed };
-  };
+  return checks;
+}
+
+/** The recipients kept and those suppressed, once liveRecipients' reads are answered. */
+function* keptRecipients(checks: { r: Recipient; later: Later<unknown> | null }[]) {
+  const kept: Recipient[] = [];
+  const suppressed: string[] = [];
+  for (const c of checks) {
+    if (c.later !== null && (yield* read(c.later)) !== undefined) suppressed.push(c.r.address);
+    else kept.push(c.r);
+  }
+  return { kept, suppressed };
 }
 
 /** The recipients that get a delivery and the credits they cost (live mode); 422 when every one is suppressed. */
-export function plan(ctx: Ctx, p: Principal, c: CheckedEmail) {
+export function* plan(ctx: Ctx, p: Principal, c: CheckedEmail) {
   // PostgreSQL: every recipient's suppression check and the sender domain's in one round trip.
-  const recipients = liveRecipients(ctx, p, c.recipients);
-  const domainFound = p.mode === 'live' ? runSync(hasVerifiedDomainForLater(ctx, p.teamId, c.from.domain)) : null;
-  const domainOk = () => domainFound === null || runSync(anyFound(domainFound));
+  const recipients = yield* liveRecipients(ctx, p, c.recipients);
+  const domainFound = p.mode === 'live' ? yield* hasVerifiedDomainForLater(ctx, p.teamId, c.from.domain) : null;
   const sender = p.mode === 'live' && c.sender && c.sender.domain !== c.from.domain ? c.sender : null;
-  const senderFound = sender ? runSync(hasVerifiedDomainForLater(ctx, p.teamId, sender.domain)) : null;
-  const senderOk = () => senderFound === null || runSync(anyFound(senderFound));
-  const { kept, suppressed } = recipients();
+  const senderFound = sender ? yield* hasVerifiedDomainForLater(ctx, p.teamId, sender.domain) : null;
+  const { kept, suppressed } = yield* keptRecipients(recipients);
   if (kept.length === 0)
     throw invalid('to', 'Every recipient is on the suppression list.', 'all_recipients_suppressed');
-  if (!domainOk()) {
+  if (domainFound !== null && !(yield* anyFound(domainFound))) {
     throw invalid('from', `The domain ${c.from.domain} is not a verified domain of this team.`, 'domain_not_verified');
   }
-  if (!senderOk())
+  if (senderFound !== null && !(yield* anyFound(senderFound)))
     throw invalid(
       'headers',
       `The Sender domain ${sender!.domain} is not a verified domain of this team.`,
@@ -115,15 +115,15 @@ function rowOf(ctx: Ctx, p: Principal, c: CheckedEmail, credits: number, raw: bo
  * submitted message, in their own tables), credits and the `queued` event. Call inside a transaction.
  * `message(id)`: builds the submitted message's final bytes once the email id is known.
  */
-export function insertChecked(
+export function* insertChecked(
   ctx: Ctx,
   p: Principal,
   c: CheckedEmail,
   message?: (id: string) => Buffer,
-): emails.EmailRow {
+): Gen<emails.EmailRow> {
   // Live: the credit lock and balance reads go with plan()'s reads (PostgreSQL: one round trip for all).
-  const prepared = p.mode === 'live' ? runSync(prepareCharge(ctx.db, p.teamId, ctx.now())) : undefined;
-  const { kept, suppressed, credits } = plan(ctx, p, c);
+  const prepared = p.mode === 'live' ? yield* prepareCharge(ctx.db, p.teamId, ctx.now()) : undefined;
+  const { kept, suppressed, credits } = yield* plan(ctx, p, c);
   const row = rowOf(ctx, p, c, credits, message !== undefined);
   const due = c.scheduledAt ?? row.created_at;
   const lease = leaseNow(ctx, kept.length, due <= row.created_at);
@@ -136,16 +136,16 @@ export function insertChecked(
     next_attempt_at: lease?.until ?? due,
     leased_until: lease?.until ?? null,
   }));
-  const seq = runSync(emails.insertEmail(ctx.db, row, c.input.tags ?? [], rcpts, lease ? ids : undefined));
+  const seq = yield* emails.insertEmail(ctx.db, row, c.input.tags ?? [], rcpts, lease ? ids : undefined);
   // The leased rows are read when the loop takes them, after the COMMIT: by then the ids have come back with it.
   if (lease)
     lease.rows = () =>
       rcpts.map((r, i) => ({ ...r, id: ids[i](), email_seq: seq, attempts: 0, first_attempt_at: null }));
-  if (message) runSync(insertMessage(ctx.db, seq, message(row.id)));
-  if (c.attachments.rows.length) runSync(insertAttachments(ctx.db, seq, c.attachments.rows));
+  if (message) yield* insertMessage(ctx.db, seq, message(row.id));
+  if (c.attachments.rows.length) yield* insertAttachments(ctx.db, seq, c.attachments.rows);
   const charged =
     credits > 0 &&
-    runSync(charge(ctx.db, p.teamId, seq, credits, ctx.config.freeMonthlyCredits, row.created_at, prepared));
+    (yield* charge(ctx.db, p.teamId, seq, credits, ctx.config.freeMonthlyCredits, row.created_at, prepared));
   if (credits > 0 && !charged) {
     const avail = availableCredits(ctx, p.teamId);
     throw new ApiError(
@@ -191,40 +191,49 @@ export function idempotent<T>(
   p: Principal,
   idemKey: string | undefined,
   request: unknown,
-  insert: () => T,
+  insert: () => Gen<T>,
 ): Promise<{ body: T; replayed: boolean }> {
   if (idemKey !== undefined && (idemKey.length === 0 || idemKey.length > 255))
     return Promise.reject(invalid('Idempotency-Key', 'Idempotency-Key must be 1 to 255 characters.'));
-  return groupTx(ctx.db, () => {
-    const hash = idemKey === undefined ? '' : requestHash(request);
-    if (idemKey !== undefined) {
-      const prior = runSync(getIdem(ctx.db, p, idemKey, ctx.now()));
-      if (prior && prior.request_hash !== hash)
-        throw new ApiError(
-          'idempotency_error',
-          'idempotency_key_reused',
-          'This Idempotency-Key was already used with a different request.',
-        );
-      if (prior) return { body: JSON.parse(prior.response_json) as T, replayed: true };
-    }
-    const body = insert();
-    if (idemKey !== undefined)
-      runSync(
-        putIdem(ctx.db, p, {
-          key: idemKey,
-          request_hash: hash,
-          status: 202,
-          response_json: JSON.stringify(body),
-          created_at: ctx.now(),
-        }),
+  // One request of a group-commit turn (store/group-commit.ts), its plan run as it arrives.
+  return groupTx(ctx.db, () => runSync(idempotentPlan(ctx, p, idemKey, request, insert)));
+}
+
+function* idempotentPlan<T>(
+  ctx: Ctx,
+  p: Principal,
+  idemKey: string | undefined,
+  request: unknown,
+  insert: () => Gen<T>,
+): Gen<{ body: T; replayed: boolean }> {
+  const hash = idemKey === undefined ? '' : requestHash(request);
+  if (idemKey !== undefined) {
+    const prior = yield* getIdem(ctx.db, p, idemKey, ctx.now());
+    if (prior && prior.request_hash !== hash)
+      throw new ApiError(
+        'idempotency_error',
+        'idempotency_key_reused',
+        'This Idempotency-Key was already used with a different request.',
       );
-    return { body, replayed: false };
-  });
+    if (prior) return { body: JSON.parse(prior.response_json) as T, replayed: true };
+  }
+  const body = yield* insert();
+  if (idemKey !== undefined)
+    yield* putIdem(ctx.db, p, {
+      key: idemKey,
+      request_hash: hash,
+      status: 202,
+      response_json: JSON.stringify(body),
+      created_at: ctx.now(),
+    });
+  return { body, replayed: false };
 }
 
 /** POST /emails. Same Idempotency-Key and body → the original answer; other body → 409. */
 export async function submitEmail(ctx: Ctx, p: Principal, input: EmailInput, idemKey?: string): Promise<SubmitResult> {
-  const r = await idempotent(ctx, p, idemKey, input, () => presentEmail(insertChecked(ctx, p, checkInput(ctx, input))));
+  const r = await idempotent(ctx, p, idemKey, input, function* () {
+    return presentEmail(yield* insertChecked(ctx, p, checkInput(ctx, input)));
+  });
   return { status: 202, ...r };
 }
 

@@ -53,11 +53,11 @@ export async function submitMessage(
 ): Promise<{ id: string; replayed: boolean }> {
   const m = readSubmitted(raw);
   const key = idemKeyOf(m.messageId);
-  const r = await idempotent(ctx, p, key, key ?? '', () => {
+  const r = await idempotent(ctx, p, key, key ?? '', function* () {
     const c = checkEmail(inputOf(m, rcptTo), ctx.now(), { maxBytes: ctx.config.maxMessageBytes, message: raw });
     c.attachments = { rows: [], info: m.attachments, builtBytes: 0 };
     c.sender = m.sender;
-    return presentEmail(insertChecked(ctx, p, c, (id) => m.build(id, ctx.config.hostname, ctx.now())));
+    return presentEmail(yield* insertChecked(ctx, p, c, (id) => m.build(id, ctx.config.hostname, ctx.now())));
   });
   return { id: r.body.id, replayed: r.replayed };
 }
