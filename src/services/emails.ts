@@ -5,7 +5,7 @@ import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { TokenSigner } from '../core/signed-token.js';
 import { tx, type DB } from '../store/db.js';
-import { groupTx, afterCommit } from '../store/group-commit.js';
+import { groupPlan, afterCommit } from '../store/group-commit.js';
 import * as emails from '../store/emails.js';
 import { eventsOf } from '../store/events.js';
 import { getIdem, putIdem } from '../store/idempotency.js';
@@ -196,7 +196,7 @@ export function idempotent<T>(
   if (idemKey !== undefined && (idemKey.length === 0 || idemKey.length > 255))
     return Promise.reject(invalid('Idempotency-Key', 'Idempotency-Key must be 1 to 255 characters.'));
   // One request of a group-commit turn (store/group-commit.ts), its plan run as it arrives.
-  return groupTx(ctx.db, () => runSync(idempotentPlan(ctx, p, idemKey, request, insert)));
+  return groupPlan(ctx.db, () => idempotentPlan(ctx, p, idemKey, request, insert));
 }
 
 function* idempotentPlan<T>(

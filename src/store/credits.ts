@@ -1,6 +1,7 @@
 // Credit grants, the free monthly allowance and the ledger of charges and refunds.
 import { isPg, sql, type DB } from './db.js';
 import { all, allLater, get, getLater, read, run, type Gen } from './op.js';
+import { turnState } from './lockstep.js';
 import { allocate, monthOf, type Allocation, type GrantBalance } from '../core/credits.js';
 
 export interface GrantRow {
@@ -58,6 +59,20 @@ function* lockTeamLater(db: DB, teamId: string) {
   return yield* getLater(sql(db, 'SELECT pg_advisory_xact_lock(1, hashtext(?))'), teamId);
 }
 
+interface Balance {
+  used: number;
+  grants: GrantRow[];
+}
+/** The balance once `plan` is charged. */
+function afterCharge(b: Balance, plan: Allocation[]): Balance {
+  const free = plan.filter((a) => a.grantId === null).reduce((s, a) => s + a.amount, 0);
+  const taken = new Map(plan.filter((a) => a.grantId !== null).map((a) => [a.grantId, a.amount]));
+  return {
+    used: b.used + free,
+    grants: b.grants.map((g) => (taken.has(g.id) ? { ...g, remaining: g.remaining - taken.get(g.id)! } : g)),
+  };
+}
+
 /** What a charge reads, asked for ahead (prepareCharge). */
 export interface PreparedCharge {
   month: string;
@@ -97,10 +112,15 @@ export function* charge(
   prepared?: PreparedCharge,
 ): Gen<Allocation[] | null> {
   const month = monthOf(nowMs);
-  const balance = yield* (prepared?.month === month ? prepared : yield* prepareCharge(db, teamId, nowMs)).read();
+  const read = yield* (prepared?.month === month ? prepared : yield* prepareCharge(db, teamId, nowMs)).read();
+  // PostgreSQL: the balance this transaction's earlier charges left (a turn's requests may all have read before any
+  // charged: ./lockstep.ts), else what was read.
+  const kept = turnState(db, `credits ${teamId}`, () => ({ month, balance: null as Balance | null }));
+  const balance = kept?.month === month && kept.balance ? kept.balance : read;
   // Grants read a moment earlier include every grant live now; allocate() leaves out any that ended since.
   const plan = allocate(n, freeMonthly - balance.used, balance.grants.map(toBalance), nowMs);
   if (!plan) return null;
+  if (kept) Object.assign(kept, { month, balance: afterCharge(balance, plan) });
   const ledger = sql(
     db,
     'INSERT INTO credit_ledger (team_id, email_seq, grant_id, month, amount, created_at) VALUES (?, ?, ?, ?, ?, ?)',
@@ -124,6 +144,8 @@ export function* charge(
  */
 export function* refund(db: DB, teamId: string, emailSeq: number, n: number, nowMs: number): Gen<number> {
   yield* lockTeam(db, teamId);
+  const kept = turnState(db, `credits ${teamId}`, () => ({ month: '', balance: null as Balance | null }));
+  if (kept) kept.balance = null; // read again by the next charge
   const charged = sql<{ grant_id: string | null; month: string; net: number }>(
     db,
     'SELECT grant_id, month, -sum(amount) AS net FROM credit_ledger WHERE email_seq = ? GROUP BY grant_id, month HAVING -sum(amount) > 0 ORDER BY grant_id IS NULL, grant_id DESC',

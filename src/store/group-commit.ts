@@ -5,9 +5,18 @@
 // in flight, and is answered when the server's answer is read, while this thread goes on with the next turn; a
 // failure found then runs the turn's requests again, each in a savepoint.
 import { atomically, flushWal, isPg, isRetryable, RETRIES, tx, walSyncOf, type DB } from './db.js';
+import { runSync, type Gen } from './op.js';
+import { parkedAnswer, stepPlan, type Parked } from './lockstep.js';
 
 interface Entry {
   fn: () => unknown;
+  /** groupPlan: the request's plan, which a PostgreSQL turn advances in lockstep with the others (./lockstep.ts) */
+  make?: () => Gen<unknown>;
+  /** its run in lockstep, and the read it waits for (answered by the turn's next round trip) */
+  gen?: Gen<unknown>;
+  parked?: Parked;
+  /** it wrote while in lockstep (a failure after writing leaves the turn dirty) */
+  wrote?: boolean;
   result?: unknown;
   failed?: boolean;
   /** times run again after its turn's COMMIT, sent without waiting, failed */
@@ -81,6 +90,19 @@ export function groupTx<T>(db: DB, fn: () => T): Promise<T> {
   return new Promise<T>((resolve, reject) => runEntry(db, { fn, resolve: resolve as (v: unknown) => void, reject }));
 }
 
+/**
+ * groupTx for a plan. PostgreSQL: the turn advances its requests' plans together (./lockstep.ts), each to its next
+ * read that needs an answer, so one round trip answers the reads of every request of the turn, where one request
+ * after another waited for its own. SQLite: groupTx(runSync(plan)).
+ */
+export function groupPlan<T>(db: DB, make: () => Gen<T>): Promise<T> {
+  const fn = () => runSync(make());
+  if (!isPg(db) || (!batches.has(db) && db.inTransaction)) return groupTx(db, fn);
+  return new Promise<T>((resolve, reject) =>
+    runEntry(db, { fn, make, resolve: resolve as (v: unknown) => void, reject }),
+  );
+}
+
 /** The open turn, or a new one (its BEGIN, and its flush at the end of this event-loop turn). */
 function openBatch(db: DB): Batch {
   const open = batches.get(db);
@@ -135,6 +157,10 @@ function runEntry(db: DB, e: Entry, strict = false): void {
   if (strict) b.strict = true;
   b.entries.push(e);
   if (b.waiting && b.entries.length === AHEAD_MIN) setImmediate(() => flushWhenFree(db, b));
+  if (e.make && isPg(db) && !b.strict && !db.foreignJoined) {
+    e.gen = e.make();
+    return advance(db, b, e, { first: true });
+  }
   try {
     // PostgreSQL: the request runs without a savepoint and its writes travel with the turn's next round trip (lazyNext).
     if (isPg(db) && !b.strict && !db.foreignJoined) db.lazyNext = true;
@@ -145,13 +171,51 @@ function runEntry(db: DB, e: Entry, strict = false): void {
       b.running = undefined;
     }
   } catch (err) {
-    runAfter(e, false);
-    // PostgreSQL: a request that failed after writing leaves its writes in the turn (no savepoint): run the others again.
-    const dirty = isPg(db) && db.takeDirty();
-    if (isRetryable(err)) return restart(db, b, 1);
-    e.failed = true;
-    e.reject(err);
-    if (dirty) restart(db, b, 1);
+    failed(db, b, e, err, isPg(db) && db.takeDirty());
+  }
+}
+
+/** A request failed: PostgreSQL, after writing (no savepoint: its writes are in the turn), the others run again. */
+function failed(db: DB, b: Batch, e: Entry, err: unknown, dirty: boolean): void {
+  runAfter(e, false);
+  if (isRetryable(err)) return restart(db, b, 1);
+  e.failed = true;
+  e.reject(err);
+  if (dirty) restart(db, b, 1);
+}
+
+/**
+ * PostgreSQL, lockstep: runs the request's plan on from where it parked (with the answer of its read, or the error)
+ * to its next read that needs an answer, or its end, as a bare scope of the turn's transaction.
+ */
+function advance(db: DB, b: Batch, e: Entry, input: { first?: boolean; value?: unknown; error?: unknown }): void {
+  if (!isPg(db) || !e.gen) return;
+  b.running = e;
+  const r = stepPlan(db, e.gen, input);
+  b.running = undefined;
+  if (r.wrote) e.wrote = true;
+  if (r.parked) e.parked = r.parked;
+  else {
+    e.gen = undefined;
+    if (r.failed) failed(db, b, e, r.error, e.wrote === true || r.pgError === true);
+    else e.result = r.value;
+  }
+}
+
+/**
+ * PostgreSQL, before the turn commits: while requests wait for reads, one round trip answers all of them (the first
+ * parked read sends everything queued) and each goes on to its next read or its end.
+ */
+function settleParked(db: DB, b: Batch): void {
+  for (;;) {
+    const parked = b.entries.filter((e) => e.parked && !e.failed);
+    if (!parked.length || b.strict) return;
+    for (const e of parked) {
+      if (b.strict) break; // a restart ran every request again, one after another
+      const p = e.parked!;
+      e.parked = undefined;
+      advance(db, b, e, parkedAnswer(p));
+    }
   }
 }
 
@@ -170,6 +234,10 @@ export function leaveTurn(db: DB): void {
 /** Rolls the turn's transaction back and runs its requests again in a new one (PostgreSQL deadlock). */
 function restart(db: DB, b: Batch, attempt: number): void {
   b.strict = true;
+  for (const e of b.entries) {
+    e.gen = undefined;
+    e.parked = undefined;
+  }
   db.exec('ROLLBACK');
   db.exec('BEGIN');
   for (const e of b.entries) {
@@ -189,6 +257,7 @@ function restart(db: DB, b: Batch, attempt: number): void {
 }
 
 function flush(db: DB, b: Batch): void {
+  if (isPg(db)) settleParked(db, b);
   batches.delete(db);
   const live = b.entries.some((e) => !e.failed);
   // PostgreSQL: the COMMIT sent without waiting; the turn settles when its answer is read (committedLater). Only

@@ -1,6 +1,7 @@
 // Idempotency records: (team, mode, key) → request hash and the original response, kept 24 hours.
 import { isPg, sql, type DB } from './db.js';
 import { get, getLater, run, type Gen } from './op.js';
+import { inLockstep, notInLockstep, turnState } from './lockstep.js';
 
 export interface IdemRow {
   team_id: string;
@@ -33,6 +34,12 @@ const scopeOf = (o: IdemOwner) => (o.mode === 'live' ? o.teamId : `${o.teamId}:t
  */
 export function* getIdem(db: DB, owner: IdemOwner, key: string, nowMs: number): Gen<IdemRow | undefined> {
   const scope = scopeOf(owner);
+  // Requests of one turn advanced together all read before any writes: a key twice in a turn runs it one by one.
+  if (inLockstep(db)) {
+    const taken = turnState(db, 'idempotency', () => new Set<string>())!;
+    if (taken.has(`${scope} ${key}`)) throw notInLockstep('an Idempotency-Key twice in one turn');
+    taken.add(`${scope} ${key}`);
+  }
   // The scope holds no space: `<scope> <key>` names one (team, mode, key).
   if (isPg(db)) yield* getLater(sql(db, 'SELECT pg_advisory_xact_lock(2, hashtext(?))'), `${scope} ${key}`);
   const text = 'SELECT * FROM idempotency WHERE team_id = ? AND key = ? AND created_at > ?';

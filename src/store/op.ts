@@ -76,7 +76,7 @@ export function* transaction<T>(db: DB, body: () => Gen<T>): Gen<T> {
 }
 
 /** Answers one yielded operation on the synchronous engine. */
-function answer(op: Op): unknown {
+export function answer(op: Op): unknown {
   switch (op.k) {
     case 'get':
       return op.s.get(...op.args);

@@ -1,0 +1,104 @@
+// PostgreSQL: the requests of a group-commit turn advanced together (./group-commit.ts groupPlan,
+// docs/async-store.md). Each request's plan runs until it yields a read that needs the server's answer; that read
+// is queued instead (getLater) and the request parks. When the turn is about to commit, one round trip sends every
+// parked read (with the writes queued so far) and each request goes on. A request runs as a bare scope of the turn's
+// transaction (PgDatabase.transaction with lazyNext): no savepoint; a failure after writing makes the turn run its
+// requests again one after another (`strict`), which is also what a turn falls back to whenever in doubt.
+// What one request after another gave for free is kept by `turnState`: credits and idempotency keys (their stores).
+import { allLater as allLaterSync, getLater as getLaterSync, isPg, type DB } from './db.js';
+import { answer, type Gen, type Op } from './op.js';
+import type { PgDatabase } from './pg/database.js';
+import { PgError } from './pg/errors.js';
+import { REPLAY } from './pg/sync-client.js';
+
+/** The read a parked request waits for: called after the turn's next round trip, it answers (or throws). */
+export type Parked = () => unknown;
+
+export interface Step {
+  parked?: Parked;
+  value?: unknown;
+  failed?: boolean;
+  error?: unknown;
+  pgError?: boolean;
+  wrote: boolean;
+}
+
+/** The answer a parked read got, or its error. */
+export function parkedAnswer(p: Parked): { value?: unknown; error?: unknown } {
+  try {
+    return { value: p() };
+  } catch (error) {
+    return { error };
+  }
+}
+
+/** A statement that needs the server's answer: queued with the other requests' (its answer later), or null. */
+function parkOf(op: Op): Parked | null {
+  if (op.k === 'get') return getLaterSync(op.s, ...op.args);
+  if (op.k === 'all') return allLaterSync(op.s, ...op.args);
+  if (op.k === 'read') return op.later as unknown as Parked;
+  return null;
+}
+
+let stepping: DB | null = null;
+/** Whether the running plan is one of a turn's requests advanced together (lockstep), on `db`. */
+export const inLockstep = (db: DB): boolean => stepping === db;
+
+/** Runs a request's plan on (from its start, with its read's answer, or with its error) to its next read or its end. */
+export function stepPlan(
+  db: PgDatabase,
+  gen: Gen<unknown>,
+  input: { first?: boolean; value?: unknown; error?: unknown },
+): Step {
+  const before = db.writes;
+  const wrote = () => db.writes !== before;
+  db.depth++;
+  stepping = db;
+  try {
+    let r = input.error !== undefined ? gen.throw(input.error) : input.first ? gen.next() : gen.next(input.value);
+    for (;;) {
+      if (r.done) return { value: r.value, wrote: wrote() };
+      const parked = parkOf(r.value);
+      if (parked) return { parked, wrote: wrote() };
+      let v: unknown;
+      try {
+        v = answer(r.value);
+      } catch (err) {
+        r = gen.throw(err);
+        continue;
+      }
+      r = gen.next(v);
+    }
+  } catch (error) {
+    return { failed: true, error, pgError: error instanceof PgError, wrote: wrote() };
+  } finally {
+    stepping = null;
+    db.depth--;
+    // The queued statements include this scope's writes: an error of their round trip poisons the turn (REPLAY).
+    db.client.unconfirmed = true;
+  }
+}
+
+/**
+ * Thrown by a request that cannot go on in lockstep (it needs what an earlier request of the turn is writing): the
+ * turn runs its requests again, one after another (retryable, like a deadlock).
+ */
+export function notInLockstep(why: string): PgError {
+  const e = new PgError(`${why}: the turn runs its requests one after another`);
+  e.code = REPLAY;
+  return e;
+}
+
+const states = new WeakMap<DB, { serial: number; values: Map<string, unknown> }>();
+/**
+ * PostgreSQL, inside a transaction: an object kept for this transaction under `key` (made by `init` the first time),
+ * for what the requests of one turn must see of each other's writes before the server does (a team's credit
+ * balance, the idempotency keys taken). Undefined elsewhere (SQLite, or outside a transaction).
+ */
+export function turnState<T>(db: DB, key: string, init: () => T): T | undefined {
+  if (!isPg(db) || !db.inTransaction) return undefined;
+  let m = states.get(db);
+  if (!m || m.serial !== db.txSerial) states.set(db, (m = { serial: db.txSerial, values: new Map() }));
+  if (!m.values.has(key)) m.values.set(key, init());
+  return m.values.get(key) as T;
+}
