@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { assertWebhookDescribed } from '../helpers/contract.js';
 import { Receiver, verify } from './webhooks-receiver.js';
 
 // The full service (every feature): test-mode emails walk their statuses by simulation and each
@@ -33,6 +34,7 @@ describe('webhooks: end to end with every feature', function () {
     ).body;
     const got = await rx.waitFor(3, 8000);
     const payloads = got.map((r) => verify(ep.secret, r));
+    for (const p of payloads) assertWebhookDescribed(s.ctx, p); // as the document's `webhooks` describes it
     const events = (await s.api('GET', `/v1/emails/${email.id}/events`, { key })).body.data;
     const byId = new Map(events.map((e: any) => [e.id, e]));
     expect(payloads.map((p) => p.type).sort()).to.deep.equal(['delivered', 'queued', 'sent']);
@@ -42,6 +44,23 @@ describe('webhooks: end to end with every feature', function () {
     }
     expect(payloads.find((p) => p.type === 'delivered').data.email.status).to.equal('delivered');
     expect(payloads.find((p) => p.type === 'queued').data.email.status).to.equal('queued');
+  });
+
+  it('a bounce reaches the endpoint with its data (reason, hard, SMTP reply) as the document describes it', async () => {
+    const key = s.key(s.team().id, 'test', ['emails:send', 'emails:read', 'webhooks:write']);
+    const rx3 = await new Receiver().start();
+    try {
+      const ep = (await s.api('POST', '/v1/webhooks', { key, body: { url: rx3.url, events: ['bounced'] } })).body;
+      const body = { from: 'a@example.com', to: 'bounced@example.org', subject: 'b', text: 't' };
+      await s.api('POST', '/v1/emails', { key, body });
+      const [got] = await rx3.waitFor(1, 8000);
+      const p = verify(ep.secret, got);
+      assertWebhookDescribed(s.ctx, p);
+      expect(p.type).to.equal('bounced');
+      expect(p.data.details).to.include({ reason: 'userunknown', hard: true, smtp_code: 550, source: 'simulated' });
+    } finally {
+      await rx3.stop();
+    }
   });
 
   it('reuses connections to an endpoint (keep-alive) across deliveries', async () => {
