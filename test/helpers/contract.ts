@@ -4,7 +4,8 @@
 // (assertWebhookDescribed). The document is the one GET /v1/openapi.json serves (see contract()).
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
-import { documentOf, UNDOCUMENTED } from '../../src/http/openapi.js';
+import Router from '@koa/router';
+import { documentOf, openApiDocument, UNDOCUMENTED } from '../../src/http/openapi.js';
 import type { Ctx } from '../../src/services/context.js';
 
 const addFormats = addFormatsImport as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -154,6 +155,15 @@ export function assertDescribed(
 ) {
   const violation = (of instanceof Contract ? of : contract(of)).check(method, url, status, body, request);
   if (violation) throw new Error(`Contract (test/helpers/contract.ts): ${violation}`);
+}
+
+let routeless: Contract | undefined;
+/**
+ * A checker of the document's `webhooks` for callers without a service at hand (the webhook receiver): the payloads
+ * and the components they use are the same in every document, whatever routes it lists.
+ */
+export function webhookContract(): Contract {
+  return (routeless ??= new Contract(openApiDocument(new Router(), 'http://127.0.0.1')));
 }
 
 /** Throws when a body a webhook endpoint received falls outside the document's `webhooks` (the parsed JSON). */
