@@ -1,9 +1,11 @@
 // The contract check: every /v1 answer a test receives through TestService.api is checked against the OpenAPI
 // document (status, then body with Ajv against that status's schema). An answer the document does not describe
-// throws, failing the test. The document is the one GET /v1/openapi.json serves (see contract()).
+// throws, failing the test. Webhook bodies a test receives are checked against the document's `webhooks`
+// (assertWebhookDescribed). The document is the one GET /v1/openapi.json serves (see contract()).
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
-import { documentOf, UNDOCUMENTED } from '../../src/http/openapi.js';
+import Router from '@koa/router';
+import { documentOf, openApiDocument, UNDOCUMENTED } from '../../src/http/openapi.js';
 import type { Ctx } from '../../src/services/context.js';
 
 const addFormats = addFormatsImport as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -64,6 +66,19 @@ export class Contract {
     if (request === undefined || status >= 300 || !this.doc.paths[path][m].requestBody) return null;
     const pointer = ['paths', path, m, 'requestBody', 'content', 'application/json', 'schema'];
     return this.validate(`${what} to a body the document refuses (${method} ${path})`, pointer, request);
+  }
+
+  /**
+   * Why a body POSTed to a webhook endpoint falls outside the document's `webhooks` entry of its kind (`type`), or
+   * null when it is described.
+   */
+  checkWebhook(body: unknown): string | null {
+    const type = (body as { type?: unknown } | null)?.type;
+    const hooks = (this.doc as unknown as { webhooks?: Record<string, unknown> }).webhooks ?? {};
+    if (typeof type !== 'string' || !Object.hasOwn(hooks, type))
+      return `a webhook body of kind ${JSON.stringify(type)}: no such kind in the document's webhooks`;
+    const pointer = ['webhooks', type, 'post', 'requestBody', 'content', 'application/json', 'schema'];
+    return this.validate(`a \`${type}\` webhook body`, pointer, body);
   }
 
   /** Compiles the schema of every answer and every named schema (throws on a $ref that leads nowhere). */
@@ -139,6 +154,21 @@ export function assertDescribed(
   request?: unknown,
 ) {
   const violation = (of instanceof Contract ? of : contract(of)).check(method, url, status, body, request);
+  if (violation) throw new Error(`Contract (test/helpers/contract.ts): ${violation}`);
+}
+
+let routeless: Contract | undefined;
+/**
+ * A checker of the document's `webhooks` for callers without a service at hand (the webhook receiver): the payloads
+ * and the components they use are the same in every document, whatever routes it lists.
+ */
+export function webhookContract(): Contract {
+  return (routeless ??= new Contract(openApiDocument(new Router(), 'http://127.0.0.1')));
+}
+
+/** Throws when a body a webhook endpoint received falls outside the document's `webhooks` (the parsed JSON). */
+export function assertWebhookDescribed(of: Ctx | Contract, body: unknown) {
+  const violation = (of instanceof Contract ? of : contract(of)).checkWebhook(body);
   if (violation) throw new Error(`Contract (test/helpers/contract.ts): ${violation}`);
 }
 

@@ -16,6 +16,7 @@ import { checkAllDomains } from '../../src/services/domains.js';
 import { newSecret } from '../../src/core/webhook-signing.js';
 import { Webhook } from 'standardwebhooks';
 import { Receiver, sleep, type Received } from './webhooks-receiver.js';
+import { assertWebhookDescribed, webhookContract } from '../helpers/contract.js';
 import { smtpPort, smtpSend } from './inbound-fixtures.js';
 
 const ZONE = 'bl.test';
@@ -45,6 +46,7 @@ describe('domain and IP alerts', function () {
       const at = new Date(Number(r.headers['webhook-timestamp']) * 1000);
       expect(r.headers['webhook-signature'].split(' ')).to.include(wh.sign(r.headers['webhook-id'], at, r.body));
       expect(r.json.id).to.equal(r.headers['webhook-id']);
+      assertWebhookDescribed(webhookContract(), r.json); // as the document's `webhooks` describes it
       return r.json;
     });
   const alerts = (rx: Receiver) => events(rx).map((e: any) => `${e.type} ${e.data.alert}`);

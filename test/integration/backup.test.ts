@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import { tempDir } from '../helpers/temp.js';
 import { testEngine } from '../helpers/service.js';
 import { mta, quietEnv, serveChild } from '../helpers/cli.js';
+import { checkedFetch, servedContract } from '../helpers/contract.js';
 
 const exited = (c: ChildProcess) =>
   new Promise<void>((resolve) => (c.exitCode !== null ? resolve() : c.once('exit', () => resolve())));
@@ -39,6 +40,7 @@ describe('mta backup', function () {
     expect((await mta(['domain', 'add', '--team', 'bk', 'sender.test'], env)).code).to.equal(0);
     const svc = await serveChild(env);
     child = svc.child;
+    const checked = checkedFetch(await servedContract(svc.url)); // answers checked against the document
     const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const accepted: string[] = [];
     let stop = false;
@@ -46,7 +48,7 @@ describe('mta backup', function () {
     const sender = async () => {
       while (!stop) {
         const i = n++;
-        const r = await fetch(`${svc.url}/v1/emails`, {
+        const r = await checked(`${svc.url}/v1/emails`, {
           method: 'POST',
           headers: auth,
           body: JSON.stringify({ from: 'app@sender.test', to: `u${i}@rcpt.test`, subject: `b${i}`, text: 'x' }),
@@ -90,7 +92,7 @@ describe('mta backup', function () {
     fs.copyFileSync(out, path.join(dir, 'mta.sqlite'));
     const restored = await serveChild(env);
     child = restored.child;
-    const got = await fetch(`${restored.url}/v1/emails/${before[0]}`, { headers: auth });
+    const got = await checked(`${restored.url}/v1/emails/${before[0]}`, { headers: auth });
     expect(got.status).to.equal(200);
     expect(((await got.json()) as { subject: string }).subject).to.match(/^b\d+$/);
   });

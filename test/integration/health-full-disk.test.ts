@@ -8,6 +8,7 @@ import path from 'node:path';
 import { tempDir } from '../helpers/temp.js';
 import { testEngine } from '../helpers/service.js';
 import { mta, quietEnv, serveChild } from '../helpers/cli.js';
+import { checkedFetch, servedContract } from '../helpers/contract.js';
 
 describe('/healthz on a full disk', function () {
   this.timeout(120_000);
@@ -32,6 +33,7 @@ describe('/healthz on a full disk', function () {
     const key = (await mta(['key', 'create', '--team', 'full'], env)).stdout.trim();
     const svc = await serveChild(env);
     child = svc.child;
+    const checked = checkedFetch(await servedContract(svc.url)); // answers (the 503 too) checked against the document
     const health = async () => {
       const r = await fetch(`${svc.url}/healthz`);
       return { status: r.status, body: (await r.json()) as { status: string; reason?: string } };
@@ -46,7 +48,7 @@ describe('/healthz on a full disk', function () {
       /* ENOSPC: the disk is full */
     }
     const send = (i: number) =>
-      fetch(`${svc.url}/v1/emails`, {
+      checked(`${svc.url}/v1/emails`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ from: 'a@sender.test', to: `u${i}@rcpt.test`, subject: 's', text: 'x'.repeat(65536) }),

@@ -10,7 +10,7 @@ import { FEATURES } from '../../src/features.js';
 import { feature as api } from '../../src/features/api.js';
 import { UNDOCUMENTED, documentOf } from '../../src/http/openapi.js';
 import { STATUSES, WEBHOOK_EVENT_TYPES } from '../../src/core/status.js';
-import { Contract, checkedFetch, contract, servedContract } from '../helpers/contract.js';
+import { Contract, assertWebhookDescribed, checkedFetch, contract, servedContract } from '../helpers/contract.js';
 import { insertVerifiedDomain } from '../helpers/factories.js';
 
 describe('GET /v1/openapi.json', () => {
@@ -178,6 +178,23 @@ describe('GET /v1/openapi.json', () => {
     } finally {
       liar.close();
     }
+  });
+
+  it("checks a webhook body against the document's webhooks: each kind's data typed, more fields allowed", () => {
+    const c = contract(s.ctx);
+    const at = '2026-01-01T00:00:00.000Z';
+    const details = { url: 'https://example.org/a', source: 'tracking', later_field: 1 };
+    const clicked = { id: 'evt_1', object: 'event', type: 'clicked', created_at: at };
+    const body = { ...clicked, data: { email: null, recipient: 'b@example.org', details } };
+    expect(c.checkWebhook(body)).to.equal(null); // a field the data may grow with is allowed
+    const { url: _url, ...noUrl } = details;
+    expect(c.checkWebhook({ ...body, data: { ...body.data, details: noUrl } })).to.match(
+      /`clicked` webhook body.*url/s,
+    );
+    const bounce = { ...body, type: 'bounced', data: { ...body.data, details: { attempt: '1', hard: 'yes' } } };
+    expect(c.checkWebhook(bounce)).to.match(/details\/attempt must be integer.*details\/hard must be boolean/s);
+    expect(c.checkWebhook({ ...body, type: 'nope' })).to.match(/no such kind/);
+    expect(() => assertWebhookDescribed(s.ctx, bounce)).to.throw(/Contract/);
   });
 
   it('/docs/api renders the document: every operation and schema, no script or outside asset', async () => {

@@ -12,6 +12,7 @@ import { TestMx } from '../helpers/smtp-mx.js';
 import { tempDir, testEngine, pgUrlFor } from '../helpers/service.js';
 import { loopbackEnv, serveChild } from '../helpers/cli.js';
 import { insertVerifiedDomain } from '../helpers/factories.js';
+import { assertDescribed, parseBody, servedContract, type Contract } from '../helpers/contract.js';
 import { openDb, type DB } from '../../src/store/db.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createTeamPlan, createKeyPlan } from '../../src/services/keys.js';
@@ -23,6 +24,9 @@ interface Reply {
   body: string;
   headers: http.IncomingHttpHeaders;
 }
+
+/** The document the node serves: every /v1 answer a client gets is checked against it (once it is known). */
+let contract: Contract | undefined;
 
 /** A client on one keep-alive connection: every request it sends reaches the same process. */
 function client(base: string) {
@@ -38,8 +42,8 @@ function client(base: string) {
       req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer in 10 s`)));
       req.end(body);
     });
-  const send = (method: string, path: string, key: string, body?: unknown, requestId?: string) =>
-    raw(
+  const send = async (method: string, path: string, key: string, body?: unknown, requestId?: string) => {
+    const reply = await raw(
       method,
       path,
       {
@@ -49,6 +53,9 @@ function client(base: string) {
       },
       body === undefined ? undefined : JSON.stringify(body),
     );
+    if (contract) assertDescribed(contract, method, `${base}${path}`, reply.status, parseBody(reply.body), body);
+    return reply;
+  };
   /** A wrong operator password through the dashboard's sign-in form (its page first, for the CSRF token and cookie). */
   const wrongPassword = async (requestId: string) => {
     const page = await raw('GET', '/dashboard/sign-in', {});
@@ -120,6 +127,8 @@ describe('PostgreSQL: one node with HTTP workers (MTA_HTTP_WORKERS)', function (
     const until = Date.now() + 30_000;
     while (workersUp(node.log()).length < 2 && Date.now() < until) await sleep(50);
     expect(workersUp(node.log()).length, node.log().slice(-2000)).to.equal(2);
+    contract = await servedContract(node.url);
+    contract.compileAll(); // now, so checking takes nothing from the timings the tests measure
   });
 
   after(async () => {

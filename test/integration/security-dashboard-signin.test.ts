@@ -6,6 +6,7 @@ import http from 'node:http';
 import { expect } from 'chai';
 import { startTestService, testClock, type TestService } from '../helpers/service.js';
 import { feature as dashboard } from '../../src/features/dashboard.js';
+import { assertDescribed, parseBody } from '../helpers/contract.js';
 
 interface Answer {
   status: number;
@@ -84,6 +85,7 @@ describe('security: the dashboard key sign-in backs off like the API (issue 32)'
     // The API's answer to a wrong key from this address takes from the same bucket.
     const api = await request(`${s.url}/v1/emails`, { headers: { authorization: 'Bearer ps_test_nope' } });
     expect(api.status).to.equal(429);
+    assertDescribed(s.ctx, 'GET', `${s.url}/v1/emails`, api.status, parseBody(api.text)); // as documented
     expect(JSON.parse(api.text).error.type).to.equal('rate_limit_error');
     expect(api.headers['retry-after']).to.match(/^\d+$/);
   });

@@ -9,6 +9,7 @@ import { startTestService, type TestService } from '../helpers/service.js';
 import { feature as submission } from '../../src/features/submission.js';
 import { bodyBudget } from '../../src/services/body-budget.js';
 import { submissionPort, waitFor } from './submission-env.js';
+import { assertDescribed, parseBody } from '../helpers/contract.js';
 
 const BUDGET = 1024 * 1024;
 const SIZE = 700_000;
@@ -42,6 +43,11 @@ function upload(s: TestService, key: string, length: number, headers: Record<str
       let text = '';
       res.on('data', (d) => (text += d));
       res.on('end', () => {
+        try {
+          assertDescribed(s.ctx, 'POST', `${s.url}/v1/emails`, res.statusCode!, parseBody(text)); // as documented
+        } catch (e) {
+          return reject(e as Error);
+        }
         const err = text ? JSON.parse(text).error : undefined;
         resolve({ status: res.statusCode!, code: err?.code, type: err?.type, retryAfter: res.headers['retry-after'] });
       });

@@ -7,6 +7,7 @@ import { TestDns } from '../helpers/dns.js';
 import { TestMx } from '../helpers/smtp-mx.js';
 import { tempDir } from '../helpers/service.js';
 import { liveSender, loopbackEnv, serveChild } from '../helpers/cli.js';
+import { assertDescribed, checkedFetch, parseBody, servedContract } from '../helpers/contract.js';
 import { route } from './outbound-env.js';
 
 describe('SIGTERM: new requests are refused first, accepted email is kept', function () {
@@ -29,6 +30,7 @@ describe('SIGTERM: new requests are refused first, accepted email is kept', func
     const key = await liveSender(env, dns, 'stop');
     let svc = await serveChild(env);
     child = svc.child;
+    const contract = await servedContract(svc.url); // every answer checked against the document
     const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const before: string[] = []; // ids answered 202
     const after: { status: number | 'refused' }[] = []; // requests sent once the shutdown was logged
@@ -39,20 +41,25 @@ describe('SIGTERM: new requests are refused first, accepted email is kept', func
       while (!done) {
         const late = shuttingDown;
         const i = n++;
+        let r: Response;
         try {
-          const r = await fetch(`${svc.url}/v1/emails`, {
+          r = await fetch(`${svc.url}/v1/emails`, {
             method: 'POST',
             headers: auth,
             body: JSON.stringify({ from: 'app@sender.test', to: `u${i}@rcpt.test`, subject: `s${i}`, text: 'x' }),
           });
-          const body = (await r.json()) as { id?: string; error?: { code: string } };
-          if (late) after.push({ status: r.status });
-          else if (r.status === 202) before.push(body.id!);
-          if (r.status === 503) expect(body.error?.code).to.equal('shutting_down');
         } catch {
           if (late) after.push({ status: 'refused' });
           await new Promise((r) => setTimeout(r, 20));
+          continue;
         }
+        // Outside the try: an answer off the document (or a 503 other than shutting_down) fails the test.
+        const text = await r.text();
+        assertDescribed(contract, 'POST', `${svc.url}/v1/emails`, r.status, parseBody(text));
+        const body = JSON.parse(text) as { id?: string; error?: { code: string } };
+        if (late) after.push({ status: r.status });
+        else if (r.status === 202) before.push(body.id!);
+        if (r.status === 503) expect(body.error?.code).to.equal('shutting_down');
       }
     };
     const senders = Array.from({ length: 8 }, sender);
@@ -72,7 +79,7 @@ describe('SIGTERM: new requests are refused first, accepted email is kept', func
     svc = await serveChild(env);
     child = svc.child;
     for (const id of before) {
-      const r = await fetch(`${svc.url}/v1/emails/${id}`, { headers: auth });
+      const r = await checkedFetch(contract)(`${svc.url}/v1/emails/${id}`, { headers: auth });
       expect(r.status, id).to.equal(200);
     }
   });

@@ -11,6 +11,7 @@ import { TestDns } from '../helpers/dns.js';
 import { TestMx } from '../helpers/smtp-mx.js';
 import { tempDir, testEngine } from '../helpers/service.js';
 import { loopbackEnv, serveChild } from '../helpers/cli.js';
+import { assertDescribed, parseBody, servedContract, type Contract } from '../helpers/contract.js';
 import { createDatabase, pgBinDir, startPg, type PgCluster } from '../helpers/pg.js';
 import { insertVerifiedDomain } from '../helpers/factories.js';
 import { openDb, type DB } from '../../src/store/db.js';
@@ -22,12 +23,19 @@ const N = 40;
 /** The claims' lease: far longer than the test waits after the database returns. */
 const LEASE_S = 120;
 
-const postEmail = (url: string, key: string, i: number) =>
+const rawPost = (url: string, key: string, i: number) =>
   fetch(`${url}/v1/emails`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ from: 'app@sender.test', to: `u${i}@rcpt.test`, subject: `n${i}`, text: 'x' }),
   });
+/** The document the nodes serve: every answer (the 503 of the outage too) is checked against it. */
+let contract: Contract | undefined;
+const described = async (url: string, r: Response) => {
+  assertDescribed(contract!, 'POST', `${url}/v1/emails`, r.status, parseBody(await r.clone().text()));
+  return r;
+};
+const postEmail = async (url: string, key: string, i: number) => described(url, await rawPost(url, key, i));
 
 const portOf = (log: string, name: string) => Number(new RegExp(`${name}=[0-9.]+:(\\d+)`).exec(log)![1]);
 
@@ -88,6 +96,7 @@ describe('the node survives its database (PostgreSQL stopped and started under l
     const nodes = [await serveChild(env(dirA)), await serveChild(env(tempDir('mta-outage-b-')))];
     for (const n of nodes) children.push(n.child);
     const [a, b] = nodes;
+    contract = await servedContract(a.url);
 
     // Light load: N emails through both APIs, the MX slow enough that some are in flight at the stop.
     const accepted: string[] = [];
@@ -100,7 +109,9 @@ describe('the node survives its database (PostgreSQL stopped and started under l
     let posting = true;
     const poster = async (p: number) => {
       for (let i = 0; posting; i++) {
-        const r = await postEmail(nodes[p % 2].url, key, 10_000 + 1000 * p + i).catch(() => null);
+        const url = nodes[p % 2].url;
+        const r = await rawPost(url, key, 10_000 + 1000 * p + i).catch(() => null); // the connection may fail
+        if (r) await described(url, r);
         if (r?.status === 202) accepted.push(`u${10_000 + 1000 * p + i}@rcpt.test`);
         else if (r && r.status !== 503) throw new Error(`${r.status} ${await r.text()}`);
         await sleep(50);

@@ -32,7 +32,7 @@ describe('webhooks: end to end with every feature', function () {
       })
     ).body;
     const got = await rx.waitFor(3, 8000);
-    const payloads = got.map((r) => verify(ep.secret, r));
+    const payloads = got.map((r) => verify(ep.secret, r)); // each also checked against the document's webhooks
     const events = (await s.api('GET', `/v1/emails/${email.id}/events`, { key })).body.data;
     const byId = new Map(events.map((e: any) => [e.id, e]));
     expect(payloads.map((p) => p.type).sort()).to.deep.equal(['delivered', 'queued', 'sent']);
@@ -42,6 +42,22 @@ describe('webhooks: end to end with every feature', function () {
     }
     expect(payloads.find((p) => p.type === 'delivered').data.email.status).to.equal('delivered');
     expect(payloads.find((p) => p.type === 'queued').data.email.status).to.equal('queued');
+  });
+
+  it('a bounce reaches the endpoint with its data (reason, hard, SMTP reply) as the document describes it', async () => {
+    const key = s.key(s.team().id, 'test', ['emails:send', 'emails:read', 'webhooks:write']);
+    const rx3 = await new Receiver().start();
+    try {
+      const ep = (await s.api('POST', '/v1/webhooks', { key, body: { url: rx3.url, events: ['bounced'] } })).body;
+      const body = { from: 'a@example.com', to: 'bounced@example.org', subject: 'b', text: 't' };
+      await s.api('POST', '/v1/emails', { key, body });
+      const [got] = await rx3.waitFor(1, 8000);
+      const p = verify(ep.secret, got); // checked against the document's `webhooks` too
+      expect(p.type).to.equal('bounced');
+      expect(p.data.details).to.include({ reason: 'userunknown', hard: true, smtp_code: 550, source: 'simulated' });
+    } finally {
+      await rx3.stop();
+    }
   });
 
   it('reuses connections to an endpoint (keep-alive) across deliveries', async () => {

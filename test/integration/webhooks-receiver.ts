@@ -1,8 +1,10 @@
 // A real HTTP receiver on 127.0.0.1 (port 0) for webhook tests: records every request and answers
-// with the status a test chooses per request; waitFor(n) resolves once n requests have arrived.
+// with the status a test chooses per request; waitFor(n) resolves once n requests have arrived. verify() checks
+// the signature, then the payload against the document's `webhooks` (test/helpers/contract.ts).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { assertWebhookDescribed, webhookContract } from '../helpers/contract.js';
 
 export interface Received {
   headers: Record<string, string>;
@@ -83,6 +85,11 @@ function safeJson(s: string) {
 }
 
 /** Verifies a delivery with the Standard Webhooks library; returns the parsed payload or throws. */
-export const verify = (secret: string, r: Received) => new Webhook(secret).verify(r.body, r.headers) as any;
+/** The payload, once its signature is verified with `secret`; a payload off the document's `webhooks` throws. */
+export const verify = (secret: string, r: Received) => {
+  const payload = new Webhook(secret).verify(r.body, r.headers) as any;
+  assertWebhookDescribed(webhookContract(), payload);
+  return payload;
+};
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

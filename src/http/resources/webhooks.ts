@@ -2,7 +2,7 @@
 import Type from 'typebox';
 import { ALERT_EVENT_TYPES, EVENT_TYPES, WEBHOOK_EVENT_TYPES } from '../../core/status.js';
 import { DateTime, Deleted, List, Nullable, OneOf, Resource } from './common.js';
-import { Email } from './emails.js';
+import { Email, eventData } from './emails.js';
 import { Mode } from './account.js';
 
 /** What an endpoint subscribes to: an email event kind, or an alert (decisions.md "Domain and IP alerts"). */
@@ -76,9 +76,7 @@ export const webhookPayload = (type: (typeof EVENT_TYPES)[number]) =>
       data: Resource({
         email: Nullable(Email),
         recipient: Nullable(Type.String()),
-        details: Type.Record(Type.String(), Type.Unknown(), {
-          description: 'The event\'s `data` (docs/api.md "Events").',
-        }),
+        details: eventData(type),
       }),
     },
     `The \`${type}\` event, as POSTed to a subscribed endpoint.`,
