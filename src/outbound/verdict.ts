@@ -5,7 +5,15 @@ import { parseReplyLine } from '../core/classify.js';
 /** What happened to one recipient in one attempt. `reply` is the raw SMTP reply line, if any. */
 export type Verdict =
   | { kind: 'accepted'; reply: string }
-  | { kind: 'deferred'; reply: string | null; command: string; error?: string }
+  | {
+      kind: 'deferred';
+      reply: string | null;
+      command: string;
+      error?: string;
+      /** set when the attempt was refused here, not by a reply (`mta_sts`: the domain's policy was not met) */
+      reason?: string;
+      enhanced?: string;
+    }
   | { kind: 'rejected'; reply: string; command: string }
   | { kind: 'dns_hard'; reason: 'hostunknown' | 'notaccept' | 'invalid_mx'; enhanced: string; text: string }
   | { kind: 'failed'; error: string; message: string };
