@@ -517,8 +517,12 @@ function tlsInfo(conn: SMTPConnection, host: string): Session['tls'] {
   const sock = socketOf(conn) as TLSSocket | null;
   if (!conn.secure || !sock || typeof sock.getProtocol !== 'function') return null;
   const base = { version: sock.getProtocol(), cipher: sock.getCipher()?.name ?? null };
-  if (!sock.authorized)
-    return { ...base, verified: false, error: `certificate not trusted: ${String(sock.authorizationError)}` };
+  // Node checks the name (servername) along with the chain, and says which failed.
+  const err = sock.authorized
+    ? null
+    : String((sock.authorizationError as unknown as { code?: string })?.code ?? sock.authorizationError);
+  if (err && err !== 'ERR_TLS_CERT_ALTNAME_INVALID')
+    return { ...base, verified: false, error: `certificate not trusted: ${err}` };
   const wrongName = checkServerIdentity(host, sock.getPeerCertificate());
   if (wrongName) return { ...base, verified: false, error: `certificate not valid for ${host}: ${wrongName.message}` };
   return { ...base, verified: true };
