@@ -13,7 +13,7 @@ import { Control } from './control.js';
 import { SignerPool } from './signer.js';
 import { Transport } from './transport.js';
 import { StsPolicies } from './mta-sts.js';
-import { readFileSync } from 'node:fs';
+import { readCaFile } from '../config/check.js';
 
 export { OutboundLoop } from './loop.js';
 
@@ -39,7 +39,7 @@ export function createOutbound(
       "MTA_OUTBOUND_PER_DOMAIN_CONCURRENCY no longer does anything: set the site's connections in the shaping rules",
     );
   let loop: OutboundLoop | null = null;
-  const ca = c.tlsCaFile ? readFileSync(c.tlsCaFile, 'utf8') : undefined;
+  const ca = readCaFile(c); // MTA_TLS_CA_FILE, checked at start
   const sts = new StsPolicies(ctx, resolver, {
     enabled: c.mtaSts === 'on',
     port: c.stsHttpsPort,
