@@ -42,7 +42,7 @@ export function parseStsPolicy(text: string): StsPolicy | { error: string } {
     const value = line.slice(i + 1).trim();
     if (key === 'version') version ??= value;
     else if (key === 'mode') mode ??= value;
-    else if (key === 'max_age') maxAge ??= /^[0-9]{1,10}$/.test(value) ? Number(value) : NaN;
+    else if (key === 'max_age') maxAge ??= /^[0-9]{1,15}$/.test(value) ? Number(value) : NaN;
     else if (key === 'mx' && value) mx.push(value.toLowerCase().replace(/\.$/, ''));
   }
   if (version !== 'STSv1') return { error: `version is not STSv1 (${version ?? 'missing'})` };
