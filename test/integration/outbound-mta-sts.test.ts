@@ -10,7 +10,7 @@ import { mta } from '../helpers/cli.js';
 import { createOutbound } from '../../src/outbound/index.js';
 import { outboundEnv, sleep, type OutboundEnv } from './outbound-env.js';
 
-const NAMES = ['good', 'wrong', 'plain', 'nomatch', 'testing', 'cache', 'override'];
+const NAMES = ['good', 'wrong', 'plain', 'nomatch', 'testing', 'cache', 'override', 'expiry', 'shared'];
 const dom = (n: string) => `${n}.sts.test`;
 const IP: Record<string, string> = {
   wrong: '127.0.0.2',
@@ -71,6 +71,12 @@ describe('outbound: MTA-STS (RFC 8461)', function () {
       web.policies.set(dom(n), policy(n === 'testing' ? 'testing' : 'enforce', `mx.${dom(n)}`));
     }
     web.policies.set(dom('nomatch'), policy('enforce', '*.elsewhere.test'));
+    web.policies.set(dom('expiry'), policy('enforce', `mx.${dom('expiry')}`).replace('86400', '1'));
+    // open.sts.test: no policy, and the same MX host as shared.sts.test (whose certificate names another host).
+    e.dns.set(dom('shared'), { MX: [{ exchange: 'mx.pool.sts.test', priority: 10 }] });
+    e.dns.set(dom('open'), { MX: [{ exchange: 'mx.pool.sts.test', priority: 10 }] });
+    e.dns.set('mx.pool.sts.test', { A: ['127.0.0.2'] });
+    web.policies.set(dom('shared'), policy('enforce', 'mx.pool.sts.test'));
   });
   after(async () => {
     // Never a message in plain text for a domain whose policy is enforced (the override test's `off` excepted).
@@ -167,6 +173,26 @@ describe('outbound: MTA-STS (RFC 8461)', function () {
     } finally {
       web.failing = false;
     }
+  });
+
+  it('refetches a policy whose max_age ran out, the id unchanged', async () => {
+    const d = dom('expiry');
+    await eventOf(await send('expiry', 'a'), 'delivered');
+    await eventOf(await send('expiry', 'b'), 'delivered');
+    expect(web.hits.get(d)).to.equal(1);
+    await sleep(1100);
+    await eventOf(await send('expiry', 'c'), 'delivered');
+    expect(web.hits.get(d)).to.equal(2);
+  });
+
+  it('an enforced send never rides on a pooled session that is not verified (same MX host, other domain)', async () => {
+    const open = await send('open');
+    expect((await eventOf(open, 'delivered')).data.tls).to.include({ policy: 'opportunistic', verified: false });
+    const connections = wrongMx.connections;
+    const id = await send('shared');
+    expect((await eventOf(id, 'delivery_delayed')).data).to.include({ reason: 'mta_sts', enhanced_status: '4.7.5' });
+    expect(wrongMx.to(`user@${dom('shared')}`)).to.deep.equal([]);
+    expect(wrongMx.connections).to.be.greaterThan(connections);
   });
 
   it('the operator override `off` delivers despite an enforce policy; clear restores it', async () => {
