@@ -8,7 +8,8 @@ import { rootCertificates } from 'node:tls';
 import type { Resolver } from 'node:dns/promises';
 import { MAX_POLICY_BYTES, parseStsPolicy, stsMxMatches, stsRecordId, type StsPolicy } from '../core/mta-sts.js';
 import { resolveAddresses } from '../services/resolver.js';
-import { cachedSts, saveSts, tlsOverride, type CachedSts } from '../services/tls-policy.js';
+import { isNeverReachable } from '../core/webhook-address.js';
+import { cachedSts, saveSts, tlsOverride } from '../services/tls-policy.js';
 import type { Ctx } from '../services/context.js';
 
 /** How one recipient domain's mail goes (docs/outbound.md "Transport security"). */
@@ -104,8 +105,9 @@ export class StsPolicies {
 
   private async fetch(domain: string): Promise<StsPolicy> {
     const host = `mta-sts.${domain}`;
-    const [ip] = await resolveAddresses(this.resolver, host);
-    if (!ip) throw new Error(`${host} has no address`);
+    // Never an address no connection may reach (link-local, cloud metadata…), as for MX hosts (deliver.ts).
+    const ip = (await resolveAddresses(this.resolver, host)).find((a) => !isNeverReachable(a));
+    if (!ip) throw new Error(`${host} has no address that may be connected to`);
     this.fetches++;
     const text = await httpsText(ip, host, this.o);
     const p = parseStsPolicy(text);
@@ -162,5 +164,3 @@ function httpsText(ip: string, name: string, o: StsOptions): Promise<string> {
 export function allowedHosts(plan: TlsPlan, hosts: readonly string[]): readonly string[] {
   return plan.mx ? hosts.filter((h) => stsMxMatches(h, plan.mx!)) : hosts;
 }
-
-export type { CachedSts };

@@ -215,3 +215,31 @@ describe('outbound: MTA-STS (RFC 8461)', function () {
     expect((await eventOf(again, 'delivery_delayed')).data).to.include({ reason: 'mta_sts' });
   });
 });
+
+describe('outbound: MTA_MTA_STS=off', function () {
+  this.timeout(30000);
+
+  it('ignores published policies: no fetch, delivered opportunistically to an MX whose certificate is not trusted', async () => {
+    const ca = new TestCa();
+    const web = await new PolicyServer().start(ca.leaf([`mta-sts.${dom('off')}`]));
+    const e = await outboundEnv({
+      env: { MTA_MTA_STS: 'off', MTA_TLS_CA_FILE: ca.caFile, MTA_STS_HTTPS_PORT: String(web.port) },
+    });
+    try {
+      e.dns.set(dom('off'), { MX: [{ exchange: `mx.${dom('off')}`, priority: 10 }] });
+      e.dns.set(`mx.${dom('off')}`, { A: ['127.0.0.1'] });
+      e.dns.set(`_mta-sts.${dom('off')}`, { TXT: ['v=STSv1; id=1'] });
+      e.dns.set(`mta-sts.${dom('off')}`, { A: ['127.0.0.1'] });
+      web.policies.set(dom('off'), policy('enforce', `mx.${dom('off')}`));
+      const sent = await e.send({ to: `user@${dom('off')}` });
+      const done = await e.waitStatus(sent.id, ['delivered']);
+      expect(done.status).to.equal('delivered');
+      const ev = (await e.events(sent.id)).find((x: any) => x.type === 'delivered');
+      expect(ev.data.tls).to.include({ policy: 'opportunistic', verified: false });
+      expect(web.hits.size).to.equal(0);
+    } finally {
+      await e.close();
+      await web.stop();
+    }
+  });
+});
