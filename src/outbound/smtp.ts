@@ -2,11 +2,12 @@
 // and source address) (reused for several messages, RSET after a failed transaction, closed after N messages or when idle) and
 // one transaction → a Verdict per recipient. Never throws; every wait is bounded by time-outs.
 import { isIP } from 'node:net';
-import { checkServerIdentity, rootCertificates, type TLSSocket } from 'node:tls';
+import { rootCertificates } from 'node:tls';
 import type { Readable } from 'node:stream';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { rejectedRecipientsOf, socketOf } from '../lib/internals.js';
 import { verdictOfReply, type Verdict } from './verdict.js';
+import { setupVerdict, tlsInfo, UNVERIFIED, type SessionTls, type TlsWant } from './smtp-tls.js';
 
 export interface SmtpOptions {
   hostname: string;
@@ -78,7 +79,7 @@ interface Session {
   uses: number;
   dead: boolean;
   dirty: boolean;
-  tls: { version: string | null; cipher: string | null; verified: boolean; error?: string } | null;
+  tls: SessionTls | null;
   idleTimer?: NodeJS.Timeout;
   fail?: (err: SmtpError) => void;
   localAddress?: string;
@@ -92,8 +93,6 @@ const sessionKey = (t: Target, source: string | undefined) => `${t.ip}|${t.mxHos
 
 const timeoutError = (what: string): SmtpError => Object.assign(new Error(`${what} timed out`), { code: 'ETIMEDOUT' });
 const NOT_STARTED = 'ENOTSTARTED';
-const UNVERIFIED = 'EUNVERIFIED';
-type TlsWant = NonNullable<SendOptions['tls']> | 'required';
 
 /** Whether a session may carry a send that wants `want` (SendOptions.tls). */
 function fits(s: Session, want: TlsWant): boolean {
@@ -485,47 +484,6 @@ function oneWrite(conn: SMTPConnection, raw: Buffer): Readable {
     return stream;
   };
   return { pipe } as unknown as Readable;
-}
-
-/** A session that could not be set up: TLS it required (deferred; `mta_sts` when verified TLS was), else the reply. */
-function setupVerdict(e: SmtpError, verified: boolean): Verdict {
-  const tlsFailed = e.code === 'ETLS' || e.command === 'STARTTLS';
-  if (verified && (tlsFailed || e.code === UNVERIFIED)) {
-    const why = e.code === UNVERIFIED ? e.message : `STARTTLS required: ${e.message}`;
-    return {
-      kind: 'deferred',
-      reply: null,
-      command: 'STARTTLS',
-      reason: 'mta_sts',
-      enhanced: '4.7.5',
-      error: `mta_sts: ${why}`,
-    };
-  }
-  // TLS could not be set up (MTA_OUTBOUND_TLS=required and not offered, or a failed upgrade): retry later.
-  if (tlsFailed)
-    return {
-      kind: 'deferred',
-      reply: e.response ?? null,
-      command: 'STARTTLS',
-      error: `TLS required but not available: ${e.message}`,
-    };
-  return verdictOfReply(e.response, 'CONN', e.message);
-}
-
-/** The session's TLS: version, cipher, and whether the certificate chains to a trusted CA and names `host`. */
-function tlsInfo(conn: SMTPConnection, host: string): Session['tls'] {
-  const sock = socketOf(conn) as TLSSocket | null;
-  if (!conn.secure || !sock || typeof sock.getProtocol !== 'function') return null;
-  const base = { version: sock.getProtocol(), cipher: sock.getCipher()?.name ?? null };
-  // Node checks the name (servername) along with the chain, and says which failed.
-  const err = sock.authorized
-    ? null
-    : String((sock.authorizationError as unknown as { code?: string })?.code ?? sock.authorizationError);
-  if (err && err !== 'ERR_TLS_CERT_ALTNAME_INVALID')
-    return { ...base, verified: false, error: `certificate not trusted: ${err}` };
-  const wrongName = checkServerIdentity(host, sock.getPeerCertificate());
-  if (wrongName) return { ...base, verified: false, error: `certificate not valid for ${host}: ${wrongName.message}` };
-  return { ...base, verified: true };
 }
 
 function withLastReply(s: Session, err: SmtpError): SmtpError {
