@@ -154,9 +154,11 @@ function httpsText(ip: string, name: string, o: StsOptions): Promise<string> {
         res.on('error', reject);
       },
     );
+    // `timeout`: the socket idle that long; the timer: the whole fetch at most twice that.
+    const whole = setTimeout(() => req.destroy(new Error(`policy fetch from ${name} timed out`)), o.timeoutMs * 2);
     req.on('timeout', () => req.destroy(new Error(`policy fetch from ${name} timed out`)));
     req.on('error', reject);
-    setTimeout(() => req.destroy(new Error(`policy fetch from ${name} timed out`)), o.timeoutMs * 2).unref();
+    req.on('close', () => clearTimeout(whole));
   });
 }
 

@@ -209,6 +209,10 @@ describe('outbound: MTA-STS (RFC 8461)', function () {
     expect(wrongMx.to(`user@${d}`)).to.have.length(1);
     const bad = await mta(['tls-policy', 'set', d, '--mode', 'sometimes'], env);
     expect(bad.code).to.equal(2);
+    expect((await mta(['tls-policy', 'set', '--mode', 'off'], env)).code).to.equal(2);
+    const notDomain = await mta(['tls-policy', 'not a domain'], env);
+    expect(notDomain.code).to.equal(1);
+    expect(notDomain.stderr).to.match(/not a domain name/);
     const cleared = await mta(['tls-policy', 'clear', d], env);
     expect(JSON.parse(cleared.stdout)).to.include({ override: null });
     const again = await send('override', 'second');
