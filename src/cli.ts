@@ -221,6 +221,25 @@ export const COMMANDS: Record<string, Handler> = {
     const { checkIps } = await import('./services/ip-health.js');
     return JSON.stringify(await checkIps(open()), null, 2);
   },
+  'tls-policy': async (args, open) => {
+    const { positionals } = opts(args, {});
+    const domain = need(positionals[0], 'DOMAIN');
+    const { describeTlsPolicy } = await import('./services/tls-policy.js');
+    return JSON.stringify(await describeTlsPolicy(open(), domain), null, 2);
+  },
+  'tls-policy set': async (args, open) => {
+    const { values, positionals } = opts(args, { mode: 'string' });
+    const domain = need(positionals[0], 'DOMAIN');
+    const { setTlsPolicyOverride, OVERRIDE_MODES } = await import('./services/tls-policy.js');
+    const mode = OVERRIDE_MODES.find((m) => m === values.mode);
+    if (!mode) throw new UsageError('--mode is enforce, opportunistic or off');
+    return JSON.stringify(await setTlsPolicyOverride(open(), domain, mode), null, 2);
+  },
+  'tls-policy clear': async (args, open) => {
+    const domain = need(opts(args, {}).positionals[0], 'DOMAIN');
+    const { clearTlsPolicyOverride } = await import('./services/tls-policy.js');
+    return JSON.stringify(await clearTlsPolicyOverride(open(), domain), null, 2);
+  },
   'queue summary': queueCommand('summary'),
   'queue list': queueCommand('list'),
   'queue hold': queueCommand('hold'),
@@ -290,6 +309,9 @@ const USAGE = `usage: mta [--config FILE] <command>
   ip warmup IP [--day N] [--stop]
   ips                                     (the last sending-IP health check)
   ips check                               (checks reverse DNS, blocklists and SPF of each sending IP now)
+  tls-policy DOMAIN                       (its cached MTA-STS policy and the operator's override)
+  tls-policy set DOMAIN --mode enforce|opportunistic|off
+  tls-policy clear DOMAIN
   queue summary [--by site|domain|team|state] [FILTERS]
   queue list [FILTERS] [--limit N]
   queue hold|release|retry [FILTERS]      (hold with no filter needs --all)

@@ -46,6 +46,20 @@ export function readTlsPair(cfg: Config): { key: Buffer; cert: Buffer } | null {
   return { key, cert };
 }
 
+/** MTA_TLS_CA_FILE's certificates (PEM text), read at start; ConfigError naming the variable. undefined: unset. */
+export function readCaFile(cfg: Pick<Config, 'tlsCaFile'>): string | undefined {
+  if (!cfg.tlsCaFile) return undefined;
+  const pem = readPem('MTA_TLS_CA_FILE', cfg.tlsCaFile).toString('utf8');
+  try {
+    new crypto.X509Certificate(pem);
+  } catch (err) {
+    throw new ConfigError(
+      `invalid configuration: MTA_TLS_CA_FILE: PEM CA certificates (${cfg.tlsCaFile}); ${(err as Error).message}`,
+    );
+  }
+  return pem;
+}
+
 /** Edit distance, for "did you mean" (names are short). */
 function distance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);

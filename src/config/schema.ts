@@ -29,6 +29,12 @@ export const ConfigSchema = Type.Object(
     dnsServers: Type.Array(Type.String({ pattern: '^(\\[[0-9a-fA-F:.]+\\]|[0-9a-fA-F:.]+)(:[0-9]{1,5})?$' })),
     outboundPort: Port,
     outboundTls: Type.Union([Type.Literal('opportunistic'), Type.Literal('required'), Type.Literal('off')]),
+    /** Honour recipient domains' MTA-STS policies (RFC 8461; docs/outbound.md "Transport security"). */
+    mtaSts: Type.Union([Type.Literal('on'), Type.Literal('off')]),
+    /** Extra CAs (PEM) trusted for MTA-STS policy fetches and MX certificates, besides the system's. */
+    tlsCaFile: Type.Optional(Type.String({ minLength: 1 })),
+    /** Port of the MTA-STS policy fetch (a test hook; the name and SNI stay mta-sts.<domain>). */
+    stsHttpsPort: Port,
     outboundConcurrency: Type.Integer({ minimum: 1 }),
     outboundPerDomainConcurrency: Type.Integer({ minimum: 1 }),
     outboundMessagesPerConnection: Type.Integer({ minimum: 1 }),
@@ -116,6 +122,9 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_DNS_SERVERS: ['dnsServers', 'list'],
   MTA_OUTBOUND_PORT: ['outboundPort', 'int'],
   MTA_OUTBOUND_TLS: ['outboundTls', 'string'],
+  MTA_MTA_STS: ['mtaSts', 'string'],
+  MTA_TLS_CA_FILE: ['tlsCaFile', 'string'],
+  MTA_STS_HTTPS_PORT: ['stsHttpsPort', 'int'],
   MTA_OUTBOUND_CONCURRENCY: ['outboundConcurrency', 'int'],
   MTA_OUTBOUND_PER_DOMAIN_CONCURRENCY: ['outboundPerDomainConcurrency', 'int'],
   MTA_OUTBOUND_MESSAGES_PER_CONNECTION: ['outboundMessagesPerConnection', 'int'],

@@ -40,6 +40,8 @@ export const BOUNCE_REASONS = [
   'delivered',
   // not Sisimai's: every address of every MX is one the outbound loop never connects to (decisions.md)
   'invalid_mx',
+  // not Sisimai's: the recipient domain's MTA-STS policy (enforce) could not be met; a deferral (docs/outbound.md)
+  'mta_sts',
 ] as const;
 
 export type BounceReason = (typeof BOUNCE_REASONS)[number];

@@ -10,6 +10,8 @@ import type { MxResolver } from './mx.js';
 import type { Target, SendResult } from './smtp.js';
 import type { Smtp } from './transport.js';
 import type { Verdict } from './verdict.js';
+import type { AttemptTls } from './outcome.js';
+import { allowedHosts, type TlsPlan } from './mta-sts.js';
 
 export interface DeliverDeps {
   ctx: Ctx;
@@ -39,10 +41,12 @@ export interface Send {
   maxMessages: number;
   /** the lane's connection limit (more messages than that may be in flight: they wait for a session) */
   maxSessions: number;
+  /** the recipient domain's TLS (MTA-STS, the operator's override); undefined: MTA_OUTBOUND_TLS */
+  tls?: TlsPlan;
 }
 export interface Sent {
   verdict: Verdict;
-  info: Partial<SendResult['info']>;
+  info: Partial<Omit<SendResult['info'], 'tls_verified' | 'tls_error'>> & { tls?: AttemptTls };
   closed: boolean;
   /** never went out (SendResult.notStarted): not an attempt */
   notStarted?: boolean;
@@ -66,7 +70,12 @@ async function attempt(d: DeliverDeps, s: Send, deadline: number): Promise<Sent>
   let skipped: string | null = null;
   let last: Sent | null = null;
   const refused: Refused = { hosts: [] };
-  for await (const t of targets(d.mx, s.hosts, d.maxTargets ?? 5, refused)) {
+  const plan: TlsPlan = s.tls ?? { policy: d.ctx.config.outboundTls === 'off' ? 'none' : 'opportunistic' };
+  const allowed = allowedHosts(plan, s.hosts);
+  // MTA-STS enforce: only the MX hosts its patterns name; none → deferred without a connection.
+  if (plan.mode === 'enforce' && allowed.length === 0) return noPolicyMx(s, plan);
+  const hosts = plan.mode === 'enforce' ? allowed : s.hosts;
+  for await (const t of targets(d.mx, hosts, d.maxTargets ?? 5, refused)) {
     if (Date.now() >= deadline) break;
     // A bound source address talks only to MX addresses of its own family.
     if (s.bind !== undefined && isIP(s.bind) !== 0 && isIPv6(s.bind) !== isIPv6(t.ip)) {
@@ -77,12 +86,18 @@ async function attempt(d: DeliverDeps, s: Send, deadline: number): Promise<Sent>
       pool: s.pool,
       maxMessages: s.maxMessages,
       maxSessions: s.maxSessions,
+      tls: plan.tls,
     });
-    last = { verdict: res.verdicts[0], info: res.info, closed: res.closed, notStarted: res.notStarted };
+    last = {
+      verdict: res.verdicts[0],
+      info: withTls(res.info, plan, allowed.includes(t.mxHost)),
+      closed: res.closed,
+      notStarted: res.notStarted,
+    };
     if (!res.tryNext) return last;
   }
   if (last) return last;
-  if (refused.hosts.length === s.hosts.length) return invalidMx(d, s, refused.hosts);
+  if (refused.hosts.length === hosts.length) return invalidMx(d, s, refused.hosts);
   return {
     verdict: {
       kind: 'deferred',
@@ -91,6 +106,36 @@ async function attempt(d: DeliverDeps, s: Send, deadline: number): Promise<Sent>
       error: skipped ?? `no reachable address for the MX hosts of ${s.domain}`,
     },
     info: {},
+    closed: true,
+  };
+}
+
+/** The attempt's `tls` (operations.md "Transport security"); MTA-STS testing: what enforce would have refused. */
+function withTls(info: SendResult['info'], plan: TlsPlan, listed: boolean): Sent['info'] {
+  const { tls_verified, tls_error, ...rest } = info;
+  const tls: AttemptTls = {
+    version: info.tls_version,
+    cipher: info.tls_cipher,
+    verified: tls_verified === true,
+    policy: plan.policy,
+  };
+  if (plan.mode === 'testing') {
+    const failure = !listed
+      ? `${info.mx_host} does not match the policy's mx`
+      : tls_verified === true
+        ? null
+        : (tls_error ?? 'no STARTTLS');
+    if (failure) tls.failure = failure;
+  }
+  return { ...rest, tls };
+}
+
+/** MTA-STS enforce and no MX host of the domain matches the policy: deferred 4.7.5 `mta_sts`, nothing sent. */
+function noPolicyMx(s: Send, plan: TlsPlan): Sent {
+  const error = `mta_sts: no MX host of ${s.domain} (${s.hosts.join(', ')}) matches its policy (${plan.mx!.join(', ')})`;
+  return {
+    verdict: { kind: 'deferred', reply: null, command: 'CONN', reason: 'mta_sts', enhanced: '4.7.5', error },
+    info: { tls: { version: null, cipher: null, verified: false, policy: plan.policy } },
     closed: true,
   };
 }

@@ -12,6 +12,8 @@ import { SourcePools } from './sources.js';
 import { Control } from './control.js';
 import { SignerPool } from './signer.js';
 import { Transport } from './transport.js';
+import { StsPolicies } from './mta-sts.js';
+import { readCaFile } from '../config/check.js';
 
 export { OutboundLoop } from './loop.js';
 
@@ -22,7 +24,12 @@ export function timings(c: Ctx['config']): { leaseMs: number; deadlineMs: number
   return { leaseMs: lease, deadlineMs: Math.min(timeoutMs * 6, lease * 0.8) };
 }
 
-export function createOutbound(ctx: Ctx, overrides: Partial<LoopOptions> = {}): OutboundLoop {
+/** `stsMemoMs`: how long a domain's TLS plan is remembered in memory (60 s; tests set 0). */
+export function createOutbound(
+  ctx: Ctx,
+  overrides: Partial<LoopOptions> = {},
+  opts: { stsMemoMs?: number } = {},
+): OutboundLoop {
   const c = ctx.config;
   const timeoutMs = c.outboundTimeoutSeconds * 1000;
   const resolver = createResolver(c, { timeoutMs: Math.round(Math.max(200, Math.min(3000, timeoutMs / 3))), tries: 2 });
@@ -32,7 +39,16 @@ export function createOutbound(ctx: Ctx, overrides: Partial<LoopOptions> = {}): 
       "MTA_OUTBOUND_PER_DOMAIN_CONCURRENCY no longer does anything: set the site's connections in the shaping rules",
     );
   let loop: OutboundLoop | null = null;
+  const ca = readCaFile(c); // MTA_TLS_CA_FILE, checked at start
+  const sts = new StsPolicies(ctx, resolver, {
+    enabled: c.mtaSts === 'on',
+    port: c.stsHttpsPort,
+    ca,
+    timeoutMs: Math.max(1000, Math.min(10_000, timeoutMs)),
+    memoMs: opts.stsMemoMs ?? 60_000,
+  });
   const smtpOptions = {
+    ca,
     hostname: c.hostname,
     port: c.outboundPort,
     tls: c.outboundTls,
@@ -58,6 +74,7 @@ export function createOutbound(ctx: Ctx, overrides: Partial<LoopOptions> = {}): 
     {
       ctx,
       mx: new MxResolver(resolver),
+      sts,
       smtp,
       sources,
       shaping,

@@ -21,6 +21,7 @@ import type { Shaping } from '../core/shaping/rules.js';
 import { knownReads, type OutcomeReads, type RecipientOutcome } from '../services/transition.js';
 import { ResultSink } from './results.js';
 import { deliverOne, type DeliverDeps, type Sent } from './deliver.js';
+import type { StsPolicies, TlsPlan } from './mta-sts.js';
 import { simulate } from './simulate.js';
 import { toOutcome, type Verdict } from './outcome.js';
 import type { Prepared } from './compose.js';
@@ -52,6 +53,8 @@ export interface LoopDeps extends DeliverDeps {
   sources: SourcePools;
   shaping: Shaping;
   messagesPerConnection: number;
+  /** recipient domains' TLS (MTA-STS, the operator's override); none: MTA_OUTBOUND_TLS for all */
+  sts?: StsPolicies;
   /** composes and signs off this thread (optional) */
   signer?: { start(): void; stop(): Promise<void>; trim?(): void };
 }
@@ -325,9 +328,13 @@ export class OutboundLoop implements Component, Intake {
   /** Message built and signed once per email, MX → site, then into the site's ready queue. */
   private async resolve(email: EmailRow, domain: string, rcpts: Claimed[]): Promise<void> {
     this.resolving += rcpts.length;
-    let prep: Prepared, route: Awaited<ReturnType<LoopDeps['mx']['route']>>;
+    let prep: Prepared, route: Awaited<ReturnType<LoopDeps['mx']['route']>>, tls: TlsPlan | undefined;
     try {
-      [prep, route] = await Promise.all([this.preparing.get(email), this.deps.mx.route(domain)]);
+      [prep, route, tls] = await Promise.all([
+        this.preparing.get(email),
+        this.deps.mx.route(domain),
+        this.deps.sts?.planFor(domain),
+      ]);
     } catch (err) {
       prep = { ok: false, error: 'compose_failed', message: (err as Error).message };
       route = { kind: 'defer', text: 'internal error' };
@@ -358,6 +365,7 @@ export class OutboundLoop implements Component, Intake {
         hosts: route.hosts,
         raw: prep.raw,
         returnDomain: prep.returnDomain,
+        tls,
         since: now,
         moves: 0,
       });
@@ -458,6 +466,7 @@ export class OutboundLoop implements Component, Intake {
       pool: `${ip} ${site}`,
       maxMessages: Math.min(this.deps.messagesPerConnection, this.deps.shaping.limitsOf(site).messages_per_connection),
       maxSessions: this.sched.connections(ip, site),
+      tls: item.tls,
     })
       .then((r) => this.finish(item, q, ip, site, r, Date.now() - started))
       .catch((err) => this.ctx.log.error({ err: (err as Error).message }, 'delivery result not recorded'))

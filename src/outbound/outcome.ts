@@ -14,8 +14,18 @@ export interface AttemptInfo {
   source_ip?: string;
   tls_version?: string | null;
   tls_cipher?: string | null;
+  /** the attempt's TLS outcome (operations.md "Transport security") */
+  tls?: AttemptTls;
   duration_ms: number;
   source: 'smtp' | 'simulated';
+}
+export interface AttemptTls {
+  version: string | null;
+  cipher: string | null;
+  verified: boolean;
+  policy: 'mta-sts' | 'opportunistic' | 'none';
+  /** MTA-STS `testing`: what an enforced policy would have refused */
+  failure?: string;
 }
 export interface Attempted {
   id: number;
@@ -96,12 +106,14 @@ function deferral(
   random: number,
 ): RecipientOutcome {
   const reason =
-    v.reply && parseReplyLine(v.reply).code !== null
+    v.reason ??
+    (v.reply && parseReplyLine(v.reply).code !== null
       ? classifyReply({ ...parseReplyLine(v.reply), command: v.command }).reason
-      : 'networkerror';
+      : 'networkerror');
   const data = withoutEmpty({
     ...base,
     ...replyData(v.reply),
+    ...(v.enhanced ? { enhanced_status: v.enhanced } : {}),
     smtp_response: v.reply ? parseReplyLine(v.reply).text : v.error,
     reason,
     hard: false,

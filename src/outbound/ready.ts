@@ -1,5 +1,6 @@
 // Ready queues of the delivery loop: recipients resolved to a site, waiting for the scheduler to start them,
 // one queue per (site, lane IP list), FIFO; per-site counts; which domains to leave in the store for now.
+import type { TlsPlan } from './mta-sts.js';
 import type { Claimed, EmailRow } from '../services/delivery.js';
 
 export interface Item {
@@ -8,6 +9,8 @@ export interface Item {
   hosts: readonly string[];
   raw: Buffer;
   returnDomain: string;
+  /** the recipient domain's TLS (outbound/mta-sts.ts) */
+  tls?: TlsPlan;
   /** when it joined the queue; how often a blocklist reply moved it to another IP */
   since: number;
   moves: number;

@@ -34,6 +34,9 @@ export interface MxOptions {
   host?: string;
   port?: number;
   tls?: boolean;
+  /** the STARTTLS certificate (PEM; default smtp-server's own self-signed one) */
+  key?: string;
+  cert?: string;
   script?: MxScript;
 }
 
@@ -64,6 +67,7 @@ export class TestMx {
     this.server = new SMTPServer({
       authOptional: true,
       disabledCommands: this.opts.tls === false ? ['AUTH', 'STARTTLS'] : ['AUTH'],
+      ...(this.opts.key && this.opts.cert ? { key: this.opts.key, cert: this.opts.cert } : {}),
       logger: false,
       closeTimeout: 200,
       size: 10 * 1024 * 1024,

@@ -46,6 +46,8 @@ export async function outboundEnv(
     overrides?: Partial<Config>;
     script?: MxScript;
     mxTls?: boolean;
+    /** the test MX's STARTTLS certificate (PEM; default smtp-server's self-signed one) */
+    mxCert?: { key: string; cert: string };
     features?: FeatureFactory[];
     shaping?: Record<string, unknown>;
     /** the service's clock (testClock().now), for tests that move time */
@@ -54,7 +56,7 @@ export async function outboundEnv(
 ): Promise<OutboundEnv> {
   const dns = await new TestDns().start();
   const overrides = opts.shaping ? { ...opts.overrides, shapingFile: shapingFile(opts.shaping) } : opts.overrides;
-  const mx = await new TestMx({ script: opts.script, tls: opts.mxTls }).start();
+  const mx = await new TestMx({ script: opts.script, tls: opts.mxTls, ...opts.mxCert }).start();
   const s = await startTestService({
     features: opts.features ?? [outbound],
     now: opts.now,
