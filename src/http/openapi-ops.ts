@@ -161,6 +161,14 @@ export const OPS: Record<string, Op> = {
     scope: 'domains:read',
     ok: { 200: 'Domain' },
   },
+  'PATCH /domains/{id}': {
+    id: 'updateDomain',
+    summary: 'Change a domain: turn receiving on or off',
+    tag: 'Domains',
+    scope: 'domains:write',
+    body: 'UpdateDomain',
+    ok: { 200: 'Domain' },
+  },
   'POST /domains/{id}/verify': {
     id: 'verifyDomain',
     summary: "Re-check a domain's DNS records now",

@@ -7,6 +7,7 @@ import {
   CreateSuppression,
   CreateKey,
   CreateDomain,
+  UpdateDomain,
   WebhookBodiesDocumented,
 } from '../schemas.js';
 import { errorEnvelope } from './common.js';
@@ -87,6 +88,7 @@ export const COMPONENTS: Record<string, TSchema> = {
   CreateSuppression,
   CreateKey,
   CreateDomain,
+  UpdateDomain,
   CreateWebhook: WebhookBodiesDocumented.create,
   UpdateWebhook: WebhookBodiesDocumented.update,
   OpenApiDocument: Type.Object({ openapi: Type.Literal('3.1.0'), info: Type.Object({}), paths: Type.Object({}) }),
