@@ -17,7 +17,7 @@ export type RcptDecision =
 const REFUSED: RcptDecision = {
   ok: false,
   code: 550,
-  message: '5.7.1 Relaying denied: this server accepts bounces and feedback reports only',
+  message: '5.7.1 Relaying denied: not a recipient of this server',
 };
 const FORGED: RcptDecision = { ok: false, code: 550, message: '5.7.1 Unknown or invalid return address' };
 

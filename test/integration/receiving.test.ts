@@ -81,7 +81,7 @@ describe('receiving: mail at a team’s domains as signed webhooks and through t
         MTA_DNS_CHECK_CRON: '0 0 1 1 *',
         MTA_DNS_CHECK_TIMEOUT_SECONDS: '1',
         MTA_RATE_LIMIT: '0',
-        MTA_INBOUND_MAX_BYTES: String(25 * 1024 * 1024),
+        MTA_INBOUND_MAX_BYTES: String(30 * 1024 * 1024),
       },
     });
     port = smtpPort(s);
@@ -250,8 +250,45 @@ describe('receiving: mail at a team’s domains as signed webhooks and through t
     expect((await s.api('GET', `/v1/inbound/${id}/raw`, { key: testKey })).status).to.equal(404);
   });
 
+  it('a 20 MB message is received whole: its attachment served byte for byte, its sha256 in the event', async () => {
+    const big = Buffer.alloc(20 * 1024 * 1024);
+    for (let i = 0; i < big.length; i += 4) big.writeUInt32LE((i * 2654435761) >>> 0, i);
+    const n = rx.got.length;
+    const info = await send({
+      from: 'alice@good.test',
+      to: 'files@support.example.test',
+      subject: 'Big file',
+      text: 'see attached',
+      attachments: [{ filename: 'big.bin', content: big, contentType: 'application/octet-stream' }],
+    });
+    expect(info.response).to.match(/^250 /);
+    const got = await event(n + 1);
+    expect(got.size).to.be.greaterThan(big.length);
+    expect(got.attachments).to.deep.equal([
+      {
+        filename: 'big.bin',
+        content_type: 'application/octet-stream',
+        size: big.length,
+        sha256: sha(big),
+        content_id: null,
+      },
+    ]);
+    const att = await fetch(`${s.url}/v1/inbound/${got.id}/attachments/0`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(sha(Buffer.from(await att.arrayBuffer()))).to.equal(sha(big));
+    // past MTA_INBOUND_MAX_BYTES (30 MiB here; base64 makes 20 MB about 28 MiB): 552, nothing stored
+    const over = await smtpSend(
+      port,
+      { from: 'alice@good.test', to: ['files@support.example.test'] },
+      Buffer.concat([Buffer.from('Subject: too big\r\n\r\n'), Buffer.alloc(31 * 1024 * 1024, 'a')]),
+    );
+    expect(over).to.include({ ok: false, code: 552 });
+    expect((await s.api('GET', '/v1/inbound?limit=1', { key })).body.data[0].id).to.equal(got.id);
+  });
+
   it('after MTA_INBOUND_RETENTION_HOURS the raw copy and attachments answer 410 content_expired; the object stays', async () => {
-    const id = (await s.api('GET', '/v1/inbound?limit=10', { key })).body.data.at(-1).id;
+    const id = (await s.api('GET', '/v1/inbound?limit=20', { key })).body.data.at(-1).id;
     clock.advance(73 * 3600 * 1000);
     const pass = await runRetention(s.ctx);
     expect(pass.inbound_content).to.be.greaterThan(0);
