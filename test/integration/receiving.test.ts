@@ -39,6 +39,7 @@ describe('receiving: mail at a team’s domains as signed webhooks and through t
   let s: TestService;
   let dns: TestDns;
   let rx: Receiver;
+  let rxTest: Receiver;
   let secret: string;
   let key: string;
   let testKey: string;
@@ -73,6 +74,7 @@ describe('receiving: mail at a team’s domains as signed webhooks and through t
     dns.set('spf-fail.test', { TXT: ['v=spf1 ip4:192.0.2.1 -all'] });
     dns.set('_dmarc.spf-fail.test', { TXT: ['v=DMARC1; p=reject'] });
     rx = await new Receiver().start();
+    rxTest = await new Receiver().start();
     s = await startTestService({
       features: [webhooks, inbound, domains],
       now: clock.now,
@@ -91,6 +93,11 @@ describe('receiving: mail at a team’s domains as signed webhooks and through t
     const ep = await s.api('POST', '/v1/webhooks', { key, body: { url: rx.url, events: ['inbound.received'] } });
     expect(ep.status, JSON.stringify(ep.body)).to.equal(201);
     secret = ep.body.secret;
+    const tep = await s.api('POST', '/v1/webhooks', {
+      key: testKey,
+      body: { url: rxTest.url, events: ['inbound.received'] },
+    });
+    expect(tep.status).to.equal(201);
     const d = await s.api('POST', '/v1/domains', { key, body: { name: 'support.example.test' } });
     expect((await s.api('PATCH', `/v1/domains/${d.body.id}`, { key, body: { receiving: true } })).status).to.equal(200);
     await s.api('POST', '/v1/domains', { key, body: { name: 'quiet.example.test' } }); // not receiving
@@ -98,6 +105,7 @@ describe('receiving: mail at a team’s domains as signed webhooks and through t
   after(async () => {
     await s?.close();
     await rx?.stop();
+    await rxTest?.stop();
     await dns?.stop();
   });
 
@@ -243,6 +251,7 @@ describe('receiving: mail at a team’s domains as signed webhooks and through t
       'Invoice attached',
     ]);
     const id = first.body.data[0].id;
+    expect(rxTest.got, 'a test endpoint never gets received mail').to.deep.equal([]);
     const t = await s.api('GET', '/v1/inbound', { key: testKey });
     expect(t.status).to.equal(200);
     expect(t.body.data).to.deep.equal([]);
@@ -299,5 +308,38 @@ describe('receiving: mail at a team’s domains as signed webhooks and through t
     const obj = await s.api('GET', `/v1/inbound/${id}`, { key });
     expect(obj.body.subject).to.equal('Invoice attached');
     expect(obj.body.content_expired_at).to.be.a('string');
+  });
+});
+
+describe('receiving: the parse budget', function () {
+  this.timeout(60_000);
+  let s: TestService;
+
+  before(async () => {
+    s = await startTestService({ features: [inbound, domains], env: { MTA_INBOUND_PARSE_TIMEOUT_MS: '30' } });
+    const team = s.team().id;
+    const key = s.key(team, 'live', ['domains:write', 'emails:read']);
+    const d = await s.api('POST', '/v1/domains', { key, body: { name: 'slow.example.test' } });
+    await s.api('PATCH', `/v1/domains/${d.body.id}`, { key, body: { receiving: true } });
+  });
+  after(() => s?.close());
+
+  it('a message that cannot be read within the budget is refused with 550 5.6.0, and the listener goes on', async () => {
+    const parts = Array.from(
+      { length: 8000 },
+      (_, i) =>
+        `--b\r\nContent-Type: text/plain; name="p${i}.txt"\r\nContent-Disposition: attachment\r\n\r\npart ${i}\r\n`,
+    ).join('');
+    const heavy = `Subject: heavy\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n${parts}--b--\r\n`;
+    const port = smtpPort(s);
+    const r = await smtpSend(port, { from: 'a@remote.test', to: ['x@slow.example.test'] }, heavy);
+    expect(r).to.include({ ok: false, code: 550 });
+    expect(r.response).to.match(/5\.6\.0/);
+    const ok = await smtpSend(
+      port,
+      { from: 'a@remote.test', to: ['x@slow.example.test'] },
+      'Subject: light\r\n\r\nhi\r\n',
+    );
+    expect(ok.ok, ok.response).to.equal(true);
   });
 });
