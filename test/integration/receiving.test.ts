@@ -83,6 +83,7 @@ describe('receiving: mail at a team’s domains as signed webhooks and through t
         MTA_DNS_CHECK_CRON: '0 0 1 1 *',
         MTA_DNS_CHECK_TIMEOUT_SECONDS: '1',
         MTA_RATE_LIMIT: '0',
+        MTA_WEBHOOK_RETRY_MIN_SECONDS: '1',
         MTA_INBOUND_MAX_BYTES: String(30 * 1024 * 1024),
       },
     });
@@ -294,6 +295,27 @@ describe('receiving: mail at a team’s domains as signed webhooks and through t
     );
     expect(over).to.include({ ok: false, code: 552 });
     expect((await s.api('GET', '/v1/inbound?limit=1', { key })).body.data[0].id).to.equal(got.id);
+  });
+
+  it('an endpoint answering 410 gets the event once: no retries', async () => {
+    const gone = await new Receiver().start();
+    gone.respond = () => 410;
+    try {
+      const ep = await s.api('POST', '/v1/webhooks', { key, body: { url: gone.url, events: ['inbound.received'] } });
+      const ok = rx.got.length;
+      await send({ from: 'alice@good.test', to: 'help@support.example.test', subject: 'Gone?', text: 'x' });
+      await gone.waitFor(1, 8000);
+      await rx.waitFor(ok + 1, 8000);
+      await new Promise((r) => setTimeout(r, 3500)); // a retry would come after 1-2 s
+      expect(gone.got).to.have.length(1);
+      const log = await s.api('GET', `/v1/webhooks/${ep.body.id}/deliveries`, { key });
+      expect(log.body.data.map((d: any) => [d.event_type, d.status, d.last_status_code])).to.deep.equal([
+        ['inbound.received', 'failed', 410],
+      ]);
+      await s.api('DELETE', `/v1/webhooks/${ep.body.id}`, { key });
+    } finally {
+      await gone.stop();
+    }
   });
 
   it('after MTA_INBOUND_RETENTION_HOURS the raw copy and attachments answer 410 content_expired; the object stays', async () => {
