@@ -11,6 +11,8 @@ import { insertVerifiedDomain } from '../helpers/factories.js';
 import { feature as webhooks } from '../../src/features/webhooks.js';
 import { feature as inbound } from '../../src/features/inbound.js';
 import { feature as domains } from '../../src/features/domains.js';
+import { feature as dashboard } from '../../src/features/dashboard.js';
+import { FormClient } from '../helpers/form-client.js';
 import { runRetention } from '../../src/services/retention.js';
 import { Receiver } from './webhooks-receiver.js';
 import { smtpPort, smtpSend } from './inbound-fixtures.js';
@@ -76,7 +78,7 @@ describe('receiving: mail at a team’s domains as signed webhooks and through t
     rx = await new Receiver().start();
     rxTest = await new Receiver().start();
     s = await startTestService({
-      features: [webhooks, inbound, domains],
+      features: [webhooks, inbound, domains, dashboard],
       now: clock.now,
       env: {
         MTA_DNS_SERVERS: dns.server,
@@ -188,6 +190,7 @@ describe('receiving: mail at a team’s domains as signed webhooks and through t
     expect(got.envelope.rcpt_to).to.deep.equal([{ address: 'help@support.example.test', plus: null }]);
   });
 
+  let repliedTo = '';
   it('a reply naming one of our emails’ Message-ID gets its email_id', async () => {
     insertVerifiedDomain(s.db, teamId, 'sender.example.test');
     await s.credits(teamId, 10);
@@ -197,6 +200,7 @@ describe('receiving: mail at a team’s domains as signed webhooks and through t
     });
     expect(sent.status, JSON.stringify(sent.body)).to.equal(202);
     const emailId = sent.body.id;
+    repliedTo = emailId;
     await send({
       from: 'customer@good.test',
       to: 'reply@support.example.test',
@@ -316,6 +320,19 @@ describe('receiving: mail at a team’s domains as signed webhooks and through t
     } finally {
       await gone.stop();
     }
+  });
+
+  it('the dashboard lists received mail with its thread; a test-mode session sees none', async () => {
+    const live = new FormClient(s.url);
+    expect((await live.signInWith({ key })).status).to.equal(303);
+    const page = await live.req('GET', '/dashboard/received');
+    expect(page.status).to.equal(200);
+    expect(page.text).to.include('Invoice attached').and.include('Re: Receipt');
+    expect(page.text).to.include(`href="/dashboard/emails/${repliedTo}"`);
+    const test = new FormClient(s.url);
+    expect((await test.signInWith({ key: testKey })).status).to.equal(303);
+    const empty = await test.req('GET', '/dashboard/received');
+    expect(empty.text).to.include('No mail received yet.').and.not.include('Invoice attached');
   });
 
   it('after MTA_INBOUND_RETENTION_HOURS the raw copy and attachments answer 410 content_expired; the object stays', async () => {
