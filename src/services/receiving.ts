@@ -10,6 +10,7 @@ import { runPlan, runSync, transaction, type Gen } from '../store/op.js';
 import { enabledEndpointsOfTeam, queueOutboxRow } from '../store/webhooks.js';
 import { presentInbound, type InboundParsed } from './present-inbound.js';
 import { createResolver } from './resolver.js';
+import { nudged } from './siblings.js';
 import { iso } from './present.js';
 import type { Ctx } from './context.js';
 
@@ -101,8 +102,13 @@ export async function recordReceived(
     byDomain.set(d.team_id, g);
   }
   const ids: string[] = [];
-  for (const { domain, rcpts } of byDomain.values())
-    ids.push(await runPlan(transaction(ctx.db, () => storeOne(ctx, raw, env, mail, auth, domain, rcpts))));
+  let posted = 0;
+  for (const { domain, rcpts } of byDomain.values()) {
+    const stored = await runPlan(transaction(ctx.db, () => storeOne(ctx, raw, env, mail, auth, domain, rcpts)));
+    ids.push(stored.id);
+    posted += stored.endpoints;
+  }
+  if (posted > 0) nudged(ctx.db, 'webhooks'); // the dispatcher (this process: the listener runs on the primary) looks now
   ctx.log.info({ inbound: ids, rcpt: env.rcptTo, from: env.mailFrom, size: raw.length, auth }, 'mail received');
   return ids;
 }
@@ -115,7 +121,7 @@ function* storeOne(
   auth: Verdicts,
   domain: { id: string; team_id: string },
   rcpts: string[],
-): Gen<string> {
+): Gen<{ id: string; endpoints: number }> {
   const now = ctx.now();
   const id = newId('in', now);
   const parsed: InboundParsed = {
@@ -153,7 +159,7 @@ function* storeOne(
   const endpoints = (yield* enabledEndpointsOfTeam(ctx.db, domain.team_id)).filter(
     (e) => e.mode === 'live' && e.events.split(' ').includes(INBOUND_EVENT),
   );
-  if (endpoints.length === 0) return id;
+  if (endpoints.length === 0) return { id, endpoints: 0 };
   const eventId = newId('evt', now);
   const payload = JSON.stringify({
     id: eventId,
@@ -172,5 +178,5 @@ function* storeOne(
       next_attempt_at: now,
       created_at: now,
     });
-  return id;
+  return { id, endpoints: endpoints.length };
 }
