@@ -16,6 +16,7 @@ if (which === 'all' || which === 'submission') await benchSubmission({ seconds }
 if (which === 'purge') await (await import('./bench-purge.js')).benchPurge();
 if (which === 'lists') await (await import('./bench-lists.js')).benchLists();
 if (which === 'summary') (await import('./bench-summary.js')).benchSummary();
+if (which === 'receiving') await (await import('./bench-receiving.js')).benchReceiving({ seconds });
 if (which === 'dmarc') await (await import('./bench-dmarc.js')).benchDmarc();
 if (which === 'loopwork') await (await import('./bench-loopwork.js')).benchLoopWork();
 if (which === 'bodies') await (await import('./bench-bodies.js')).benchBodies();

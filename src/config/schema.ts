@@ -50,6 +50,8 @@ export const ConfigSchema = Type.Object(
     /** Message content (bodies, attachments, raw reports) kept this long after an email is final: live (default 30 days), test (24 hours). */
     contentRetentionDays: Type.Optional(Type.Number({ minimum: 0 })),
     testContentRetentionHours: Type.Optional(Type.Number({ minimum: 0 })),
+    /** Raw copy and attachment bytes of mail received at teams' domains are kept this long (default 72 hours). */
+    inboundRetentionHours: Type.Optional(Type.Number({ minimum: 0 })),
     webhookRetryMinSeconds: Seconds,
     inboundMaxBytes: Type.Integer({ minimum: 1024 }),
     /** Inbound listener: simultaneous connections (default 100) and an optional TLS key/cert (PEM files). */
@@ -140,6 +142,7 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_QUEUE_LIFETIME_SECONDS: ['queueLifetimeSeconds', 'number'],
   MTA_CONTENT_RETENTION_DAYS: ['contentRetentionDays', 'number'],
   MTA_TEST_CONTENT_RETENTION_HOURS: ['testContentRetentionHours', 'number'],
+  MTA_INBOUND_RETENTION_HOURS: ['inboundRetentionHours', 'number'],
   MTA_WEBHOOK_RETRY_MIN_SECONDS: ['webhookRetryMinSeconds', 'number'],
   MTA_INBOUND_MAX_BYTES: ['inboundMaxBytes', 'int'],
   MTA_INBOUND_MAX_CLIENTS: ['inboundMaxClients', 'int'],

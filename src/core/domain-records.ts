@@ -4,8 +4,8 @@ import { domainToASCII } from 'node:url';
 import { isIP } from 'node:net';
 
 export type DomainStatus = 'pending' | 'verified' | 'failed';
-export type Purpose = 'dkim' | 'spf' | 'dmarc' | 'return_path' | 'dmarc_report_auth';
-export const PURPOSES: Purpose[] = ['dkim', 'spf', 'dmarc', 'return_path', 'dmarc_report_auth'];
+export type Purpose = 'dkim' | 'spf' | 'dmarc' | 'return_path' | 'dmarc_report_auth' | 'inbound_mx';
+export const PURPOSES: Purpose[] = ['dkim', 'spf', 'dmarc', 'return_path', 'dmarc_report_auth', 'inbound_mx'];
 /** Records that must all pass for a domain to be `verified` (docs/domains.md). */
 export type RequiredPurpose = 'dkim' | 'spf' | 'dmarc';
 export const REQUIRED: RequiredPurpose[] = ['dkim', 'spf', 'dmarc'];
@@ -14,7 +14,15 @@ export const REQUIRED: RequiredPurpose[] = ['dkim', 'spf', 'dmarc'];
  * records: its MX (`return_path`) and the SPF TXT at the same name (`return_path_spf`).
  */
 export type CheckKey = Purpose | 'return_path_spf';
-export const CHECK_KEYS: CheckKey[] = ['dkim', 'spf', 'dmarc', 'return_path', 'return_path_spf', 'dmarc_report_auth'];
+export const CHECK_KEYS: CheckKey[] = [
+  'dkim',
+  'spf',
+  'dmarc',
+  'return_path',
+  'return_path_spf',
+  'dmarc_report_auth',
+  'inbound_mx',
+];
 
 export interface DnsRecord {
   purpose: Purpose;
@@ -123,6 +131,11 @@ export function reportAuthRecord(domain: string, bounceDomain: string): DnsRecor
     name: `${domain}._report._dmarc.${bounceDomain.toLowerCase()}`,
     value: 'v=DMARC1',
   };
+}
+
+/** A receiving domain's MX (operations.md "Receiving email at a team's domains"): `<domain> MX 10 <MTA_HOSTNAME>`. */
+export function inboundMxRecord(domain: string, hostname: string): DnsRecord {
+  return { purpose: 'inbound_mx', type: 'MX', name: domain, value: `10 ${hostname}` };
 }
 
 /** The report authorisation passes when a TXT at its name starts with `v=DMARC1` (RFC 7489 §7.1). */

@@ -124,6 +124,21 @@ export const ERROR_CODES = {
   suppression_not_found: e('not_found', 404, 'The address is not on the suppression list.'),
   api_key_not_found: e('not_found', 404, 'No API key with this id in the team.'),
   team_not_found: e('not_found', 404, 'No team has this name or id.'),
+  inbound_email_not_found: e(
+    'not_found',
+    404,
+    "No received message with this id in the key's team (a test key sees none).",
+  ),
+  inbound_attachment_not_found: e(
+    'not_found',
+    404,
+    'The received message has no attachment at this position (from 0).',
+  ),
+  content_expired: e(
+    'not_found',
+    410,
+    'The raw copy and attachments of received mail are kept MTA_INBOUND_RETENTION_HOURS (default 72) and are gone now; the InboundEmail object stays.',
+  ),
   site_not_found: e(
     'not_found',
     404,

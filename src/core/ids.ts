@@ -4,7 +4,8 @@ import { randomFillSync } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-export type IdPrefix = 'em' | 'dl' | 'evt' | 'key' | 'team' | 'dom' | 'wh' | 'whd' | 'gr' | 'sup' | 'rep' | 'dmr';
+export type IdPrefix =
+  'em' | 'dl' | 'evt' | 'key' | 'team' | 'dom' | 'wh' | 'whd' | 'gr' | 'sup' | 'rep' | 'dmr' | 'in';
 
 /**
  * 10 fresh random bytes, cut from a pool refilled 4 KiB at a time (one system call per ~400 ids instead of one per

@@ -16,8 +16,10 @@ export type EventType = (typeof EVENT_TYPES)[number];
 /** Alert events (decisions.md "Domain and IP alerts"), not about an email. */
 export const ALERT_EVENT_TYPES = ['domain.alert', 'ip.alert'] as const;
 export type AlertEventType = (typeof ALERT_EVENT_TYPES)[number];
+/** Mail received at a team's domain (docs/receiving.md), not about an email we sent. */
+export const INBOUND_EVENT_TYPES = ['inbound.received'] as const;
 /** What a webhook endpoint can subscribe to. */
-export const WEBHOOK_EVENT_TYPES = [...EVENT_TYPES, ...ALERT_EVENT_TYPES] as const;
+export const WEBHOOK_EVENT_TYPES = [...EVENT_TYPES, ...ALERT_EVENT_TYPES, ...INBOUND_EVENT_TYPES] as const;
 
 /** Email-level moves allowed by interface.md. */
 const EMAIL_MOVES: Record<Status, readonly Status[]> = {

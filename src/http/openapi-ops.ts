@@ -15,6 +15,7 @@ export const TAGS = {
     'Sending domains: the DNS records to publish (SPF, DKIM, DMARC), verification, DKIM rotation, DMARC reports.',
   Webhooks: 'Endpoints the service POSTs events to (signed, retried), and their deliveries.',
   Stats: 'Sending statistics over time and by receiving site.',
+  Inbound: "Mail received at the team's receiving domains (docs/receiving.md): parsed, raw, attachments.",
   Meta: 'This document.',
   'Webhook events': 'What the service POSTs to a webhook endpoint, per event kind (docs/webhooks.md).',
 } as const;
@@ -30,6 +31,8 @@ export interface Op {
   query?: TSchema;
   /** Success status → component name (null: no body). */
   ok: Record<number, string | null>;
+  /** The success body is bytes of this media type (an attachment: its own type), not JSON; `ok` maps to null. */
+  bytes?: string;
   errors?: ErrorStatus[];
   idempotent?: boolean;
   description?: string;
@@ -161,6 +164,14 @@ export const OPS: Record<string, Op> = {
     scope: 'domains:read',
     ok: { 200: 'Domain' },
   },
+  'PATCH /domains/{id}': {
+    id: 'updateDomain',
+    summary: 'Change a domain: turn receiving on or off',
+    tag: 'Domains',
+    scope: 'domains:write',
+    body: 'UpdateDomain',
+    ok: { 200: 'Domain' },
+  },
   'POST /domains/{id}/verify': {
     id: 'verifyDomain',
     summary: "Re-check a domain's DNS records now",
@@ -181,6 +192,40 @@ export const OPS: Record<string, Op> = {
     tag: 'Domains',
     scope: 'domains:write',
     ok: { 200: 'DeletedDomain' },
+  },
+  'GET /inbound': {
+    id: 'listInbound',
+    summary: 'List received mail, newest first',
+    tag: 'Inbound',
+    scope: 'emails:read',
+    query: ListQuery,
+    ok: { 200: 'InboundEmailList' },
+    description: 'A test key sees none (received mail is live data).',
+  },
+  'GET /inbound/{id}': {
+    id: 'getInbound',
+    summary: 'Fetch a received message (the object of the inbound.received event)',
+    tag: 'Inbound',
+    scope: 'emails:read',
+    ok: { 200: 'InboundEmail' },
+  },
+  'GET /inbound/{id}/raw': {
+    id: 'getInboundRaw',
+    summary: 'The received message as it arrived',
+    tag: 'Inbound',
+    scope: 'emails:read',
+    ok: { 200: null },
+    bytes: 'message/rfc822',
+    errors: [410],
+  },
+  'GET /inbound/{id}/attachments/{n}': {
+    id: 'getInboundAttachment',
+    summary: "The n-th attachment's bytes (n from 0), with its content type",
+    tag: 'Inbound',
+    scope: 'emails:read',
+    ok: { 200: null },
+    bytes: 'application/octet-stream',
+    errors: [410],
   },
   'GET /domains/{id}/dmarc': {
     id: 'getDomainDmarcSummary',

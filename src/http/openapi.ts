@@ -74,6 +74,7 @@ function operation(method: string, path: string): Record<string, unknown> {
       description: name ? `${name}` : 'No content',
       headers: headerRefs(op.idempotent ? [...common, 'Idempotent-Replayed'] : common),
       ...(name ? json(ref(name)) : {}),
+      ...(op.bytes ? { content: { [op.bytes]: { schema: { type: 'string', format: 'binary' } } } } : {}),
     };
   for (const status of errorStatuses(method, path, op))
     responses[status] = {

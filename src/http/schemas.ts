@@ -129,6 +129,11 @@ export const CreateDomain = Type.Object(
   { additionalProperties: false },
 );
 
+export const UpdateDomain = Type.Object(
+  { receiving: Type.Optional(Type.Boolean({ description: "Receive mail at the domain (docs/receiving.md)." })) },
+  { additionalProperties: false },
+);
+
 const WebhookUrl = Type.String({ minLength: 1, maxLength: 2048 });
 /** Event kinds: an enum in the document; the route takes strings so services/webhooks names the unknown one. */
 const webhookBodies = (strict: boolean) => {

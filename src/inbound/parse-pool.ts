@@ -3,12 +3,15 @@
 import { Worker } from 'node:worker_threads';
 import type { Report } from './parse.js';
 import type { DmarcReading } from './dmarc.js';
+import type { MailReading, MailUnread } from '../core/inbound-mail.js';
 
 export interface ParsePool {
   /** The reading of one message; an empty `kind: 'other'` report with `error` when it could not be read. */
   parse(raw: Buffer, timeoutMs?: number): Promise<Report>;
   /** A DMARC aggregate report's reading (inbound/dmarc.ts) within the same budget; `error: 'timeout'|'failed'` else. */
   parseDmarc(raw: Buffer, truncated: boolean, timeoutMs?: number): Promise<DmarcReading>;
+  /** A message received at a team's domain (inbound/mail.ts) within the budget; `{error}` when not read. */
+  parseMail(raw: Buffer, timeoutMs?: number): Promise<MailReading | MailUnread>;
   close(): Promise<void>;
   /** worker threads running now (started or booting) */
   readonly workers: number;
@@ -34,11 +37,11 @@ export function unreadReport(error: 'timeout' | 'failed'): Report {
   return { kind: 'other', recipients: [], original: { message_id: null, email_id: null, return_path: null }, error };
 }
 
-type Answer = { report?: Report; dmarc?: DmarcReading; error?: string };
+type Answer = { report?: Report; dmarc?: DmarcReading; mail?: MailReading; error?: string };
 interface Job {
   raw: Buffer;
-  /** a DMARC report (and whether the message was cut), else a bounce or complaint */
-  dmarc: { truncated: boolean } | null;
+  /** a DMARC report (and whether the message was cut), a received message ('mail'), else a bounce or complaint */
+  dmarc: { truncated: boolean } | 'mail' | null;
   budget: number;
   /** the reading in the worker's answer, or undefined when it has none */
   take(m: Answer): unknown;
@@ -87,6 +90,16 @@ class Pool implements ParsePool {
         error: why,
         detail: why === 'timeout' ? `not read within ${timeoutMs} ms` : 'worker failed',
       }),
+    );
+  }
+
+  parseMail(raw: Buffer, timeoutMs = this.budget): Promise<MailReading | MailUnread> {
+    return this.submit<MailReading | MailUnread>(
+      raw,
+      'mail',
+      timeoutMs,
+      (m) => m.mail,
+      (error) => ({ error }),
     );
   }
 
@@ -148,7 +161,10 @@ class Pool implements ParsePool {
       slot.timer = setTimeout(() => this.abandon(slot, 'timeout', `not read within ${job.budget} ms`), job.budget);
       // a view is cloned with its whole ArrayBuffer (Buffer.concat, a slab): send only the message's bytes
       const bytes = job.raw.byteLength === job.raw.buffer.byteLength ? job.raw : new Uint8Array(job.raw);
-      slot.worker.postMessage(job.dmarc ? { dmarc: bytes, truncated: job.dmarc.truncated } : bytes);
+      const dmarc = job.dmarc;
+      slot.worker.postMessage(
+        dmarc === 'mail' ? { mail: bytes } : dmarc ? { dmarc: bytes, truncated: dmarc.truncated } : bytes,
+      );
     }
     // Reports still waiting: one more worker for each while under the size (a booting one counts as free).
     const booting = [...this.slots].filter((s) => !s.booted && !s.ending).length;

@@ -1,21 +1,23 @@
 // RCPT policy of the inbound listener: accepts VERP addresses with a valid HMAC on a bounce domain
 // (MTA_BOUNCE_DOMAIN or a team domain's return-path name), fbl@ and dmarc@ (dmarc+anything@) <bounce domain>,
-// postmaster@ and abuse@ at MTA_HOSTNAME and the bounce domain (RFC 5321 §4.5.1; a bare <postmaster> too);
-// refuses the rest.
+// postmaster@ and abuse@ at MTA_HOSTNAME and the bounce domain (RFC 5321 §4.5.1; a bare <postmaster> too), any
+// local part at a team's receiving domain (docs/receiving.md); refuses the rest.
 import { isBounceDomain, readVerpAddress } from '../services/bounce-addresses.js';
 import type { Ctx } from '../services/context.js';
+import { receivingDomainOf } from '../services/receiving.js';
 
 export type RcptDecision =
   | { ok: true; kind: 'verp'; emailId: string; deliveryId: number }
   | { ok: true; kind: 'fbl' }
   | { ok: true; kind: 'dmarc' }
   | { ok: true; kind: 'postmaster' }
+  | { ok: true; kind: 'receiving' }
   | { ok: false; code: number; message: string };
 
 const REFUSED: RcptDecision = {
   ok: false,
   code: 550,
-  message: '5.7.1 Relaying denied: this server accepts bounces and feedback reports only',
+  message: '5.7.1 Relaying denied: not a recipient of this server',
 };
 const FORGED: RcptDecision = { ok: false, code: 550, message: '5.7.1 Unknown or invalid return address' };
 
@@ -36,7 +38,8 @@ export function decideRecipient(ctx: Pick<Ctx, 'db' | 'config'>, address: string
     return { ok: true, kind: 'postmaster' };
   if (a.local === 'fbl' && ours) return { ok: true, kind: 'fbl' };
   if ((a.local === 'dmarc' || a.local.startsWith('dmarc+')) && ours) return { ok: true, kind: 'dmarc' };
-  if (!a.local.startsWith('bounces+') || !isBounceDomain(ctx, a.domain)) return REFUSED;
+  const bounce = a.local.startsWith('bounces+') && isBounceDomain(ctx, a.domain);
+  if (!bounce) return receivingDomainOf(ctx, a.domain) ? { ok: true, kind: 'receiving' } : REFUSED;
   const token = readVerpAddress(ctx, a.local);
   return token ? { ok: true, kind: 'verp', ...token } : FORGED;
 }

@@ -1,7 +1,8 @@
 // The inbound SMTP listener (smtp-server): accepts only VERP bounce addresses, fbl@ and dmarc@ on our bounce
 // domains, postmaster@ and abuse@ (kept for the operator), never relays, no AUTH, SIZE-limited, a few connections
 // per client address; each accepted message goes to recordFeedback (recordDmarcReport when sent to dmarc@,
-// recordPostmasterMail when sent only to postmaster@/abuse@), read by a worker-thread pool within a time budget.
+// recordPostmasterMail when sent only to postmaster@/abuse@, recordReceived when sent to a team's receiving domain),
+// read by a worker-thread pool within a time budget.
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { perAddressLimit, sessionReaper } from '../lib/smtp-sessions.js';
@@ -9,6 +10,8 @@ import { PARSE_CAP, RAW_CAP, recordFeedback, type InboundEnvelope, type ReadOpti
 import type { Ctx } from '../services/context.js';
 import { recordDmarcReport } from '../services/dmarc-reports.js';
 import { recordPostmasterMail } from '../services/postmaster-mail.js';
+import { recordReceived } from '../services/receiving.js';
+import type { MailReading, MailUnread } from '../core/inbound-mail.js';
 import type { DmarcParser } from '../core/dmarc-report.js';
 import { decideRecipient } from './recipients.js';
 import { createParsePool, type ParsePool } from './parse-pool.js';
@@ -35,10 +38,11 @@ const KEEP_BYTES = Math.max(PARSE_CAP, RAW_CAP);
  */
 export const DMARC_KEEP_BYTES = 1024 * 1024;
 
-type Route = 'dmarc' | 'postmaster' | 'feedback';
+type Route = 'dmarc' | 'postmaster' | 'feedback' | 'receiving';
 /**
  * Where the message goes: an aggregate report when sent to dmarc@ (a message to it and to fbl@ is read as a report),
- * kept for the operator when sent to postmaster@/abuse@ only, else read as a bounce or complaint.
+ * received for the teams when sent to a receiving domain (its other recipients, ours, are then not read), kept for the
+ * operator when sent to postmaster@/abuse@ only, else read as a bounce or complaint.
  */
 function routeOf(ctx: Ctx, session: SMTPServerSession): Route {
   const kinds = session.envelope.rcptTo.map((r) => {
@@ -46,18 +50,25 @@ function routeOf(ctx: Ctx, session: SMTPServerSession): Route {
     return d.ok ? d.kind : null;
   });
   if (kinds.includes('dmarc')) return 'dmarc';
+  if (kinds.includes('receiving')) return 'receiving';
   return kinds.length > 0 && kinds.every((k) => k === 'postmaster') ? 'postmaster' : 'feedback';
 }
+
+type Readers = ReadOptions & {
+  parseDmarc: DmarcParser;
+  parseMail: (raw: Buffer) => Promise<MailReading | MailUnread>;
+};
 
 /** Where a message goes once read: recordDmarcReport for dmarc@, recordPostmasterMail, else recordFeedback; the 250 text. */
 async function record(
   ctx: Ctx,
-  read: ReadOptions & { parseDmarc: DmarcParser },
+  read: Readers,
   route: Route,
   raw: Buffer,
-  env: InboundEnvelope,
+  env: InboundEnvelope & { helo: string | null },
   size: number,
 ) {
+  if (route === 'receiving') return receive(ctx, read, raw, env);
   if (route === 'postmaster') return `2.0.0 Message ${(await recordPostmasterMail(ctx, raw, env, size)).id} received`;
   if (route === 'feedback')
     return recordFeedback(ctx, raw, env, { ...read, size }).then((r) => `2.0.0 Report ${r.id} received`);
@@ -66,10 +77,17 @@ async function record(
   );
 }
 
+/** A message to a team's receiving domain: stored and posted as `inbound.received`; 550 when it cannot be read. */
+async function receive(ctx: Ctx, read: Readers, raw: Buffer, env: InboundEnvelope & { helo: string | null }) {
+  const ids = await recordReceived(ctx, raw, env, read);
+  if (!ids) throw smtpError(550, '5.6.0 Message could not be read within the time allowed');
+  return `2.0.0 Message ${ids.join(' ')} received`;
+}
+
 /** Reads the message, refusing it past the limit (552) and answering 451 when it cannot be recorded. */
 function onData(
   ctx: Ctx,
-  read: ReadOptions & { parseDmarc: DmarcParser },
+  read: Readers,
   stream: SMTPServerDataStream,
   session: SMTPServerSession,
   callback: (err?: Error | null, message?: string) => void,
@@ -85,7 +103,8 @@ function onData(
   const chunks: Buffer[] = [];
   let bytes = 0;
   const route = routeOf(ctx, session);
-  const keep = route === 'dmarc' ? DMARC_KEEP_BYTES : KEEP_BYTES;
+  // received mail is kept whole (its raw copy is served), up to MTA_INBOUND_MAX_BYTES
+  const keep = route === 'receiving' ? max : route === 'dmarc' ? DMARC_KEEP_BYTES : KEEP_BYTES;
   stream.on('data', (c: Buffer) => {
     if (bytes < keep) chunks.push(bytes + c.length > keep ? c.subarray(0, keep - bytes) : c);
     bytes += c.length;
@@ -98,10 +117,12 @@ function onData(
       mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : null,
       rcptTo: session.envelope.rcptTo.map((r) => r.address),
       remoteIp: session.remoteAddress ?? null,
+      helo: session.hostNameAppearsAs || null,
     };
     record(ctx, read, route, Buffer.concat(chunks), env, bytes).then(
       (message) => done(null, message),
-      (err) => {
+      (err: Error & { responseCode?: number }) => {
+        if (err.responseCode) return done(err);
         ctx.log.error({ err }, 'inbound report could not be recorded');
         done(smtpError(451, '4.3.0 Temporary failure, try again later'));
       },
@@ -130,6 +151,11 @@ function parserFor(ctx: Ctx, log: Ctx['log']) {
     parse: (raw: Buffer) => (pool ? pool.parse(raw) : Promise.reject(new Error('inbound listener is not running'))),
     parseDmarc: (raw: Buffer, truncated: boolean) =>
       pool ? pool.parseDmarc(raw, truncated) : Promise.reject(new Error('inbound listener is not running')),
+    // a received message may be large: its budget grows by 100 ms per MB (20 MB: 2 s more)
+    parseMail: (raw: Buffer) =>
+      pool
+        ? pool.parseMail(raw, (ctx.config.inboundParseTimeoutMs ?? 2000) + Math.ceil(raw.length / 10_000))
+        : Promise.reject(new Error('inbound listener is not running')),
   };
 }
 
@@ -140,7 +166,7 @@ export function createInboundListener(ctx: Ctx): InboundListener {
   const server: SMTPServer = new SMTPServer({
     ...tlsOptions(ctx.config),
     name: ctx.config.hostname,
-    banner: 'bounce and feedback-loop receiver',
+    banner: 'mail receiver',
     size: max,
     rejectOversized: true,
     authOptional: true,
@@ -164,7 +190,13 @@ export function createInboundListener(ctx: Ctx): InboundListener {
     },
     onConnect: perAddressLimit(() => server, ctx.config.inboundMaxClientsPerIp ?? DEFAULT_MAX_CLIENTS_PER_IP),
     onData: (stream, session, cb) =>
-      onData(ctx, { parse: parser.parse, parseDmarc: parser.parseDmarc }, stream, session, cb),
+      onData(
+        ctx,
+        { parse: parser.parse, parseDmarc: parser.parseDmarc, parseMail: parser.parseMail },
+        stream,
+        session,
+        cb,
+      ),
   });
   server.on('error', (err) => log.warn({ err }, 'inbound SMTP error'));
   const reaper = sessionReaper(server, { maxMs: ctx.config.inboundMaxSessionSeconds * 1000 }, ctx.now);

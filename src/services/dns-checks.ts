@@ -58,17 +58,21 @@ export function checkDmarc(resolver: Resolver, t: CheckTarget): Promise<CheckOut
   return guard(name, 'TXT', async () => judgeDmarc(await txt(resolver, name)));
 }
 
-export function checkReturnPath(resolver: Resolver, t: CheckTarget, hostname: string): Promise<CheckOutcome> {
-  return guard(t.returnPath, 'MX', async () => {
+/** Whether one of the MX hosts of `name` is our inbound listener's hostname (the return path, a receiving domain). */
+function checkMx(resolver: Resolver, name: string, hostname: string): Promise<CheckOutcome> {
+  return guard(name, 'MX', async () => {
     let mx: { exchange: string; priority: number }[] = [];
     try {
-      mx = await resolver.resolveMx(t.returnPath);
+      mx = await resolver.resolveMx(name);
     } catch (err) {
       if (!isNoData(err)) throw err;
     }
     return judgeReturnPath(mx, hostname);
   });
 }
+
+export const checkReturnPath = (resolver: Resolver, t: CheckTarget, hostname: string): Promise<CheckOutcome> =>
+  checkMx(resolver, t.returnPath, hostname);
 
 /** The `_report._dmarc` authorisation under the bounce domain (RFC 7489 §7.1). */
 export function checkReportAuth(resolver: Resolver, t: CheckTarget, bounceDomain: string): Promise<CheckOutcome> {
@@ -128,19 +132,31 @@ export function checkSpf(
   });
 }
 
-/** All six checks, concurrently (the return path has two: its MX and its SPF; then the report authorisation). */
+/**
+ * All seven checks, concurrently (the return path has two: its MX and its SPF; then the report authorisation and
+ * the MX of the domain itself, for receiving).
+ */
 export async function checkAll(
   resolver: Resolver,
   t: CheckTarget,
   config: Pick<Config, 'sendingIps' | 'hostname' | 'bounceDomain'>,
 ): Promise<Record<CheckKey, CheckOutcome>> {
-  const [dkim, spfR, dmarc, rp, rpSpf, auth] = await Promise.all([
+  const [dkim, spfR, dmarc, rp, rpSpf, auth, inMx] = await Promise.all([
     checkDkim(resolver, t),
     checkSpf(resolver, t.name, config),
     checkDmarc(resolver, t),
     checkReturnPath(resolver, t, config.hostname),
     checkSpf(resolver, t.returnPath, config),
     checkReportAuth(resolver, t, config.bounceDomain),
+    checkMx(resolver, t.name, config.hostname),
   ]);
-  return { dkim, spf: spfR, dmarc, return_path: rp, return_path_spf: rpSpf, dmarc_report_auth: auth };
+  return {
+    dkim,
+    spf: spfR,
+    dmarc,
+    return_path: rp,
+    return_path_spf: rpSpf,
+    dmarc_report_auth: auth,
+    inbound_mx: inMx,
+  };
 }

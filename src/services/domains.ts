@@ -253,7 +253,9 @@ function* writeResults(
   yield* store.dropRetiredKeys(ctx.db, id, at);
   const results = nextResults(prev, outcomes);
   const status = nextDomainStatus(fresh.status, outcomes);
-  const errors = CHECK_KEYS.filter((p) => results[p].error && outcomes[p].result === 'error').map(
+  // the inbound MX is checked always, but its DNS trouble is news only for a receiving domain
+  const shown = CHECK_KEYS.filter((p) => p !== 'inbound_mx' || fresh.receiving === 1);
+  const errors = shown.filter((p) => results[p].error && outcomes[p].result === 'error').map(
     (p) => `${p}: ${results[p].error}`,
   );
   yield* store.writeCheck(ctx.db, {
@@ -367,6 +369,17 @@ function statusChanged(ctx: Ctx, change: DomainStatusChange, results: Record<Che
     `domain ${change.domain.name} is now ${change.to}`,
   );
   for (const fn of listeners.get(ctx.db) ?? []) fn(ctx.db, change);
+}
+
+/** PATCH /domains/{id} `{receiving}`: turns receiving at the domain on or off (docs/receiving.md); answers the Domain. */
+export function updateDomain(ctx: Ctx, teamId: string, id: string, patch: { receiving?: boolean }) {
+  return runPlan(
+    transaction(ctx.db, function* () {
+      yield* owned(ctx, teamId, id);
+      if (patch.receiving !== undefined) yield* store.setReceiving(ctx.db, id, patch.receiving);
+      return yield* presentById(ctx, id);
+    }),
+  );
 }
 
 /** POST /domains/{id}/verify: re-check now and answer the record. */

@@ -1,10 +1,11 @@
 // Presenter of the Domain API object: the five records to publish (built from the current config), then
 // the other DKIM keys' records (Ed25519, next, retiring), then the DMARC report authorisation under the bounce
-// domain, each with its last check. Never a private key.
+// domain, then (a receiving domain) its inbound MX, each with its last check. Never a private key.
 import {
   checkKey,
   dkimRecord,
   expectedRecords,
+  inboundMxRecord,
   reportAuthRecord,
   type CheckKey,
   type DnsRecord,
@@ -82,11 +83,13 @@ export function presentDomain(
   records.push(...keys.map((k) => keyRecord(d, k)));
   const auth = reportAuthRecord(d.name, config.bounceDomain);
   records.push(withResult(auth, results[checkKey(auth)]));
+  if (d.receiving === 1) records.push(withResult(inboundMxRecord(d.name, config.hostname), results.inbound_mx));
   return {
     object: 'domain' as const,
     id: d.id,
     name: d.name,
     status: d.status,
+    receiving: d.receiving === 1,
     records,
     created_at: iso(d.created_at)!,
     last_checked_at: iso(d.last_checked_at),

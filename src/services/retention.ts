@@ -1,9 +1,10 @@
 // Retention policy: idempotency records live 24 hours, inbound reports 30 days, an email's content (bodies,
 // attachments, raw reports about it) MTA_CONTENT_RETENTION_DAYS (30) after the email is final, a test email's
-// MTA_TEST_CONTENT_RETENTION_HOURS (24). One pass deletes what has expired (in small batches) and says how many
+// MTA_TEST_CONTENT_RETENTION_HOURS (24), received mail's raw copy and attachments MTA_INBOUND_RETENTION_HOURS (72). One pass deletes what has expired (in small batches) and says how many
 // rows each table lost (`content`, `test_content`: emails whose content went).
 import { IDEMPOTENCY_TTL_MS } from '../store/idempotency.js';
 import { purgeContentBefore, purgeIdempotencyBefore, purgeInboundReportsBefore } from '../store/retention.js';
+import { purgeInboundContentBefore } from '../store/inbound-emails.js';
 import { runPlan, type Gen } from '../store/op.js';
 import type { Ctx } from './context.js';
 
@@ -16,6 +17,8 @@ export interface RetentionPass {
   inbound_reports: number;
   content: number;
   test_content: number;
+  /** received mail (docs/receiving.md) whose raw copy and attachment bytes went (MTA_INBOUND_RETENTION_HOURS) */
+  inbound_content: number;
 }
 
 /** One retention pass; returns how many rows each table lost. */
@@ -30,5 +33,10 @@ function* retentionPass(ctx: Ctx): Gen<RetentionPass> {
     inbound_reports: yield* purgeInboundReportsBefore(ctx.db, now - INBOUND_REPORT_TTL_MS),
     content: yield* purgeContentBefore(ctx.db, false, now - live, now),
     test_content: yield* purgeContentBefore(ctx.db, true, now - test, now),
+    inbound_content: yield* purgeInboundContentBefore(
+      ctx.db,
+      now - (ctx.config.inboundRetentionHours ?? 72) * HOUR_MS,
+      now,
+    ),
   };
 }

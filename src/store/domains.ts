@@ -20,10 +20,12 @@ export interface DomainRow {
   return_path_verified: number;
   records_json: string | null;
   last_error: string | null;
+  /** 1 when the team receives mail at this domain (migration 031) */
+  receiving: number;
 }
 
 const COLS =
-  'rowid AS seq, id, team_id, name, status, created_at, last_checked_at, dkim_selector, dkim_algorithm, dkim_private_key, dkim_public_key, return_path, return_path_verified, records_json, last_error';
+  'rowid AS seq, id, team_id, name, status, created_at, last_checked_at, dkim_selector, dkim_algorithm, dkim_private_key, dkim_public_key, return_path, return_path_verified, records_json, last_error, receiving';
 
 const generations = new WeakMap<DB, number>();
 /** Changes with every write of domains or their DKIM keys made through this module (signing-key caches compare it). */
@@ -32,7 +34,7 @@ const wrote = (db: DB) => generations.set(db, domainsGeneration(db) + 1);
 
 export function* insertDomain(
   db: DB,
-  d: Omit<DomainRow, 'seq' | 'last_checked_at' | 'return_path_verified' | 'last_error' | 'status'>,
+  d: Omit<DomainRow, 'seq' | 'last_checked_at' | 'return_path_verified' | 'last_error' | 'status' | 'receiving'>,
 ): Gen<void> {
   yield* run(
     sql(
@@ -67,6 +69,25 @@ export const listDomains = (db: DB, teamId: string, before: number | null, limit
 export function* allDomainIds(db: DB): Gen<string[]> {
   return (yield* all(sql<{ id: string }>(db, 'SELECT id FROM domains ORDER BY rowid'))).map((r) => r.id);
 }
+
+export function* setReceiving(db: DB, id: string, receiving: boolean): Gen<void> {
+  yield* run(sql(db, 'UPDATE domains SET receiving = ? WHERE id = ?'), receiving ? 1 : 0, id);
+  wrote(db);
+}
+
+/**
+ * The domain that receives mail at a name: of the teams holding it with `receiving` on, the one that verified it,
+ * else the oldest (as DMARC reports go); undefined when none receives there.
+ */
+export const receivingDomain = (db: DB, name: string): Gen<Pick<DomainRow, 'id' | 'team_id' | 'name'> | undefined> =>
+  get(
+    sql<Pick<DomainRow, 'id' | 'team_id' | 'name'>>(
+      db,
+      `SELECT id, team_id, name FROM domains WHERE name = ? AND receiving = 1
+      ORDER BY CASE status WHEN 'verified' THEN 0 ELSE 1 END, rowid LIMIT 1`,
+    ),
+    name,
+  );
 
 export interface CheckWrite {
   id: string;

@@ -13,7 +13,10 @@ const DOC_ID = 'mta-openapi.json';
 type Doc = {
   paths: Record<
     string,
-    Record<string, { summary?: string; requestBody?: unknown; responses: Record<string, { content?: unknown }> }>
+    Record<
+      string,
+      { summary?: string; requestBody?: unknown; responses: Record<string, { content?: Record<string, unknown> }> }
+    >
   >;
 };
 
@@ -58,7 +61,7 @@ export class Contract {
     if (!response) return `${what}: the document lists no ${status} for ${method} ${path}`;
     if (!response.content) {
       if (body !== null) return `${what}: the document says no body, got ${JSON.stringify(body)}`;
-    } else {
+    } else if (response.content['application/json']) {
       const pointer = ['paths', path, m, 'responses', String(status), 'content', 'application/json', 'schema'];
       const wrong = this.validate(`${what} (${method} ${path})`, pointer, body);
       if (wrong) return wrong;
@@ -87,7 +90,7 @@ export class Contract {
     for (const [path, ops] of Object.entries(this.doc.paths))
       for (const [m, op] of Object.entries(ops))
         for (const [status, r] of Object.entries(op.responses))
-          if (r.content)
+          if (r.content?.['application/json'])
             n +=
               this.validate(
                 '',

@@ -59,6 +59,12 @@ describe('GET /v1/openapi.json', () => {
       expect(op.responses).not.to.have.property('default');
       for (const [status, res] of Object.entries<any>(op.responses)) {
         if (status === '204') expect(res.content, `${route} ${status}`).to.equal(undefined);
+        else if (Number(status) < 300 && !res.content['application/json'])
+          // bytes (a received message, an attachment): one media type, a binary string
+          expect(
+            Object.values<any>(res.content).map((c) => c.schema),
+            `${route} ${status}`,
+          ).to.deep.equal([{ type: 'string', format: 'binary' }]);
         else
           expect(res.content['application/json'].schema.$ref, `${route} ${status}`).to.match(
             /^#\/components\/schemas\//,

@@ -1,5 +1,5 @@
 // The /dashboard mount: security headers, HTML error pages, form bodies, the session gate and the
-// CSRF check on every POST, the static assets, then the page routes (auth, emails, domains, webhooks, account, overview, delivery).
+// CSRF check on every POST, the static assets, then the page routes (auth, emails, received mail, domains, webhooks, account, overview, delivery).
 import Router from '@koa/router';
 import bodyParser from 'koa-bodyparser';
 import type Koa from 'koa';
@@ -15,6 +15,7 @@ import { authRoutes } from './pages/auth.js';
 import { emailPages } from './pages/emails.js';
 import { domainPages } from './pages/domains.js';
 import { webhookPages } from './pages/webhooks.js';
+import { inboundPages } from './pages/inbound.js';
 import { accountPages } from './pages/account.js';
 import { overviewPages } from './pages/overview.js';
 import { deliveryPages } from './pages/delivery.js';
@@ -138,6 +139,7 @@ export function dashboardMount(koa: Koa<State>, deps: Deps) {
   emailPages(r, deps);
   domainPages(r, deps);
   webhookPages(r, deps);
+  inboundPages(r, deps);
   accountPages(r, deps);
   overviewPages(r, deps);
   deliveryPages(r, deps);

@@ -18,6 +18,7 @@ export interface PageOpts {
 const NAV: [string, string, boolean?][] = [
   ['overview', 'Overview'],
   ['emails', 'Emails'],
+  ['received', 'Received'],
   ['domains', 'Domains'],
   ['webhooks', 'Webhooks'],
   ['suppressions', 'Suppressions'],

@@ -29,6 +29,7 @@ export const Domain = Resource(
     id: Type.String({ pattern: '^dom_' }),
     name: Type.String(),
     status: DomainStatus,
+    receiving: Type.Boolean({ description: 'Whether the team receives mail at this domain (docs/receiving.md).' }),
     records: Type.Array(DnsRecord),
     created_at: DateTime(),
     last_checked_at: Nullable(DateTime()),

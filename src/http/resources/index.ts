@@ -1,12 +1,13 @@
 // Every named schema of the document (`components/schemas`): the resources the v1 routes answer with, the request
 // bodies they validate, and the error envelope per HTTP status. openapi.ts writes each as a $ref wherever it is used.
 import Type, { type TSchema } from 'typebox';
-import { ALERT_EVENT_TYPES, EVENT_TYPES, WEBHOOK_EVENT_TYPES } from '../../core/status.js';
+import { ALERT_EVENT_TYPES, EVENT_TYPES, INBOUND_EVENT_TYPES, WEBHOOK_EVENT_TYPES } from '../../core/status.js';
 import {
   SendEmailDocumented,
   CreateSuppression,
   CreateKey,
   CreateDomain,
+  UpdateDomain,
   WebhookBodiesDocumented,
 } from '../schemas.js';
 import { errorEnvelope } from './common.js';
@@ -34,9 +35,10 @@ import {
 } from './webhooks.js';
 import { SiteStats, SiteStatsList, Stats } from './stats.js';
 import { DmarcReport, DmarcReportList, DmarcSummary } from './dmarc.js';
+import { InboundEmail, InboundEmailList, inboundPayload } from './inbound.js';
 
 /** The HTTP statuses of error answers under /v1. */
-export const ERROR_STATUSES = [401, 402, 403, 404, 409, 413, 422, 429, 500, 503] as const;
+export const ERROR_STATUSES = [401, 402, 403, 404, 409, 410, 413, 422, 429, 500, 503] as const;
 export type ErrorStatus = (typeof ERROR_STATUSES)[number];
 export const errorName = (status: ErrorStatus) => `Error${status}`;
 
@@ -45,6 +47,7 @@ const pascal = (s: string) => s.replace(/(^|[_.])(\w)/g, (_m, _u, c: string) => 
 export const WEBHOOK_PAYLOADS: Record<string, TSchema> = Object.fromEntries([
   ...EVENT_TYPES.map((t) => [t, webhookPayload(t)]),
   ...ALERT_EVENT_TYPES.map((t) => [t, alertPayload(t)]),
+  ...INBOUND_EVENT_TYPES.map((t) => [t, inboundPayload(t)]),
 ]);
 export const payloadName = (type: string) => `${pascal(type)}Event`;
 
@@ -87,6 +90,9 @@ export const COMPONENTS: Record<string, TSchema> = {
   CreateSuppression,
   CreateKey,
   CreateDomain,
+  UpdateDomain,
+  InboundEmail,
+  InboundEmailList,
   CreateWebhook: WebhookBodiesDocumented.create,
   UpdateWebhook: WebhookBodiesDocumented.update,
   OpenApiDocument: Type.Object({ openapi: Type.Literal('3.1.0'), info: Type.Object({}), paths: Type.Object({}) }),

@@ -8,7 +8,7 @@ import { Mode } from './account.js';
 /** What an endpoint subscribes to: an email event kind, or an alert (decisions.md "Domain and IP alerts"). */
 export const WebhookEventType = OneOf(
   WEBHOOK_EVENT_TYPES,
-  'An email event kind (one of the eight statuses, `opened`, `clicked`), or `domain.alert` / `ip.alert`.',
+  'An email event kind (one of the eight statuses, `opened`, `clicked`), `domain.alert` / `ip.alert`, or `inbound.received`.',
 );
 
 const endpointFields = {

@@ -1,17 +1,27 @@
 // /v1/domains: add (201 with the DNS records to publish), list, fetch, verify now, rotate DKIM, delete; the DMARC
 // summary and reports of a domain (decisions.md "DMARC summary").
+// PATCH /domains/{id} {receiving} turns receiving on or off (docs/receiving.md).
 // Scopes: domains:read to read, domains:write for everything that changes or re-checks; a test key
 // reads but never changes domains (403 test_key_not_allowed).
 import type Router from '@koa/router';
-import { addDomain, getDomain, listDomains, verifyDomain, deleteDomain, rotateDkim } from '../../services/domains.js';
+import {
+  addDomain,
+  getDomain,
+  listDomains,
+  verifyDomain,
+  deleteDomain,
+  rotateDkim,
+  updateDomain,
+} from '../../services/domains.js';
 import { getDmarcSummary, listDmarcReports } from '../../services/dmarc-summary.js';
 import { requireLive } from '../../services/keys.js';
-import { CreateDomain, DmarcQuery, ListQuery } from '../schemas.js';
+import { CreateDomain, DmarcQuery, ListQuery, UpdateDomain } from '../schemas.js';
 import { validator } from '../validate.js';
 import { limitOf, principal, type KoaCtx } from '../middleware.js';
 import type { Deps } from '../app.js';
 
 const checkCreate = validator(CreateDomain);
+const checkUpdate = validator(UpdateDomain);
 const checkPage = validator(ListQuery);
 const checkWindow = validator(DmarcQuery);
 
@@ -28,6 +38,10 @@ export function domainRoutes(r: Router, { app, auth }: Deps) {
   });
   r.get('/domains/:id', auth('domains:read'), async (ctx: KoaCtx) => {
     ctx.body = await getDomain(app, principal(ctx).teamId, ctx.params.id);
+  });
+  r.patch('/domains/:id', auth('domains:write'), async (ctx: KoaCtx) => {
+    requireLive(principal(ctx), 'change domains');
+    ctx.body = await updateDomain(app, principal(ctx).teamId, ctx.params.id, checkUpdate(ctx.request.body));
   });
   r.get('/domains/:id/dmarc', auth('domains:read'), async (ctx: KoaCtx) => {
     ctx.body = await getDmarcSummary(app, principal(ctx).teamId, ctx.params.id, checkWindow(ctx.query));
