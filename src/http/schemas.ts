@@ -130,7 +130,7 @@ export const CreateDomain = Type.Object(
 );
 
 export const UpdateDomain = Type.Object(
-  { receiving: Type.Optional(Type.Boolean({ description: "Receive mail at the domain (docs/receiving.md)." })) },
+  { receiving: Type.Optional(Type.Boolean({ description: 'Receive mail at the domain (docs/receiving.md).' })) },
   { additionalProperties: false },
 );
 

@@ -255,9 +255,9 @@ function* writeResults(
   const status = nextDomainStatus(fresh.status, outcomes);
   // the inbound MX is checked always, but its DNS trouble is news only for a receiving domain
   const shown = CHECK_KEYS.filter((p) => p !== 'inbound_mx' || fresh.receiving === 1);
-  const errors = shown.filter((p) => results[p].error && outcomes[p].result === 'error').map(
-    (p) => `${p}: ${results[p].error}`,
-  );
+  const errors = shown
+    .filter((p) => results[p].error && outcomes[p].result === 'error')
+    .map((p) => `${p}: ${results[p].error}`);
   yield* store.writeCheck(ctx.db, {
     id,
     status,
