@@ -49,7 +49,8 @@ describe('delivery scheduler: sites, limits and reactions', function () {
     // own time (0, 500, 1000… ms after the first), not 500 ms after the one before arrived, so a message reaching
     // the MX late (330–600 ms seen in CI dry runs beside other work) shortens the gap after it and can share a
     // second with three on time. What shaping guarantees whatever the jitter: at most one message beyond the
-    // three the bucket allows in any second, and six messages at 2/s (burst 1) take at least 2 s; without
+    // three the bucket allows in any second, and six messages at 2/s (burst 1), scheduled over 2.5 s, arrive over
+    // at least 1.5 s even when the first of them is up to a second late (seen on a loaded box: 1.6–1.8 s); without
     // shaping they all arrive within tens of milliseconds.
     const at = e.mx.messages.map((m) => m.at).sort((a, b) => a - b);
     for (const t of at)
@@ -57,7 +58,7 @@ describe('delivery scheduler: sites, limits and reactions', function () {
         at.filter((x) => x >= t && x < t + 1000).length,
         `messages in one second (${at.map((x) => x - at[0])})`,
       ).to.be.at.most(4);
-    expect(at[5] - at[0], '6 messages at 2/s').to.be.at.least(2000);
+    expect(at[5] - at[0], '6 messages at 2/s').to.be.at.least(1500);
   });
 
   it('a 421 4.7.28 suspends that site for the IP while another site keeps delivering; delivery resumes after', async () => {
