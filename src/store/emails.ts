@@ -97,8 +97,11 @@ function* pooledSeq(db: DB): Gen<number | undefined> {
       : { seqs: (yield* read(yield* seqBlock(db))).map(Number), at: now };
     seqPools.set(db, pool);
   }
-  // Running low, or half its age gone: the next block comes back with this transaction's next round trip.
-  if (!pool.next && (pool.seqs.length <= SEQ_LOW || now - pool.at > SEQ_MAX_AGE_MS / 2))
+  // Running low, or half its age gone: the next block comes back with this transaction's next round trip. A block read
+  // ahead that has itself grown half as old is read again (at a slow pace of accepts it would be too old when its
+  // turn came, and that accept would wait for a fresh block; its seqs become gaps, as after any rollback).
+  const stale = pool.next !== undefined && now - pool.next.at > SEQ_MAX_AGE_MS / 2;
+  if ((!pool.next || stale) && (pool.seqs.length <= SEQ_LOW || now - pool.at > SEQ_MAX_AGE_MS / 2))
     pool.next = { rows: yield* seqBlock(db), at: now };
   return pool.seqs.shift();
 }
