@@ -15,8 +15,8 @@ header.top a{color:#fff}
 header.top .brand{font-weight:700;text-decoration:none;margin-right:auto}
 header.top .who{font-size:.8125rem;color:#e5e7eb}
 header.top button{padding:.25rem .6rem;font-size:.875rem}
-nav.main ul{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:.25rem .75rem}
-nav.main a{color:#fff;text-decoration:none;padding:.25rem 0;display:inline-block;font-size:.9375rem}
+nav.main ul{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:.25rem .6rem}
+nav.main a{color:#fff;text-decoration:none;padding:.25rem 0;display:inline-block;font-size:.875rem}
 nav.main a[aria-current=page]{border-bottom:3px solid #93c5fd;font-weight:600}
 main{max-width:72rem;margin:0 auto;padding:1rem}
 h1{font-size:1.5rem;margin:.5rem 0 1rem}
