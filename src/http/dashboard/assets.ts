@@ -24,6 +24,7 @@ h2{font-size:1.2rem;margin:1.5rem 0 .5rem}
 h3{font-size:1rem;margin:1rem 0 .25rem}
 h1,h2,h3,.event-data{overflow-wrap:anywhere}
 td time{white-space:nowrap}
+td.addr{overflow-wrap:anywhere;min-width:9rem}
 .card{background:#fff;border:1px solid #d0d4dc;border-radius:.5rem;padding:1rem;margin:0 0 1rem}
 .table-wrap{overflow-x:auto;background:#fff;border:1px solid #d0d4dc;border-radius:.5rem}
 table{border-collapse:collapse;width:100%;font-size:.9375rem}

@@ -15,8 +15,8 @@ function row(m: InboundEmail): Html {
   const from = m.from ? (m.from.name ? `${m.from.name} <${m.from.address ?? ''}>` : (m.from.address ?? '')) : '';
   return html`<tr data-inbound="${m.id}">
     <td data-label="Received">${time(m.received_at)}</td>
-    <td data-label="From">${from || html`<span class="muted">none</span>`}</td>
-    <td data-label="To">${m.envelope.rcpt_to.map((r) => r.address).join(', ')}</td>
+    <td data-label="From" class="addr">${from || html`<span class="muted">none</span>`}</td>
+    <td data-label="To" class="addr">${m.envelope.rcpt_to.map((r) => r.address).join(', ')}</td>
     <td data-label="Subject">${m.subject ?? html`<span class="muted">(no subject)</span>`}</td>
     <td data-label="Thread">
       ${
