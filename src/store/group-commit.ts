@@ -214,7 +214,20 @@ function settleParked(db: DB, b: Batch): void {
       if (b.strict) break; // a restart ran every request again, one after another
       const p = e.parked!;
       e.parked = undefined;
-      advance(db, b, e, parkedAnswer(p));
+      try {
+        advance(db, b, e, parkedAnswer(p));
+      } catch (err) {
+        // Running the turn again failed too (the connection is lost): every request of the turn fails with it; the
+        // turn's COMMIT then fails and rolls back (commit), and no error escapes this event-loop callback.
+        for (const x of b.entries) {
+          if (x.failed) continue;
+          x.failed = true;
+          x.parked = undefined;
+          runAfter(x, false);
+          x.reject(err);
+        }
+        return;
+      }
     }
   }
 }
