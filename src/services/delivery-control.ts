@@ -5,22 +5,21 @@ import type { Ctx } from './context.js';
 import { shapingFor } from './shaping.js';
 import { lightTx } from '../store/queue.js';
 import * as dc from '../store/delivery-control.js';
-import { runPlan, runSync, type Gen } from '../store/op.js';
+import { runPlan, runSync, synced, type Gen } from '../store/op.js';
 import { ipHolds } from '../store/ip-health.js';
-import type { DB } from '../store/db.js';
 import { capToday, utcDay, warmupDay } from '../core/shaping/warmup.js';
 import { parseRate } from '../core/shaping/rules.js';
 
 // The delivery loop's controller (outbound/control.ts), synchronous in its tick and its lightTx: runSync.
-export const upsertLane = (...a: Parameters<typeof dc.upsertLane>) => runSync(dc.upsertLane(...a));
-export const upsertSite = (...a: Parameters<typeof dc.upsertSite>) => runSync(dc.upsertSite(...a));
-export const pendingCommands = (...a: Parameters<typeof dc.pendingCommands>) => runSync(dc.pendingCommands(...a));
-export const markApplied = (...a: Parameters<typeof dc.markApplied>) => runSync(dc.markApplied(...a));
-export const storedLanes = (...a: Parameters<typeof dc.lanes>) => runSync(dc.lanes(...a));
-export const storedSites = (...a: Parameters<typeof dc.sites>) => runSync(dc.sites(...a));
-export const storedWarmups = (...a: Parameters<typeof dc.warmups>) => runSync(dc.warmups(...a));
-export const storedIpHolds = (db: DB) => runSync(ipHolds(db));
-export const removeLane = (...a: Parameters<typeof dc.deleteLane>) => runSync(dc.deleteLane(...a));
+export const upsertLane = synced(dc.upsertLane);
+export const upsertSite = synced(dc.upsertSite);
+export const pendingCommands = synced(dc.pendingCommands);
+export const markApplied = synced(dc.markApplied);
+export const storedLanes = synced(dc.lanes);
+export const storedSites = synced(dc.sites);
+export const storedWarmups = synced(dc.warmups);
+export const storedIpHolds = synced(ipHolds);
+export const removeLane = synced(dc.deleteLane);
 export const inTx = lightTx;
 
 export class ControlError extends Error {}

@@ -5,26 +5,26 @@ import type { Claimed as ClaimedRow } from '../store/queue.js';
 import type { EmailRow as Email } from '../store/emails.js';
 import * as emailsStore from '../store/emails.js';
 import * as queue from '../store/queue.js';
-import { runSync } from '../store/op.js';
+import { synced } from '../store/op.js';
 export { lightTx, lightTxLater, type Claimed } from '../store/queue.js';
 // The loop's claims and leases stay synchronous (inside its lightTx bodies): the plans run through runSync.
-export const claimDue = (...a: Parameters<typeof queue.claimDue>) => runSync(queue.claimDue(...a));
-export const confirmClaims = (...a: Parameters<typeof queue.confirmClaims>) => runSync(queue.confirmClaims(...a));
-export const settleClaim = (...a: Parameters<typeof queue.settleClaim>) => runSync(queue.settleClaim(...a));
-export const releaseClaims = (...a: Parameters<typeof queue.releaseClaims>) => runSync(queue.releaseClaims(...a));
-export const nextDue = (...a: Parameters<typeof queue.nextDue>) => runSync(queue.nextDue(...a));
-export const wakeDomains = (...a: Parameters<typeof queue.wakeDomains>) => runSync(queue.wakeDomains(...a));
+export const claimDue = synced(queue.claimDue);
+export const confirmClaims = synced(queue.confirmClaims);
+export const settleClaim = synced(queue.settleClaim);
+export const releaseClaims = synced(queue.releaseClaims);
+export const nextDue = synced(queue.nextDue);
+export const wakeDomains = synced(queue.wakeDomains);
 export { type EmailRow } from '../store/emails.js';
 /** The email's row (the delivery loop, right after its claim read the claimed emails ahead). */
-export const emailBySeq = (db: Db, seq: number) => runSync(emailsStore.emailBySeq(db, seq));
+export const emailBySeq = synced(emailsStore.emailBySeq);
 export { tx, type DB } from '../store/db.js';
 import { secret } from '../store/settings.js';
 /** The service's secret `name` (VERP, tracking…), made on first use. */
-export const secretOf = (db: Db, name: string): Buffer => runSync(secret(db, name));
+export const secretOf = synced(secret);
 export { onEvent } from '../store/events.js';
 import { teamById as teamByIdPlan } from '../store/teams.js';
 /** The team row, answered at once (the delivery loop's pool choice, once per team). */
-export const teamById = (db: Db, id: string) => runSync(teamByIdPlan(db, id));
+export const teamById = synced(teamByIdPlan);
 
 /**
  * The delivery loop's door for new mail: an email accepted with recipients due now is leased to this process's

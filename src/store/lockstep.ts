@@ -5,7 +5,7 @@
 // transaction (PgDatabase.transaction with lazyNext): no savepoint; a failure after writing makes the turn run its
 // requests again one after another (`strict`), which is also what a turn falls back to whenever in doubt.
 // What one request after another gave for free is kept by `turnState`: credits and idempotency keys (their stores).
-import { allLater as allLaterSync, getLater as getLaterSync, isPg, type DB } from './db.js';
+import { allLater as allLaterSync, getLater as getLaterSync, isPg, txMemo, type DB } from './db.js';
 import { answer, type Gen, type Op } from './op.js';
 import type { PgDatabase } from './pg/database.js';
 import { PgError } from './pg/errors.js';
@@ -89,16 +89,10 @@ export function notInLockstep(why: string): PgError {
   return e;
 }
 
-const states = new WeakMap<DB, { serial: number; values: Map<string, unknown> }>();
 /**
- * PostgreSQL, inside a transaction: an object kept for this transaction under `key` (made by `init` the first time),
- * for what the requests of one turn must see of each other's writes before the server does (a team's credit
- * balance, the idempotency keys taken). Undefined elsewhere (SQLite, or outside a transaction).
+ * PostgreSQL, inside a transaction: an object kept for this transaction under `key` (made by `init` the first time:
+ * db.ts txMemo), for what the requests of one turn must see of each other's writes before the server does (a team's
+ * credit balance, the idempotency keys taken). Undefined elsewhere (SQLite, or outside a transaction).
  */
-export function turnState<T>(db: DB, key: string, init: () => T): T | undefined {
-  if (!isPg(db) || !db.inTransaction) return undefined;
-  let m = states.get(db);
-  if (!m || m.serial !== db.txSerial) states.set(db, (m = { serial: db.txSerial, values: new Map() }));
-  if (!m.values.has(key)) m.values.set(key, init());
-  return m.values.get(key) as T;
-}
+export const turnState = <T>(db: DB, key: string, init: () => T): T | undefined =>
+  isPg(db) && db.inTransaction ? txMemo(db, `turn ${key}`, init) : undefined;

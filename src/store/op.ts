@@ -119,6 +119,12 @@ export function runSync<T>(plan: Gen<T>): T {
   return step.value;
 }
 
+/** A plan-making store function as a synchronous one (for callers that stay synchronous: the delivery loop's tick). */
+export const synced =
+  <A extends unknown[], T>(plan: (...a: A) => Gen<T>) =>
+  (...a: A): T =>
+    runSync(plan(...a));
+
 /** Runs a plan and answers as a promise: the adapters' entry point (asynchronous on PostgreSQL once converted). */
 export function runPlan<T>(plan: Gen<T>): Promise<T> {
   try {
