@@ -110,6 +110,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         gate.drain();
         const closed = new Promise<void>((r) => server.close(() => r()));
         server.closeIdleConnections();
+        for (const c of started) c.quiesce?.();
         await stopAll(started, log);
         await Promise.race([closed, new Promise((r) => setTimeout(r, DRAIN_HTTP_MS).unref())]);
         server.closeAllConnections();

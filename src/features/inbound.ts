@@ -13,6 +13,7 @@ export const feature: FeatureFactory = (ctx) => {
         name: 'inbound-smtp',
         start: () => listener.start(),
         stop: () => listener.stop(),
+        quiesce: () => void listener.stop(),
         reload: () => listener.reloadTls(),
         address: () => {
           const a = listener.address();

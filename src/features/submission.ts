@@ -13,6 +13,7 @@ export const feature: FeatureFactory = (ctx) => {
         name: 'submission-smtp',
         start: () => listener.start(),
         stop: () => listener.stop(),
+        quiesce: () => void listener.stop(),
         reload: () => listener.reloadTls(),
         address: () => {
           const list = listener.addresses();

@@ -4,8 +4,8 @@
 // recordPostmasterMail when sent only to postmaster@/abuse@, recordReceived when sent to a team's receiving domain),
 // read by a worker-thread pool within a time budget.
 import type { AddressInfo } from 'node:net';
-import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import { perAddressLimit, sessionReaper } from '../lib/smtp-sessions.js';
+import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import { CLOSE_GRACE_MS, drainSessions, perAddressLimit, sessionReaper, unlessDraining } from '../lib/smtp-sessions.js';
 import { PARSE_CAP, RAW_CAP, recordFeedback, type InboundEnvelope, type ReadOptions } from '../services/feedback.js';
 import type { Ctx } from '../services/context.js';
 import { recordDmarcReport } from '../services/dmarc-reports.js';
@@ -175,19 +175,25 @@ export function createInboundListener(ctx: Ctx): InboundListener {
     maxClients: ctx.config.inboundMaxClients ?? 100,
     maxRecipients: 50,
     socketTimeout: 60_000,
-    closeTimeout: 10_000,
+    closeTimeout: CLOSE_GRACE_MS,
     logger: false,
-    onMailFrom(address, _session, cb) {
-      const size = Number(address.args && (address.args as Record<string, string>).SIZE);
-      if (Number.isFinite(size) && size > max)
-        return cb(smtpError(552, `5.3.4 Message exceeds fixed maximum message size ${max}`));
-      cb();
-    },
-    onRcptTo(address, _session, cb) {
-      const d = decideRecipient(ctx, address.address);
-      if (!d.ok) log.debug({ rcpt: address.address, code: d.code }, 'recipient refused');
-      cb(d.ok ? undefined : smtpError(d.code, d.message));
-    },
+    onMailFrom: unlessDraining(
+      () => server,
+      (address: SMTPServerAddress, _session: SMTPServerSession, cb: (err?: Error | null) => void) => {
+        const size = Number(address.args && (address.args as Record<string, string>).SIZE);
+        if (Number.isFinite(size) && size > max)
+          return cb(smtpError(552, `5.3.4 Message exceeds fixed maximum message size ${max}`));
+        cb();
+      },
+    ),
+    onRcptTo: unlessDraining(
+      () => server,
+      (address: SMTPServerAddress, _session: SMTPServerSession, cb: (err?: Error | null) => void) => {
+        const d = decideRecipient(ctx, address.address);
+        if (!d.ok) log.debug({ rcpt: address.address, code: d.code }, 'recipient refused');
+        cb(d.ok ? undefined : smtpError(d.code, d.message));
+      },
+    ),
     onConnect: perAddressLimit(() => server, ctx.config.inboundMaxClientsPerIp ?? DEFAULT_MAX_CLIENTS_PER_IP),
     onData: (stream, session, cb) =>
       onData(
@@ -201,6 +207,7 @@ export function createInboundListener(ctx: Ctx): InboundListener {
   server.on('error', (err) => log.warn({ err }, 'inbound SMTP error'));
   const reaper = sessionReaper(server, { maxMs: ctx.config.inboundMaxSessionSeconds * 1000 }, ctx.now);
   let listening = false;
+  let stopping: Promise<void> | null = null;
   return {
     start: () =>
       new Promise<void>((resolve, reject) => {
@@ -215,15 +222,16 @@ export function createInboundListener(ctx: Ctx): InboundListener {
           resolve();
         });
       }),
-    stop: async () => {
-      clearInterval(reaper);
-      if (listening)
-        await new Promise<void>((resolve) => {
+    // Called twice at SIGTERM (quiesce, then stop): the second call waits for the first.
+    stop: () =>
+      (stopping ??= (async () => {
+        clearInterval(reaper);
+        if (listening) {
           listening = false;
-          server.close(() => resolve());
-        });
-      await parser.stop();
-    },
+          await drainSessions(server, CLOSE_GRACE_MS);
+        }
+        await parser.stop();
+      })()),
     reloadTls: () => reloadTls([server], ctx.config, log),
     address: () => (listening ? (server.server.address() as AddressInfo) : null),
   };

@@ -69,3 +69,46 @@ export function perAddressLimit(server: () => SMTPServer, limit: number): NonNul
     );
   };
 }
+
+/** How long sessions in a transaction get to finish when a listener stops. */
+export const CLOSE_GRACE_MS = 10_000;
+
+/** The reply to work arriving on an open session while the listener stops (decisions.md "When the store fails"). */
+export const SHUTTING_DOWN = '4.3.2 Service shutting down, try again later';
+
+/**
+ * SIGTERM for an SMTP listener: no new connections; a session outside a transaction gets `421 4.3.2` at once, one in
+ * a transaction at its next command (the hooks check `draining`) or once its message is answered; after `graceMs`
+ * the rest get the same and are closed. smtp-server's own close() is not called before the sessions are gone: once
+ * called, it answers every command `421 4.4.2`.
+ */
+export async function drainSessions(server: SMTPServer, graceMs: number): Promise<void> {
+  draining.add(server);
+  server.server.close(); // no new connections
+  const told = new WeakSet<ServerConnection>();
+  const tell = (c: ServerConnection) => {
+    if (told.has(c)) return;
+    told.add(c);
+    c.send(421, SHUTTING_DOWN); // a 421 closes the connection
+  };
+  for (const end = Date.now() + graceMs; ; await new Promise((r) => setTimeout(r, 25))) {
+    const open = [...connectionsOf(server)];
+    for (const c of open) if (!inTransaction(c) || Date.now() >= end) tell(c);
+    if (open.length === 0 || Date.now() >= end) break;
+  }
+  // Also ends sockets still in a TLS handshake; resolves once every connection is gone.
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+const draining = new WeakSet<SMTPServer>();
+
+/** A MAIL FROM / RCPT TO hook that answers `421 4.3.2` once its listener is stopping (drainSessions). */
+export function unlessDraining<A, S>(
+  server: () => SMTPServer,
+  hook: (arg: A, session: S, cb: (err?: Error | null) => void) => void,
+): (arg: A, session: S, cb: (err?: Error | null) => void) => void {
+  return (arg, session, cb) => {
+    if (draining.has(server())) return cb(Object.assign(new Error(SHUTTING_DOWN), { responseCode: 421 }));
+    hook(arg, session, cb);
+  };
+}

@@ -3,7 +3,7 @@
 // connection limits; each message becomes an email through services/submission. Replies carry enhanced status codes.
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
-import { perAddressLimit, sessionReaper } from '../lib/smtp-sessions.js';
+import { CLOSE_GRACE_MS, drainSessions, perAddressLimit, sessionReaper, unlessDraining } from '../lib/smtp-sessions.js';
 import { ApiError } from '../core/errors.js';
 import { authenticateSubmission, submitMessage, takeToken } from '../services/submission.js';
 import { bodyBudget } from '../services/body-budget.js';
@@ -159,12 +159,12 @@ function createServer(ctx: Ctx, secure: boolean): SMTPServer {
     disableReverseLookup: true,
     maxClients: MAX_CLIENTS,
     socketTimeout: 60_000,
-    closeTimeout: 10_000,
+    closeTimeout: CLOSE_GRACE_MS,
     logger: false,
     onConnect: perAddressLimit(() => server, MAX_CLIENTS_PER_IP),
     onAuth: onAuth(ctx),
-    onMailFrom: onMailFrom(ctx),
-    onRcptTo: onRcptTo(),
+    onMailFrom: unlessDraining(() => server, onMailFrom(ctx)),
+    onRcptTo: unlessDraining(() => server, onRcptTo()),
     onData: (stream, session, cb) => onData(ctx, stream, session, cb),
   });
   return server;
@@ -193,16 +193,20 @@ export function createSubmissionListener(ctx: Ctx): SubmissionListener {
   const maxMs = ctx.config.submissionMaxSessionSeconds * 1000;
   const limits = { maxMs, unauthenticatedMs: Math.min(UNAUTHENTICATED_MS, maxMs), betweenTransactions: true };
   const reapers: NodeJS.Timeout[] = [];
+  let stopping: Promise<void> | null = null;
   return {
     start: async () => {
       for (const s of servers) await listen(s.server, s.port, `MTA_SUBMISSION_HOST, MTA_${s.name.toUpperCase()}_PORT`);
       for (const s of servers) reapers.push(sessionReaper(s.server, limits, ctx.now));
     },
-    stop: async () => {
-      for (const r of reapers.splice(0)) clearInterval(r);
-      await Promise.all([...listening].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-      listening.clear();
-    },
+    // Called twice at SIGTERM (quiesce, then stop): the second call waits for the first.
+    stop: () =>
+      (stopping ??= (async () => {
+        for (const r of reapers.splice(0)) clearInterval(r);
+        const open = [...listening];
+        listening.clear();
+        await Promise.all(open.map((s) => drainSessions(s, CLOSE_GRACE_MS)));
+      })()),
     reloadTls: () =>
       reloadTls(
         servers.map((s) => s.server),

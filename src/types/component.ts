@@ -4,6 +4,8 @@ export interface Component {
   name: string;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** SIGTERM's first step, on every component before any stop(): take no new work (the listeners). */
+  quiesce?(): void;
   /** SIGHUP: re-read what it reads from files (the SMTP listeners' TLS certificate), keeping connections open. */
   reload?(): void;
   /** Listener address to announce, if it has one. */
