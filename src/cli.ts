@@ -125,7 +125,7 @@ export const COMMANDS: Record<string, Handler> = {
   },
   'domain verify': async (args, open) => {
     const domain = need(opts(args, {}).positionals[0], 'DOMAIN');
-    const { verifyDomainByName } = await import('./services/domains.js');
+    const { verifyDomainByName } = await import('./services/domain-checks.js');
     return JSON.stringify(await verifyDomainByName(open(), domain), null, 2);
   },
   dmarc: async (args, open) => {

@@ -1,5 +1,5 @@
 // The domains feature: the /v1/domains routes and the scheduled DNS re-check of every domain.
-// Status changes are announced through services/domains.ts onDomainStatusChange.
+// Status changes are announced through services/domain-checks.ts onDomainStatusChange.
 import type { FeatureFactory } from './feature.js';
 import { domainRoutes } from '../http/routes/domains.js';
 import { domainCheckJob } from '../jobs/domain-checks.js';

@@ -1,6 +1,6 @@
 // The scheduled DNS re-check of every sending domain (MTA_DNS_CHECK_CRON), as a Component (jobs/cron-job.ts).
 import type { Ctx } from '../services/context.js';
-import { checkAllDomains } from '../services/domains.js';
+import { checkAllDomains } from '../services/domain-checks.js';
 import { cronJob, type CronJob } from './cron-job.js';
 
 export type DomainCheckJob = CronJob;

@@ -12,7 +12,7 @@ import { feature as webhooks } from '../../src/features/webhooks.js';
 import { feature as inbound } from '../../src/features/inbound.js';
 import { feature as domains } from '../../src/features/domains.js';
 import { checkIps } from '../../src/services/ip-health.js';
-import { checkAllDomains } from '../../src/services/domains.js';
+import { checkAllDomains } from '../../src/services/domain-checks.js';
 import { newSecret } from '../../src/core/webhook-signing.js';
 import { Webhook } from 'standardwebhooks';
 import { Receiver, sleep, type Received } from './webhooks-receiver.js';

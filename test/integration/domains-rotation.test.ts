@@ -11,7 +11,7 @@ import { feature as domains } from '../../src/features/domains.js';
 import { feature as outbound } from '../../src/features/outbound.js';
 import { signingKeyFor } from '../../src/services/sending-domain.js';
 import { runSync } from '../../src/store/op.js';
-import { onDomainStatusChange, type DomainStatusChange } from '../../src/services/domains.js';
+import { onDomainStatusChange, type DomainStatusChange } from '../../src/services/domain-checks.js';
 import { createResolver } from '../../src/services/resolver.js';
 
 const DAY = 24 * 3600 * 1000;

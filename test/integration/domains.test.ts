@@ -7,7 +7,7 @@ import { TestDns } from '../helpers/dns.js';
 import { feature as domains } from '../../src/features/domains.js';
 import { signingKeyFor } from '../../src/services/sending-domain.js';
 import { runSync } from '../../src/store/op.js';
-import { onDomainStatusChange, type DomainStatusChange } from '../../src/services/domains.js';
+import { onDomainStatusChange, type DomainStatusChange } from '../../src/services/domain-checks.js';
 import { publish, waitFor, liveSend } from '../helpers/domains.js';
 
 describe('sending domains', function () {

@@ -4,15 +4,8 @@
 // Scopes: domains:read to read, domains:write for everything that changes or re-checks; a test key
 // reads but never changes domains (403 test_key_not_allowed).
 import type Router from '@koa/router';
-import {
-  addDomain,
-  getDomain,
-  listDomains,
-  verifyDomain,
-  deleteDomain,
-  rotateDkim,
-  updateDomain,
-} from '../../services/domains.js';
+import { addDomain, getDomain, listDomains, deleteDomain, rotateDkim, updateDomain } from '../../services/domains.js';
+import { verifyDomain } from '../../services/domain-checks.js';
 import { getDmarcSummary, listDmarcReports } from '../../services/dmarc-summary.js';
 import { requireLive } from '../../services/keys.js';
 import { CreateDomain, DmarcQuery, ListQuery, UpdateDomain } from '../schemas.js';

@@ -1,7 +1,8 @@
 // Domain pages: the team's domains, one domain's DNS records to publish with each record's check
 // result and what DMARC reports say of it (domain-dmarc.ts), re-check now and add a domain (both need domains:write
 // and a live key; reading needs domains:read).
-import { addDomain, getDomain, listDomains, verifyDomain } from '../../../services/domains.js';
+import { addDomain, getDomain, listDomains } from '../../../services/domains.js';
+import { verifyDomain } from '../../../services/domain-checks.js';
 import type { Domain } from '../../../services/present-domain.js';
 import { requireLive, requireScope } from '../../../services/keys.js';
 import type { Deps } from '../../app.js';
