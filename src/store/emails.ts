@@ -127,8 +127,11 @@ export function* insertEmail(
     seq = Number(
       (yield* run(sql(db, `INSERT INTO emails (${EMAIL_COLS}) VALUES (${EMAIL_VALUES})`), e)).lastInsertRowid,
     );
-  const tag = sql(db, 'INSERT OR IGNORE INTO email_tags (team_id, tag, email_seq) VALUES (?, ?, ?)');
-  for (const t of tags) yield* fire(tag, e.team_id, t, seq);
+  const tag = sql(
+    db,
+    'INSERT OR IGNORE INTO email_tags (team_id, tag, test_mode, status, email_seq) VALUES (?, ?, ?, ?, ?)',
+  );
+  for (const t of tags) yield* fire(tag, e.team_id, t, e.test_mode, e.status, seq);
   const d = sql(
     db,
     'INSERT INTO deliveries (email_seq, recipient, kind, domain, status, next_attempt_at, leased_until, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
@@ -272,26 +275,25 @@ export interface EmailFilter {
 
 /**
  * One mode's page (`mode` 0 or 1), or both modes' (undefined). Each combination of filters is a range of one index in
- * seq order (migration 024): mode + status emails_team_mode_status, mode alone emails_team_mode, status alone
- * emails_team_status, tag email_tags' key. Both modes without a status or a tag are one page per mode on
- * emails_team_mode, merged (at most 2 × (limit + 1) rows sorted), rather than a third index on every accept.
+ * seq order (migrations 024, 032): mode + status emails_team_mode_status, mode alone emails_team_mode, status alone
+ * emails_team_status; a tag and a mode email_tags' key, with a status email_tags_status. Both modes without a status,
+ * and a tag in both modes, are one page per mode, merged (at most 2 × (limit + 1) rows sorted), rather than one more
+ * index written at every accept.
  */
 function listText(f: EmailFilter, mode: 0 | 1 | undefined, before: boolean): string {
-  const where = ['e.team_id = @teamId'];
-  let from = 'emails e';
-  if (f.tag !== undefined) {
-    from = 'email_tags t JOIN emails e ON e.seq = t.email_seq';
-    where[0] = 't.team_id = @teamId AND t.tag = @tag AND e.team_id = @teamId';
-  }
-  if (mode !== undefined) where.push(`e.test_mode = ${mode}`);
-  if (f.status !== undefined) where.push('e.status = @status');
+  const tagged = f.tag !== undefined;
+  const t = tagged ? 't' : 'e'; // the table whose index is read
+  const where = tagged ? ['t.team_id = @teamId AND t.tag = @tag AND e.team_id = @teamId'] : ['e.team_id = @teamId'];
+  const from = tagged ? 'email_tags t JOIN emails e ON e.seq = t.email_seq' : 'emails e';
+  if (mode !== undefined) where.push(`${t}.test_mode = ${mode}`);
+  if (f.status !== undefined) where.push(`${t}.status = @status`);
   if (f.q !== undefined)
     where.push(
       "(e.subject LIKE @q ESCAPE '\\' OR e.to_json LIKE @q ESCAPE '\\' OR e.cc_json LIKE @q ESCAPE '\\' OR e.bcc_json LIKE @q ESCAPE '\\')",
     );
-  if (before) where.push(f.tag !== undefined ? 't.email_seq < @before' : 'e.seq < @before');
-  const order = f.tag !== undefined ? 't.email_seq' : 'e.seq';
-  return `SELECT e.* FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} DESC LIMIT @limit`;
+  const seq = tagged ? 't.email_seq' : 'e.seq';
+  if (before) where.push(`${seq} < @before`);
+  return `SELECT e.* FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${seq} DESC LIMIT @limit`;
 }
 
 /** The list's statement and parameters (listEmails; the plan test explains them). */
@@ -302,7 +304,7 @@ export function listEmailsQuery(
   limit: number,
 ): { text: string; params: Record<string, unknown> } {
   const before = beforeSeq !== null;
-  const perMode = f.testMode === undefined && f.status === undefined && f.tag === undefined;
+  const perMode = f.testMode === undefined && (f.status === undefined || f.tag !== undefined);
   const text = perMode
     ? `SELECT * FROM (${listText(f, 0, before)}) AS live UNION ALL SELECT * FROM (${listText(f, 1, before)}) AS test
     ORDER BY seq DESC LIMIT @limit`

@@ -48,7 +48,7 @@ export function where(f: QueueFilter, now: number): { text: string; params: Reco
   if (f.senderDomain !== undefined) add('e.sender_domain = @sender', 'sender', f.senderDomain);
   if (f.tag !== undefined)
     add(
-      'EXISTS (SELECT 1 FROM email_tags t WHERE t.team_id = e.team_id AND t.tag = @tag AND t.email_seq = d.email_seq)',
+      'EXISTS (SELECT 1 FROM email_tags t WHERE t.team_id = e.team_id AND t.tag = @tag AND t.test_mode = e.test_mode AND t.email_seq = d.email_seq)',
       'tag',
       f.tag,
     );

@@ -27,9 +27,10 @@ export function fillEmails(db: DB, teamId: string, n: number, tag = 'a'): void {
   const pg = isPg(db);
   const insert = db.prepare(emailsFrom(pg ? SERIES_PG : SERIES_SQLITE));
   const tags = db.prepare(
-    `INSERT INTO email_tags (team_id, tag, email_seq) SELECT team_id, 'news', seq FROM emails
-     WHERE team_id = @team AND seq > @after AND tags_json IS NOT NULL
-     UNION ALL SELECT team_id, 'rare', seq FROM emails WHERE team_id = @team AND seq > @after AND tags_json LIKE '%rare%'`,
+    `INSERT INTO email_tags (team_id, tag, test_mode, status, email_seq)
+     SELECT team_id, 'news', test_mode, status, seq FROM emails WHERE team_id = @team AND seq > @after AND tags_json IS NOT NULL
+     UNION ALL SELECT team_id, 'rare', test_mode, status, seq FROM emails
+     WHERE team_id = @team AND seq > @after AND tags_json LIKE '%rare%'`,
   );
   const after = Number(db.prepare('SELECT coalesce(max(seq), 0) FROM emails').pluck().get());
   const at = Date.now() - n;

@@ -304,6 +304,16 @@ describe('API: auth, keys, idempotency, credits, suppressions, lists', () => {
       ).to.deep.equal([ids[0]]);
       expect((await s.api('GET', '/v1/emails?status=delivered', { key: a.live })).body.data).to.deep.equal([]);
       expect((await s.api('GET', '/v1/emails', { key: a.live })).body.data).to.have.length(8);
+      // A tag with a status follows the email's status changes (migration 032's trigger), in each mode.
+      expect((await s.api('POST', `/v1/emails/${ids[3]}/cancel`, { key: a.live })).status).to.equal(200);
+      const tagStatus = async (q: string) =>
+        (await s.api('GET', `/v1/emails?tag=x&${q}`, { key: a.live })).body.data.map((e: any) => e.id);
+      const waiting = (await s.api('GET', `/v1/emails/${ids[6]}`, { key: a.live })).body.status;
+      expect(await tagStatus('status=canceled')).to.deep.equal([ids[3]]);
+      expect(await tagStatus('status=canceled&test_mode=true')).to.deep.equal([]);
+      expect(await tagStatus(`status=${waiting}`)).to.deep.equal([ids[6], ids[0]]);
+      expect(await tagStatus(`status=${waiting}&test_mode=false`)).to.deep.equal([]);
+      expect(await tagStatus('test_mode=false')).to.deep.equal([ids[3]]);
     });
 
     it('refuses limits outside 1..100, tampered cursors and unknown statuses', async () => {
