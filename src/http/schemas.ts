@@ -76,7 +76,15 @@ export const EmailListQuery = Type.Object(
     status: Type.Optional(Type.Union(STATUSES.map((s) => Type.Literal(s)))),
     test_mode: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
     tag: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
+    q: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 320,
+        description:
+          'A substring of the subject or of a to/cc/bcc address. Each page looks at the newest 5,000 emails the other ' +
+          'filters select: it may hold fewer than `limit` (even none) with `has_more: true`; follow `next_cursor`.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -307,15 +307,21 @@ export function page<T, R extends { seq: number }>(
   };
 }
 
-/** A test key lists test emails only, whatever its test_mode filter (test_mode=false: an empty list). */
+/**
+ * A test key lists test emails only, whatever its test_mode filter (test_mode=false: an empty list). A search (`q`)
+ * looks at SEARCH_WINDOW emails a page (store/emails.ts), so its pages may hold fewer than `limit` with has_more.
+ */
 export function listEmails(ctx: Ctx, owner: Owner, f: emails.EmailFilter, limit: number, cursor?: string) {
   const after = decodeCursor(ctx.db, 'em', cursor);
   if (owner.mode === 'test' && f.testMode === false)
     return page(ctx.db, 'em', [] as emails.EmailRow[], limit, presentEmail);
-  const rows = runSync(
+  const { rows, searchedTo } = runSync(
     emails.listEmails(ctx.db, owner.teamId, owner.mode === 'test' ? { ...f, testMode: true } : f, after, limit),
   );
-  return page(ctx.db, 'em', rows, limit, presentEmail);
+  const list = page(ctx.db, 'em', rows, limit, presentEmail);
+  // A search whose window ended before the team's oldest email: more to search from there, even on a short page.
+  if (searchedTo === null || list.has_more) return list;
+  return { ...list, has_more: true, next_cursor: encodeCursor(ctx.db, 'em', searchedTo) };
 }
 
 export function listEvents(ctx: Ctx, owner: Owner, id: string, limit: number, cursor?: string) {

@@ -280,35 +280,51 @@ export interface EmailFilter {
  * and a tag in both modes, are one page per mode, merged (at most 2 × (limit + 1) rows sorted), rather than one more
  * index written at every accept.
  */
-function listText(f: EmailFilter, mode: 0 | 1 | undefined, before: boolean): string {
+function listText(f: EmailFilter, mode: 0 | 1 | undefined, before: boolean, seqOnly = false): string {
   const tagged = f.tag !== undefined;
   const t = tagged ? 't' : 'e'; // the table whose index is read
-  const where = tagged ? ['t.team_id = @teamId AND t.tag = @tag AND e.team_id = @teamId'] : ['e.team_id = @teamId'];
-  const from = tagged ? 'email_tags t JOIN emails e ON e.seq = t.email_seq' : 'emails e';
+  // A window of seqs (a search's) reads the tag's index alone; whole rows join their emails.
+  const join = tagged && !seqOnly;
+  const where = tagged
+    ? [`t.team_id = @teamId AND t.tag = @tag${join ? ' AND e.team_id = @teamId' : ''}`]
+    : ['e.team_id = @teamId'];
+  const from = join ? 'email_tags t JOIN emails e ON e.seq = t.email_seq' : tagged ? 'email_tags t' : 'emails e';
   if (mode !== undefined) where.push(`${t}.test_mode = ${mode}`);
   if (f.status !== undefined) where.push(`${t}.status = @status`);
-  if (f.q !== undefined)
-    where.push(
-      "(e.subject LIKE @q ESCAPE '\\' OR e.to_json LIKE @q ESCAPE '\\' OR e.cc_json LIKE @q ESCAPE '\\' OR e.bcc_json LIKE @q ESCAPE '\\')",
-    );
   const seq = tagged ? 't.email_seq' : 'e.seq';
   if (before) where.push(`${seq} < @before`);
-  return `SELECT e.* FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${seq} DESC LIMIT @limit`;
+  const cols = seqOnly ? `${seq} AS seq` : 'e.*';
+  return `SELECT ${cols} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${seq} DESC LIMIT @limit`;
 }
 
-/** The list's statement and parameters (listEmails; the plan test explains them). */
+/** A search (`q`) matches the subject or a recipient, as a substring. */
+const MATCHES_Q =
+  "(e.subject LIKE @q ESCAPE '\\' OR e.to_json LIKE @q ESCAPE '\\' OR e.cc_json LIKE @q ESCAPE '\\' OR e.bcc_json LIKE @q ESCAPE '\\')";
+
+/** How many emails (newest first, after the other filters) one page of a search looks at: its cost, at any size. */
+export const SEARCH_WINDOW = 5000;
+
+/** The range of the other filters (one mode, or both merged), newest first, as `seq`s or whole rows. */
+function rangeText(f: EmailFilter, before: boolean, seqOnly: boolean): string {
+  const perMode = f.testMode === undefined && (f.status === undefined || f.tag !== undefined);
+  return perMode
+    ? `SELECT * FROM (${listText(f, 0, before, seqOnly)}) AS live UNION ALL SELECT * FROM (${listText(f, 1, before, seqOnly)}) AS test
+    ORDER BY seq DESC LIMIT @limit`
+    : listText(f, f.testMode === undefined ? undefined : f.testMode ? 1 : 0, before, seqOnly);
+}
+
+/**
+ * The list's statement and parameters (listEmails; the plan test explains them). A search reads the newest
+ * SEARCH_WINDOW emails of the other filters' range (`@window`) and keeps those that match, so a page costs the same
+ * whatever the team holds; `window` is the statement that tells where that window ended.
+ */
 export function listEmailsQuery(
   teamId: string,
   f: EmailFilter,
   beforeSeq: number | null,
   limit: number,
-): { text: string; params: Record<string, unknown> } {
+): { text: string; params: Record<string, unknown>; window?: string } {
   const before = beforeSeq !== null;
-  const perMode = f.testMode === undefined && (f.status === undefined || f.tag !== undefined);
-  const text = perMode
-    ? `SELECT * FROM (${listText(f, 0, before)}) AS live UNION ALL SELECT * FROM (${listText(f, 1, before)}) AS test
-    ORDER BY seq DESC LIMIT @limit`
-    : listText(f, f.testMode === undefined ? undefined : f.testMode ? 1 : 0, before);
   const params = {
     teamId,
     status: f.status,
@@ -316,20 +332,35 @@ export function listEmailsQuery(
     q: f.q === undefined ? undefined : `%${f.q.replace(/[\\%_]/g, (c) => '\\' + c)}%`,
     before: beforeSeq ?? undefined,
     limit: limit + 1,
+    window: f.q === undefined ? undefined : SEARCH_WINDOW,
   };
-  return { text, params: Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined)) };
+  const defined = Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined));
+  if (f.q === undefined) return { text: rangeText(f, before, false), params: defined };
+  const range = rangeText(f, before, true).replace(/@limit/g, '@window');
+  return {
+    text: `SELECT e.* FROM (${range}) AS w JOIN emails e ON e.seq = w.seq WHERE ${MATCHES_Q} ORDER BY e.seq DESC LIMIT @limit`,
+    params: defined,
+    window: `SELECT count(*) AS n, min(seq) AS last FROM (${range}) AS w`,
+  };
 }
 
-/** Newest first, `limit + 1` rows so the caller can tell whether another page exists. */
-export function listEmails(
+/**
+ * Newest first, `limit + 1` rows so the caller can tell whether another page exists. A search (`q`) also answers
+ * `searchedTo`: the oldest seq its window read when the window was full (older emails are still to search: the next
+ * page starts there), else null.
+ */
+export function* listEmails(
   db: DB,
   teamId: string,
   f: EmailFilter,
   beforeSeq: number | null,
   limit: number,
-): Gen<EmailRow[]> {
-  const { text, params } = listEmailsQuery(teamId, f, beforeSeq, limit);
-  return all(sql<EmailRow>(db, text), params);
+): Gen<{ rows: EmailRow[]; searchedTo: number | null }> {
+  const { text, params, window } = listEmailsQuery(teamId, f, beforeSeq, limit);
+  const rows = yield* all(sql<EmailRow>(db, text), params);
+  if (!window || rows.length > limit) return { rows, searchedTo: null };
+  const w = yield* get(sql<{ n: number; last: number | null }>(db, window), params);
+  return { rows, searchedTo: w && Number(w.n) >= SEARCH_WINDOW ? Number(w.last) : null };
 }
 
 export interface DeliveryWrite {

@@ -9,7 +9,8 @@ import { expect } from 'chai';
 import { startTestService, testEngine, type TestService } from '../helpers/service.js';
 import { fillEmails } from '../helpers/email-fill.js';
 import { planOf } from '../helpers/plans.js';
-import { listEmailsQuery, type EmailFilter } from '../../src/store/emails.js';
+import { listEmails, listEmailsQuery, SEARCH_WINDOW, type EmailFilter } from '../../src/store/emails.js';
+import { runSync } from '../../src/store/op.js';
 import { STATUSES } from '../../src/core/status.js';
 
 const ROWS = Number(process.env.LIST_PLANS_ROWS ?? 200_000);
@@ -100,5 +101,64 @@ describe('list query plans at many emails (migration 024)', function () {
       if (!ok) bad.push(`${JSON.stringify(f)} before=${before}: wanted ${index}\n  ${plan.join('\n  ')}`);
     }
     expect(bad, bad.join('\n')).to.deep.equal([]);
+  });
+
+  it('searches (q) a window of SEARCH_WINDOW emails of the range the other filters read, in every combination', () => {
+    const bad: string[] = [];
+    for (const { f, before } of combinations(deep).filter((c) => c.f.q !== undefined)) {
+      const { window, params } = listEmailsQuery(teamId, f, before, 20);
+      const plan =
+        testEngine() === 'pg'
+          ? (s.db
+              .prepare(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${window}`)
+              .pluck()
+              .all(params) as string[])
+          : planOf(s.db, window!);
+      const index = intended(f).replace('COVERING INDEX ', '');
+      // PostgreSQL may read a short range (≤ 100 rows here) by bitmap and sort it: still its own rows only.
+      const removed = plan.reduce((n, l) => n + Number(/Rows Removed by Filter: (\d+)/.exec(l)?.[1] ?? 0), 0);
+      const ok =
+        testEngine() === 'pg'
+          ? removed <= 100 && !plan.some((l) => /Seq Scan/.test(l))
+          : plan.some((l) => l.startsWith('SEARCH') && l.includes(index)) &&
+            !plan.some((l) => /^SCAN (e|t|emails|email_tags)\b/.test(l));
+      // Nothing matches `nobody`: the page is empty and says where its window ended, unless the range is shorter.
+      const { rows, searchedTo } = runSync(listEmails(s.db, teamId, f, before, 20));
+      const inRange = runSync(listEmails(s.db, teamId, { ...f, q: undefined }, before, SEARCH_WINDOW)).rows.length;
+      const full = inRange >= SEARCH_WINDOW;
+      if (!ok || rows.length !== 0 || (searchedTo !== null) !== full)
+        bad.push(
+          `${JSON.stringify(f)} before=${before}: rows ${rows.length}, searchedTo ${searchedTo}, range ${inRange}\n  ${plan.join('\n  ')}`,
+        );
+    }
+    expect(bad, bad.join('\n')).to.deep.equal([]);
+  });
+
+  it('pages a search through the API window by window: every match once, short pages saying has_more', async () => {
+    const key = s.key(teamId, 'live', ['emails:read']);
+    const seen: string[] = [];
+    let pages = 0;
+    let short = 0;
+    for (let cursor = ''; ; pages++) {
+      const r = await s.api('GET', `/v1/emails?q=user70@&tag=news&test_mode=false&limit=100${cursor}`, { key });
+      expect(r.status).to.equal(200);
+      seen.push(...r.body.data.map((e: { id: string }) => e.id));
+      if (r.body.has_more && r.body.data.length < 100) short++;
+      if (!r.body.has_more) break;
+      cursor = `&cursor=${r.body.next_cursor}`;
+    }
+    const want = s.db
+      .prepare(
+        `SELECT count(*) FROM emails e JOIN email_tags t ON t.email_seq = e.seq AND t.tag = 'news'
+         WHERE e.team_id = ? AND e.test_mode = 0 AND e.to_json LIKE '%user70@%'`,
+      )
+      .pluck()
+      .get(teamId);
+    expect(new Set(seen).size, 'no email twice').to.equal(seen.length);
+    expect(seen.length).to.equal(Number(want));
+    expect(short, 'pages cut by the window').to.be.greaterThan(0);
+    expect(pages, 'one window a page (every 10th email is tagged)').to.be.at.least(
+      Math.floor(ROWS / 10 / SEARCH_WINDOW),
+    );
   });
 });
