@@ -23,6 +23,8 @@ export interface Records {
   PTR?: string[];
   /** Never answer queries for this name (the client times out). */
   stall?: boolean;
+  /** Over UDP, answer truncated (TC bit, no records): the client must ask again over TCP. */
+  truncate?: boolean;
   /** Answer SERVFAIL. */
   servfail?: boolean;
   /** TTL of this name's records (s; default 60). */
@@ -40,7 +42,7 @@ const TLSA = 52;
 export class TestDns {
   readonly zone = new Map<string, Records>();
   port = 0;
-  queries: { name: string; type: string }[] = [];
+  queries: { name: string; type: string; via: 'udp' | 'tcp' }[] = [];
   private udp: any;
   private tcp: any;
 
@@ -74,8 +76,8 @@ export class TestDns {
   }
 
   async start(): Promise<this> {
-    const handle = (req: any, send: (r: any) => void) => this.answer(req, send);
-    this.udp = (dns2 as any).createUDPServer(handle);
+    const handle = (req: any, send: (r: any) => void) => this.answer(req, send, 'tcp');
+    this.udp = (dns2 as any).createUDPServer((req: any, send: (r: any) => void) => this.answer(req, send, 'udp'));
     await this.udp.listen(0, '127.0.0.1');
     this.port = this.udp.address().port;
     try {
@@ -95,16 +97,21 @@ export class TestDns {
     if (this.tcp) await new Promise<void>((r) => this.tcp.close(() => r()));
   }
 
-  private answer(req: any, send: (r: any) => void): void {
+  private answer(req: any, send: (r: any) => void, via: 'udp' | 'tcp'): void {
     const res = Packet.createResponseFromRequest(req);
     const q = req.questions[0];
     const name = String(q.name).toLowerCase().replace(/\.$/, '');
     const type =
       q.type === TLSA ? 'TLSA' : (Object.keys(Packet.TYPE).find((k) => Packet.TYPE[k] === q.type) ?? String(q.type));
-    this.queries.push({ name, type });
+    this.queries.push({ name, type, via });
     let rec = this.zone.get(name);
     if (rec?.stall) return;
     if (rec?.ad) res.header.ad = 1;
+    if (rec?.truncate && via === 'udp') {
+      res.header.tc = 1;
+      send(res);
+      return;
+    }
     if (rec?.servfail) {
       res.header.rcode = Packet.RCODE.SERVFAIL;
       send(res);
