@@ -53,6 +53,8 @@ export function createOutbound(
   const dnsTimeoutMs = Math.round(Math.max(200, Math.min(3000, timeoutMs / 3)));
   const dane =
     c.dane === 'on' ? new DanePolicies(ctx, new SecureDns(c, { timeoutMs: dnsTimeoutMs, tries: 2 })) : undefined;
+  if (dane && !dane.dns.loopbackOnly)
+    ctx.log.warn('MTA_DANE=on with a resolver not on this host: its AD bit is believed as it comes (docs/outbound.md)');
   const smtpOptions = {
     ca,
     hostname: c.hostname,

@@ -57,6 +57,11 @@ export class SecureDns {
     this.servers = (config.dnsServers.length ? config.dnsServers : getServers()).map(parseServer);
   }
 
+  /** Whether every server is on this host (127.0.0.0/8, ::1): the only path an AD bit cannot be forged on. */
+  get loopbackOnly(): boolean {
+    return this.servers.every((s) => /^127\./.test(s.host) || s.host === '::1');
+  }
+
   /** The answer, from the cache while its TTL lasts; rejects when no server answered in time. */
   cached(name: string, type: RecordType): Promise<SecureAnswer> {
     const key = `${type} ${name.toLowerCase()}`;
