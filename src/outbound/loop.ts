@@ -339,7 +339,7 @@ export class OutboundLoop implements Component, Intake {
         this.deps.sts?.planFor(domain),
       ]);
       if (this.deps.dane && route.kind === 'hosts')
-        tls = await this.deps.dane.apply(domain, route.hosts, tls ?? { policy: 'opportunistic' });
+        tls = await this.deps.dane.apply(domain, route.hosts, tls ?? { policy: this.defaultPolicy() });
     } catch (err) {
       prep = { ok: false, error: 'compose_failed', message: (err as Error).message };
       route = { kind: 'defer', text: 'internal error' };
@@ -376,6 +376,11 @@ export class OutboundLoop implements Component, Intake {
       });
     this.sched.add(q.key, site, q.ips, rcpts.length);
     this.schedulePump();
+  }
+
+  /** The plan's policy without MTA-STS nor override (MTA_OUTBOUND_TLS). */
+  private defaultPolicy(): 'none' | 'opportunistic' {
+    return this.ctx.config.outboundTls === 'off' ? 'none' : 'opportunistic';
   }
 
   /** The same verdict for every recipient of a job (no SMTP attempt made). */
