@@ -309,7 +309,7 @@ const USAGE = `usage: mta [--config FILE] <command>
   ip warmup IP [--day N] [--stop]
   ips                                     (the last sending-IP health check)
   ips check                               (checks reverse DNS, blocklists and SPF of each sending IP now)
-  tls-policy DOMAIN                       (its cached MTA-STS policy and the operator's override)
+  tls-policy DOMAIN                       (its cached MTA-STS policy, DANE, the operator's override)
   tls-policy set DOMAIN --mode enforce|opportunistic|off
   tls-policy clear DOMAIN
   queue summary [--by site|domain|team|state] [FILTERS]

@@ -31,6 +31,8 @@ export const ConfigSchema = Type.Object(
     outboundTls: Type.Union([Type.Literal('opportunistic'), Type.Literal('required'), Type.Literal('off')]),
     /** Honour recipient domains' MTA-STS policies (RFC 8461; docs/outbound.md "Transport security"). */
     mtaSts: Type.Union([Type.Literal('on'), Type.Literal('off')]),
+    /** Honour DANE TLSA records (RFC 7672) the resolver validates (AD bit); docs/outbound.md "Transport security". */
+    dane: Type.Union([Type.Literal('on'), Type.Literal('off')]),
     /** Extra CAs (PEM) trusted for MTA-STS policy fetches and MX certificates, besides the system's. */
     tlsCaFile: Type.Optional(Type.String({ minLength: 1 })),
     /** Port of the MTA-STS policy fetch (a test hook; the name and SNI stay mta-sts.<domain>). */
@@ -125,6 +127,7 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_OUTBOUND_PORT: ['outboundPort', 'int'],
   MTA_OUTBOUND_TLS: ['outboundTls', 'string'],
   MTA_MTA_STS: ['mtaSts', 'string'],
+  MTA_DANE: ['dane', 'string'],
   MTA_TLS_CA_FILE: ['tlsCaFile', 'string'],
   MTA_STS_HTTPS_PORT: ['stsHttpsPort', 'int'],
   MTA_OUTBOUND_CONCURRENCY: ['outboundConcurrency', 'int'],

@@ -42,6 +42,8 @@ export const BOUNCE_REASONS = [
   'invalid_mx',
   // not Sisimai's: the recipient domain's MTA-STS policy (enforce) could not be met; a deferral (docs/outbound.md)
   'mta_sts',
+  // not Sisimai's: DANE (RFC 7672) applies to the MX host and its TLSA records could not be met; a deferral
+  'dane',
 ] as const;
 
 export type BounceReason = (typeof BOUNCE_REASONS)[number];

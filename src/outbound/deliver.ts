@@ -12,6 +12,8 @@ import type { Smtp } from './transport.js';
 import type { Verdict } from './verdict.js';
 import type { AttemptTls } from './outcome.js';
 import { allowedHosts, type TlsPlan } from './mta-sts.js';
+import type { HostDane } from './dane.js';
+import type { SendOptions } from './smtp.js';
 
 export interface DeliverDeps {
   ctx: Ctx;
@@ -46,7 +48,7 @@ export interface Send {
 }
 export interface Sent {
   verdict: Verdict;
-  info: Partial<Omit<SendResult['info'], 'tls_verified' | 'tls_error'>> & { tls?: AttemptTls };
+  info: Partial<Omit<SendResult['info'], 'tls_verified' | 'tls_error' | 'tls_result'>> & { tls?: AttemptTls };
   closed: boolean;
   /** never went out (SendResult.notStarted): not an attempt */
   notStarted?: boolean;
@@ -72,11 +74,17 @@ async function attempt(d: DeliverDeps, s: Send, deadline: number): Promise<Sent>
   const refused: Refused = { hosts: [] };
   const plan: TlsPlan = s.tls ?? { policy: d.ctx.config.outboundTls === 'off' ? 'none' : 'opportunistic' };
   const allowed = allowedHosts(plan, s.hosts);
-  // MTA-STS enforce: only the MX hosts its patterns name; none → deferred without a connection.
-  if (plan.mode === 'enforce' && allowed.length === 0) return noPolicyMx(s, plan);
-  const hosts = plan.mode === 'enforce' ? allowed : s.hosts;
+  // MTA-STS enforce: only the MX hosts its patterns name (and those DANE applies to); none → deferred, no connection.
+  const hosts = plan.mode === 'enforce' ? s.hosts.filter((h) => allowed.includes(h) || plan.dane?.[h]) : s.hosts;
+  if (plan.mode === 'enforce' && hosts.length === 0) return noPolicyMx(s, plan);
   for await (const t of targets(d.mx, hosts, d.maxTargets ?? 5, refused)) {
     if (Date.now() >= deadline) break;
+    const dane = plan.dane?.[t.mxHost];
+    // DANE: a host whose TLSA lookup failed where it would have been secure is skipped (next MX), never downgraded.
+    if (dane?.kind === 'fail') {
+      last = daneFailed(t.mxHost, dane);
+      continue;
+    }
     // A bound source address talks only to MX addresses of its own family.
     if (s.bind !== undefined && isIP(s.bind) !== 0 && isIPv6(s.bind) !== isIPv6(t.ip)) {
       if (s.ownPool) skipped = `the team's IP pool has no IPv${isIPv6(t.ip) ? 6 : 4} address for ${t.mxHost} (${t.ip})`;
@@ -86,11 +94,11 @@ async function attempt(d: DeliverDeps, s: Send, deadline: number): Promise<Sent>
       pool: s.pool,
       maxMessages: s.maxMessages,
       maxSessions: s.maxSessions,
-      tls: plan.tls,
+      ...tlsOptions(plan, dane),
     });
     last = {
       verdict: res.verdicts[0],
-      info: withTls(res.info, plan, allowed.includes(t.mxHost)),
+      info: withTls(res.info, plan, allowed.includes(t.mxHost), dane),
       closed: res.closed,
       notStarted: res.notStarted,
     };
@@ -110,16 +118,25 @@ async function attempt(d: DeliverDeps, s: Send, deadline: number): Promise<Sent>
   };
 }
 
+/** A send's TLS: DANE for a host it applies to (DANE wins over MTA-STS), else the domain's plan. */
+function tlsOptions(plan: TlsPlan, dane: HostDane | undefined): Pick<SendOptions, 'tls' | 'dane'> {
+  if (dane?.kind === 'dane') return { tls: 'dane', dane: { records: dane.records, names: dane.names } };
+  return { tls: plan.tls };
+}
+
 /** The attempt's `tls` (operations.md "Transport security"); MTA-STS testing: what enforce would have refused. */
-function withTls(info: SendResult['info'], plan: TlsPlan, listed: boolean): Sent['info'] {
-  const { tls_verified, tls_error, ...rest } = info;
+function withTls(info: SendResult['info'], plan: TlsPlan, listed: boolean, dane?: HostDane): Sent['info'] {
+  const { tls_verified, tls_error, tls_result, ...rest } = info;
   const tls: AttemptTls = {
     version: info.tls_version,
     cipher: info.tls_cipher,
     verified: tls_verified === true,
-    policy: plan.policy,
+    policy: dane ? 'dane' : plan.policy,
   };
-  if (plan.mode === 'testing') {
+  if (dane) {
+    if (tls_error) tls.failure = tls_error;
+    if (tls_result) tls.result_type = tls_result;
+  } else if (plan.mode === 'testing') {
     const failure = !listed
       ? `${info.mx_host} does not match the policy's mx`
       : tls_verified === true
@@ -136,6 +153,25 @@ function noPolicyMx(s: Send, plan: TlsPlan): Sent {
   return {
     verdict: { kind: 'deferred', reply: null, command: 'CONN', reason: 'mta_sts', enhanced: '4.7.5', error },
     info: { tls: { version: null, cipher: null, verified: false, policy: plan.policy } },
+    closed: true,
+  };
+}
+
+/** DANE applies to the MX host but its TLSA (or address) lookup failed: deferred 4.7.5 `dane`, no connection. */
+function daneFailed(host: string, f: Extract<HostDane, { kind: 'fail' }>): Sent {
+  return {
+    verdict: { kind: 'deferred', reply: null, command: 'DNS', reason: 'dane', enhanced: '4.7.5', error: f.failure },
+    info: {
+      mx_host: host,
+      tls: {
+        version: null,
+        cipher: null,
+        verified: false,
+        policy: 'dane',
+        failure: f.failure,
+        result_type: f.result_type,
+      },
+    },
     closed: true,
   };
 }

@@ -13,6 +13,8 @@ import { Control } from './control.js';
 import { SignerPool } from './signer.js';
 import { Transport } from './transport.js';
 import { StsPolicies } from './mta-sts.js';
+import { DanePolicies } from './dane.js';
+import { SecureDns } from '../services/secure-dns.js';
 import { readCaFile } from '../config/check.js';
 
 export { OutboundLoop } from './loop.js';
@@ -47,6 +49,12 @@ export function createOutbound(
     timeoutMs: Math.max(1000, Math.min(10_000, timeoutMs)),
     memoMs: opts.stsMemoMs ?? 60_000,
   });
+  // DANE's validated lookups: the same servers and time-outs as the resolver's.
+  const dnsTimeoutMs = Math.round(Math.max(200, Math.min(3000, timeoutMs / 3)));
+  const dane =
+    c.dane === 'on' ? new DanePolicies(ctx, new SecureDns(c, { timeoutMs: dnsTimeoutMs, tries: 2 })) : undefined;
+  if (dane && !dane.dns.loopbackOnly)
+    ctx.log.warn('MTA_DANE=on with a resolver not on this host: its AD bit is believed as it comes (docs/outbound.md)');
   const smtpOptions = {
     ca,
     hostname: c.hostname,
@@ -75,6 +83,7 @@ export function createOutbound(
       ctx,
       mx: new MxResolver(resolver),
       sts,
+      dane,
       smtp,
       sources,
       shaping,

@@ -22,6 +22,7 @@ import { knownReads, type OutcomeReads, type RecipientOutcome } from '../service
 import { ResultSink } from './results.js';
 import { deliverOne, type DeliverDeps, type Sent } from './deliver.js';
 import type { StsPolicies, TlsPlan } from './mta-sts.js';
+import type { DanePolicies } from './dane.js';
 import { simulate } from './simulate.js';
 import { toOutcome, type Verdict } from './outcome.js';
 import type { Prepared } from './compose.js';
@@ -55,6 +56,8 @@ export interface LoopDeps extends DeliverDeps {
   messagesPerConnection: number;
   /** recipient domains' TLS (MTA-STS, the operator's override); none: MTA_OUTBOUND_TLS for all */
   sts?: StsPolicies;
+  /** DANE (MTA_DANE=on): added to a domain's plan once its MX hosts are known */
+  dane?: DanePolicies;
   /** composes and signs off this thread (optional) */
   signer?: { start(): void; stop(): Promise<void>; trim?(): void };
 }
@@ -335,6 +338,8 @@ export class OutboundLoop implements Component, Intake {
         this.deps.mx.route(domain),
         this.deps.sts?.planFor(domain),
       ]);
+      if (this.deps.dane && route.kind === 'hosts')
+        tls = await this.deps.dane.apply(domain, route.hosts, tls ?? { policy: this.defaultPolicy() });
     } catch (err) {
       prep = { ok: false, error: 'compose_failed', message: (err as Error).message };
       route = { kind: 'defer', text: 'internal error' };
@@ -371,6 +376,11 @@ export class OutboundLoop implements Component, Intake {
       });
     this.sched.add(q.key, site, q.ips, rcpts.length);
     this.schedulePump();
+  }
+
+  /** The plan's policy without MTA-STS nor override (MTA_OUTBOUND_TLS). */
+  private defaultPolicy(): 'none' | 'opportunistic' {
+    return this.ctx.config.outboundTls === 'off' ? 'none' : 'opportunistic';
   }
 
   /** The same verdict for every recipient of a job (no SMTP attempt made). */

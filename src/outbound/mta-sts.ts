@@ -11,6 +11,7 @@ import { resolveAddresses } from '../services/resolver.js';
 import { isNeverReachable } from '../core/webhook-address.js';
 import { cachedSts, saveSts, tlsOverride } from '../services/tls-policy.js';
 import type { Ctx } from '../services/context.js';
+import type { HostDane } from './dane.js';
 
 /** How one recipient domain's mail goes (docs/outbound.md "Transport security"). */
 export interface TlsPlan {
@@ -21,6 +22,10 @@ export interface TlsPlan {
   /** the MTA-STS mode applied, and its `mx` patterns (none: any MX host of the domain) */
   mode?: 'enforce' | 'testing';
   mx?: string[];
+  /** set by the operator's override (`mta tls-policy set`): it wins over DANE too */
+  override?: true;
+  /** DANE (RFC 7672, outbound/dane.ts) per MX host it applies to; it takes precedence over the rest for those hosts */
+  dane?: Record<string, HostDane>;
 }
 
 export interface StsOptions {
@@ -64,11 +69,12 @@ export class StsPolicies {
 
   private async decide(domain: string): Promise<TlsPlan> {
     const override = await tlsOverride(this.ctx, domain);
-    if (override === 'off') return { policy: 'none', tls: 'off' };
-    if (override === 'opportunistic') return { policy: 'opportunistic', tls: 'opportunistic' };
+    if (override === 'off') return { policy: 'none', tls: 'off', override: true };
+    if (override === 'opportunistic') return { policy: 'opportunistic', tls: 'opportunistic', override: true };
     if (override === 'enforce') {
       const p = this.o.enabled ? await this.policy(domain) : null;
-      return { policy: 'mta-sts', tls: 'verified', mode: 'enforce', mx: p && p.mode !== 'none' ? p.mx : undefined };
+      const mx = p && p.mode !== 'none' ? p.mx : undefined;
+      return { policy: 'mta-sts', tls: 'verified', mode: 'enforce', mx, override: true };
     }
     if (!this.o.enabled) return this.fallback();
     const p = await this.policy(domain);

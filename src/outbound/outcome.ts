@@ -23,9 +23,11 @@ export interface AttemptTls {
   version: string | null;
   cipher: string | null;
   verified: boolean;
-  policy: 'mta-sts' | 'opportunistic' | 'none';
-  /** MTA-STS `testing`: what an enforced policy would have refused */
+  policy: 'dane' | 'mta-sts' | 'opportunistic' | 'none';
+  /** MTA-STS `testing`: what an enforced policy would have refused; DANE: why the host's records were not met */
   failure?: string;
+  /** the RFC 8460 result type of a failure (TLS-RPT counts them) */
+  result_type?: string;
 }
 export interface Attempted {
   id: number;

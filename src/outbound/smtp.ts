@@ -7,7 +7,17 @@ import type { Readable } from 'node:stream';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { rejectedRecipientsOf, socketOf } from '../lib/internals.js';
 import { verdictOfReply, type Verdict } from './verdict.js';
-import { setupVerdict, tlsInfo, UNVERIFIED, type SessionTls, type TlsWant } from './smtp-tls.js';
+import {
+  daneKey,
+  daneTlsInfo,
+  setupTls,
+  setupVerdict,
+  tlsInfo,
+  UNVERIFIED,
+  type DaneWant,
+  type SessionTls,
+  type TlsWant,
+} from './smtp-tls.js';
 
 export interface SmtpOptions {
   hostname: string;
@@ -35,7 +45,12 @@ export interface SendOptions {
    * certificate that chains to a trusted CA and is valid for the MX host name, checked before MAIL FROM — else the
    * send fails (`mta_sts`, 4.7.5) without a byte of the message in plain text. Only sessions that fit are reused.
    */
-  tls?: 'verified' | 'opportunistic' | 'off';
+  tls?: 'verified' | 'opportunistic' | 'off' | 'dane';
+  /**
+   * `dane`: the MX host's usable TLSA records and names (RFC 7672): STARTTLS required and the chain the server sends
+   * must satisfy them (no records: encrypted, not authenticated), checked before MAIL FROM — else `dane`, 4.7.5.
+   */
+  dane?: DaneWant;
 }
 export interface Target {
   mxHost: string;
@@ -54,6 +69,8 @@ export interface SendResult {
     tls_verified?: boolean | null;
     /** why it is not verified (the chain's error, or the name check's) */
     tls_error?: string;
+    /** DANE: the RFC 8460 result type of a failure */
+    tls_result?: string;
   };
   /** The connection itself failed (connect, greeting, EHLO, TLS): worth trying the next MX. */
   tryNext: boolean;
@@ -80,6 +97,8 @@ interface Session {
   dead: boolean;
   dirty: boolean;
   tls: SessionTls | null;
+  /** the DANE records and names this session satisfied (daneKey) */
+  dane?: string;
   idleTimer?: NodeJS.Timeout;
   fail?: (err: SmtpError) => void;
   localAddress?: string;
@@ -94,8 +113,9 @@ const sessionKey = (t: Target, source: string | undefined) => `${t.ip}|${t.mxHos
 const timeoutError = (what: string): SmtpError => Object.assign(new Error(`${what} timed out`), { code: 'ETIMEDOUT' });
 const NOT_STARTED = 'ENOTSTARTED';
 
-/** Whether a session may carry a send that wants `want` (SendOptions.tls). */
-function fits(s: Session, want: TlsWant): boolean {
+/** Whether a session may carry a send that wants `want` (SendOptions.tls; DANE: the records' daneKey). */
+function fits(s: Session, want: TlsWant, dane?: string): boolean {
+  if (want === 'dane') return s.dane !== undefined && s.dane === dane;
   if (want === 'verified') return s.tls?.verified === true;
   return want !== 'required' || s.tls !== null;
 }
@@ -105,6 +125,7 @@ const notStarted = (why: string): SmtpError => Object.assign(new Error(`not sent
 interface Waiter {
   cap: number;
   want: TlsWant;
+  dane?: string;
   take(s: Session): void;
   open(): void;
   fail(err: SmtpError): void;
@@ -151,16 +172,15 @@ export class SmtpClient {
         const v: Verdict = { kind: 'deferred', reply: null, command: 'CONN', error: e.message };
         return { verdicts: rcpts.map(() => v), info, tryNext: false, closed: false, notStarted: true };
       }
-      const v = setupVerdict(e, opt.tls === 'verified');
+      const want = opt.tls ?? 'opportunistic';
+      const v = setupVerdict(e, want);
+      withSessionTls(info, setupTls(e, want));
       return { verdicts: rcpts.map(() => v), info, tryNext: true, closed: true };
     }
     info.mx_host = s.target.mxHost;
     info.remote_ip = s.target.ip;
     info.source_ip = s.localAddress ?? source;
-    info.tls_version = s.tls?.version ?? null;
-    info.tls_cipher = s.tls?.cipher ?? null;
-    info.tls_verified = s.tls ? s.tls.verified : null;
-    if (s.tls?.error) info.tls_error = s.tls.error;
+    withSessionTls(info, s.tls);
     const { verdicts, healthy } = await this.transact(s, from, rcpts, raw, deadline);
     const kept = this.release(s, healthy);
     return { verdicts, info, tryNext: false, closed: !kept };
@@ -201,25 +221,27 @@ export class SmtpClient {
   private async acquire(t: Target, deadline: number, source: string | undefined, opt: SendOptions): Promise<Session> {
     const key = opt.pool ?? sessionKey(t, source);
     const want: TlsWant = opt.tls ?? (this.o.tls === 'required' ? 'required' : 'opportunistic');
-    const s = this.idleFit(key, want, t);
+    const dane = want === 'dane' && opt.dane ? opt.dane : undefined;
+    const s = this.idleFit(key, want, t, dane && daneKey(dane));
     if (s) return s;
     const max = opt.maxMessages ?? this.o.maxMessages;
     const cap = opt.maxSessions ?? Infinity;
     // The pool is full of idle sessions this send may not use (not verified TLS): one of them makes room.
     const unfit = this.idle.get(key)?.[0];
     if ((this.perKey.get(key) ?? 0) >= cap && unfit) this.quitIdle(unfit);
-    if ((this.perKey.get(key) ?? 0) < cap) return this.connect(t, deadline, source, key, max, want);
+    if ((this.perKey.get(key) ?? 0) < cap) return this.connect(t, deadline, source, key, max, want, dane);
     return new Promise<Session>((resolve, reject) => {
       const w: Waiter = {
         cap,
         want,
+        dane: dane && daneKey(dane),
         take: (x) => {
           clearTimeout(timer);
           resolve(x);
         },
         open: () => {
           clearTimeout(timer);
-          this.connect(t, deadline, source, key, max, want).then(resolve, reject);
+          this.connect(t, deadline, source, key, max, want, dane).then(resolve, reject);
         },
         fail: (err) => {
           clearTimeout(timer);
@@ -242,13 +264,14 @@ export class SmtpClient {
     });
   }
 
-  /** The last idle session of `key` that may carry a send wanting `want` to `t` (verified TLS: to that MX host). */
-  private idleFit(key: string, want: TlsWant, t: Target): Session | undefined {
+  /** The last idle session of `key` that may carry a send wanting `want` to `t` (verified TLS, DANE: that MX host). */
+  private idleFit(key: string, want: TlsWant, t: Target, dane?: string): Session | undefined {
     const list = this.idle.get(key);
     if (!list) return undefined;
     for (let i = list.length - 1; i >= 0; i--) {
       const s = list[i];
-      if (!s.dead && (!fits(s, want) || (want === 'verified' && s.target.mxHost !== t.mxHost))) continue;
+      const sameHost = s.target.mxHost === t.mxHost;
+      if (!s.dead && (!fits(s, want, dane) || ((want === 'verified' || want === 'dane') && !sameHost))) continue;
       list.splice(i, 1);
       clearTimeout(s.idleTimer);
       s.idle = false;
@@ -297,9 +320,10 @@ export class SmtpClient {
     key: string,
     max: number,
     want: TlsWant,
+    dane?: DaneWant,
   ): Promise<Session> {
     const servername = isIP(t.mxHost) ? undefined : t.mxHost;
-    const tls = want === 'verified' || want === 'required' ? 'required' : want;
+    const tls = want === 'verified' || want === 'required' || want === 'dane' ? 'required' : want;
     const conn = new SMTPConnection({
       host: t.ip,
       port: this.o.port,
@@ -362,12 +386,17 @@ export class SmtpClient {
         settled = true;
         clearTimeout(timer);
         s.fail = undefined;
-        s.tls = tlsInfo(conn, t.mxHost);
+        s.tls = want === 'dane' ? daneTlsInfo(conn, dane ?? { records: [], names: [] }) : tlsInfo(conn, t.mxHost);
         s.localAddress = socketOf(conn)?.localAddress ?? undefined;
-        if (want === 'verified' && !s.tls?.verified) {
+        // DANE: refused when the records are not satisfied (no records: any TLS will do, unauthenticated).
+        const refused = want === 'dane' ? !s.tls || s.tls.error !== undefined : want === 'verified' && !s.tls?.verified;
+        if (refused) {
           settled = false;
-          return fail(Object.assign(new Error(s.tls?.error ?? 'no TLS'), { code: UNVERIFIED }));
+          return fail(
+            Object.assign(new Error(s.tls?.error ?? 'no TLS'), { code: UNVERIFIED, tls: s.tls ?? undefined }),
+          );
         }
+        if (want === 'dane') s.dane = daneKey(dane ?? { records: [], names: [] });
         resolve(s);
       });
     });
@@ -425,7 +454,7 @@ export class SmtpClient {
       this.quit(s);
       return false;
     }
-    if (first && !fits(s, first.want)) {
+    if (first && !fits(s, first.want, first.dane)) {
       this.quit(s); // the waiting send opens one that fits (gone())
       return false;
     }
@@ -462,6 +491,15 @@ export class SmtpClient {
       /* already closed */
     }
   }
+}
+
+/** The session's TLS into a send's info. */
+function withSessionTls(info: SendResult['info'], tls: SessionTls | null): void {
+  info.tls_version = tls?.version ?? null;
+  info.tls_cipher = tls?.cipher ?? null;
+  info.tls_verified = tls ? tls.verified : null;
+  if (tls?.error) info.tls_error = tls.error;
+  if (tls?.result_type) info.tls_result = tls.result_type;
 }
 
 /**

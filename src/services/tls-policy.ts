@@ -4,6 +4,8 @@ import { runPlan } from '../store/op.js';
 import * as store from '../store/tls-policies.js';
 import type { StsMode, StsPolicy } from '../core/mta-sts.js';
 import type { Ctx } from './context.js';
+import { SecureDns } from './secure-dns.js';
+import { daneHosts, secureMxHosts } from './dane-lookup.js';
 
 export const OVERRIDE_MODES = ['enforce', 'opportunistic', 'off'] as const;
 export type OverrideMode = (typeof OVERRIDE_MODES)[number];
@@ -72,9 +74,26 @@ export async function describeTlsPolicy(ctx: Ctx, input: string) {
           fetched_at: new Date(sts.fetched_at).toISOString(),
         }
       : null,
-    dane: false,
+    dane: await hasDane(ctx, domain),
     override: await tlsOverride(ctx, domain),
   };
+}
+
+/**
+ * Whether DANE applies to the domain (MTA_DANE=on): its MX RRset is validated and an MX host has validated TLSA
+ * records with a usable one. False with MTA_DANE=off (no lookup) or when the lookups fail.
+ */
+async function hasDane(ctx: Ctx, domain: string): Promise<boolean> {
+  if (ctx.config.dane !== 'on') return false;
+  const dns = new SecureDns(ctx.config, { timeoutMs: 3000, tries: 2 });
+  try {
+    const mx = await secureMxHosts(dns, domain);
+    if (!mx.secure) return false;
+    const hosts = await daneHosts(dns, domain, mx.hosts);
+    return Object.values(hosts ?? {}).some((h) => h.kind === 'dane' && h.records.length > 0);
+  } catch {
+    return false;
+  }
 }
 
 export async function setTlsPolicyOverride(ctx: Ctx, input: string, mode: OverrideMode) {

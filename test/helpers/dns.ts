@@ -1,5 +1,6 @@
 // A DNS server on 127.0.0.1 (UDP and TCP, same port) answering from a mutable zone table,
-// so tests can publish, change and remove MX/TXT/A/AAAA/CNAME records, or make a name stall.
+// so tests can publish, change and remove MX/TXT/A/AAAA/CNAME/TLSA records, or make a name stall. A name marked `ad`
+// is answered with the AD bit set, as a validating resolver does for a DNSSEC-secure answer (DANE's tests).
 import dns2 from 'dns2';
 
 const { Packet } = dns2 as unknown as { Packet: any };
@@ -14,20 +15,34 @@ export interface Records {
   AAAA?: string[];
   TXT?: (string | string[])[];
   CNAME?: string;
+  /** TLSA records (RFC 6698): usage, selector, matching type, certificate association data. */
+  TLSA?: TlsaRecord[];
+  /** Answer with the AD bit (a validating resolver's "secure"); also for NODATA when the name has no such record. */
+  ad?: boolean;
   /** Reverse names, published at the address's in-addr.arpa / ip6.arpa name (TestDns.reverseName). */
   PTR?: string[];
   /** Never answer queries for this name (the client times out). */
   stall?: boolean;
+  /** Over UDP, answer truncated (TC bit, no records): the client must ask again over TCP. */
+  truncate?: boolean;
   /** Answer SERVFAIL. */
   servfail?: boolean;
   /** TTL of this name's records (s; default 60). */
   ttl?: number;
 }
 
+export interface TlsaRecord {
+  usage: number;
+  selector: number;
+  matching: number;
+  data: Buffer;
+}
+const TLSA = 52;
+
 export class TestDns {
   readonly zone = new Map<string, Records>();
   port = 0;
-  queries: { name: string; type: string }[] = [];
+  queries: { name: string; type: string; via: 'udp' | 'tcp' }[] = [];
   private udp: any;
   private tcp: any;
 
@@ -61,8 +76,8 @@ export class TestDns {
   }
 
   async start(): Promise<this> {
-    const handle = (req: any, send: (r: any) => void) => this.answer(req, send);
-    this.udp = (dns2 as any).createUDPServer(handle);
+    const handle = (req: any, send: (r: any) => void) => this.answer(req, send, 'tcp');
+    this.udp = (dns2 as any).createUDPServer((req: any, send: (r: any) => void) => this.answer(req, send, 'udp'));
     await this.udp.listen(0, '127.0.0.1');
     this.port = this.udp.address().port;
     try {
@@ -82,14 +97,21 @@ export class TestDns {
     if (this.tcp) await new Promise<void>((r) => this.tcp.close(() => r()));
   }
 
-  private answer(req: any, send: (r: any) => void): void {
+  private answer(req: any, send: (r: any) => void, via: 'udp' | 'tcp'): void {
     const res = Packet.createResponseFromRequest(req);
     const q = req.questions[0];
     const name = String(q.name).toLowerCase().replace(/\.$/, '');
-    const type = Object.keys(Packet.TYPE).find((k) => Packet.TYPE[k] === q.type) ?? String(q.type);
-    this.queries.push({ name, type });
+    const type =
+      q.type === TLSA ? 'TLSA' : (Object.keys(Packet.TYPE).find((k) => Packet.TYPE[k] === q.type) ?? String(q.type));
+    this.queries.push({ name, type, via });
     let rec = this.zone.get(name);
     if (rec?.stall) return;
+    if (rec?.ad) res.header.ad = 1;
+    if (rec?.truncate && via === 'udp') {
+      res.header.tc = 1;
+      send(res);
+      return;
+    }
     if (rec?.servfail) {
       res.header.rcode = Packet.RCODE.SERVFAIL;
       send(res);
@@ -115,6 +137,15 @@ export class TestDns {
     if (rec && type === 'TXT') for (const t of rec.TXT ?? []) add('TXT', { data: Array.isArray(t) ? t : splitTxt(t) });
     if (rec && type === 'CNAME' && rec.CNAME) add('CNAME', { domain: rec.CNAME });
     if (rec && type === 'PTR') for (const p of rec.PTR ?? []) add('PTR', { domain: p });
+    // dns2 has no TLSA encoder: it writes `data` as the raw RDATA.
+    for (const t of type === 'TLSA' ? (rec?.TLSA ?? []) : [])
+      res.answers.push({
+        name: owner,
+        type: TLSA,
+        class: Packet.CLASS.IN,
+        ttl: rec?.ttl ?? 60,
+        data: Buffer.concat([Buffer.from([t.usage, t.selector, t.matching]), t.data]),
+      });
     send(res);
   }
 }

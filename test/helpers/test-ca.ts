@@ -36,6 +36,11 @@ export class TestCa {
     return path.join(this.dir, 'ca.pem');
   }
 
+  /** The CA certificate (PEM): appended to a leaf, the chain a DANE-TA(2) server sends. */
+  get caPem(): string {
+    return fs.readFileSync(this.caFile, 'utf8');
+  }
+
   /** A key and certificate for `names` (subjectAltName DNS entries), signed by this CA. */
   leaf(names: string[]): Leaf {
     const base = path.join(this.dir, `leaf${++this.n}`);
