@@ -53,7 +53,10 @@ const EVENT_DATA_FIELDS = {
   tls_version: Nullable(str('The TLS version of the session; null without TLS.')),
   tls_cipher: Nullable(str('The TLS cipher of the session; null without TLS.')),
   duration_ms: Type.Number({ minimum: 0, description: 'How long the attempt took.' }),
-  reason: str('A bounce reason of bounce-reasons.md, `invalid_mx`, `expired`, or `feedback` (a complaint).'),
+  reason: str(
+    'A bounce reason of bounce-reasons.md, `invalid_mx`, `expired` or `feedback` (a complaint); on a deferral that ' +
+      'transport security caused, `mta_sts` or `dane` (docs/outbound.md).',
+  ),
   hard: Type.Boolean({ description: 'A hard bounce (the address is suppressed).' }),
   async: Type.Boolean({ description: 'A bounce learned from a DSN after acceptance.' }),
   source: str('Where it was learned: `smtp`, `dsn`, `arf`, `simulated`, `tracking`.'),
