@@ -300,8 +300,15 @@ const PROBES: Partial<Record<BounceReason, Probe>> = {
   speeding: (c) => textMatches('speeding', c.text),
 };
 
+/**
+ * Reasons Sisimai's primary pass never gives a recipient without a status (their true() returns at once when the
+ * deliverystatus is empty): a "full mailbox" text with no status is read further down the order.
+ */
+const NEED_STATUS: ReadonlySet<BounceReason> = new Set(['mailboxfull', 'exceedlimit', 'suspend', 'speeding']);
+
 function probe(reason: BounceReason, c: Ctx): boolean {
   if (c.preset === reason) return true;
+  if (NEED_STATUS.has(reason) && !c.status && !isExplicit(c.preset)) return false;
   const special = PROBES[reason];
   if (special) return special(c);
   return byName(c) === reason || textMatches(reason, c.text);

@@ -51,6 +51,13 @@ describe('classification helpers', () => {
     expect([bare.reason, bare.hard]).to.deep.equal(['onhold', false]);
     expect(classifyBounce({ status: '4.3.0', diagnostic: 'mailbox is full' }).reason).to.equal('mailboxfull');
   });
+  it('gives no status-bound reason (mailboxfull, suspend ...) to a text without a status: Sisimai reads on', () => {
+    const text = 'Your mail to this address could not be delivered: full mailbox. Too many connections, try later.';
+    expect(classifyBounce({ diagnostic: text, spec: 'SMTP', action: 'failed' }).reason).to.equal('toomanyconn');
+    expect(classifyBounce({ status: '5.0.0', diagnostic: text, spec: 'SMTP', action: 'failed' }).reason).to.equal(
+      'mailboxfull',
+    );
+  });
   it('makes Sisimai pseudo status codes when no enhanced code exists', () => {
     expect(classifyBounce({ diagnostic: 'retry timeout exceeded' }).status).to.equal('4.0.947');
     expect(classifyBounce({ diagnostic: '550 Unknown user x@example.org' }).status).to.equal('5.0.910');
