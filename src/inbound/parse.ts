@@ -16,7 +16,7 @@ import {
 } from './nonstandard.js';
 import { readComplaint } from './arf.js';
 import { looseNotice } from './loose-recipients.js';
-import { readOriginal } from './original.js';
+import { originalTo, readOriginal } from './original.js';
 import type { OriginalInfo } from '../core/report.js';
 import { readSesNotification } from './ses-json.js';
 import { type NoticeFormat, detectFormat, formatReason } from './formats.js';
@@ -218,6 +218,7 @@ function bounceReport(root: Entity): Report | null {
     if (!raws.length && !failed.length && !looksLikeBounce(root, notice)) return null;
     if (!raws.length) raws = looseNotice(notice, senders(root, original)) ?? [unnamed(notice)];
   }
+  if (raws.length === 1 && !(raws[0] as RawRecipient).address) (raws[0] as RawRecipient).address = originalTo(root);
   applyFormat(format, root, raws, errorSection(notice, format));
   return { kind: 'dsn', recipients: raws.map(toRecipient), original };
 }
