@@ -181,7 +181,7 @@ export function classifyBounce(f: BounceFacts): BounceReading {
   const ctx: Ctx = {
     status: status ?? '',
     reply: replycode ?? '',
-    text: phraseText(text, f.context),
+    text: phraseText(text, SPECIFIC_STATUS.test(status ?? '') ? null : f.context),
     command: (f.command ?? '').toUpperCase(),
     action: (f.action ?? '').toLowerCase(),
     spec: (f.spec ?? 'SMTP').toUpperCase() || 'SMTP',
@@ -190,6 +190,14 @@ export function classifyBounce(f: BounceFacts): BounceReading {
   const reason = decide(ctx);
   return finish(reason, status, replycode, text);
 }
+
+/**
+ * A status that names its cause to the detail (x.y.z, y and z not 0: 4.4.4 "unable to route") is read with the
+ * diagnostic's own text only, not the notice's words around it: a delay warning's "could not be delivered for 3
+ * days" does not turn "454 4.4.4 no MX or A for domain" into `expired` (Sisimai's RFC 3464 decoder reads the
+ * Diagnostic-Code alone there).
+ */
+const SPECIFIC_STATUS = /^[45]\.[1-9]\.[1-9]/;
 
 /** The lower-case text phrases are read in: the diagnostic, after the notice's own words when given (go-sisimai). */
 function phraseText(text: string, context: string | null | undefined): string {

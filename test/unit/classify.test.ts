@@ -58,6 +58,20 @@ describe('classification helpers', () => {
       'mailboxfull',
     );
   });
+  it("reads a detailed status's diagnostic without the notice's words around it", () => {
+    const facts = {
+      status: '4.4.4',
+      spec: 'SMTP',
+      action: 'delayed',
+      diagnostic: '454 4.4.4 [internal] no MX or A for domain',
+      context: 'Your message could not be delivered for 2 days, 4 hours. It will be retried.',
+    };
+    expect(classifyBounce(facts).reason).to.equal('networkerror');
+    // a generic status still reads the notice's words
+    expect(classifyBounce({ ...facts, status: '4.0.0', diagnostic: '454 no MX for domain' }).reason).to.equal(
+      'expired',
+    );
+  });
   it('makes Sisimai pseudo status codes when no enhanced code exists', () => {
     expect(classifyBounce({ diagnostic: 'retry timeout exceeded' }).status).to.equal('4.0.947');
     expect(classifyBounce({ diagnostic: '550 Unknown user x@example.org' }).status).to.equal('5.0.910');
