@@ -181,7 +181,7 @@ export function classifyBounce(f: BounceFacts): BounceReading {
   const ctx: Ctx = {
     status: status ?? '',
     reply: replycode ?? '',
-    text: phraseText(text, SPECIFIC_STATUS.test(status ?? '') ? null : f.context),
+    text: phraseText(text, readsAlone(text, status, f.spec) ? null : f.context),
     command: (f.command ?? '').toUpperCase(),
     action: (f.action ?? '').toLowerCase(),
     spec: (f.spec ?? 'SMTP').toUpperCase() || 'SMTP',
@@ -197,6 +197,18 @@ export function classifyBounce(f: BounceFacts): BounceReading {
  * days" does not turn "454 4.4.4 no MX or A for domain" into `expired` (Sisimai's RFC 3464 decoder reads the
  * Diagnostic-Code alone there).
  */
+/**
+ * The diagnostic is read without the notice's words around it when its status names the cause to the detail, or when
+ * it is the MTA's own words (a non-SMTP Diagnostic-Code: X-Postfix, X-Unix) that already name a reason: Postfix's
+ * "X-Postfix; ... Command output: ..." of a delay warning reads `mailererror`, not the warning's `expired`.
+ */
+function readsAlone(text: string, status: string | null, spec: string | null | undefined): boolean {
+  if (SPECIFIC_STATUS.test(status ?? '')) return true;
+  if (/^smtp$/i.test(spec ?? 'SMTP') || !text) return false;
+  const t = `${text.toLowerCase()} `;
+  return [...RULES.keys()].some((r) => textMatches(r, t));
+}
+
 const SPECIFIC_STATUS = /^[45]\.[1-9]\.[1-9]/;
 
 /** The lower-case text phrases are read in: the diagnostic, after the notice's own words when given (go-sisimai). */

@@ -67,6 +67,15 @@ describe('classification helpers', () => {
       context: 'Your message could not be delivered for 2 days, 4 hours. It will be retried.',
     };
     expect(classifyBounce(facts).reason).to.equal('networkerror');
+    // the MTA's own words (X-Postfix) that name a reason are read alone too
+    const postfix = {
+      status: '4.0.0',
+      spec: 'X-Postfix',
+      action: 'delayed',
+      diagnostic: 'temporary failure. Command output: scanner: cannot reach its service',
+      context: 'This is the mail system. Your message has been delayed; it will be retried.',
+    };
+    expect(classifyBounce(postfix).reason).to.equal('mailererror');
     // a generic status still reads the notice's words
     expect(classifyBounce({ ...facts, status: '4.0.0', diagnostic: '454 no MX for domain' }).reason).to.equal(
       'expired',
