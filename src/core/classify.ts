@@ -181,7 +181,7 @@ export function classifyBounce(f: BounceFacts): BounceReading {
   const ctx: Ctx = {
     status: status ?? '',
     reply: replycode ?? '',
-    text: phraseText(text, f.context),
+    text: phraseText(text, readsAlone(text, status, f.spec) ? null : f.context),
     command: (f.command ?? '').toUpperCase(),
     action: (f.action ?? '').toLowerCase(),
     spec: (f.spec ?? 'SMTP').toUpperCase() || 'SMTP',
@@ -190,6 +190,26 @@ export function classifyBounce(f: BounceFacts): BounceReading {
   const reason = decide(ctx);
   return finish(reason, status, replycode, text);
 }
+
+/**
+ * A status that names its cause to the detail (x.y.z, y and z not 0: 4.4.4 "unable to route") is read with the
+ * diagnostic's own text only, not the notice's words around it: a delay warning's "could not be delivered for 3
+ * days" does not turn "454 4.4.4 no MX or A for domain" into `expired` (Sisimai's RFC 3464 decoder reads the
+ * Diagnostic-Code alone there).
+ */
+/**
+ * The diagnostic is read without the notice's words around it when its status names the cause to the detail, or when
+ * it is the MTA's own words (a non-SMTP Diagnostic-Code: X-Postfix, X-Unix) that already name a reason: Postfix's
+ * "X-Postfix; ... Command output: ..." of a delay warning reads `mailererror`, not the warning's `expired`.
+ */
+function readsAlone(text: string, status: string | null, spec: string | null | undefined): boolean {
+  if (SPECIFIC_STATUS.test(status ?? '')) return true;
+  if (/^smtp$/i.test(spec ?? 'SMTP') || !text) return false;
+  const t = `${text.toLowerCase()} `;
+  return [...RULES.keys()].some((r) => textMatches(r, t));
+}
+
+const SPECIFIC_STATUS = /^[45]\.[1-9]\.[1-9]/;
 
 /** The lower-case text phrases are read in: the diagnostic, after the notice's own words when given (go-sisimai). */
 function phraseText(text: string, context: string | null | undefined): string {
@@ -300,8 +320,15 @@ const PROBES: Partial<Record<BounceReason, Probe>> = {
   speeding: (c) => textMatches('speeding', c.text),
 };
 
+/**
+ * Reasons Sisimai's primary pass never gives a recipient without a status (their true() returns at once when the
+ * deliverystatus is empty): a "full mailbox" text with no status is read further down the order.
+ */
+const NEED_STATUS: ReadonlySet<BounceReason> = new Set(['mailboxfull', 'exceedlimit', 'suspend', 'speeding']);
+
 function probe(reason: BounceReason, c: Ctx): boolean {
   if (c.preset === reason) return true;
+  if (NEED_STATUS.has(reason) && !c.status && !isExplicit(c.preset)) return false;
   const special = PROBES[reason];
   if (special) return special(c);
   return byName(c) === reason || textMatches(reason, c.text);

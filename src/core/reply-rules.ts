@@ -824,7 +824,6 @@ export const REPLY_RULES: readonly ReplyRule[] = [
       'timeout waiting for input',
       'transaction failed ',
     ],
-    aligned: [['unable to connect ', 'daemon']],
   },
   {
     reason: 'networkerror',

@@ -201,6 +201,28 @@ export function commandIn(text: string): string | null {
 /** Longest text paragraphFor returns (its paragraphs may overlap, so uncapped it grows with the square of the input). */
 export const PARAGRAPH_CAP = 4 * 1024;
 
+/** A line that holds nothing but the address (quoted or in angle brackets). */
+function bareAddress(line: string, lower: string): boolean {
+  return /^[\s"'<>]*$/.test(line.toLowerCase().replace(lower, ''));
+}
+
+/** Lines of one paragraph (at most 8) next to line `i`, across the blank lines between them. */
+const BLOCK_LINES = 8;
+function blockBefore(lines: string[], i: number): string {
+  let j = i - 1;
+  while (j >= 0 && j > i - 4 && !(lines[j] as string).trim()) j--;
+  const out: string[] = [];
+  for (; j >= 0 && out.length < BLOCK_LINES && (lines[j] as string).trim(); j--) out.unshift(lines[j] as string);
+  return out.join(' ');
+}
+function blockAfter(lines: string[], i: number): string {
+  let j = i + 1;
+  while (j < lines.length && j < i + 4 && !(lines[j] as string).trim()) j++;
+  const out: string[] = [];
+  for (; j < lines.length && out.length < BLOCK_LINES && (lines[j] as string).trim(); j++) out.push(lines[j] as string);
+  return out.join(' ');
+}
+
 /** The paragraph of a human-readable notice about `address` (from its line to a blank line). */
 export function paragraphFor(text: string, address: string, others: string[]): string | null {
   const lines = text.replace(/\r/g, '').split('\n');
@@ -219,6 +241,14 @@ export function paragraphFor(text: string, address: string, others: string[]): s
       if (size > PARAGRAPH_CAP) break;
     }
     size += (lines[i] as string).length + 1;
+    if (out.length === 1 && bareAddress(lines[i] as string, lower)) {
+      // "Delivery of email to this address\n\n  "a@b"\n\nhas failed due to ...": the address stands alone between
+      // the sentence's halves; the paragraphs on either side are its text
+      const around = [blockBefore(lines, i), out[0] as string, blockAfter(lines, i)].filter(Boolean).join(' ');
+      size += around.length;
+      chunks.push(around);
+      continue;
+    }
     chunks.push(out.join(' '));
   }
   return chunks.length ? chunks.join(' ').slice(0, PARAGRAPH_CAP) : null;

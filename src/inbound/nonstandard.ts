@@ -24,6 +24,8 @@ export const ORIGINAL_MARKERS: readonly RegExp[] = [
   /^-+\s*Forwarded message/im,
   /^[ \t]*Original message follows\.?[ \t]*$/im,
   /^Received: /m,
+  // "The first 50 lines of your original message follow:" (a quoted copy, "> Received: ...")
+  /^The first \d+ lines of (?:your|the) original message follow/im,
 ];
 
 /** The error section of a notice: text before the copy of the original message (as its format marks it, if known). */

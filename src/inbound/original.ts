@@ -54,3 +54,11 @@ export function readOriginal(root: Entity): OriginalInfo {
   const returnPath = findAddress(envFrom) ?? findAddress(header(h, 'return-path'));
   return { message_id: messageId, email_id: emailId, return_path: returnPath, from: findAddress(header(h, 'from')) };
 }
+
+/**
+ * The first address of the returned original's To: header (Sisimai's RFC 3464 decoder takes it when a notice names
+ * no recipient address, e.g. an Exchange notice that lists display names only).
+ */
+export function originalTo(root: Entity): string | null {
+  return findAddress(header(headerBlock(root) ?? new Map<string, string[]>(), 'to'));
+}

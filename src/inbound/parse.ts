@@ -16,7 +16,7 @@ import {
 } from './nonstandard.js';
 import { readComplaint } from './arf.js';
 import { looseNotice } from './loose-recipients.js';
-import { readOriginal } from './original.js';
+import { originalTo, readOriginal } from './original.js';
 import type { OriginalInfo } from '../core/report.js';
 import { readSesNotification } from './ses-json.js';
 import { type NoticeFormat, detectFormat, formatReason } from './formats.js';
@@ -148,7 +148,8 @@ function statusPart(root: Entity): Entity | null {
   return inner ? (leaves(parseEntity(inner.text)).find(isStatus) ?? null) : null;
 }
 
-function dsnRecipients(root: Entity, notice: string): RawRecipient[] {
+/** `readText`: a recipient's paragraph of the human-readable part is its diagnostic when the DSN gives none. */
+function dsnRecipients(root: Entity, notice: string, readText = true): RawRecipient[] {
   const part = statusPart(root);
   const source = part?.text ?? (/^Final-Recipient:/im.test(notice) ? notice : '');
   if (!source) return [];
@@ -161,7 +162,7 @@ function dsnRecipients(root: Entity, notice: string): RawRecipient[] {
   const all = list.map((r) => r.address ?? '').filter(Boolean);
   const section = errorSection(notice);
   for (const r of list) {
-    if (!r.address) continue;
+    if (!r.address || !readText) continue;
     const para = paragraphFor(section, r.address, all);
     r.command = commandIn(para ?? '') ?? commandIn(r.diagnostic ?? '');
     if (!r.diagnostic && para) r.diagnostic = para;
@@ -197,8 +198,8 @@ function bounceReport(root: Entity): Report | null {
   const original = readOriginal(root);
   const notice = noticeText(root);
   const format = detectFormat(root, notice);
-  let raws = format?.textOnly ? [] : dsnRecipients(root, notice);
-  if (raws.length === 1) addContext(raws[0] as RawRecipient, root, notice);
+  let raws = format?.textOnly ? [] : dsnRecipients(root, notice, !format?.statusOnly);
+  if (raws.length === 1 && !format?.statusOnly) addContext(raws[0] as RawRecipient, root, notice);
   const failed = (header(root.headers, 'x-failed-recipients') ?? '')
     .split(',')
     .map((a) => findAddress(a))
@@ -217,6 +218,7 @@ function bounceReport(root: Entity): Report | null {
     if (!raws.length && !failed.length && !looksLikeBounce(root, notice)) return null;
     if (!raws.length) raws = looseNotice(notice, senders(root, original)) ?? [unnamed(notice)];
   }
+  if (raws.length === 1 && !(raws[0] as RawRecipient).address) (raws[0] as RawRecipient).address = originalTo(root);
   applyFormat(format, root, raws, errorSection(notice, format));
   return { kind: 'dsn', recipients: raws.map(toRecipient), original };
 }

@@ -51,6 +51,36 @@ describe('classification helpers', () => {
     expect([bare.reason, bare.hard]).to.deep.equal(['onhold', false]);
     expect(classifyBounce({ status: '4.3.0', diagnostic: 'mailbox is full' }).reason).to.equal('mailboxfull');
   });
+  it('gives no status-bound reason (mailboxfull, suspend ...) to a text without a status: Sisimai reads on', () => {
+    const text = 'Your mail to this address could not be delivered: full mailbox. Too many connections, try later.';
+    expect(classifyBounce({ diagnostic: text, spec: 'SMTP', action: 'failed' }).reason).to.equal('toomanyconn');
+    expect(classifyBounce({ status: '5.0.0', diagnostic: text, spec: 'SMTP', action: 'failed' }).reason).to.equal(
+      'mailboxfull',
+    );
+  });
+  it("reads a detailed status's diagnostic without the notice's words around it", () => {
+    const facts = {
+      status: '4.4.4',
+      spec: 'SMTP',
+      action: 'delayed',
+      diagnostic: '454 4.4.4 [internal] no MX or A for domain',
+      context: 'Your message could not be delivered for 2 days, 4 hours. It will be retried.',
+    };
+    expect(classifyBounce(facts).reason).to.equal('networkerror');
+    // the MTA's own words (X-Postfix) that name a reason are read alone too
+    const postfix = {
+      status: '4.0.0',
+      spec: 'X-Postfix',
+      action: 'delayed',
+      diagnostic: 'temporary failure. Command output: scanner: cannot reach its service',
+      context: 'This is the mail system. Your message has been delayed; it will be retried.',
+    };
+    expect(classifyBounce(postfix).reason).to.equal('mailererror');
+    // a generic status still reads the notice's words
+    expect(classifyBounce({ ...facts, status: '4.0.0', diagnostic: '454 no MX for domain' }).reason).to.equal(
+      'expired',
+    );
+  });
   it('makes Sisimai pseudo status codes when no enhanced code exists', () => {
     expect(classifyBounce({ diagnostic: 'retry timeout exceeded' }).status).to.equal('4.0.947');
     expect(classifyBounce({ diagnostic: '550 Unknown user x@example.org' }).status).to.equal('5.0.910');

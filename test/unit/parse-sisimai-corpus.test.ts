@@ -31,15 +31,20 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
   const HELD_OUT_FLOOR = 97;
   const FIRST_SETS = ['php-bounce-handler/', 'bounceparser/'];
   /**
-   * The whole set, with the sets added after the rules were written (flufl.bounce, flanker): per figure, the share
-   * reached (rounded down); raise it when the reader improves, never lower it. Issue 37's bar (97%) is not reached
-   * on recipients and reason yet (BENCHMARKS.md, "Bounce reading").
+   * The third round (bounce_email, MailBounceDetector, mikel/mail), measured before this round's rules (recipients
+   * 97.8%, hard/soft 97.8%, reason 89.1%; BENCHMARKS.md, "Bounce reading") and at the bar since.
+   */
+  const THIRD_SETS = ['bounce-email/', 'mailbouncedetector/', 'ruby-mail/'];
+  /**
+   * The whole set, with the sets added after the rules were written (flufl.bounce, flanker, the third round): per
+   * figure, the share reached (rounded down); raise it when the reader improves, never lower it. Issue 37's bar (97%)
+   * is not reached on recipients and reason yet (BENCHMARKS.md, "Bounce reading").
    */
   const WHOLE_FLOOR: Record<(typeof FIGURES)[number], number> = {
     kind: 100,
-    recipients: 95.1,
-    hard: 97.5,
-    reason: 93.4,
+    recipients: 96.4,
+    hard: 98.2,
+    reason: 95.5,
   };
   let results: SampleResult[] = [];
   before(async () => {
@@ -55,9 +60,16 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
     for (const f of FIGURES) expect(share(t, f), `${f}\n${missList(first).join('\n')}`).to.be.at.least(HELD_OUT_FLOOR);
   });
 
+  it(`reads at least ${HELD_OUT_FLOOR}% of the third round like Sisimai's rules on every figure`, () => {
+    const third = results.filter((r) => THIRD_SETS.some((p) => r.file.startsWith(p)));
+    const t = tally(third);
+    expect(third.length).to.be.at.least(46);
+    for (const f of FIGURES) expect(share(t, f), `${f}\n${missList(third).join('\n')}`).to.be.at.least(HELD_OUT_FLOOR);
+  });
+
   it('reads the whole set at least as well as it did (per figure)', () => {
     const t = tally(results);
-    expect(results.length).to.be.at.least(291);
+    expect(results.length).to.be.at.least(337);
     for (const f of FIGURES)
       expect(share(t, f), `${f}\n${missList(results).join('\n')}`).to.be.at.least(WHOLE_FLOOR[f]);
   });

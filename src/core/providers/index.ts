@@ -129,6 +129,7 @@ export const NOTICE_ORDER: readonly string[] = [
   'MailFoundry',
   'Notes',
   'Verizon',
+  'CommuniGate',
   'X1',
   'X2',
   'X3',

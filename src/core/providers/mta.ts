@@ -155,6 +155,18 @@ const NOTICES: readonly NoticeFormat[] = [
     ],
   },
   {
+    // CommuniGate Pro: "Failed to deliver to '<a@b>'" then "SMTP module(domain d) reports:" / "LOCAL module(account
+    // a) reports:"; Message-ID <receipt-N@host>, boundary "_===N====host===_"; its multipart/report's
+    // delivery-status part carries no Diagnostic-Code (a relay's Received header is no sign: lists pass through it)
+    family: 'CommuniGate',
+    detect: {
+      body: /^(?:SMTP|LOCAL|LIST|PIPE|RULES?|ROUTER|DEQUEUER) module\([^()\n]{1,200}\) reports:/m,
+      messageId: /^<?receipt-\d+@/,
+      contentType: /boundary="?_===\d+====/,
+    },
+    statusOnly: true,
+  },
+  {
     family: 'X1',
     detect: { subject: /^Returned Mail: |^Mail Delivery Failure/, from: /"Mail Deliver(?:y|ed) System" / },
   },

@@ -59,6 +59,11 @@ export interface NoticeFormat {
   textOnly?: boolean;
   /** a recipient's error is its own paragraph, never the whole notice: a bare address line gives no cause (X3) */
   ownLine?: boolean;
+  /**
+   * its DSNs are read from their delivery-status part alone: the human-readable part (no vendor decoder reads it;
+   * Sisimai's generic RFC 3464 decoder skips it) gives no diagnostic, so with no Diagnostic-Code the Status decides
+   */
+  statusOnly?: boolean;
   /** phrases in the error text → reason (case-sensitive, as Sisimai matches them) */
   reasons?: readonly { reason: BounceReason; phrases: readonly string[] }[];
   /** enhanced status code → reason, applied before the phrases (Office 365) */
