@@ -26,6 +26,8 @@ export interface AttemptTls {
   policy: 'mta-sts' | 'opportunistic' | 'none';
   /** MTA-STS `testing`: what an enforced policy would have refused */
   failure?: string;
+  /** an MTA-STS (or DANE) failure's RFC 8460 result type (sts-webpki-invalid, certificate-host-mismatch…) */
+  result_type?: string;
 }
 export interface Attempted {
   id: number;
