@@ -153,3 +153,18 @@ export const pruneTlsReportsPlan = (ctx: Ctx) =>
 /** Domains' recent TLS failures (the Delivery page): per domain and result type, the last `days` days. */
 export const recentTlsFailures = (ctx: Ctx, days = 7) =>
   runPlan(store.tlsFailuresSince(ctx.db, dayOf(ctx.now()) - (days - 1) * DAY_MS));
+
+/** The domains with traffic on `day` whose report was not sent yet (MTA_TLSRPT=on). */
+export async function domainsToReport(ctx: Ctx, day: number): Promise<string[]> {
+  const domains = await runPlan(store.tlsDomainsOf(ctx.db, day));
+  const out: string[] = [];
+  for (const d of domains) if ((await runPlan(store.tlsReportSentAt(ctx.db, d, day))) === undefined) out.push(d);
+  return out;
+}
+
+/** Takes a domain's day for sending: false when another node (or an earlier run) already did. */
+export const claimTlsReport = (ctx: Ctx, domain: string, day: number, rua: string) =>
+  runPlan(store.noteTlsReportSent(ctx.db, domain, day, ctx.now(), rua));
+
+/** The UTC day before `now`'s, as YYYY-MM-DD. */
+export const yesterday = (now: number) => new Date(dayOf(now) - DAY_MS).toISOString().slice(0, 10);
