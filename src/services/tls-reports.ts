@@ -168,3 +168,44 @@ export const claimTlsReport = (ctx: Ctx, domain: string, day: number, rua: strin
 
 /** The UTC day before `now`'s, as YYYY-MM-DD. */
 export const yesterday = (now: number) => new Date(dayOf(now) - DAY_MS).toISOString().slice(0, 10);
+
+export interface TlsPolicyView {
+  domain: string;
+  /** the cached MTA-STS policy's mode (null: none cached) and mx patterns */
+  mode: string | null;
+  mx: string[];
+  expires_at: string | null;
+  override: string | null;
+  /** failed sessions of the last 7 days by RFC 8460 result type */
+  failures: Record<string, number>;
+  failed: number;
+}
+/** The Delivery page's TLS policies: domains with a policy or override, and any domain with recent TLS failures. */
+export async function tlsPolicyOverview(ctx: Ctx, limit = 200): Promise<TlsPolicyView[]> {
+  const [policies, failures] = await Promise.all([
+    runPlan(store.tlsPolicyList(ctx.db, limit)),
+    recentTlsFailures(ctx, 7),
+  ]);
+  const out = new Map<string, TlsPolicyView>();
+  for (const p of policies)
+    out.set(p.domain, {
+      domain: p.domain,
+      mode: p.mode || null,
+      mx: JSON.parse(p.mx_json) as string[],
+      expires_at: p.mode ? new Date(p.expires_at).toISOString() : null,
+      override: p.override,
+      failures: {},
+      failed: 0,
+    });
+  for (const f of failures) {
+    let v = out.get(f.domain);
+    if (!v)
+      out.set(
+        f.domain,
+        (v = { domain: f.domain, mode: null, mx: [], expires_at: null, override: null, failures: {}, failed: 0 }),
+      );
+    v.failures[f.result_type] = f.n;
+    v.failed += f.n;
+  }
+  return [...out.values()].sort((a, b) => b.failed - a.failed || a.domain.localeCompare(b.domain));
+}

@@ -106,3 +106,27 @@ export function* pruneTlsReports(db: DB, day: number): Gen<number> {
   const b = yield* run(sql(db, 'DELETE FROM tls_reports_sent WHERE day < ?'), day);
   return a.changes + b.changes;
 }
+
+export interface PolicyListRow {
+  domain: string;
+  mode: string;
+  mx_json: string;
+  expires_at: number;
+  override: string | null;
+}
+/** Domains with a cached MTA-STS policy or an operator override (the Delivery page), at most `limit`. */
+export function* tlsPolicyList(db: DB, limit: number): Gen<PolicyListRow[]> {
+  const rows = yield* all(
+    sql<PolicyListRow>(
+      db,
+      `SELECT p.domain, p.mode, p.mx_json, p.expires_at, o.mode AS override
+       FROM mta_sts_policies p LEFT JOIN tls_overrides o ON o.domain = p.domain
+       UNION ALL
+       SELECT o.domain, '' AS mode, '[]' AS mx_json, 0 AS expires_at, o.mode AS override
+       FROM tls_overrides o WHERE NOT EXISTS (SELECT 1 FROM mta_sts_policies p WHERE p.domain = o.domain)
+       ORDER BY domain LIMIT ?`,
+    ),
+    limit,
+  );
+  return rows.map((r) => ({ ...r, expires_at: Number(r.expires_at) }));
+}
