@@ -15,7 +15,8 @@ import { SMTPServer } from 'smtp-server';
 import { TestDns } from '../test/helpers/dns.js';
 import { TestCa } from '../test/helpers/test-ca.js';
 import { insertVerifiedDomain } from '../test/helpers/factories.js';
-import { openDb } from '../src/store/db.js';
+import { openDb, sql } from '../src/store/db.js';
+import { all } from '../src/store/op.js';
 import { loadConfig } from '../src/config/load.js';
 import { createTeamPlan, createKeyPlan } from '../src/services/keys.js';
 import { runSync } from '../src/store/op.js';
@@ -377,6 +378,18 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
     child.proc.kill('SIGUSR2');
     await new Promise((r) => setTimeout(r, 8000));
     console.log(`delivery[${run.name}]: after the heap snapshot (a full GC): ${await memoryOf(child)}`);
+  }
+  if (run.sts) {
+    // What the attempts recorded: the policy applied, whether the certificates were verified (read before stop()
+    // removes the data folder).
+    const check = openDb(dataDir, { databaseUrl });
+    const tls = runSync(
+      all(
+        sql<string>(check, `SELECT data_json FROM events WHERE type = 'delivered' ORDER BY seq DESC LIMIT 1`).pluck(),
+      ),
+    ).map((j) => JSON.parse(j).tls);
+    check.close();
+    console.log(`delivery[${run.name}]: last delivered attempt's tls ${JSON.stringify(tls[0])}`);
   }
   agent.destroy();
   await child.stop();
