@@ -118,6 +118,7 @@ export class ResultSink {
           for (const item of byEmail.values())
             this.apply(item, { pre: ahead(item.emailSeq), writes, sites: sitesOf(item) });
           for (const item of batch) this.countSite(item);
+          countTlsOutcomes(this.ctx, batch);
           verifyOutcomes(this.ctx, writes, true);
         },
         finish,
@@ -162,6 +163,7 @@ export class ResultSink {
         tx(this.ctx.db, () => {
           this.apply(item, { sites: sitesOf(item) });
           this.countSite(item);
+          countTlsOutcomes(this.ctx, [item]);
         });
       } catch (e) {
         if (isStoreUnavailable(e)) later.push(item);
@@ -182,7 +184,6 @@ export class ResultSink {
   }
 
   private countSite(item: Item): void {
-    if (item.tls) countTlsOutcomes(this.ctx, item.tls, item.outcomes);
     if (item.site)
       countSiteOutcomes(
         this.ctx,

@@ -32,38 +32,48 @@ const POLICY_TYPE: Record<string, string> = { 'mta-sts': 'sts', dane: 'tlsa' };
 /**
  * Counts the TLS outcomes of one domain's attempts (`data` of each outcome: tls, mx_host, remote_ip, source_ip).
  * An attempt without a TLS session and without a failure type (connection refused, plain text with no policy) is
- * not a session RFC 8460 reports on. Inside the result transaction.
+ * not a session RFC 8460 reports on. Inside the result transaction: one upsert per counter the whole batch touches.
  */
-export function countTlsOutcomes(ctx: Ctx, t: TlsTally, outcomes: readonly { data: Record<string, unknown> }[]): void {
+export function countTlsOutcomes(
+  ctx: Ctx,
+  items: readonly { tls?: TlsTally; outcomes: readonly { data: Record<string, unknown> }[] }[],
+): void {
   const day = dayOf(ctx.now());
   const n = new Map<string, { k: store.TlsCountKey; n: number }>();
-  for (const o of outcomes) {
-    const tls = o.data.tls as TlsDetail | undefined;
-    if (!tls || (tls.version === null && !tls.result_type)) continue;
-    const type = POLICY_TYPE[tls.policy] ?? 'no-policy-found';
-    const policy =
-      type === 'sts'
-        ? JSON.stringify({ mode: t.mode ?? 'enforce', mx: t.mx ?? [] })
-        : type === 'tlsa'
-          ? JSON.stringify({ tlsa: tls.policy_strings ?? [] })
-          : '';
-    const failed = tls.result_type ?? (type !== 'no-policy-found' && !tls.verified ? 'validation-failure' : '');
-    const k: store.TlsCountKey = {
-      domain: t.domain,
-      day,
-      policy_type: type,
-      policy,
-      result_type: failed,
-      mx_host: String(o.data.mx_host ?? ''),
-      receiving_ip: String(o.data.remote_ip ?? ''),
-      sending_ip: String(o.data.source_ip ?? ''),
-    };
-    const key = JSON.stringify(k);
-    const c = n.get(key);
-    if (c) c.n++;
-    else n.set(key, { k, n: 1 });
-  }
+  for (const { tls: t, outcomes } of items) if (t) for (const o of outcomes) tally(n, t, o.data, day);
   for (const { k, n: count } of n.values()) runSync(store.bumpTlsCount(ctx.db, k, count));
+}
+
+function tally(
+  n: Map<string, { k: store.TlsCountKey; n: number }>,
+  t: TlsTally,
+  data: Record<string, unknown>,
+  day: number,
+): void {
+  const tls = data.tls as TlsDetail | undefined;
+  if (!tls || (tls.version === null && !tls.result_type)) return;
+  const type = POLICY_TYPE[tls.policy] ?? 'no-policy-found';
+  const policy =
+    type === 'sts'
+      ? JSON.stringify({ mode: t.mode ?? 'enforce', mx: t.mx ?? [] })
+      : type === 'tlsa'
+        ? JSON.stringify({ tlsa: tls.policy_strings ?? [] })
+        : '';
+  const failed = tls.result_type ?? (type !== 'no-policy-found' && !tls.verified ? 'validation-failure' : '');
+  const k: store.TlsCountKey = {
+    domain: t.domain,
+    day,
+    policy_type: type,
+    policy,
+    result_type: failed,
+    mx_host: String(data.mx_host ?? ''),
+    receiving_ip: String(data.remote_ip ?? ''),
+    sending_ip: String(data.source_ip ?? ''),
+  };
+  const key = JSON.stringify(k);
+  const c = n.get(key);
+  if (c) c.n++;
+  else n.set(key, { k, n: 1 });
 }
 
 /** A domain's day's report (RFC 8460 §4), or null when nothing was sent to it that day. */
