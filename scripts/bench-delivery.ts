@@ -13,8 +13,10 @@ import { execFileSync, spawn } from 'node:child_process';
 import pino from 'pino';
 import { SMTPServer } from 'smtp-server';
 import { TestDns } from '../test/helpers/dns.js';
+import { TestCa } from '../test/helpers/test-ca.js';
 import { insertVerifiedDomain } from '../test/helpers/factories.js';
-import { openDb } from '../src/store/db.js';
+import { openDb, sql } from '../src/store/db.js';
+import { all } from '../src/store/op.js';
 import { loadConfig } from '../src/config/load.js';
 import { createTeamPlan, createKeyPlan } from '../src/services/keys.js';
 import { runSync } from '../src/store/op.js';
@@ -94,13 +96,17 @@ async function startPostfixSink(domains: string[]): Promise<Sink | null> {
   };
 }
 
-/** A sink that accepts everything at once; records when each message arrived, per recipient domain. */
-async function startSink(): Promise<Sink> {
+/**
+ * A sink that accepts everything at once; records when each message arrived, per recipient domain. `tls`: it offers
+ * STARTTLS with this certificate (the MTA-STS runs).
+ */
+async function startSink(tls?: { key: string; cert: string }): Promise<Sink> {
   const times = new Map<string, number[]>();
   const state = { count: 0 };
   const server = new SMTPServer({
     authOptional: true,
-    disabledCommands: ['AUTH', 'STARTTLS'],
+    disabledCommands: tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
+    ...(tls ?? {}),
     logger: false,
     size: 0,
     onData: (s, session, cb) => {
@@ -138,12 +144,18 @@ interface Run {
   shaping?: Record<string, unknown>;
   throttledDomain?: string;
   prequeue?: boolean;
+  /** MTA-STS runs: the sink offers STARTTLS with a certificate of a CA made here; `on`: each domain's enforce policy
+   * cached in the store (its `_mta-sts` id published), MTA_MTA_STS=on; `off`: MTA_MTA_STS=off (opportunistic TLS) */
+  sts?: 'on' | 'off';
 }
 
 async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
   const dns = await new TestDns().start();
   // Each domain has its own MX host: one site per domain (unknown sites, named by their MX host).
-  const sink = (await startPostfixSink(run.domains)) ?? (await startSink());
+  const ca = run.sts ? new TestCa() : null;
+  const sink = ca
+    ? await startSink(ca.leaf(run.domains.map((d) => `mx.${d}`)))
+    : ((await startPostfixSink(run.domains)) ?? (await startSink()));
   run.domains.forEach((d, i) => {
     dns.set(d, { MX: [{ exchange: `mx.${d}`, priority: 10 }] });
     dns.set(`mx.${d}`, { A: [sink.ip(i)] });
@@ -163,6 +175,11 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
     // MTA_FROM_SOURCE=1: the service runs src/ through tsx instead of the bundle (bin/mta.js), for comparison
     ...(process.env.MTA_FROM_SOURCE ? { MTA_FROM_SOURCE: process.env.MTA_FROM_SOURCE } : {}),
   };
+  if (ca) {
+    env.MTA_TLS_CA_FILE = ca.caFile;
+    env.MTA_MTA_STS = run.sts!;
+    for (const d of run.domains) dns.set(`_mta-sts.${d}`, { TXT: ['v=STSv1; id=bench1'] });
+  }
   if (run.shaping) {
     const f = path.join(dataDir, 'shaping.json');
     fs.writeFileSync(f, JSON.stringify(run.shaping));
@@ -184,6 +201,12 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
   const key = runSync(createKeyPlan(ctx, team.id, { mode: 'live', scopes: ['emails:send'] }));
   addCredits(ctx, team.id, n + 10, null);
   const dom = insertVerifiedDomain(db, team.id, 'sender.bench');
+  if (ca) {
+    // The policies as a fetch would have cached them: no HTTPS fetch during the run (the id is the TXT record's).
+    const { saveSts } = await import('../src/services/tls-policy.js');
+    for (const d of run.domains)
+      await saveSts(ctx, d, 'bench1', { mode: 'enforce', mx: [`mx.${d}`], max_age: 86400 * 7 });
+  }
   dns.set(`${dom.selector}._domainkey.sender.bench`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });
   // BENCH_PREQUEUE=1: the emails are queued before the service starts (the engine alone: drain rate).
   const pre = run.prequeue === true || process.env.BENCH_PREQUEUE === '1';
@@ -356,6 +379,18 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
     await new Promise((r) => setTimeout(r, 8000));
     console.log(`delivery[${run.name}]: after the heap snapshot (a full GC): ${await memoryOf(child)}`);
   }
+  if (run.sts) {
+    // What the attempts recorded: the policy applied, whether the certificates were verified (read before stop()
+    // removes the data folder).
+    const check = openDb(dataDir, { databaseUrl });
+    const tls = runSync(
+      all(
+        sql<string>(check, `SELECT data_json FROM events WHERE type = 'delivered' ORDER BY seq DESC LIMIT 1`).pluck(),
+      ),
+    ).map((j) => JSON.parse(j).tls);
+    check.close();
+    console.log(`delivery[${run.name}]: last delivered attempt's tls ${JSON.stringify(tls[0])}`);
+  }
   agent.destroy();
   await child.stop();
   await sink.stop();
@@ -382,6 +417,37 @@ function postfix(n: number): number | null {
   }
   const m = /postfix_relay_msgs_per_s=([0-9.]+)/.exec(out);
   return m ? Number(m[1]) : null;
+}
+
+/**
+ * `npm run bench -- mta-sts`: delivery with a cached MTA-STS enforce policy (verified TLS to every MX) against the same
+ * TLS sink with MTA_MTA_STS=off (opportunistic TLS), in pairs (off, on; BENCH_PAIRS times); one domain and 5 domains.
+ */
+export async function benchMtaSts(opts: { n?: number } = {}): Promise<void> {
+  const n = opts.n ?? Number(process.env.BENCH_EMAILS ?? 5000);
+  const pairs = Number(process.env.BENCH_PAIRS ?? 3);
+  const five = Array.from({ length: 5 }, (_, i) => `d${i}.bench`);
+  console.log(
+    `delivery, MTA-STS: ${n} emails per run, sink smtp-server with STARTTLS (a CA made here), ${pairs} pairs off/on`,
+  );
+  for (const domains of [['gmail.bench'], five]) {
+    const ratios: number[] = [];
+    for (let i = 0; i < pairs; i++) {
+      const off = await runOnce({ name: `${domains.length} domain(s), MTA-STS off`, domains, sts: 'off' }, n);
+      const on = await runOnce(
+        { name: `${domains.length} domain(s), MTA-STS on (cached enforce)`, domains, sts: 'on' },
+        n,
+      );
+      ratios.push(on.rate / off.rate);
+      console.log(
+        `delivery, MTA-STS: pair ${i + 1}: off ${fmt(off.rate, 0)} msg/s, on ${fmt(on.rate, 0)} msg/s, on/off ${fmt(on.rate / off.rate, 3)}`,
+      );
+    }
+    const sorted = [...ratios].sort((a, b) => a - b);
+    console.log(
+      `delivery, MTA-STS, ${domains.length} domain(s): on/off per pair ${ratios.map((r) => fmt(r, 3)).join(', ')}; median ${fmt(sorted[Math.floor(sorted.length / 2)], 3)}`,
+    );
+  }
 }
 
 export async function benchDelivery(opts: { n?: number; postfix?: boolean; only?: string } = {}): Promise<void> {

@@ -1,5 +1,6 @@
 // `npm run bench`: prints the service's throughput figures (API accept rate, SMTP submissions/s, delivery rate);
-// `npm run bench -- delivery --postfix` also measures Postfix + opendkim side by side (takes over /etc/postfix).
+// `npm run bench -- delivery --postfix` also measures Postfix + opendkim side by side (takes over /etc/postfix);
+// `npm run bench -- mta-sts`: delivery with a cached MTA-STS enforce policy vs MTA_MTA_STS=off, same TLS sink, in pairs.
 // Figures, not pass/fail: record them in BENCHMARKS.md.
 import fs from 'node:fs';
 import { benchApi } from './bench-api.js';
@@ -20,6 +21,7 @@ if (which === 'receiving') await (await import('./bench-receiving.js')).benchRec
 if (which === 'dmarc') await (await import('./bench-dmarc.js')).benchDmarc();
 if (which === 'loopwork') await (await import('./bench-loopwork.js')).benchLoopWork();
 if (which === 'bodies') await (await import('./bench-bodies.js')).benchBodies();
+if (which === 'mta-sts') await (await import('./bench-delivery.js')).benchMtaSts();
 if (which === 'nodes') await (await import('./bench-nodes.js')).benchNodes();
 if ((which === 'all' || which === 'delivery') && fs.existsSync(new URL('./bench-delivery.ts', import.meta.url))) {
   const mod = await import('./bench-delivery.js' as string);

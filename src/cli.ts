@@ -240,6 +240,16 @@ export const COMMANDS: Record<string, Handler> = {
     const { clearTlsPolicyOverride } = await import('./services/tls-policy.js');
     return JSON.stringify(await clearTlsPolicyOverride(open(), domain), null, 2);
   },
+  'tls-report': async (args, open) => {
+    const { values } = opts(args, { domain: 'string', date: 'string' });
+    const domain = need(values.domain, '--domain');
+    const date = need(values.date, '--date');
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new UsageError('--date is YYYY-MM-DD');
+    const { tlsReport } = await import('./services/tls-reports.js');
+    const report = await tlsReport(open(), domain, date);
+    if (!report) throw new Error(`no TLS report for ${domain} on ${date}: nothing was sent to it that day`);
+    return JSON.stringify(report, null, 2);
+  },
   'queue summary': queueCommand('summary'),
   'queue list': queueCommand('list'),
   'queue hold': queueCommand('hold'),
@@ -312,6 +322,7 @@ const USAGE = `usage: mta [--config FILE] <command>
   tls-policy DOMAIN                       (its cached MTA-STS policy, DANE, the operator's override)
   tls-policy set DOMAIN --mode enforce|opportunistic|off
   tls-policy clear DOMAIN
+  tls-report --domain DOMAIN --date YYYY-MM-DD (the RFC 8460 JSON report of that UTC day)
   queue summary [--by site|domain|team|state] [FILTERS]
   queue list [FILTERS] [--limit N]
   queue hold|release|retry [FILTERS]      (hold with no filter needs --all)

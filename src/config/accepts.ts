@@ -22,6 +22,8 @@ const WORDS: Partial<Record<keyof Config, string>> = {
   adminToken: 'a token of at least 16 characters',
   dnsCheckCron: 'a cron expression (5 fields, or 6 with seconds first)',
   ipCheckCron: 'a cron expression (5 fields, or 6 with seconds first)',
+  tlsrptCron: 'a cron expression (5 fields, or 6 with seconds first)',
+  tlsrptFrom: 'an email address (local@domain)',
   dnsblZones: 'DNS zone names, comma-separated',
   alertWebhookUrl: 'an http:// or https:// URL',
   alertWebhookSecret: 'a Standard Webhooks secret: whsec_ and base64 (at least 16 characters)',

@@ -37,6 +37,10 @@ export const ConfigSchema = Type.Object(
     tlsCaFile: Type.Optional(Type.String({ minLength: 1 })),
     /** Port of the MTA-STS policy fetch (a test hook; the name and SNI stay mta-sts.<domain>). */
     stsHttpsPort: Port,
+    /** Send daily TLS reports (RFC 8460; docs/outbound.md "TLS reporting"), when, and from which address by mail. */
+    tlsrpt: Type.Union([Type.Literal('on'), Type.Literal('off')]),
+    tlsrptCron: Type.String({ minLength: 1 }),
+    tlsrptFrom: Type.Optional(Type.String({ pattern: '^[^\\s@]+@[A-Za-z0-9.-]+$' })),
     outboundConcurrency: Type.Integer({ minimum: 1 }),
     outboundPerDomainConcurrency: Type.Integer({ minimum: 1 }),
     outboundMessagesPerConnection: Type.Integer({ minimum: 1 }),
@@ -130,6 +134,9 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_DANE: ['dane', 'string'],
   MTA_TLS_CA_FILE: ['tlsCaFile', 'string'],
   MTA_STS_HTTPS_PORT: ['stsHttpsPort', 'int'],
+  MTA_TLSRPT: ['tlsrpt', 'string'],
+  MTA_TLSRPT_CRON: ['tlsrptCron', 'string'],
+  MTA_TLSRPT_FROM: ['tlsrptFrom', 'string'],
   MTA_OUTBOUND_CONCURRENCY: ['outboundConcurrency', 'int'],
   MTA_OUTBOUND_PER_DOMAIN_CONCURRENCY: ['outboundPerDomainConcurrency', 'int'],
   MTA_OUTBOUND_MESSAGES_PER_CONNECTION: ['outboundMessagesPerConnection', 'int'],

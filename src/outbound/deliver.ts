@@ -98,7 +98,7 @@ async function attempt(d: DeliverDeps, s: Send, deadline: number): Promise<Sent>
     });
     last = {
       verdict: res.verdicts[0],
-      info: withTls(res.info, plan, allowed.includes(t.mxHost), dane),
+      info: withTls(res.info, plan, allowed.includes(t.mxHost), res.verdicts[0], dane),
       closed: res.closed,
       notStarted: res.notStarted,
     };
@@ -124,8 +124,11 @@ function tlsOptions(plan: TlsPlan, dane: HostDane | undefined): Pick<SendOptions
   return { tls: plan.tls };
 }
 
-/** The attempt's `tls` (operations.md "Transport security"); MTA-STS testing: what enforce would have refused. */
-function withTls(info: SendResult['info'], plan: TlsPlan, listed: boolean, dane?: HostDane): Sent['info'] {
+/**
+ * The attempt's `tls` (operations.md "Transport security"); MTA-STS testing: what enforce would have refused; a DANE
+ * or MTA-STS failure (either mode) also carries its RFC 8460 `result_type` (counted in TLS reports).
+ */
+function withTls(info: SendResult['info'], plan: TlsPlan, listed: boolean, v: Verdict, dane?: HostDane): Sent['info'] {
   const { tls_verified, tls_error, tls_result, ...rest } = info;
   const tls: AttemptTls = {
     version: info.tls_version,
@@ -144,7 +147,26 @@ function withTls(info: SendResult['info'], plan: TlsPlan, listed: boolean, dane?
         : (tls_error ?? 'no STARTTLS');
     if (failure) tls.failure = failure;
   }
+  if (plan.mode && !dane) {
+    const why = !listed ? 'validation-failure' : stsResultType(tls_verified, tls_error, v);
+    if (why) tls.result_type = why;
+  }
   return { ...rest, tls };
+}
+
+/** Why an MTA-STS attempt's TLS fell short, in RFC 8460 §4.3 terms; null when it did not. */
+function stsResultType(verified: boolean | null | undefined, error: string | undefined, v: Verdict): string | null {
+  if (verified === true) return null;
+  // enforce: the session was refused before it carried anything (smtp-tls.ts setupVerdict, `mta_sts: …`)
+  const why = error ?? (v.kind === 'deferred' && v.reason === 'mta_sts' ? v.error : undefined);
+  // no session at all (connection refused, timed out): not a TLS outcome
+  if (why === undefined && verified === undefined) return null;
+  if (why === undefined) return verified === false ? 'validation-failure' : 'starttls-not-supported';
+  if (/not valid for /.test(why)) return 'certificate-host-mismatch';
+  if (/CERT_HAS_EXPIRED/.test(why)) return 'certificate-expired';
+  if (/certificate not trusted/.test(why)) return 'certificate-not-trusted';
+  if (/STARTTLS required|no TLS/.test(why)) return 'starttls-not-supported';
+  return 'validation-failure';
 }
 
 /** MTA-STS enforce and no MX host of the domain matches the policy: deferred 4.7.5 `mta_sts`, nothing sent. */
@@ -152,7 +174,9 @@ function noPolicyMx(s: Send, plan: TlsPlan): Sent {
   const error = `mta_sts: no MX host of ${s.domain} (${s.hosts.join(', ')}) matches its policy (${plan.mx!.join(', ')})`;
   return {
     verdict: { kind: 'deferred', reply: null, command: 'CONN', reason: 'mta_sts', enhanced: '4.7.5', error },
-    info: { tls: { version: null, cipher: null, verified: false, policy: plan.policy } },
+    info: {
+      tls: { version: null, cipher: null, verified: false, policy: plan.policy, result_type: 'validation-failure' },
+    },
     closed: true,
   };
 }

@@ -20,6 +20,7 @@ import { siteMatcher, type SiteMatcher } from '../core/shaping/sites.js';
 import type { Shaping } from '../core/shaping/rules.js';
 import { knownReads, type OutcomeReads, type RecipientOutcome } from '../services/transition.js';
 import { ResultSink } from './results.js';
+import type { TlsTally } from '../services/tls-reports.js';
 import { deliverOne, type DeliverDeps, type Sent } from './deliver.js';
 import type { StsPolicies, TlsPlan } from './mta-sts.js';
 import type { DanePolicies } from './dane.js';
@@ -524,7 +525,7 @@ export class OutboundLoop implements Component, Intake {
       Math.random(),
     );
     if (v.kind === 'accepted') this.control?.sent(site, now);
-    this.sink.push(item.email.seq, [o], [item.rcpt.id], site, this.knownOf(item.email, [item.rcpt]));
+    this.sink.push(item.email.seq, [o], [item.rcpt.id], site, this.knownOf(item.email, [item.rcpt]), tallyOf(item));
     // Turned away before its recipient was judged (time-out, drop, 4xx to MAIL): the email's other waiting
     // recipients at this domain are deferred the same way instead of knocking again at once.
     if (v.kind === 'deferred' && v.command !== 'RCPT' && v.command !== 'DATA') {
@@ -591,4 +592,10 @@ export class OutboundLoop implements Component, Intake {
     this.held.clear();
     this.ctx.log.info({ released: waitingIds.length + n }, 'outbound stopped');
   }
+}
+
+/** What a TLS report counts of an attempt (services/tls-reports.ts); none for a TLS report's own mail (RFC 8460 §3). */
+function tallyOf(item: Item): TlsTally | undefined {
+  if (item.email.headers_json?.includes('"TLS-Report-Domain"')) return undefined;
+  return { domain: item.rcpt.domain, mode: item.tls?.mode, mx: item.tls?.mx };
 }

@@ -16,6 +16,7 @@ import {
 } from '../services/transition.js';
 import type { Ctx } from '../services/context.js';
 import { countSiteOutcomes } from '../services/stats.js';
+import { countTlsOutcomes, type TlsTally } from '../services/tls-reports.js';
 import { isStoreUnavailable, outageLog } from '../services/store-health.js';
 
 /** While the store is unavailable (its database away), results wait in memory and are written again this often. */
@@ -30,6 +31,8 @@ interface Item {
   siteOf?: Map<number, string>;
   /** What the loop knows of the email and all its recipients (knownReads): PostgreSQL writes without reading them. */
   known?: OutcomeReads;
+  /** The attempt's recipient domain and TLS plan: its TLS outcome is counted for TLS reports (RFC 8460). */
+  tls?: TlsTally;
 }
 
 export class ResultSink {
@@ -52,11 +55,19 @@ export class ResultSink {
 
   /**
    * Queues the outcomes of one email's claimed deliveries `ids` (outcomes may be empty: just settle), at `site` if
-   * known (per-site counters); `known`: the email and all its recipients as the loop knows them (knownReads).
+   * known (per-site counters); `known`: the email and all its recipients as the loop knows them (knownReads); `tls`:
+   * count the outcomes' TLS for TLS reports (one SMTP attempt's).
    */
-  push(emailSeq: number, outcomes: RecipientOutcome[], ids: number[], site?: string, known?: OutcomeReads): void {
+  push(
+    emailSeq: number,
+    outcomes: RecipientOutcome[],
+    ids: number[],
+    site?: string,
+    known?: OutcomeReads,
+    tls?: TlsTally,
+  ): void {
     if (this.closed) return;
-    this.pending.push({ emailSeq, outcomes, ids, site, known });
+    this.pending.push({ emailSeq, outcomes, ids, site, known, tls });
     this.count += ids.length;
     if (this.count >= this.opts.max) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.opts.delayMs);
@@ -107,6 +118,7 @@ export class ResultSink {
           for (const item of byEmail.values())
             this.apply(item, { pre: ahead(item.emailSeq), writes, sites: sitesOf(item) });
           for (const item of batch) this.countSite(item);
+          countTlsOutcomes(this.ctx, batch);
           verifyOutcomes(this.ctx, writes, true);
         },
         finish,
@@ -151,6 +163,7 @@ export class ResultSink {
         tx(this.ctx.db, () => {
           this.apply(item, { sites: sitesOf(item) });
           this.countSite(item);
+          countTlsOutcomes(this.ctx, [item]);
         });
       } catch (e) {
         if (isStoreUnavailable(e)) later.push(item);

@@ -7,6 +7,7 @@ import { purgeContentBefore, purgeIdempotencyBefore, purgeInboundReportsBefore }
 import { purgeInboundContentBefore } from '../store/inbound-emails.js';
 import { runPlan, type Gen } from '../store/op.js';
 import type { Ctx } from './context.js';
+import { pruneTlsReportsPlan } from './tls-reports.js';
 
 export const INBOUND_REPORT_TTL_MS = 30 * 24 * 3600 * 1000;
 const DAY_MS = 24 * 3600 * 1000;
@@ -19,6 +20,8 @@ export interface RetentionPass {
   test_content: number;
   /** received mail (docs/receiving.md) whose raw copy and attachment bytes went (MTA_INBOUND_RETENTION_HOURS) */
   inbound_content: number;
+  /** TLS report counters and sent marks older than TLS_REPORT_KEEP_DAYS (services/tls-reports.ts) */
+  tls_reports: number;
 }
 
 /** One retention pass; returns how many rows each table lost. */
@@ -38,5 +41,6 @@ function* retentionPass(ctx: Ctx): Gen<RetentionPass> {
       now - (ctx.config.inboundRetentionHours ?? 72) * HOUR_MS,
       now,
     ),
+    tls_reports: yield* pruneTlsReportsPlan(ctx),
   };
 }

@@ -10,6 +10,8 @@ import { HOUR_MS } from '../../src/services/stats.js';
 import { bumpSite, bumpStat } from '../../src/store/stats.js';
 import { launch, newContext, screenshot, seriousViolations, signIn } from './browser.js';
 import { runSync } from '../../src/store/op.js';
+import { saveSts } from '../../src/services/tls-policy.js';
+import { bumpTlsCount } from '../../src/store/tls-reports.js';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -39,6 +41,7 @@ describe('delivery insight pages in a browser', function () {
   let browser: Browser;
   let page: Page;
   let site: string;
+  let annId: string;
 
   before(async () => {
     env = await outboundEnv({
@@ -52,6 +55,7 @@ describe('delivery insight pages in a browser', function () {
     for (const to of ['ann@rcpt.test', 'bob@rcpt.test', 'cy@rcpt.test', 'unknown@rcpt.test'])
       ids.push((await env.send({ to })).id);
     for (const id of ids) await env.waitStatus(id, ['delivered', 'bounced'], 10_000);
+    annId = ids[0];
     const until = Date.now() + 3000; // the loop stores its sites once a second
     while (!(await listSites(env.s.ctx)).some((x) => x.site.includes('rcpt.test')) && Date.now() < until)
       await new Promise((r) => setTimeout(r, 100));
@@ -86,7 +90,26 @@ describe('delivery insight pages in a browser', function () {
     expect(await seriousViolations(page)).to.deep.equal([]);
   });
 
+  it("shows each attempt's TLS outcome in the email's timeline", async () => {
+    await page.goto(`${env.s.url}/dashboard/emails/${annId}`);
+    const ann = page.locator('section.card', { has: page.getByRole('heading', { name: /ann@rcpt\.test/ }) });
+    // the test MX offers STARTTLS with smtp-server's self-signed certificate; rcpt.test publishes no policy
+    expect(await ann.textContent()).to.match(/TLSv1\.[23] \S+; certificate not verified; policy opportunistic/);
+    expect(await seriousViolations(page)).to.deep.equal([]);
+  });
+
   it('shows the operator the Delivery page with sites, a suspension, warm-up progress and charts', async () => {
+    // A cached MTA-STS policy, and TLS failures counted today for another domain.
+    await saveSts(env.s.ctx, 'secure.example', '1', { mode: 'enforce', mx: ['mx.secure.example'], max_age: 86400 });
+    const day = Math.floor(Date.now() / 86_400_000) * 86_400_000;
+    const key = { day, policy_type: 'sts', policy: '{}', mx_host: 'mx.broken.example', receiving_ip: '192.0.2.1' };
+    runSync(
+      bumpTlsCount(
+        env.s.db,
+        { ...key, domain: 'broken.example', result_type: 'certificate-expired', sending_ip: '' },
+        3,
+      ),
+    );
     await siteCommand(env.s.ctx, { kind: 'suspend', site, ip: null, seconds: 900, reason: 'maintenance window' });
     const ctx = await newContext(browser);
     const op = await ctx.newPage();
@@ -107,6 +130,10 @@ describe('delivery insight pages in a browser', function () {
     expect(
       await op.getByRole('img', { name: new RegExp(`^${site.replace(/\./g, '\\.')}: delivery attempts`) }).count(),
     ).to.equal(1);
+    expect(await op.locator('tr[data-domain="secure.example"]').textContent())
+      .to.contain('enforce')
+      .and.contain('mx.secure.example');
+    expect(await op.locator('tr[data-domain="broken.example"]').textContent()).to.contain('certificate-expired 3');
     expect(await seriousViolations(op)).to.deep.equal([]);
     await screenshot(op, 'delivery');
     await ctx.close();

@@ -1,5 +1,6 @@
 // The Delivery page, for operator sessions only (404 for team keys): each site's state, queue, rate and limits,
-// suspensions and throttles per source IP, each sending IP's health, warm-up progress per IP, and per-site charts of the last 24 hours.
+// suspensions and throttles per source IP, each sending IP's health, recipient domains' TLS policies and failures,
+// warm-up progress per IP, and per-site charts of the last 24 hours.
 import { ApiError } from '../../../core/errors.js';
 import { listIps, listSites, type IpView, type SiteView } from '../../../services/delivery-control.js';
 import { siteSeries, type SiteSeries } from '../../../services/stats.js';
@@ -10,6 +11,7 @@ import { page, sess, type DCtx, type DRouter } from '../kit.js';
 import { chart, PALETTE } from '../charts.js';
 import { ipHealth } from '../../../services/ip-health.js';
 import { ipHealthTable } from './ip-health.js';
+import { tlsPolicyOverview, type TlsPolicyView } from '../../../services/tls-reports.js';
 
 const siteState = (s: SiteView) =>
   s.ips.some((x) => x.state === 'suspended')
@@ -129,6 +131,49 @@ function warmup(ip: IpView): Html {
   </li>`;
 }
 
+function tlsPolicies(rows: TlsPolicyView[]): Html {
+  if (rows.length === 0)
+    return html`<p class="card" id="tls-policies">No recipient domain has an MTA-STS policy or a TLS failure.</p>`;
+  return tableWrap(
+    'TLS policies',
+    html`<table class="stack" id="tls-policies">
+      <caption>
+        Recipient domains' TLS policies and their failed TLS sessions in the last 7 days
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Domain</th>
+          <th scope="col">MTA-STS</th>
+          <th scope="col">Override</th>
+          <th scope="col">Failures (7 days)</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${rows.map(
+          (r) =>
+            html`<tr data-domain="${r.domain}">
+              <th scope="row" data-label="Domain">${r.domain}</th>
+              <td data-label="MTA-STS">
+                ${r.mode ? html`${r.mode} <code>${r.mx.join(' ')}</code>` : html`<span class="muted">none cached</span>`}
+              </td>
+              <td data-label="Override">${r.override ?? '—'}</td>
+              <td data-label="Failures (7 days)">
+                ${
+                  r.failed === 0
+                    ? '0'
+                    : html`<strong>${r.failed}</strong>:
+                        ${Object.entries(r.failures)
+                          .map(([t, n]) => `${t} ${n}`)
+                          .join(', ')}`
+                }
+              </td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>`,
+  );
+}
+
 function siteChart(s: SiteSeries, i: number): Html {
   const labels = s.hours.map((h) => `${new Date(h).toISOString().slice(0, 13).replace('T', ' ')}:00 UTC`);
   const last = labels.length - 1;
@@ -169,6 +214,9 @@ async function deliveryPage(deps: Deps, k: DCtx) {
     ${suspensions(sites)}
     <h2>Sending-IP health</h2>
     ${ipHealthTable(await ipHealth(deps.app))}
+    <h2>TLS policies</h2>
+    ${tlsPolicies(await tlsPolicyOverview(deps.app))}
+    <p class="muted">Daily TLS reports (RFC 8460): <code>mta tls-report --domain DOMAIN --date YYYY-MM-DD</code>.</p>
     <h2>Source IPs and warm-up</h2>
     <ul class="card" id="warmups">
       ${ips.map(warmup)}

@@ -29,7 +29,7 @@ function details(d: Record<string, unknown>): Html {
     str(d.mx_host) &&
       html`<code>${str(d.mx_host)}</code>${str(d.remote_ip) ? html` (<code>${str(d.remote_ip)}</code>)` : ''}`,
   );
-  add('TLS', str(d.tls_version));
+  add('TLS', tlsOf(d));
   if (d.reason !== undefined)
     add(
       'Bounce reason',
@@ -51,6 +51,28 @@ function details(d: Record<string, unknown>): Html {
           <dd>${v}</dd>`,
     )}
   </dl>`;
+}
+
+/** An attempt's TLS outcome (event `details.tls`): version and cipher, verified or not, policy, failure. */
+function tlsOf(d: Record<string, unknown>): string | null {
+  const t = d.tls as
+    | {
+        version: string | null;
+        cipher: string | null;
+        verified: boolean;
+        policy: string;
+        failure?: string;
+        result_type?: string;
+      }
+    | undefined;
+  if (!t || typeof t !== 'object') return str(d.tls_version);
+  const parts = [
+    t.version ? `${t.version}${t.cipher ? ` ${t.cipher}` : ''}` : 'no TLS',
+    t.version ? (t.verified ? 'certificate verified' : 'certificate not verified') : null,
+    `policy ${t.policy}`,
+    t.result_type || t.failure ? `failure: ${[t.result_type, t.failure].filter(Boolean).join(', ')}` : null,
+  ];
+  return parts.filter(Boolean).join('; ');
 }
 
 const eventItem = (ev: Ev) => html`<li>${badge(ev.type)} ${time(ev.created_at)}${details(ev.data)}</li>`;
