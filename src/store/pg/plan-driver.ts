@@ -6,9 +6,10 @@
 // Statements are described by the synchronous engine's prepared statements (PgStatement.describe: the translated
 // text, values, prepared name), so both engines' SQL stays in one place while the conversion lasts.
 import pg from 'pg';
-import { isRetryable, RETRIES, type Stmt } from '../db.js';
-import type { Gen, Op, RunResult } from '../op.js';
+import { isRetryable, RETRIES, type DB, type Stmt } from '../db.js';
+import { runPlan, type Gen, type Op, type RunResult } from '../op.js';
 import { PgStatement } from './database.js';
+import { isConnectionLoss, unreachable } from './errors.js';
 
 // Integers (int8) and numerics as JS numbers, as the synchronous engine reads them (timestamps are ms).
 const asNumber = (v: string | null) => (v === null ? null : Number(v));
@@ -156,35 +157,85 @@ class PlanConnection {
   }
 }
 
+/** Longest wait for a new connection before a plan fails as the database unreachable (503, back-off by the caller). */
+const CONNECT_TIMEOUT_MS = 5000;
+
 /** Plans run on PostgreSQL through a pool: several at once, none holding the event loop while it waits. */
 export class PlanPool {
   private readonly pool: pg.Pool;
-  /** Statements sent so far (tests, metrics). */
+  /** Statements sent so far, and plans waiting for the server now (tests, metrics). */
   statements = 0;
+  inFlight = 0;
 
-  constructor(url: string, size = 8) {
-    this.pool = new pg.Pool({ connectionString: url, max: size });
+  /**
+   * `light`: every transaction of the pool's connections commits without waiting for its WAL flush
+   * (synchronous_commit = off for the session): the delivery loop's bookkeeping, lightTx's bargain (store/queue.ts).
+   */
+  constructor(url: string, size = 8, opts: { light?: boolean } = {}) {
+    this.pool = new pg.Pool({
+      connectionString: url,
+      max: size,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      ...(opts.light ? { options: '-c synchronous_commit=off' } : {}),
+    });
     // An idle connection the server dropped: the pool discards it; the next plan gets a new one.
     this.pool.on('error', () => undefined);
   }
 
+  /**
+   * Runs the plan on a connection of the pool. The database away (no connection, or the connection lost during the
+   * plan) is an error isConnectionLoss knows (08006): the adapters answer 503 and the loops back off, as with the
+   * synchronous engine; the next plan tries a new connection.
+   */
   async run<T>(plan: Gen<T>): Promise<T> {
-    const client = await this.pool.connect();
-    const c = new PlanConnection(client);
-    let broken: Error | undefined;
+    this.inFlight++;
     try {
-      return await c.drive(plan);
-    } catch (err) {
-      // A connection left inside a transaction or failed is not handed to the next plan.
-      if (c.depth > 0 || !(err as { code?: string }).code) broken = err as Error;
-      throw err;
+      let client: pg.PoolClient;
+      try {
+        client = await this.pool.connect();
+      } catch (err) {
+        throw unreachable((err as Error).message);
+      }
+      const c = new PlanConnection(client);
+      let broken: Error | undefined;
+      try {
+        return await c.drive(plan);
+      } catch (err) {
+        // A connection left inside a transaction, lost or failed is not handed to the next plan.
+        if (c.depth > 0 || !(err as { code?: string }).code || isConnectionLoss(err)) broken = err as Error;
+        if (isConnectionLoss(err) && !(err as { code?: string }).code) throw unreachable((err as Error).message);
+        throw err;
+      } finally {
+        this.statements += c.statements;
+        client.release(broken);
+      }
     } finally {
-      this.statements += c.statements;
-      client.release(broken);
+      this.inFlight--;
     }
   }
 
   end(): Promise<void> {
     return this.pool.end();
   }
+}
+
+const pools = new WeakMap<DB, PlanPool>();
+
+/** `mta serve` on PostgreSQL: the pool that runs `db`'s plans sent with runPooled (null: none, all synchronous). */
+export function usePool(db: DB, pool: PlanPool | null): void {
+  if (pool) pools.set(db, pool);
+  else pools.delete(db);
+}
+
+/** The pool of `db`, if the service gave it one (PostgreSQL, MTA_PG_POOL_SIZE > 0). */
+export const poolOf = (db: DB): PlanPool | undefined => pools.get(db);
+
+/**
+ * Runs a plan on `db`'s pool, asynchronously, on a connection of its own (not in the open group-commit turn, not on
+ * the session that holds the job locks); without a pool (SQLite, the CLI, MTA_PG_POOL_SIZE=0) as runPlan does. Only
+ * for plans that need nothing of the synchronous connection's state (its open transaction, txMemo, turnState).
+ */
+export function runPooled<T>(db: DB, plan: Gen<T>): Promise<T> {
+  const p = pools.get(db);
+  return p ? p.run(plan) : runPlan(plan);
 }
