@@ -34,11 +34,15 @@ function describe(s: Stmt, args: unknown[], write: boolean): Described {
 const rowsOf = (d: Described, r: pg.QueryResult) =>
   d.array ? (r.rows as unknown[][]).map((row) => row[0]) : (r.rows as unknown[]);
 
+/** A statement of our own (BEGIN, COMMIT, SAVEPOINT…): no parameters, not prepared. */
+const raw = (text: string): Described => ({ text, values: [], array: false });
+
 /** One plan's connection: its queue of statements not sent yet and its transaction depth. */
 class PlanConnection {
   private queue: Queued[] = [];
   depth = 0;
   statements = 0;
+  roundTrips = 0;
 
   constructor(private readonly c: pg.PoolClient) {}
 
@@ -48,20 +52,53 @@ class PlanConnection {
     return this.c.query(config as pg.QueryConfig);
   }
 
-  /** Sends what is queued, in order; the first error is thrown (the plan sees it at the statement that flushed). */
-  async flush(): Promise<void> {
-    while (this.queue.length) {
-      const q = this.queue.shift()!;
-      const r = await this.send(q.d);
-      q.rows = rowsOf(q.d, r);
-      q.done = true;
+  /**
+   * Sends what is queued, then `last` if given, and answers `last`'s result; the first error is thrown (the plan
+   * sees it at the statement that flushed). Inside a transaction they go out together (the client pipelines: one
+   * round trip; after an error the server refuses the rest, and the transaction is rolled back). Outside one, one
+   * after another, an error stopping the rest (autocommit: what follows a failed write is not run).
+   */
+  private async sendAll(last?: Described): Promise<pg.QueryResult | undefined> {
+    const items = this.queue;
+    this.queue = [];
+    if (!items.length && !last) return undefined;
+    if (this.depth === 0) {
+      for (let i = 0; i < items.length; i++) {
+        this.roundTrips++;
+        let r: pg.QueryResult;
+        try {
+          r = await this.send(items[i].d);
+        } catch (err) {
+          this.queue.unshift(...items.slice(i + 1));
+          throw err;
+        }
+        items[i].rows = rowsOf(items[i].d, r);
+        items[i].done = true;
+      }
+      if (!last) return undefined;
+      this.roundTrips++;
+      return this.send(last);
     }
+    this.roundTrips++;
+    const sent = items.map((q) => this.send(q.d));
+    if (last) sent.push(this.send(last));
+    const settled = await Promise.allSettled(sent);
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    items.forEach((q, i) => {
+      q.rows = rowsOf(q.d, (settled[i] as PromiseFulfilledResult<pg.QueryResult>).value);
+      q.done = true;
+    });
+    return last ? (settled[items.length] as PromiseFulfilledResult<pg.QueryResult>).value : undefined;
+  }
+
+  /** Sends what is queued (see sendAll). */
+  async flush(): Promise<void> {
+    await this.sendAll();
   }
 
   async exec(text: string): Promise<void> {
-    await this.flush();
-    this.statements++;
-    await this.c.query(text);
+    await this.sendAll(raw(text));
   }
 
   async answer(op: Op): Promise<unknown> {
@@ -82,15 +119,13 @@ class PlanConnection {
       }
       case 'get':
       case 'all': {
-        await this.flush();
         const d = describe(op.s, op.args, false);
-        const rows = rowsOf(d, await this.send(d));
+        const rows = rowsOf(d, (await this.sendAll(d))!);
         return op.k === 'get' ? rows[0] : rows;
       }
       case 'run': {
-        await this.flush();
         const d = describe(op.s, op.args, true);
-        const r = await this.send(d);
+        const r = (await this.sendAll(d))!;
         const id = d.idCol ? ((r.rows[0] as Record<string, number> | undefined)?.[d.idCol] ?? 0) : 0;
         return { changes: r.rowCount ?? 0, lastInsertRowid: id } satisfies RunResult;
       }
@@ -105,10 +140,11 @@ class PlanConnection {
   /** A top-level transaction, run again (body called anew) after a deadlock or serialization failure. */
   private async transaction(body: () => Gen<unknown>): Promise<unknown> {
     for (let attempt = 1; ; attempt++) {
-      await this.exec('BEGIN');
+      // BEGIN goes out with the transaction's first statement that needs an answer (or its COMMIT).
+      this.queue.push({ d: raw('BEGIN') });
       this.depth = 1;
       try {
-        const v = await this.drive(body());
+        const v = await this.drive(body(), true);
         await this.exec('COMMIT');
         return v;
       } catch (err) {
@@ -126,7 +162,7 @@ class PlanConnection {
     await this.exec(`SAVEPOINT ${name}`);
     this.depth++;
     try {
-      const v = await this.drive(body());
+      const v = await this.drive(body(), true);
       await this.exec(`RELEASE ${name}`);
       return v;
     } catch (err) {
@@ -139,8 +175,11 @@ class PlanConnection {
     }
   }
 
-  /** Runs a plan to its end: each yield answered, an error thrown into the plan; what is still queued sent last. */
-  async drive<T>(plan: Gen<T>): Promise<T> {
+  /**
+   * Runs a plan to its end: each yield answered, an error thrown into the plan; what is still queued sent last (in a
+   * transaction's body: with its COMMIT or RELEASE, `queued` true).
+   */
+  async drive<T>(plan: Gen<T>, queued = false): Promise<T> {
     let step = plan.next();
     while (!step.done) {
       let value: unknown;
@@ -152,7 +191,7 @@ class PlanConnection {
       }
       step = plan.next(value);
     }
-    await this.flush();
+    if (!queued) await this.flush();
     return step.value;
   }
 }
@@ -163,8 +202,9 @@ const CONNECT_TIMEOUT_MS = 5000;
 /** Plans run on PostgreSQL through a pool: several at once, none holding the event loop while it waits. */
 export class PlanPool {
   private readonly pool: pg.Pool;
-  /** Statements sent so far, and plans waiting for the server now (tests, metrics). */
+  /** Statements sent so far, round trips waited for, and plans waiting for the server now (tests, metrics). */
   statements = 0;
+  roundTrips = 0;
   inFlight = 0;
 
   /**
@@ -173,6 +213,9 @@ export class PlanPool {
    */
   constructor(url: string, size = 8, opts: { light?: boolean } = {}) {
     this.pool = new pg.Pool({
+      // Queries sent before the answers of the earlier ones (pg's pipeline mode): one round trip for a
+      // transaction's queued writes and its next read (PlanConnection.sendAll).
+      pipeline: true,
       connectionString: url,
       max: size,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
@@ -207,6 +250,7 @@ export class PlanPool {
         throw err;
       } finally {
         this.statements += c.statements;
+        this.roundTrips += c.roundTrips;
         client.release(broken);
       }
     } finally {
