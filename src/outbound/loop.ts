@@ -205,7 +205,7 @@ export class OutboundLoop implements Component, Intake {
     this.lastTick = Date.now();
     if (!this.mustClaim && this.caughtUp && this.timer && this.ctx.now() < this.dueAt) return this.pump();
     if (this.claiming) {
-      this.again = true; // looked at once the claim on its way is answered
+      if (this.mustClaim) this.again = true; // a wake-up: claimed again once the claim on its way is answered
       return this.pump();
     }
     if (this.timer) {
