@@ -317,7 +317,10 @@ export class OutboundLoop implements Component, Intake {
       if (this.stopping) return;
       const limit = Math.min(this.o.batch, this.o.maxHeld - this.ready.total - this.resolving);
       this.claimQueries++;
-      const { rows, emails } = await claimDueAsync(this.ctx.db, now, now + this.o.leaseMs, limit, skip);
+      // Each round's lease from its own start: awaited rounds take time, and a lease counted from the first
+      // round's start would end early (another node could claim a recipient this one still holds).
+      const at = this.ctx.now();
+      const { rows, emails } = await claimDueAsync(this.ctx.db, at, at + this.o.leaseMs, limit, skip);
       const fresh = rows.filter((r) => !this.held.has(r.id));
       if (this.stopping) {
         for (const r of fresh) this.held.add(r.id); // stop() releases them
