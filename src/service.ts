@@ -16,6 +16,8 @@ import { parseReport } from './inbound/parse.js';
 import type { Siblings } from './services/siblings.js';
 import { listenError } from './core/listen-error.js';
 import { drainable } from './http/drain.js';
+import { PlanPool, usePool } from './store/pg/plan-driver.js';
+import { pgPoolSize } from './config/load.js';
 
 export type { Component, FeatureFactory };
 export type { Feature } from './features/feature.js';
@@ -42,6 +44,8 @@ export interface StartOptions {
   siblings?: Siblings;
   /** false: the HTTP server does not listen (an HTTP worker: the primary hands it connections). */
   listen?: boolean;
+  /** PostgreSQL: connections of the pool of asynchronous plans (default MTA_PG_POOL_SIZE, else 4; 0: none). */
+  pgPoolSize?: number;
 }
 
 export async function startService(config: Config, opts: StartOptions = {}): Promise<Running> {
@@ -50,6 +54,11 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   // PostgreSQL: a process that answers the API (an HTTP worker, or a node of one process) sends each turn's COMMIT
   // without waiting. A primary with workers answers none: its loop would wait for the answer at its next claim.
   if (isPg(db)) db.commitAhead ??= opts.siblings?.role !== 'primary';
+  // PostgreSQL: the connections of the plans run asynchronously: the delivery loop's claims, lease confirmations and
+  // next due time, bookkeeping committed without waiting for its WAL flush as lightTx does (docs/async-store.md).
+  const size = isPg(db) ? (opts.pgPoolSize ?? pgPoolSize()) : 0;
+  const pool = size > 0 ? new PlanPool(config.databaseUrl!, size, { light: true }) : null;
+  usePool(db, pool);
   const ctx: Ctx = { db, config, now: opts.now ?? Date.now, log, parseReport, siblings: opts.siblings };
   for (const w of storeWarnings(db)) log.warn(w);
   const features = [api, ...(opts.features ?? FEATURES)].map((f) => f(ctx));
@@ -68,6 +77,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   if (opts.listen !== false)
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err) => {
+        void pool?.end();
         db.close();
         reject(listenError('HTTP', 'MTA_HTTP_HOST, MTA_HTTP_PORT', config.httpHost, config.httpPort, err));
       });
@@ -84,6 +94,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   } catch (err) {
     await stopAll(started, log);
     server.close();
+    void pool?.end();
     db.close();
     throw err;
   }
@@ -115,6 +126,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         await Promise.race([closed, new Promise((r) => setTimeout(r, DRAIN_HTTP_MS).unref())]);
         server.closeAllConnections();
         await closed;
+        usePool(db, null);
+        await pool?.end();
         db.close();
       })()),
   };

@@ -26,7 +26,7 @@ function refuse(key: string, value: unknown, fromEnv: boolean, fallback?: string
 }
 
 /** Variables read from the environment only (not settings), besides those of ENV. */
-export const ENV_ONLY = ['MTA_PG_COMMIT_AHEAD', 'MTA_PG_CLIENT', 'MTA_PG_TRACE', 'MTA_FROM_SOURCE'];
+export const ENV_ONLY = ['MTA_PG_COMMIT_AHEAD', 'MTA_PG_POOL_SIZE', 'MTA_PG_CLIENT', 'MTA_PG_TRACE', 'MTA_FROM_SOURCE'];
 
 const checker = Compile(ConfigSchema);
 const DEFAULTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../config/default.json');
@@ -92,6 +92,19 @@ function checkValues(cfg: Config, env: NodeJS.ProcessEnv, envKeys: Set<string>):
     throw new ConfigError(
       `invalid configuration: MTA_PG_COMMIT_AHEAD: on or off (or unset); got ${JSON.stringify(ahead)}`,
     );
+  pgPoolSize(env);
+}
+
+/** PostgreSQL connections `mta serve` keeps for the plans it runs asynchronously (MTA_PG_POOL_SIZE; 0: none). */
+export const PG_POOL_SIZE = 4;
+export function pgPoolSize(env: NodeJS.ProcessEnv = process.env): number {
+  const v = env.MTA_PG_POOL_SIZE;
+  if (v === undefined || v === '') return PG_POOL_SIZE;
+  if (!/^\d+$/.test(v) || Number(v) > 64)
+    throw new ConfigError(
+      `invalid configuration: MTA_PG_POOL_SIZE: an integer from 0 to 64 (or unset); got ${JSON.stringify(v)}`,
+    );
+  return Number(v);
 }
 
 export function loadConfig(opts: { file?: string; env?: NodeJS.ProcessEnv; overrides?: Partial<Config> } = {}): Config {

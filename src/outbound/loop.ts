@@ -9,6 +9,10 @@ import {
   releaseClaims,
   nextDue,
   emailBySeq,
+  pooled,
+  claimDueAsync,
+  confirmClaimsAsync,
+  nextDueAsync,
   lightTx as tx,
   type Claimed,
   type EmailRow,
@@ -63,6 +67,14 @@ export interface LoopDeps extends DeliverDeps {
   signer?: { start(): void; stop(): Promise<void>; trim?(): void };
 }
 
+/** A recipient the scheduler let start, its claim to be confirmed. */
+interface Start {
+  item: Item;
+  q: ReadyQueue;
+  ip: string;
+  site: string;
+}
+
 export class OutboundLoop implements Component, Intake {
   readonly name = 'outbound';
   readonly sink: ResultSink;
@@ -112,6 +124,16 @@ export class OutboundLoop implements Component, Intake {
   private dueAt = -Infinity;
   /** Store errors while its database is away: logged once per outage (the store reconnects with back-off). */
   private outage: ReturnType<typeof outageLog>;
+  /**
+   * PostgreSQL with a pool: claims, confirmations and the next due time are awaited (tickPooled), not run on the
+   * synchronous connection. `claiming`: a claim is on its way (a tick meanwhile only notes `again`); `starting`:
+   * recipients whose confirmation is on its way (counted as active); `pending`: those store calls, awaited by stop().
+   */
+  private readonly async: boolean;
+  private claiming = false;
+  private again = false;
+  private starting = 0;
+  private pending = new Set<Promise<unknown>>();
 
   constructor(
     private ctx: Ctx,
@@ -119,6 +141,7 @@ export class OutboundLoop implements Component, Intake {
     private o: LoopOptions,
   ) {
     this.outage = outageLog(ctx.log.child({ component: 'delivery' }), 'delivery loop');
+    this.async = pooled(ctx.db);
     this.sink = new ResultSink(ctx, (ids, due) => {
       for (const id of ids) this.held.delete(id);
       this.trimmer.busy(ids.length);
@@ -185,10 +208,15 @@ export class OutboundLoop implements Component, Intake {
     if (this.stopping) return;
     this.lastTick = Date.now();
     if (!this.mustClaim && this.caughtUp && this.timer && this.ctx.now() < this.dueAt) return this.pump();
+    if (this.claiming) {
+      if (this.mustClaim) this.again = true; // a wake-up: claimed again once the claim on its way is answered
+      return this.pump();
+    }
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = null;
     }
+    if (this.async) return void this.track(this.tickPooled());
     try {
       this.mustClaim = false;
       this.claimMore();
@@ -233,6 +261,77 @@ export class OutboundLoop implements Component, Intake {
       const fresh = rows.filter((r) => !this.held.has(r.id));
       this.taken.claimed += fresh.length;
       if (fresh.length) this.accept(fresh);
+      this.caughtUp = rows.length < limit && skip.length === 0;
+      if (rows.length < limit) {
+        if (skip.length) this.skipClaimAfter = now + 200;
+        return;
+      }
+    }
+  }
+
+  /** A store call on its way, awaited by stop() before it releases what the loop holds. */
+  private track<T>(p: Promise<T>): Promise<T> {
+    this.pending.add(p);
+    void p.finally(() => this.pending.delete(p)).catch(() => undefined);
+    return p;
+  }
+
+  /** tick() on the pool: the claims, then the next due time, awaited; the event loop goes on meanwhile. */
+  private async tickPooled(): Promise<void> {
+    this.claiming = true;
+    this.again = false;
+    try {
+      this.mustClaim = false;
+      await this.claimMorePooled();
+      this.outage.ok();
+    } catch (err) {
+      this.mustClaim = true;
+      if (!this.outage.failed(err)) this.ctx.log.error({ err: (err as Error).message }, 'claim failed');
+    }
+    this.pump();
+    let wait = this.o.idlePollMs;
+    this.dueAt = -Infinity;
+    try {
+      if (this.ready.slowDomains(this.ctx.now(), this.o.maxHeld).length) wait = Math.min(wait, SKIP_POLL_MS);
+      else if (!this.stopping) {
+        const due = await nextDueAsync(this.ctx.db);
+        this.dueAt = due ?? Infinity;
+        if (due !== null) wait = Math.min(wait, Math.max(5, due - this.ctx.now()));
+      }
+    } catch (err) {
+      if (!this.outage.failed(err)) this.ctx.log.error({ err: (err as Error).message }, 'next due time unknown');
+    } finally {
+      this.claiming = false;
+    }
+    if (this.stopping) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.mustClaim = true; // also the poll that finds what other nodes or processes left due
+      this.tick();
+    }, wait);
+    if (this.again) this.poke();
+  }
+
+  /** claimMore, each claim awaited (with its emails' rows); claimed rows that arrive while stopping stay held. */
+  private async claimMorePooled(): Promise<void> {
+    const now = this.ctx.now();
+    const skip = this.ready.slowDomains(now, this.o.maxHeld);
+    if (skip.length && now < this.skipClaimAfter) return;
+    for (let round = 0; round < 50 && this.ready.total + this.resolving < this.o.maxHeld; round++) {
+      if (this.stopping) return;
+      const limit = Math.min(this.o.batch, this.o.maxHeld - this.ready.total - this.resolving);
+      this.claimQueries++;
+      // Each round's lease from its own start: awaited rounds take time, and a lease counted from the first
+      // round's start would end early (another node could claim a recipient this one still holds).
+      const at = this.ctx.now();
+      const { rows, emails } = await claimDueAsync(this.ctx.db, at, at + this.o.leaseMs, limit, skip);
+      const fresh = rows.filter((r) => !this.held.has(r.id));
+      if (this.stopping) {
+        for (const r of fresh) this.held.add(r.id); // stop() releases them
+        return;
+      }
+      this.taken.claimed += fresh.length;
+      if (fresh.length) this.accept(fresh, emails);
       this.caughtUp = rows.length < limit && skip.length === 0;
       if (rows.length < limit) {
         if (skip.length) this.skipClaimAfter = now + 200;
@@ -402,8 +501,8 @@ export class OutboundLoop implements Component, Intake {
   pump(): void {
     if (this.stopping) return;
     const now = this.ctx.now();
-    const starts: { item: Item; q: ReadyQueue; ip: string; site: string }[] = [];
-    while (this.active + starts.length < this.o.concurrency) {
+    const starts: Start[] = [];
+    while (this.active + this.starting + starts.length < this.o.concurrency) {
       const d = this.sched.next(now);
       if (!d) break;
       const q = this.ready.get(d.queue);
@@ -416,6 +515,7 @@ export class OutboundLoop implements Component, Intake {
     }
     this.armWake(now);
     if (!starts.length) return;
+    if (this.async) return void this.track(this.confirmPooled(starts, now));
     let ok: Set<number>;
     try {
       ok = tx(this.ctx.db, () =>
@@ -426,16 +526,44 @@ export class OutboundLoop implements Component, Intake {
         ),
       );
     } catch (err) {
-      // A store error (busy, I/O, its database away): back to the head of their queues; the next tick retries.
-      if (!this.outage.failed(err))
-        this.ctx.log.error({ err: (err as Error).message, jobs: starts.length }, 'claim confirmation failed');
-      for (const s of starts.reverse()) {
-        this.sched.done(s.ip, s.site, false);
-        s.q.unshift(s.item);
-        this.sched.add(s.q.key, s.site, s.q.ips, 1);
-      }
+      return this.unconfirmed(starts, err);
+    }
+    this.startConfirmed(starts, ok);
+  }
+
+  /** pump()'s confirmation on the pool, awaited: its recipients count as active meanwhile (`starting`). */
+  private async confirmPooled(starts: Start[], now: number): Promise<void> {
+    this.starting += starts.length;
+    let ok: Set<number>;
+    try {
+      const ids = starts.map((s) => s.item.rcpt.id);
+      ok = await confirmClaimsAsync(this.ctx.db, ids, now + this.o.leaseMs);
+    } catch (err) {
+      return this.unconfirmed(starts, err);
+    } finally {
+      this.starting -= starts.length;
+    }
+    if (this.stopping) {
+      // stop() drained the queues already: these stay held, and it releases them.
+      for (const s of starts) this.sched.done(s.ip, s.site, false);
       return;
     }
+    this.startConfirmed(starts, ok);
+    this.schedulePump();
+  }
+
+  /** A store error (busy, I/O, its database away): back to the head of their queues; the next tick retries. */
+  private unconfirmed(starts: Start[], err: unknown): void {
+    if (!this.outage.failed(err))
+      this.ctx.log.error({ err: (err as Error).message, jobs: starts.length }, 'claim confirmation failed');
+    for (const s of starts.reverse()) {
+      this.sched.done(s.ip, s.site, false);
+      s.q.unshift(s.item);
+      this.sched.add(s.q.key, s.site, s.q.ips, 1);
+    }
+  }
+
+  private startConfirmed(starts: Start[], ok: Set<number>): void {
     for (const s of starts) {
       if (ok.has(s.item.rcpt.id)) this.run(s.item, s.q, s.ip, s.site);
       else {
@@ -569,6 +697,8 @@ export class OutboundLoop implements Component, Intake {
     this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    await Promise.allSettled([...this.pending]); // claims and confirmations on their way (PostgreSQL, pool)
+    if (this.timer) clearTimeout(this.timer);
     const waitingIds = this.ready.drainAll().map((i) => i.rcpt.id);
     releaseClaims(this.ctx.db, waitingIds, this.ctx.now());
     for (const id of waitingIds) this.held.delete(id);

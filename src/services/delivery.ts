@@ -15,6 +15,18 @@ export const releaseClaims = synced(queue.releaseClaims);
 export const nextDue = synced(queue.nextDue);
 export const wakeDomains = synced(queue.wakeDomains);
 export { type EmailRow } from '../store/emails.js';
+import { poolOf, runPooled } from '../store/pg/plan-driver.js';
+/**
+ * PostgreSQL with a pool (`mta serve`, MTA_PG_POOL_SIZE > 0): the loop's claims, lease confirmations and next due
+ * time run asynchronously on connections of their own (the event loop goes on meanwhile, several at once); these are
+ * their promise forms. Without a pool the loop keeps the synchronous forms above.
+ */
+export const pooled = (db: Db): boolean => poolOf(db) !== undefined;
+export const claimDueAsync = (db: Db, now: number, until: number, limit: number, skip: readonly string[]) =>
+  runPooled(db, queue.claimDueWithEmails(db, now, until, limit, skip));
+export const confirmClaimsAsync = (db: Db, ids: readonly number[], until: number) =>
+  runPooled(db, queue.confirmClaims(db, ids, until));
+export const nextDueAsync = (db: Db, skip: readonly string[] = []) => runPooled(db, queue.nextDue(db, skip));
 /** The email's row (the delivery loop, right after its claim read the claimed emails ahead). */
 export const emailBySeq = synced(emailsStore.emailBySeq);
 export { tx, type DB } from '../store/db.js';

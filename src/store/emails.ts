@@ -160,6 +160,14 @@ export function* emailBySeq(db: DB, seq: number): Gen<EmailRow | undefined> {
   return (yield* aheadRow(db, seq)) ?? (yield* get(sql<EmailRow>(db, 'SELECT * FROM emails WHERE seq = ?'), seq));
 }
 
+/** The rows of the emails `seqs` (those that exist), in no order. */
+export function* emailsBySeq(db: DB, seqs: readonly number[]): Gen<EmailRow[]> {
+  if (seqs.length === 0) return [];
+  const text = 'SELECT * FROM emails WHERE seq IN (SELECT value FROM json_each(?))';
+  const pg = `${PLAN_EACH_TIME} SELECT * FROM emails WHERE seq = ANY(?::bigint[])`;
+  return yield* all(sql<EmailRow>(db, text, pg), isPg(db) ? pgArray(seqs) : JSON.stringify(seqs));
+}
+
 /**
  * PostgreSQL: the rows of the emails a claim took (store/queue.ts claimDue), read in the claim's transaction with
  * its next round trip (its COMMIT, or the group-commit turn's next one). emailBySeq answers from them until this

@@ -5,7 +5,7 @@ import { all, get, run, type Gen } from './op.js';
 import { leaveTurn } from './group-commit.js';
 import type { PgDatabase } from './pg/database.js';
 import type { Status } from '../core/status.js';
-import { readEmailsAhead } from './emails.js';
+import { emailsBySeq, readEmailsAhead, type EmailRow } from './emails.js';
 
 export interface Claimed {
   id: number;
@@ -42,6 +42,28 @@ export function* claimDue(
   limit: number,
   skip: readonly string[] = [],
 ): Gen<Claimed[]> {
+  const rows = yield* claimRows(db, now, until, limit, skip);
+  yield* readEmailsAhead(db, [...new Set(rows.map((r) => r.email_seq))]); // PostgreSQL: with the claim's COMMIT
+  return rows;
+}
+
+/**
+ * claimDue for a connection of its own (the pool, store/pg/plan-driver.ts runPooled): the claim is one statement, so
+ * it needs no transaction, and the claimed emails' rows come with it (a second statement), by seq.
+ */
+export function* claimDueWithEmails(
+  db: DB,
+  now: number,
+  until: number,
+  limit: number,
+  skip: readonly string[] = [],
+): Gen<{ rows: Claimed[]; emails: Map<number, EmailRow> }> {
+  const rows = yield* claimRows(db, now, until, limit, skip);
+  const emails = yield* emailsBySeq(db, [...new Set(rows.map((r) => r.email_seq))]);
+  return { rows, emails: new Map(emails.map((e) => [Number(e.seq), e])) };
+}
+
+function* claimRows(db: DB, now: number, until: number, limit: number, skip: readonly string[]): Gen<Claimed[]> {
   // The due index picks the rows. A held recipient (operator hold, migration 012) has next_attempt_at NULL,
   // so the index never offers it; `held_at IS NULL` states it all the same.
   // PostgreSQL, several nodes: rows another node is claiming right now are skipped, not waited for.
@@ -51,14 +73,12 @@ export function* claimDue(
     WHERE id IN (${select}) RETURNING id, email_seq, recipient, domain, status, attempts, first_attempt_at`;
   // PostgreSQL plans it for `now` each time: a generic plan guesses how many rows are due (docs/postgres-notes.md).
   const pg = `${PLAN_EACH_TIME} ${claim(`${pick} FOR UPDATE SKIP LOCKED`)}`;
-  const rows = yield* all(sql<Claimed>(db, claim(pick), pg), {
+  return yield* all(sql<Claimed>(db, claim(pick), pg), {
     now,
     until,
     limit,
     ...(skip.length ? { skip: JSON.stringify(skip) } : {}),
   });
-  yield* readEmailsAhead(db, [...new Set(rows.map((r) => r.email_seq))]); // PostgreSQL: with the claim's COMMIT
-  return rows;
 }
 
 /**

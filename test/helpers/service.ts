@@ -134,6 +134,8 @@ export async function startTestService(
     features?: FeatureFactory[];
     logLevel?: string;
     dataDir?: string;
+    /** PostgreSQL: the service's pool of asynchronous plans (default: the service's; 0: none) */
+    pgPoolSize?: number;
   } = {},
 ): Promise<TestService> {
   const dataDir = opts.dataDir ?? tempDir();
@@ -155,6 +157,6 @@ export async function startTestService(
     overrides: opts.overrides,
   });
   const log = pino({ level: opts.logLevel ?? process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const svc = await startService(config, { now: opts.now, log, features: opts.features });
+  const svc = await startService(config, { now: opts.now, log, features: opts.features, pgPoolSize: opts.pgPoolSize });
   return new TestService(svc, config);
 }

@@ -52,6 +52,8 @@ export async function outboundEnv(
     shaping?: Record<string, unknown>;
     /** the service's clock (testClock().now), for tests that move time */
     now?: () => number;
+    /** PostgreSQL: the service's pool of asynchronous plans (0: none, the loop's claims synchronous) */
+    pgPoolSize?: number;
   } = {},
 ): Promise<OutboundEnv> {
   const dns = await new TestDns().start();
@@ -60,6 +62,7 @@ export async function outboundEnv(
   const s = await startTestService({
     features: opts.features ?? [outbound],
     now: opts.now,
+    pgPoolSize: opts.pgPoolSize,
     overrides,
     env: {
       MTA_DNS_SERVERS: dns.server,

@@ -4,6 +4,7 @@
 // deadlocks with another is run again; writes queued by `fire` go out before the next read and their error reaches
 // the plan there. PostgreSQL only (MTA_TEST_ENGINE=pg).
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
 import { openPg, sql, type DB } from '../../src/store/db.js';
 import { all, fire, get, getLater, read, run, runSync, transaction, type Gen } from '../../src/store/op.js';
 import { PlanPool } from '../../src/store/pg/plan-driver.js';
@@ -120,5 +121,77 @@ describe('PostgreSQL: store plans run asynchronously through a pool', function (
     );
     expect(answer).to.equal(-1);
     expect(caught?.code).to.equal('23505');
+  });
+
+  it('sends a transaction’s BEGIN, queued writes and next read in one round trip, the rest with its COMMIT', async () => {
+    const put = sql(db, 'INSERT INTO plan_t (id, v) VALUES (?, ?)');
+    const count = sql<number>(db, 'SELECT count(*) AS n FROM plan_t WHERE id >= 20').pluck();
+    const [trips, statements] = [pool.roundTrips, pool.statements];
+    const seen = await pool.run(
+      transaction(db, function* () {
+        yield* fire(put, 20, 1);
+        yield* fire(put, 21, 1);
+        const n = yield* get(count); // BEGIN, two INSERTs and this read: one round trip
+        yield* fire(put, 22, 1); // with the COMMIT
+        return n;
+      }),
+    );
+    expect(seen).to.equal(2);
+    expect(pool.statements - statements).to.equal(6);
+    expect(pool.roundTrips - trips).to.equal(2);
+    expect(await pool.run(get(count))).to.equal(3);
+    // A refused write in the pipeline fails the transaction at the read it travelled with; nothing of it is kept.
+    const failing = transaction(db, function* () {
+      yield* fire(put, 23, 1);
+      yield* fire(put, 20, 1); // a duplicate key
+      return yield* get(count);
+    });
+    const err = await pool.run(failing).then(
+      () => undefined,
+      (e: { code?: string }) => e,
+    );
+    expect(err?.code).to.equal('23505');
+    expect(await pool.run(get(count))).to.equal(3);
+  });
+
+  it('really pipelines: through 100 ms each way, a transaction of six statements takes two round trips', async () => {
+    const target = new URL((db as unknown as { url: string }).url);
+    const proxy = spawn(process.execPath, ['--import', 'tsx', 'scripts/pg-delay-proxy.ts', target.host, '100'], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        proxy.stdout.on('data', (b: Buffer) => {
+          const m = /port=(\d+)/.exec(b.toString());
+          if (m) resolve(Number(m[1]));
+        });
+        proxy.once('exit', () => reject(new Error('the delay proxy exited')));
+      });
+      target.host = `127.0.0.1:${port}`;
+      const far = new PlanPool(target.toString(), 1);
+      try {
+        const put = sql(db, 'INSERT INTO plan_t (id, v) VALUES (?, ?)');
+        const count = sql<number>(db, 'SELECT count(*) AS n FROM plan_t WHERE id >= 30').pluck();
+        await far.run(get(count)); // the connection opened
+        const t0 = Date.now();
+        const n = await far.run(
+          transaction(db, function* () {
+            yield* fire(put, 30, 1);
+            yield* fire(put, 31, 1);
+            const n = yield* get(count);
+            yield* fire(put, 32, 1);
+            return n;
+          }),
+        );
+        const ms = Date.now() - t0;
+        expect(n).to.equal(2);
+        // Six statements one after another: six round trips, 1.2 s at least; pipelined: two (~0.4 s).
+        expect(ms).to.be.within(350, 900);
+      } finally {
+        await far.end();
+      }
+    } finally {
+      proxy.kill();
+    }
   });
 });

@@ -33,6 +33,7 @@ describe('mta serve: settings refused or warned about', function () {
       /MTA_SENDING_IPS: IPv4 or IPv6 addresses.*999\.0\.0\.1/,
     ],
     ['MTA_PG_COMMIT_AHEAD=maybe', { MTA_PG_COMMIT_AHEAD: 'maybe' }, /MTA_PG_COMMIT_AHEAD: on or off.*maybe/],
+    ['MTA_PG_POOL_SIZE=lots', { MTA_PG_POOL_SIZE: 'lots' }, /MTA_PG_POOL_SIZE: an integer from 0 to 64.*lots/],
     [
       'an alert webhook URL without its secret',
       { MTA_ALERT_WEBHOOK_URL: 'https://ops.example/alerts' },
