@@ -82,10 +82,11 @@ const inputs = [...new Set([...Object.keys(r.metafile.inputs), ...Object.keys(wo
   .filter((p) => !p.startsWith('verify-only:') && !p.includes('node_modules'))
   .map((p) => path.relative(root, path.resolve(p)).split(path.sep).join('/'));
 const chunks = fs.readdirSync(tmp).filter((f) => f.startsWith('chunk-'));
-for (const f of fs.readdirSync(out))
-  if (f.startsWith('chunk-') && !chunks.includes(f)) fs.rmSync(path.join(out, f), { force: true });
 for (const f of chunks) fs.renameSync(path.join(tmp, f), path.join(out, f));
 fs.writeFileSync(path.join(out, 'inputs.json'), JSON.stringify(inputs.sort()) + '\n');
 fs.renameSync(path.join(tmp, 'mta.mjs'), path.join(out, 'mta.mjs')); // written last: newer than the list and every input
 fs.rmSync(tmp, { recursive: true, force: true });
+// The previous build's chunks go once the new mta.mjs is in place (a process starting meanwhile loads either whole).
+for (const f of fs.readdirSync(out))
+  if (f.startsWith('chunk-') && !chunks.includes(f)) fs.rmSync(path.join(out, f), { force: true });
 console.log(`build: dist/mta.mjs from ${inputs.length} source files`);
