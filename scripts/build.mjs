@@ -1,5 +1,5 @@
 // `npm run build` (also run by `npm ci` through `prepare`): bundles src/cli.ts and everything it imports from src/ into
-// dist/mta.mjs (esbuild, npm packages left as imports), so `mta serve` starts without a TypeScript loader (no tsx
+// dist/mta.mjs and its chunks dist/chunk-*.mjs (esbuild, npm packages left as imports), so `mta serve` starts without a TypeScript loader (no tsx
 // thread, no compiled sources and source maps kept in memory). bin/mta.js runs it only while it is newer than every
 // source file listed in dist/inputs.json; otherwise it runs src/ through tsx as before. Plain JavaScript: runs with
 // node alone. Nothing to do (exit 0) where src/ is absent (a Docker layer that installs packages before copying it).
@@ -38,21 +38,28 @@ const ownUrl = {
   },
 };
 
-const tmp = path.join(out, `mta.${process.pid}.mjs`);
+// Code splitting: each module that is only reached through `await import()` (the CLI loads a command's services on
+// demand) goes in its own chunk with the npm packages it imports, so `mta sites` does not load Koa or mailauth.
+// Written to a temp folder first; the chunks are moved next to mta.mjs (their import.meta.url paths are relative to
+// dist/), the stale ones removed, and mta.mjs moved last.
+const tmp = path.join(out, `.build-${process.pid}`);
 // `--if-possible` (npm ci's prepare): a failed build is reported and leaves no bundle, and installing goes on
 // (bin/mta.js then runs the sources through tsx); `npm run build` fails on it.
 const ifPossible = process.argv.includes('--if-possible');
 /** A build that failed leaves no bundle (bin/mta.js then runs the sources) and ends the script. */
 const failed = (what) => (err) => {
-  fs.rmSync(tmp, { force: true });
+  fs.rmSync(tmp, { recursive: true, force: true });
   fs.rmSync(path.join(out, 'mta.mjs'), { force: true });
   console.error(`build: no ${what} (${err.message.split('\n')[0]})`);
   process.exit(ifPossible ? 0 : 1);
 };
 const r = await esbuild
   .build({
-    entryPoints: [entry],
-    outfile: tmp,
+    entryPoints: { mta: entry },
+    outdir: tmp,
+    outExtension: { '.js': '.mjs' },
+    splitting: true,
+    chunkNames: 'chunk-[hash]',
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -74,6 +81,12 @@ const worker = await esbuild
 const inputs = [...new Set([...Object.keys(r.metafile.inputs), ...Object.keys(worker.metafile.inputs)])]
   .filter((p) => !p.startsWith('verify-only:') && !p.includes('node_modules'))
   .map((p) => path.relative(root, path.resolve(p)).split(path.sep).join('/'));
+const chunks = fs.readdirSync(tmp).filter((f) => f.startsWith('chunk-'));
+for (const f of chunks) fs.renameSync(path.join(tmp, f), path.join(out, f));
 fs.writeFileSync(path.join(out, 'inputs.json'), JSON.stringify(inputs.sort()) + '\n');
-fs.renameSync(tmp, path.join(out, 'mta.mjs')); // written last: newer than the list and every input
+fs.renameSync(path.join(tmp, 'mta.mjs'), path.join(out, 'mta.mjs')); // written last: newer than the list and every input
+fs.rmSync(tmp, { recursive: true, force: true });
+// The previous build's chunks go once the new mta.mjs is in place (a process starting meanwhile loads either whole).
+for (const f of fs.readdirSync(out))
+  if (f.startsWith('chunk-') && !chunks.includes(f)) fs.rmSync(path.join(out, f), { force: true });
 console.log(`build: dist/mta.mjs from ${inputs.length} source files`);

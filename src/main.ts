@@ -3,12 +3,16 @@
 // (src/http/cluster.ts).
 import { loadConfig } from './config/load.js';
 import { checkBeforeStart } from './config/check.js';
-import { startService, type Running } from './service.js';
-import { HttpWorkers, WORKER_ENV, workerSiblings } from './http/cluster.js';
+import type { Running } from './service.js';
+import type { HttpWorkers as Workers } from './http/cluster.js';
 import { createLogger } from './log.js';
 
 export async function main(configFile?: string): Promise<void> {
   const config = loadConfig({ file: configFile });
+  // The service and everything it starts are loaded once the settings are read: a refused one is told without
+  // loading Koa, the SMTP libraries and the rest (the precompiled bundle keeps them in their own chunks).
+  const { startService } = await import('./service.js');
+  const { HttpWorkers, WORKER_ENV, workerSiblings } = await import('./http/cluster.js');
   const worker = process.env[WORKER_ENV];
   if (worker !== undefined) {
     const siblings = workerSiblings();
@@ -21,7 +25,7 @@ export async function main(configFile?: string): Promise<void> {
   const warnings = checkBeforeStart(config);
   const log = createLogger(config.logLevel);
   for (const w of warnings) log.warn(w);
-  let workers: HttpWorkers | null = null;
+  let workers: Workers | null = null;
   let svc: Running;
   if (config.httpWorkers > 0) {
     workers = new HttpWorkers(config.httpWorkers, log);
