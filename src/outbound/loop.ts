@@ -726,6 +726,14 @@ export class OutboundLoop implements Component, Intake {
 
 /** What a TLS report counts of an attempt (services/tls-reports.ts); none for a TLS report's own mail (RFC 8460 §3). */
 function tallyOf(item: Item): TlsTally | undefined {
-  if (item.email.headers_json?.includes('"TLS-Report-Domain"')) return undefined;
+  if (item.email.headers_json?.includes('"TLS-Report-Domain"') || isTlsReport(item.raw)) return undefined;
   return { domain: item.rcpt.domain, mode: item.tls?.mode, mx: item.tls?.mx };
+}
+
+/** A message whose header carries TLS-Report-Domain (a report mail submitted whole, services/tls-report-mail.ts). */
+function isTlsReport(raw: Buffer): boolean {
+  const end = raw.indexOf('\r\n\r\n');
+  return /(^|\n)TLS-Report-Domain:/i.test(
+    raw.subarray(0, end < 0 ? Math.min(raw.length, 65536) : end).toString('latin1'),
+  );
 }

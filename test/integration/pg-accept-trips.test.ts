@@ -7,6 +7,7 @@ import { insertVerifiedDomain } from '../helpers/factories.js';
 import { startTestService, testEngine, type TestService } from '../helpers/service.js';
 import { feature as webhooks } from '../../src/features/webhooks.js';
 import { openDb, type DB } from '../../src/store/db.js';
+import { KEY_CACHE_MS } from '../../src/services/keys.js';
 
 describe('PostgreSQL: round trips per accepted email', function () {
   this.timeout(60_000);
@@ -42,9 +43,17 @@ describe('PostgreSQL: round trips per accepted email', function () {
   it('no accept waits for a block of email seqs: the next block is read ahead, with a COMMIT', async () => {
     const key = s.key(team, 'test');
     await trips(key, ['warm@x.test']); // the new key read, and a fresh block (the last one has aged out)
+    const warmAt = performance.now();
     const counts: number[] = [];
     for (let i = 0; i < 300; i++) counts.push(await trips(key, [`seq${i}@x.test`])); // more than two blocks of 128
-    expect(counts.filter((n) => n !== 1)).to.deep.equal([]);
+    // The key itself is read again once per KEY_CACHE_MS (one more round trip, before the turn): at this box's pace
+    // the 300 accepts may outlast it. A block waited for would cost one more every 128 accepts (~1 s here).
+    const keyReads = Math.floor((performance.now() - warmAt) / KEY_CACHE_MS);
+    const extra = counts.filter((n) => n !== 1);
+    expect(
+      extra.every((n) => n === 2) && extra.length <= keyReads,
+      `${extra.length} extra, ${keyReads} key reads`,
+    ).to.equal(true);
   });
 
   it('live key: two (suppressions, sender domain, the credit lock and balance together; the COMMIT)', async () => {

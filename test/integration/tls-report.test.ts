@@ -176,6 +176,11 @@ describe('TLS reporting (RFC 8460)', function () {
     const parsed = await simpleParser(mail.raw);
     expect(mail.raw.toString()).to.match(/^DKIM-Signature:[^]*?\bd=sender\.test;/m);
     expect(mail.secure, 'report mail over TLS (so it would have been counted)').to.equal(true);
+    // RFC 8460 §5.3: a multipart/report of report-type tlsrpt.
+    expect(parsed.headers.get('content-type')).to.deep.include({ value: 'multipart/report' });
+    expect((parsed.headers.get('content-type') as { params: Record<string, string> }).params).to.include({
+      'report-type': 'tlsrpt',
+    });
     expect(parsed.headers.get('tls-report-domain')).to.equal(d);
     expect(parsed.headers.get('tls-report-submitter')).to.equal(e.s.config.hostname);
     expect(parsed.subject).to.equal(
