@@ -36,7 +36,7 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
    */
   const THIRD_SETS = ['bounce-email/', 'mailbouncedetector/', 'ruby-mail/'];
   /**
-   * The whole set, with the sets added after the rules were written (flufl.bounce, flanker, the third round): per
+   * The first three rounds, with the sets added after the rules were written (flufl.bounce, flanker, the third round): per
    * figure, the share reached (rounded down); raise it when the reader improves, never lower it. Issue 37's bar (97%)
    * is not reached on recipients and reason yet (BENCHMARKS.md, "Bounce reading").
    */
@@ -45,6 +45,18 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
     recipients: 96.4,
     hard: 98.2,
     reason: 95.5,
+  };
+  /**
+   * The fourth round (Mailman 2.1, zoonru/PHP-Bounce-Handler, MimeKit, Exim's test suite), measured before any rule
+   * was changed for it (BENCHMARKS.md, "Bounce reading"): per figure, the share reached (rounded down); raise it when
+   * the reader improves, never lower it.
+   */
+  const FOURTH_SETS = ['mailman2/', 'zoon-bounce-handler/', 'mimekit/', 'exim-testsuite/'];
+  const FOURTH_FLOOR: Record<(typeof FIGURES)[number], number> = {
+    kind: 100,
+    recipients: 86.0,
+    hard: 97.6,
+    reason: 79.0,
   };
   let results: SampleResult[] = [];
   before(async () => {
@@ -67,10 +79,19 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
     for (const f of FIGURES) expect(share(t, f), `${f}\n${missList(third).join('\n')}`).to.be.at.least(HELD_OUT_FLOOR);
   });
 
-  it('reads the whole set at least as well as it did (per figure)', () => {
-    const t = tally(results);
-    expect(results.length).to.be.at.least(337);
+  it('reads the first three rounds at least as well as it did (per figure)', () => {
+    const earlier = results.filter((r) => !FOURTH_SETS.some((p) => r.file.startsWith(p)));
+    const t = tally(earlier);
+    expect(earlier.length).to.be.at.least(337);
     for (const f of FIGURES)
-      expect(share(t, f), `${f}\n${missList(results).join('\n')}`).to.be.at.least(WHOLE_FLOOR[f]);
+      expect(share(t, f), `${f}\n${missList(earlier).join('\n')}`).to.be.at.least(WHOLE_FLOOR[f]);
+  });
+
+  it('reads the fourth round at least as well as it did (per figure)', () => {
+    const fourth = results.filter((r) => FOURTH_SETS.some((p) => r.file.startsWith(p)));
+    const t = tally(fourth);
+    expect(fourth.length).to.be.at.least(43);
+    for (const f of FIGURES)
+      expect(share(t, f), `${f}\n${missList(fourth).join('\n')}`).to.be.at.least(FOURTH_FLOOR[f]);
   });
 });
