@@ -22,6 +22,9 @@ export const FORMAT_RECIPIENT_LINES: readonly RegExp[] = [
   new RegExp(`^\\s+[^\\s@]+@\\S+\\.[a-zA-Z]+ <(${A})>:`), // Exim: "  a@b <c@d>: malformed address: ..."
 ];
 
+/** Perl's truth of a header value, as Sisimai's Lhost modules test it: present, not empty, not "0". */
+const truthy = (v: string | null | undefined): boolean => !!v && v.trim() !== '' && v.trim() !== '0';
+
 function passes(f: NoticeFormat, h: Map<string, string[]>, body: string): number {
   const d = f.detect;
   const one = (name: string): string => decodeWords(header(h, name) ?? '');
@@ -34,7 +37,8 @@ function passes(f: NoticeFormat, h: Map<string, string[]>, body: string): number
   if (d.xMailer?.test(one('x-mailer'))) n++;
   if (d.received && (h.get('received') ?? []).some((r) => d.received?.test(r))) n++;
   if (d.body?.test(body)) n++;
-  for (const name of d.headers ?? []) if (h.has(name)) n++;
+  // a header counts only with a value (Sisimai tests the value: an empty "X-MS-Exchange-Message-Is-Ndr:" is no sign)
+  for (const name of d.headers ?? []) if (truthy(header(h, name))) n++;
   return n;
 }
 
