@@ -3,6 +3,7 @@
 import { findAddress } from '../core/address.js';
 import { decodeWords } from './mime.js';
 import { DSN_FIELD_REASONS } from '../core/providers/index.js';
+import { findReply } from '../core/classify.js';
 
 export interface RawRecipient {
   address: string | null;
@@ -21,6 +22,8 @@ export interface RawRecipient {
   original?: string | null;
   /** the notice's own words ahead of its delivery-status part, when it names this recipient alone */
   lead?: string | null;
+  /** the lead is read by the local-agent tables only (Sisimai's RFC 3464 decoder reads no notice text) */
+  leadForAgents?: boolean;
   /** the remote server's replies in a Sendmail transcript ("<<< ..." lines), when it names this recipient alone */
   replies?: string | null;
 }
@@ -252,4 +255,23 @@ export function paragraphFor(text: string, address: string, others: string[]): s
     chunks.push(out.join(' '));
   }
   return chunks.length ? chunks.join(' ').slice(0, PARAGRAPH_CAP) : null;
+}
+
+/**
+ * `charsetText`: the human-readable part when it names its charset. Sisimai's RFC 3464 decoder (no vendor decoder took the notice) reads error text from the human-readable part only
+ * when that part names its charset (its reading starts at "Content-Type: text/plain; charset="), and there only the
+ * lines that start flush left (not with a space, a tab or "X") and hold an SMTP reply code or an "<a@b>" address:
+ * an indented "    Unknown user" under the address gives no diagnostic (the recipient reads `undefined`). A `Status:` field
+ * that holds a reply instead of a status code is the diagnostic.
+ */
+export function rfc3464ErrorLines(statusText: string | null, charsetText: string | null): string | null {
+  // "Status: 553 Exceeded maximum inbound message size" (a reply where the status code belongs) replaces them
+  const status = /^Status:[ \t]*([245]\d\d\b[^\n]*)$/im.exec(statusText?.slice(0, 16384) ?? '')?.[1];
+  if (status && findReply(status.slice(0, 3))) return status.trim();
+  if (!charsetText) return null;
+  const lines = charsetText
+    .slice(0, 16384)
+    .split(/\r?\n/)
+    .filter((l) => l && !/^[ \tX]/.test(l) && (findReply(l) || /<[^<>@\s]*@[^<>\s]*>/.test(l)));
+  return lines.length ? lines.join(' ') : null;
 }

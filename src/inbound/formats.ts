@@ -2,7 +2,7 @@
 // tables (the tables themselves are data in the provider registry, src/core/providers/). Pure functions.
 import { ADDRESS_SOURCE } from '../core/address.js';
 import type { BounceReason } from '../core/bounce-reasons.js';
-import { type NoticeFormat, NOTICE_FORMATS } from '../core/providers/index.js';
+import { type NoticeFormat, NOTICE_FORMATS, GENERIC_LHOST_SIGNS } from '../core/providers/index.js';
 import { type Entity, decodeWords, header } from './mime.js';
 
 export type { NoticeFormat } from '../core/providers/index.js';
@@ -60,4 +60,17 @@ export function formatReason(
   if (status) for (const [re, reason] of f.statuses ?? []) if (re.test(status)) return reason;
   for (const r of f.reasons ?? []) if (r.phrases.some((p) => text.includes(p))) return r.reason;
   return null;
+}
+
+/**
+ * Whether a message no notice format takes would still be taken by one of Sisimai's other vendor decoders
+ * (Amavis, Sendmail, Postfix, qmail, V5sendmail); if not, Sisimai reads it with its generic RFC 3464 decoder.
+ */
+export function vendorDecoded(root: Entity): boolean {
+  const subject = decodeWords(header(root.headers, 'subject') ?? '');
+  const from = decodeWords(header(root.headers, 'from') ?? '');
+  const received = root.headers.get('received') ?? [];
+  return GENERIC_LHOST_SIGNS.some(
+    (d) => d.subject?.test(subject) || d.from?.test(from) || (d.received && received.some((r) => d.received?.test(r))),
+  );
 }

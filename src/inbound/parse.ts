@@ -6,7 +6,15 @@ import { isExplicit, pseudoStatus } from '../core/bounce-reasons.js';
 import { mailboxProvider, registryReason } from '../core/providers/index.js';
 import { type Entity, decodeWords, header, leaves, parseEntity } from './mime.js';
 import { findAddress } from '../core/address.js';
-import { type RawRecipient, commandIn, dnsHost, dsnRecipient, paragraphFor, readDsnFields } from './dsn.js';
+import {
+  type RawRecipient,
+  commandIn,
+  dnsHost,
+  dsnRecipient,
+  paragraphFor,
+  readDsnFields,
+  rfc3464ErrorLines,
+} from './dsn.js';
 import {
   readNotice,
   errorSection,
@@ -19,7 +27,7 @@ import { looseNotice } from './loose-recipients.js';
 import { originalTo, readOriginal } from './original.js';
 import type { OriginalInfo } from '../core/report.js';
 import { readSesNotification } from './ses-json.js';
-import { type NoticeFormat, detectFormat, formatReason } from './formats.js';
+import { type NoticeFormat, detectFormat, formatReason, vendorDecoded } from './formats.js';
 
 import type { Action, Report, ReportRecipient } from '../core/report.js';
 
@@ -148,8 +156,12 @@ function statusPart(root: Entity): Entity | null {
   return inner ? (leaves(parseEntity(inner.text)).find(isStatus) ?? null) : null;
 }
 
-/** `readText`: a recipient's paragraph of the human-readable part is its diagnostic when the DSN gives none. */
-function dsnRecipients(root: Entity, notice: string, readText = true): RawRecipient[] {
+/**
+ * `readText`: a recipient's paragraph of the human-readable part is its diagnostic when the DSN gives none (a vendor
+ * decoder's reading). `generic` (no vendor format took the notice: Sisimai's RFC 3464 decoder reads it): a missing
+ * Diagnostic-Code is made of the text's own error lines (rfc3464ErrorLines), for the first recipient only.
+ */
+function dsnRecipients(root: Entity, notice: string, readText = true, generic = false): RawRecipient[] {
   const part = statusPart(root);
   const source = part?.text ?? (/^Final-Recipient:/im.test(notice) ? notice : '');
   if (!source) return [];
@@ -161,13 +173,20 @@ function dsnRecipients(root: Entity, notice: string, readText = true): RawRecipi
     .filter((r) => r.address || r.status);
   const all = list.map((r) => r.address ?? '').filter(Boolean);
   const section = errorSection(notice);
-  for (const r of list) {
-    if (!r.address || !readText) continue;
+  const own = generic
+    ? rfc3464ErrorLines(
+        part?.text ?? null,
+        leaves(root).find((p) => p.type === 'text/plain' && p.params.charset !== undefined)?.text ?? null,
+      )
+    : null;
+  list.forEach((r, i) => {
+    if (!r.address || !readText) return;
     const para = paragraphFor(section, r.address, all);
     r.command = commandIn(para ?? '') ?? commandIn(r.diagnostic ?? '');
-    if (!r.diagnostic && para) r.diagnostic = para;
+    if (!r.diagnostic && generic) r.diagnostic = i === 0 ? own : null;
+    else if (!r.diagnostic && para) r.diagnostic = para;
     else if (para) r.diagnostic = fullerReply(r.diagnostic as string, para, r.status);
-  }
+  });
   return list;
 }
 
@@ -198,8 +217,10 @@ function bounceReport(root: Entity): Report | null {
   const original = readOriginal(root);
   const notice = noticeText(root);
   const format = detectFormat(root, notice);
-  let raws = format?.textOnly ? [] : dsnRecipients(root, notice, !format?.statusOnly);
+  const generic = !format && !vendorDecoded(root);
+  let raws = format?.textOnly ? [] : dsnRecipients(root, notice, !format?.statusOnly, generic);
   if (raws.length === 1 && !format?.statusOnly) addContext(raws[0] as RawRecipient, root, notice);
+  if (generic && raws.length === 1) (raws[0] as RawRecipient).leadForAgents = true;
   const failed = (header(root.headers, 'x-failed-recipients') ?? '')
     .split(',')
     .map((a) => findAddress(a))
@@ -361,7 +382,7 @@ function toRecipient(r: RawRecipient): ReportRecipient {
     action: r.action,
     spec: r.spec,
     reason: preset,
-    context: r.lead,
+    context: r.leadForAgents ? null : r.lead,
   });
   // An explicit Action field wins: a Postfix expiry (Action: failed, Status: 4.4.7) is a final failure, not a delay.
   const action: Action =

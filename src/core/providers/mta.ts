@@ -309,6 +309,19 @@ const VENDOR_PHRASES: Phrases = [
 ];
 
 /**
+ * Signs of the Sisimai decoders (Lhost modules) the reader reads without a notice format of its own: Amavis,
+ * Sendmail, Postfix, qmail, V5sendmail (each module's `inquire` preconditions on From, Subject and Received). A DSN
+ * that neither a notice format nor one of these takes is read as Sisimai's generic RFC 3464 decoder reads it.
+ */
+export const GENERIC_LHOST_SIGNS: readonly { family: string; subject?: RegExp; received?: RegExp; from?: RegExp }[] = [
+  { family: 'Amavis', from: /^"Content-filter at / },
+  { family: 'Sendmail', subject: /see transcript for details|^Warning: / },
+  { family: 'Postfix', subject: /^Undelivered Mail Returned to Sender$|.SMTP server: errors from / },
+  { family: 'qmail', subject: /^failure notice$/, received: /\(qmail \d+ invoked (?:for bounce|from network)\)/ },
+  { family: 'V5sendmail', subject: /^Returned mail: / },
+];
+
+/**
  * Vendor DSN fields whose value names the reason (a retry-class one is re-read against the text, as in Sisimai):
  * field name (lower-case) → value → reason.
  */

@@ -1,0 +1,85 @@
+// Which Sisimai decoder would take a notice, and what that decoder reads (issue 37): a DSN no vendor decoder takes is
+// read as Sisimai's generic RFC 3464 decoder reads it; a vendor format's header signs count only with a value.
+import { expect } from 'chai';
+import { parseReport } from '../../src/inbound/parse.js';
+
+/** A multipart/report DSN: the human-readable part (with or without a charset), then the delivery-status part. */
+function dsn(o: { subject: string; text: string; status: string; charset?: boolean; headers?: string[] }): Buffer {
+  return Buffer.from(
+    [
+      'From: mailer-daemon@mx.example.net',
+      'To: sender@example.org',
+      `Subject: ${o.subject}`,
+      ...(o.headers ?? []),
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
+      '',
+      '--b1',
+      o.charset === false ? 'Content-Type: text/plain' : 'Content-Type: text/plain; charset=us-ascii',
+      '',
+      o.text,
+      '',
+      '--b1',
+      'Content-Type: message/delivery-status',
+      '',
+      'Reporting-MTA: dns; mx.example.net',
+      '',
+      'Final-Recipient: rfc822; jane@example.net',
+      'Action: failed',
+      `Status: ${o.status}`,
+      '',
+      '--b1--',
+      '',
+    ].join('\r\n'),
+  );
+}
+
+const LAYOUT = 'Delivery to these addresses failed:\n\n  jane@example.net\n    No such mailbox here\n';
+
+describe('parseReport: the generic RFC 3464 reading (no vendor decoder takes the notice)', () => {
+  it('gives no diagnostic from indented lines under the address: undefined', async () => {
+    const r = await parseReport(dsn({ subject: 'Message not delivered', text: LAYOUT, status: '5.0.0' }));
+    expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([['jane@example.net', 'undefined']]);
+  });
+
+  it('reads a flush-left line with a reply code', async () => {
+    const text = 'Delivery failed.\n\n550 5.1.1 <jane@example.net>: Recipient address rejected: User unknown\n';
+    const r = await parseReport(dsn({ subject: 'Message not delivered', text, status: '5.0.0' }));
+    expect(r.recipients.map((x) => x.reason)).to.deep.equal(['userunknown']);
+  });
+
+  it('reads no text part that names no charset', async () => {
+    const text = '550 5.1.1 <jane@example.net>: Recipient address rejected: User unknown\n';
+    const r = await parseReport(dsn({ subject: 'Message not delivered', text, status: '5.0.0', charset: false }));
+    expect(r.recipients.map((x) => x.reason)).to.deep.equal(['undefined']);
+  });
+
+  it('reads a Status field that holds a reply instead of a status code', async () => {
+    const r = await parseReport(
+      dsn({ subject: 'Message not delivered', text: LAYOUT, status: '552 Message size exceeds fixed limit' }),
+    );
+    expect(r.recipients.map((x) => x.reason)).to.deep.equal(['mesgtoobig']);
+  });
+
+  it('still reads the text under the address when a vendor decoder (Postfix) takes the notice', async () => {
+    const r = await parseReport(dsn({ subject: 'Undelivered Mail Returned to Sender', text: LAYOUT, status: '5.0.0' }));
+    expect(r.recipients.map((x) => x.reason)).to.not.deep.equal(['undefined']);
+  });
+});
+
+describe('parseReport: a notice format counts a header sign only with a value', () => {
+  const text = 'Delivery has failed to these recipients or groups:\n\njane@example.net\n';
+  const diag = (h: string) =>
+    dsn({ subject: 'Undeliverable: Minutes', text, status: '5.1.10', headers: [h] })
+      .toString()
+      .replace('Status: 5.1.10', 'Status: 5.1.10\r\nDiagnostic-Code: smtp; 550 5.1.10 Recipient not found');
+  it('an empty X-MS-Exchange-Message-Is-Ndr is no Office 365 sign (5.1.10 reads filtered, as an Exchange DSN)', async () => {
+    const r = await parseReport(Buffer.from(diag('X-MS-Exchange-Message-Is-Ndr: ')));
+    expect(r.recipients.map((x) => x.reason)).to.deep.equal(['filtered']);
+  });
+
+  it("with a value it is (Office 365's own table: 5.1.10 userunknown)", async () => {
+    const r = await parseReport(Buffer.from(diag('X-MS-Exchange-Message-Is-Ndr: true')));
+    expect(r.recipients.map((x) => x.reason)).to.deep.equal(['userunknown']);
+  });
+});
