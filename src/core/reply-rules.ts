@@ -131,8 +131,6 @@ export const REPLY_RULES: readonly ReplyRule[] = [
       'user or domain is disabled',
       'user suspended',
       'vdelivermail: account is locked email bounced',
-      'account disabled',
-      'account has been disabled',
     ],
   },
   { reason: 'hasmoved', includes: [' has been replaced by '] },

@@ -1,6 +1,7 @@
 // Which Sisimai decoder would take a notice, and what that decoder reads (issue 37): a DSN no vendor decoder takes is
 // read as Sisimai's generic RFC 3464 decoder reads it; a vendor format's header signs count only with a value.
 import { expect } from 'chai';
+import { classifyBounce } from '../../src/core/classify.js';
 import { parseReport } from '../../src/inbound/parse.js';
 
 /** A multipart/report DSN: the human-readable part (with or without a charset), then the delivery-status part. */
@@ -81,5 +82,17 @@ describe('parseReport: a notice format counts a header sign only with a value', 
   it("with a value it is (Office 365's own table: 5.1.10 userunknown)", async () => {
     const r = await parseReport(Buffer.from(diag('X-MS-Exchange-Message-Is-Ndr: true')));
     expect(r.recipients.map((x) => x.reason)).to.deep.equal(['userunknown']);
+  });
+});
+
+describe('classifyBounce: phrase lists are Sisimai 5.1.0’s', () => {
+  it('reads a bare "account disabled" as no reason of its own (not in Sisimai’s Suspend list)', () => {
+    const r = classifyBounce({ status: '5.0.0', diagnostic: 'account disabled', action: 'failed', spec: 'X-Exim' });
+    expect(r.reason).to.equal('onhold');
+  });
+
+  it('still reads Sisimai’s own suspend phrases', () => {
+    const r = classifyBounce({ status: '5.0.0', diagnostic: 'this mailbox is disabled', action: 'failed' });
+    expect(r.reason).to.equal('suspend');
   });
 });
