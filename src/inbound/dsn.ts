@@ -3,7 +3,7 @@
 import { findAddress } from '../core/address.js';
 import { decodeWords } from './mime.js';
 import { DSN_FIELD_REASONS } from '../core/providers/index.js';
-import { findReply } from '../core/classify.js';
+import { findReply, findStatus } from '../core/classify.js';
 
 export interface RawRecipient {
   address: string | null;
@@ -274,4 +274,25 @@ export function rfc3464ErrorLines(statusText: string | null, charsetText: string
     .split(/\r?\n/)
     .filter((l) => l && !/^[ \tX]/.test(l) && (findReply(l) || /<[^<>@\s]*@[^<>\s]*>/.test(l)));
   return lines.length ? lines.join(' ') : null;
+}
+
+/** The recipient's paragraph without its address, when it holds the Diagnostic-Code's text (spaces squeezed). */
+export function ownErrorLines(diag: string, para: string, address: string): string {
+  const own = para.split(address).join(' ').replace(/\s+/g, ' ').trim();
+  const d = diag.replace(/\s+/g, ' ').trim();
+  return own.length > d.length && own.toLowerCase().includes(d.toLowerCase()) ? own : diag;
+}
+
+/**
+ * Postfix (go-sisimai): the notice's own line "<rcpt>: host X said: 550 5.7.1 Access denied (in reply to MAIL FROM
+ * command)" replaces a Diagnostic-Code it contains when it gives a detailed status (if the Status does not) or reply
+ * code, so its "(in reply to ...)" tail is read with the reply.
+ */
+export function fullerReply(diag: string, para: string, status: string | null): string {
+  const d = diag.replace(/\s+/g, ' ').trim();
+  const at = para.indexOf('>:');
+  const p = (at >= 0 ? para.slice(at + 2) : para).replace(/\s+/g, ' ').trim();
+  if (!/\(in reply to /i.test(p) || p.length <= d.length || !p.includes(d)) return diag;
+  const detail = (status && !status.endsWith('.0.0') ? null : findStatus(p)) ?? findReply(p);
+  return detail && !/\.0\.0$|00$/.test(detail) ? p : diag;
 }

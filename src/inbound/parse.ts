@@ -14,6 +14,8 @@ import {
   paragraphFor,
   readDsnFields,
   rfc3464ErrorLines,
+  ownErrorLines,
+  fullerReply,
 } from './dsn.js';
 import {
   readNotice,
@@ -161,7 +163,13 @@ function statusPart(root: Entity): Entity | null {
  * decoder's reading). `generic` (no vendor format took the notice: Sisimai's RFC 3464 decoder reads it): a missing
  * Diagnostic-Code is made of the text's own error lines (rfc3464ErrorLines), for the first recipient only.
  */
-function dsnRecipients(root: Entity, notice: string, readText = true, generic = false): RawRecipient[] {
+function dsnRecipients(
+  root: Entity,
+  notice: string,
+  readText = true,
+  generic = false,
+  textHolds = false,
+): RawRecipient[] {
   const part = statusPart(root);
   const source = part?.text ?? (/^Final-Recipient:/im.test(notice) ? notice : '');
   if (!source) return [];
@@ -185,23 +193,10 @@ function dsnRecipients(root: Entity, notice: string, readText = true, generic = 
     r.command = commandIn(para ?? '') ?? commandIn(r.diagnostic ?? '');
     if (!r.diagnostic && generic) r.diagnostic = i === 0 ? own : null;
     else if (!r.diagnostic && para) r.diagnostic = para;
+    else if (para && textHolds) r.diagnostic = ownErrorLines(r.diagnostic as string, para, r.address);
     else if (para) r.diagnostic = fullerReply(r.diagnostic as string, para, r.status);
   });
   return list;
-}
-
-/**
- * Postfix (go-sisimai): the notice's own line "<rcpt>: host X said: 550 5.7.1 Access denied (in reply to MAIL FROM
- * command)" replaces a Diagnostic-Code it contains when it gives a detailed status (if the Status does not) or reply
- * code, so its "(in reply to ...)" tail is read with the reply.
- */
-function fullerReply(diag: string, para: string, status: string | null): string {
-  const d = diag.replace(/\s+/g, ' ').trim();
-  const at = para.indexOf('>:');
-  const p = (at >= 0 ? para.slice(at + 2) : para).replace(/\s+/g, ' ').trim();
-  if (!/\(in reply to /i.test(p) || p.length <= d.length || !p.includes(d)) return diag;
-  const detail = (status && !status.endsWith('.0.0') ? null : findStatus(p)) ?? findReply(p);
-  return detail && !/\.0\.0$|00$/.test(detail) ? p : diag;
 }
 
 function senders(root: Entity, original: OriginalInfo): Set<string> {
@@ -218,7 +213,9 @@ function bounceReport(root: Entity): Report | null {
   const notice = noticeText(root);
   const format = detectFormat(root, notice);
   const generic = !format && !vendorDecoded(root);
-  let raws = format?.textOnly ? [] : dsnRecipients(root, notice, !format?.statusOnly, generic);
+  let raws = format?.textOnly
+    ? []
+    : dsnRecipients(root, notice, !format?.statusOnly, generic, !!format?.textHoldsDiagnostic);
   if (raws.length === 1 && !format?.statusOnly) addContext(raws[0] as RawRecipient, root, notice);
   if (generic && raws.length === 1) (raws[0] as RawRecipient).leadForAgents = true;
   const failed = (header(root.headers, 'x-failed-recipients') ?? '')

@@ -96,3 +96,53 @@ describe('classifyBounce: phrase lists are Sisimai 5.1.0’s', () => {
     expect(r.reason).to.equal('suspend');
   });
 });
+
+describe('parseReport: an Exim DSN reads its own error lines when they hold the Diagnostic-Code', () => {
+  const exim = (lines: string[], diag: string) =>
+    Buffer.from(
+      [
+        'From: Mail Delivery System <Mailer-Daemon@mx.example.net>',
+        'To: sender@example.org',
+        'Subject: Mail delivery failed: returning message to sender',
+        'MIME-Version: 1.0',
+        'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
+        '',
+        '--b1',
+        'Content-Type: text/plain; charset=us-ascii',
+        '',
+        'A message that you sent could not be delivered to one or more of its',
+        'recipients. This is a permanent error. The following address(es) failed:',
+        '',
+        '  jane@example.net',
+        ...lines,
+        '',
+        '--b1',
+        'Content-Type: message/delivery-status',
+        '',
+        'Reporting-MTA: dns; mx.example.net',
+        '',
+        'Action: failed',
+        'Final-Recipient: rfc822;jane@example.net',
+        'Status: 5.0.0',
+        `Diagnostic-Code: smtp; ${diag}`,
+        '',
+        '--b1--',
+        '',
+      ].join('\r\n'),
+    );
+
+  it('an LMTP failure that ran out of retries is systemerror (the text names the LMTP error), not expired', async () => {
+    const r = await parseReport(
+      exim(
+        ['  host 10.0.0.1 [10.0.0.1]', '    LMTP error after DATA: 450 4.2.0 deferred: retry timeout exceeded'],
+        '450 4.2.0 deferred: retry timeout exceeded',
+      ),
+    );
+    expect(r.recipients.map((x) => x.reason)).to.deep.equal(['systemerror']);
+  });
+
+  it('keeps the Diagnostic-Code when the text does not contain it', async () => {
+    const r = await parseReport(exim(['    LMTP error after DATA: 451 try later'], '550 5.2.2 mailbox is full'));
+    expect(r.recipients.map((x) => x.reason)).to.deep.equal(['mailboxfull']);
+  });
+});

@@ -101,6 +101,7 @@ const NOTICES: readonly NoticeFormat[] = [
     reasons: EXIM_REASONS,
     commands: { HELO: 'blocked', EHLO: 'blocked', MAIL: 'onhold' },
     temporaryWithoutCode: ['expired', 'mailboxfull'],
+    textHoldsDiagnostic: true,
   },
   {
     family: 'Courier',

@@ -64,6 +64,11 @@ export interface NoticeFormat {
    * Sisimai's generic RFC 3464 decoder skips it) gives no diagnostic, so with no Diagnostic-Code the Status decides
    */
   statusOnly?: boolean;
+  /**
+   * The text's own error lines under a recipient replace its Diagnostic-Code when they contain it (Sisimai Exim: the
+   * indented "host X [addr]\n    LMTP error after DATA: 450 ..." lines are read in full, not the DSN's "450 ...").
+   */
+  textHoldsDiagnostic?: boolean;
   /** phrases in the error text → reason (case-sensitive, as Sisimai matches them) */
   reasons?: readonly { reason: BounceReason; phrases: readonly string[] }[];
   /** enhanced status code → reason, applied before the phrases (Office 365) */
