@@ -45,6 +45,8 @@ const EXIM_REASONS: NoticeFormat['reasons'] = [
       'was frozen on arrival by ',
     ],
   },
+  // a pipe the address led to failed ("  pipe to |/usr/bin/prog"), when nothing above names the cause (Sisimai Exim)
+  { reason: 'mailererror', phrases: ['pipe to |'] },
 ];
 
 const NOTICES: readonly NoticeFormat[] = [
