@@ -99,11 +99,21 @@ export function readDsnFields(text: string): DsnFields {
 }
 
 /** Turns one recipient field map into a raw recipient. */
+/**
+ * "Final-Recipient: rfc822;user@host" with a one-label domain (a local host name): Sisimai keeps the address as
+ * written, where the reader's address finder wants a dotted domain.
+ */
+function singleLabel(v: string | null | undefined): string | null {
+  const m = /^\s*rfc822\s*;\s*<?([^\s@<>;]{1,64}@[A-Za-z0-9-]{1,63})>?\s*$/i.exec(v ?? '');
+  return m ? (m[1] as string) : null;
+}
+
 export function dsnRecipient(f: Map<string, string>): RawRecipient {
   const address =
     findAddress(f.get('final-recipient')) ??
     findAddress(f.get('original-recipient')) ??
-    findAddress(f.get('x-actual-recipient'));
+    findAddress(f.get('x-actual-recipient')) ??
+    singleLabel(f.get('final-recipient'));
   // some MTAs put RFC 2047 encoded words in the diagnostic (a non-ASCII reply text)
   const diag = decodeWords(f.get('diagnostic-code') ?? '') || null;
   const dm = diag ? fieldOf(diag, ';') : null;

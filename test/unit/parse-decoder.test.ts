@@ -156,3 +156,13 @@ describe('parseReport: an Exim DSN reads its own error lines when they hold the 
     expect(r.recipients.map((x) => x.reason)).to.deep.equal(['mailboxfull']);
   });
 });
+
+describe('parseReport: a Final-Recipient on a one-label domain', () => {
+  it('is kept as written (Sisimai keeps "user@localhost-name")', async () => {
+    const raw = dsn({ subject: 'Message not delivered', text: 'Failed.', status: '5.0.0' })
+      .toString()
+      .replace('rfc822; jane@example.net', 'rfc822; jane@mailhost');
+    const r = await parseReport(Buffer.from(raw));
+    expect(r.recipients.map((x) => x.address)).to.deep.equal(['jane@mailhost']);
+  });
+});
