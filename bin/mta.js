@@ -2,23 +2,15 @@
 // The `mta` executable. Runs the precompiled bundle dist/mta.mjs (`npm run build`, made by `npm ci`) while it is
 // newer than every source file it was built from (dist/inputs.json); otherwise, or with MTA_FROM_SOURCE=1, registers
 // the TypeScript loader (tsx) and runs src/cli.ts. An edited source file is never shadowed by an older bundle.
-import fs from 'node:fs';
+import { bundleStaleness } from './bundle.js';
 
-const at = (p) => new URL(`../${p}`, import.meta.url);
-
-function bundleIsFresh() {
-  try {
-    const built = fs.statSync(at('dist/mta.mjs')).mtimeMs;
-    const inputs = JSON.parse(fs.readFileSync(at('dist/inputs.json'), 'utf8'));
-    return inputs.length > 0 && inputs.every((f) => fs.statSync(at(f)).mtimeMs <= built);
-  } catch {
-    return false; // no bundle, or a source file gone
-  }
-}
-
-if (process.env.MTA_FROM_SOURCE !== '1' && bundleIsFresh()) {
-  await import(at('dist/mta.mjs').href);
+const stale = process.env.MTA_FROM_SOURCE === '1' ? 'MTA_FROM_SOURCE=1' : bundleStaleness();
+if (stale === null) {
+  await import(new URL('../dist/mta.mjs', import.meta.url).href);
 } else {
+  // `mta serve` warns at start when a bundle is there but older than a source (src/main.ts): the sources through tsx
+  // cost ~30-40 MiB more resident memory (its loader thread, compiled sources and source maps).
+  globalThis.mtaFromSource = stale;
   const { register } = await import('tsx/esm/api');
   register();
   await import('../src/cli.ts');

@@ -5,6 +5,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { bundleStaleness } from '../bin/bundle.js';
 
 export const BIN = path.resolve('bin/mta.js');
 
@@ -110,7 +111,24 @@ export async function delayProxyStats(): Promise<string> {
 /** The service's node options for a bench: BENCH_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`). */
 export const benchNodeArgs = (): string[] => (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
+let codeTold = false;
+
+/**
+ * The service runs the precompiled bundle, as operators do (`npm ci` builds it): a bundle older than a source file
+ * would make bin/mta.js run the sources through tsx, ~30-40 MiB more resident memory (session 18, BENCHMARKS.md), so
+ * it is built first. MTA_FROM_SOURCE=1 runs the sources on purpose. Says once per bench which code the service runs.
+ */
+function bundleForChild(fromSource: boolean): void {
+  const stale = fromSource ? null : bundleStaleness();
+  if (stale !== null) execFileSync(process.execPath, [path.resolve('scripts/build.mjs')], { stdio: 'ignore' });
+  if (codeTold) return;
+  codeTold = true;
+  const built = stale === null ? '' : ` (built now: ${stale === 'absent' ? 'none yet' : `older than ${stale}`})`;
+  console.log(`service code: ${fromSource ? 'src/ through tsx (MTA_FROM_SOURCE=1)' : `dist/mta.mjs${built}`}`);
+}
+
 export async function startChild(extraEnv: Record<string, string> = {}, nodeArgs = benchNodeArgs()): Promise<Child> {
+  bundleForChild(extraEnv.MTA_FROM_SOURCE === '1');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mta-bench-'));
   const databaseUrl = extraEnv.MTA_DATABASE_URL ?? (await benchDatabaseUrl());
   const env = {
@@ -198,7 +216,7 @@ export const fmt = (n: number, d = 1) => n.toFixed(d);
 
 /**
  * The service's resident memory (MiB) and event-loop lag p99 (ms), read from its own /metrics; with `detail`, the
- * V8 heap committed, external (Buffers) and anonymous/file-backed parts of the RSS (/proc, Linux).
+ * V8 heap committed, external (Buffers), anonymous/file-backed parts of the RSS and its peak since start (/proc, Linux).
  */
 export async function memoryOf(child: Pick<Child, 'http'> & { proc?: ChildProcess }, detail = true): Promise<string> {
   const text = await (await fetch(`${child.http}/metrics`)).text();
@@ -215,7 +233,7 @@ export async function memoryOf(child: Pick<Child, 'http'> & { proc?: ChildProces
   try {
     const st = fs.readFileSync(`/proc/${child.proc?.pid}/status`, 'utf8');
     const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(st)?.[1] ?? NaN) * 1024;
-    out += `, anon ${mib(kb('RssAnon'))} MiB, file ${mib(kb('RssFile'))} MiB, ${kb('Threads') / 1024} threads`;
+    out += `, anon ${mib(kb('RssAnon'))} MiB, file ${mib(kb('RssFile'))} MiB, ${kb('Threads') / 1024} threads, peak RSS so far ${mib(kb('VmHWM'))} MiB`;
   } catch {
     /* not Linux */
   }

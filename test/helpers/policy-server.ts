@@ -17,6 +17,8 @@ export class PolicyServer {
   readonly policies = new Map<string, string>();
   readonly hits = new Map<string, number>();
   readonly posts: Posted[] = [];
+  /** every policy request answered 500 (a failed fetch) */
+  failing = false;
   port = 0;
   private server!: https.Server;
   async start(cert: { key: string; cert: string }): Promise<this> {
@@ -34,7 +36,7 @@ export class PolicyServer {
       const domain = host.replace(/^mta-sts\./, '');
       this.hits.set(domain, (this.hits.get(domain) ?? 0) + 1);
       const text = this.policies.get(domain);
-      if (!text || req.url !== '/.well-known/mta-sts.txt') return res.writeHead(500).end();
+      if (this.failing || !text || req.url !== '/.well-known/mta-sts.txt') return res.writeHead(500).end();
       res.writeHead(200, { 'content-type': 'text/plain' }).end(text);
     });
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));

@@ -3,17 +3,16 @@
 // without STARTTLS (127.0.0.3), the test DNS server answering MX, A and TLSA with or without the AD bit (a validating
 // resolver's "secure"), SERVFAIL or nothing at all. MTA_TLS_CA_FILE trusts the CA, so PKIX alone would accept the
 // good MX: a wrong TLSA key deferring there shows DANE decided.
-import https from 'node:https';
 import { createHash, X509Certificate } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { TestCa } from '../helpers/test-ca.js';
-import { TestMx } from '../helpers/smtp-mx.js';
+import type { TestMx } from '../helpers/smtp-mx.js';
 import type { TlsaRecord } from '../helpers/dns.js';
 import { mta } from '../helpers/cli.js';
-import { createOutbound } from '../../src/outbound/index.js';
+import { stsPolicy } from '../helpers/policy-server.js';
+import { tlsEnv, type TlsEnv } from '../helpers/tls-env.js';
 import { describeTlsPolicy } from '../../src/services/tls-policy.js';
-import { outboundEnv, sleep, type OutboundEnv } from './outbound-env.js';
+import { outboundEnv, type OutboundEnv } from './outbound-env.js';
 
 const dom = (n: string) => `${n}.dane.test`;
 const mxOf = (n: string) => `mx.${dom(n)}`;
@@ -33,11 +32,10 @@ const DANE_DOMAINS = [...SECURE, 'twomx', 'override', 'cache'];
 
 describe('outbound: DANE (RFC 7672)', function () {
   this.timeout(30000);
+  let w: TlsEnv;
   let e: OutboundEnv;
-  let ca: TestCa;
   let wrongMx: TestMx;
   let plainMx: TestMx;
-  let web: https.Server;
   let goodCert: string;
   let otherCert: string;
 
@@ -49,37 +47,18 @@ describe('outbound: DANE (RFC 7672)', function () {
   }
 
   before(async () => {
-    ca = new TestCa();
-    const good = ca.leaf([...DANE_DOMAINS, 'insecure', 'insecuretlsa'].map(mxOf));
-    const other = ca.leaf(['nobody.example']);
-    goodCert = good.cert;
-    otherCert = other.cert;
-    const policyCert = ca.leaf([`mta-sts.${dom('both')}`]);
-    web = https.createServer(policyCert, (_req, res) =>
-      res
-        .writeHead(200, { 'content-type': 'text/plain' })
-        .end(`version: STSv1\r\nmode: enforce\r\nmx: ${mxOf('both')}\r\nmax_age: 86400\r\n`),
-    );
-    await new Promise<void>((r) => web.listen(0, '127.0.0.1', () => r()));
-    e = await outboundEnv({
-      mxCert: { key: good.key, cert: good.cert + ca.caPem },
-      env: {
-        MTA_DANE: 'on',
-        MTA_TLS_CA_FILE: ca.caFile,
-        MTA_STS_HTTPS_PORT: String((web.address() as AddressInfo).port),
-      },
-      features: [(ctx) => ({ components: [createOutbound(ctx, {}, { stsMemoMs: 0 })] })],
+    w = await tlsEnv({
+      mxNames: [...DANE_DOMAINS, 'insecure', 'insecuretlsa'].map(mxOf),
+      webNames: [`mta-sts.${dom('both')}`],
+      env: { MTA_DANE: 'on' },
+      chain: true,
     });
-    wrongMx = await new TestMx({
-      host: '127.0.0.2',
-      port: e.mx.port,
-      key: other.key,
-      cert: other.cert + ca.caPem,
-    }).start();
-    plainMx = await new TestMx({ host: '127.0.0.3', port: e.mx.port, tls: false }).start();
+    ({ e, wrongMx, plainMx } = w);
+    goodCert = w.good.cert;
+    otherCert = w.other.cert;
     const goodEE = [tlsa(3, 1, 1, sha256(spki(goodCert)))];
     const wrongEE = [tlsa(3, 1, 1, sha256(spki(otherCert)))];
-    const caTA = [tlsa(2, 0, 1, sha256(der(ca.caPem)))];
+    const caTA = [tlsa(2, 0, 1, sha256(der(w.ca.caPem)))];
     publish('ee', '127.0.0.1', goodEE);
     publish('cache', '127.0.0.1', goodEE);
     publish('eecert', '127.0.0.1', [tlsa(3, 0, 2, createHash('sha512').update(der(goodCert)).digest())]);
@@ -98,8 +77,7 @@ describe('outbound: DANE (RFC 7672)', function () {
     publish('insecuretlsa', '127.0.0.1', wrongEE, { mx: true, a: true, tlsa: false });
     // both: an MTA-STS enforce policy AND TLSA records for an MX whose certificate names another host.
     publish('both', '127.0.0.2', [tlsa(3, 1, 1, sha256(spki(otherCert)))]);
-    e.dns.set(`_mta-sts.${dom('both')}`, { TXT: ['v=STSv1; id=1'] });
-    e.dns.set(`mta-sts.${dom('both')}`, { A: ['127.0.0.1'] });
+    w.sts(dom('both'), stsPolicy('enforce', mxOf('both')));
     // twomx: the first MX's key does not match its TLSA record; the second's does.
     e.dns.set(dom('twomx'), {
       MX: [
@@ -115,30 +93,16 @@ describe('outbound: DANE (RFC 7672)', function () {
   });
   after(async () => {
     // Never a message in plain text for a domain DANE applies to.
-    const all = [...e.mx.messages, ...wrongMx.messages, ...plainMx.messages];
-    for (const m of all)
+    for (const m of w.messages())
       if (DANE_DOMAINS.some((n) => m.to.some((t) => t.endsWith(`@${dom(n)}`))))
         expect(m.secure, m.to.join()).to.equal(true);
     expect(plainMx.messages.filter((m) => m.to.some((t) => t.endsWith('.dane.test')))).to.deep.equal([]);
-    await e.close();
-    await wrongMx.stop();
-    await plainMx.stop();
-    web.closeAllConnections();
-    await new Promise((r) => web.close(r));
+    await w.close();
   });
 
-  async function eventOf(id: string, type: string, ms = 8000): Promise<any> {
-    const until = Date.now() + ms;
-    while (Date.now() < until) {
-      const ev = (await e.events(id)).find((x: any) => x.type === type);
-      if (ev) return ev;
-      await sleep(30);
-    }
-    throw new Error(`no ${type} event for ${id}: ${JSON.stringify(await e.events(id))}`);
-  }
+  const eventOf = (id: string, type: string, ms?: number) => w.eventOf(id, type, ms);
   const send = async (n: string, local = 'user') => (await e.send({ to: `${local}@${dom(n)}` })).id as string;
-  const all = () => [...e.mx.messages, ...wrongMx.messages, ...plainMx.messages];
-  const received = (n: string, local = 'user') => all().filter((m) => m.to.includes(`${local}@${dom(n)}`));
+  const received = (n: string, local = 'user') => w.messages().filter((m) => m.to.includes(`${local}@${dom(n)}`));
 
   it('DANE-EE 3 1 1 matching the MX key: delivered, tls.policy dane, verified', async () => {
     const ev = await eventOf(await send('ee'), 'delivered');

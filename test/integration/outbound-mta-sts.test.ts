@@ -1,14 +1,13 @@
 // MTA-STS (RFC 8461) on outbound mail, against loopback servers only: a CA made here, an HTTPS policy server, MXs
 // with a good certificate (127.0.0.1), a wrong-name one (127.0.0.2) and no STARTTLS (127.0.0.3), the test DNS server
 // answering `_mta-sts` and the policy host. Policies are read through the store on every resolve (stsMemoMs 0).
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { TestCa } from '../helpers/test-ca.js';
-import { TestMx } from '../helpers/smtp-mx.js';
+import type { TestMx } from '../helpers/smtp-mx.js';
 import { mta } from '../helpers/cli.js';
-import { createOutbound } from '../../src/outbound/index.js';
-import { outboundEnv, sleep, type OutboundEnv } from './outbound-env.js';
+import { PolicyServer, stsPolicy as policy } from '../helpers/policy-server.js';
+import { tlsEnv, type TlsEnv } from '../helpers/tls-env.js';
+import { outboundEnv, route, sleep, type OutboundEnv } from './outbound-env.js';
 
 const NAMES = ['good', 'wrong', 'plain', 'nomatch', 'testing', 'cache', 'override', 'expiry', 'shared'];
 const dom = (n: string) => `${n}.sts.test`;
@@ -19,59 +18,26 @@ const IP: Record<string, string> = {
   plain: '127.0.0.3',
 };
 
-const policy = (mode: string, mx: string) => `version: STSv1\r\nmode: ${mode}\r\nmx: ${mx}\r\nmax_age: 86400\r\n`;
-
-/** https://mta-sts.<domain>/.well-known/mta-sts.txt for every domain, by Host; counts its requests per domain. */
-class PolicyServer {
-  readonly policies = new Map<string, string>();
-  readonly hits = new Map<string, number>();
-  failing = false;
-  port = 0;
-  private server!: https.Server;
-  async start(cert: { key: string; cert: string }): Promise<this> {
-    this.server = https.createServer(cert, (req, res) => {
-      const domain = String(req.headers.host).replace(/^mta-sts\./, '');
-      this.hits.set(domain, (this.hits.get(domain) ?? 0) + 1);
-      const text = this.policies.get(domain);
-      if (this.failing || !text || req.url !== '/.well-known/mta-sts.txt') return res.writeHead(500).end();
-      res.writeHead(200, { 'content-type': 'text/plain' }).end(text);
-    });
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
-    this.port = (this.server.address() as AddressInfo).port;
-    return this;
-  }
-  stop(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((r) => this.server.close(() => r()));
-  }
-}
-
 describe('outbound: MTA-STS (RFC 8461)', function () {
   this.timeout(30000);
+  let w: TlsEnv;
   let e: OutboundEnv;
   let web: PolicyServer;
   let wrongMx: TestMx;
   let plainMx: TestMx;
 
   before(async () => {
-    const ca = new TestCa();
-    web = await new PolicyServer().start(ca.leaf(NAMES.map((n) => `mta-sts.${dom(n)}`)));
-    e = await outboundEnv({
-      mxCert: ca.leaf(NAMES.map((n) => `mx.${dom(n)}`)),
-      env: { MTA_TLS_CA_FILE: ca.caFile, MTA_STS_HTTPS_PORT: String(web.port) },
-      features: [(ctx) => ({ components: [createOutbound(ctx, {}, { stsMemoMs: 0 })] })],
+    w = await tlsEnv({
+      mxNames: NAMES.map((n) => `mx.${dom(n)}`),
+      webNames: NAMES.map((n) => `mta-sts.${dom(n)}`),
     });
-    wrongMx = await new TestMx({ host: '127.0.0.2', port: e.mx.port, ...ca.leaf(['nobody.example']) }).start();
-    plainMx = await new TestMx({ host: '127.0.0.3', port: e.mx.port, tls: false }).start();
+    ({ e, web, wrongMx, plainMx } = w);
     for (const n of NAMES) {
-      e.dns.set(dom(n), { MX: [{ exchange: `mx.${dom(n)}`, priority: 10 }] });
-      e.dns.set(`mx.${dom(n)}`, { A: [IP[n] ?? '127.0.0.1'] });
-      e.dns.set(`_mta-sts.${dom(n)}`, { TXT: ['v=STSv1; id=1'] });
-      e.dns.set(`mta-sts.${dom(n)}`, { A: ['127.0.0.1'] });
-      web.policies.set(dom(n), policy(n === 'testing' ? 'testing' : 'enforce', `mx.${dom(n)}`));
+      route(e.dns, dom(n), IP[n] ?? '127.0.0.1');
+      w.sts(dom(n), policy(n === 'testing' ? 'testing' : 'enforce', `mx.${dom(n)}`));
     }
     web.policies.set(dom('nomatch'), policy('enforce', '*.elsewhere.test'));
-    web.policies.set(dom('expiry'), policy('enforce', `mx.${dom('expiry')}`).replace('86400', '1'));
+    web.policies.set(dom('expiry'), policy('enforce', `mx.${dom('expiry')}`, 1));
     // open.sts.test: no policy, and the same MX host as shared.sts.test (whose certificate names another host).
     e.dns.set(dom('shared'), { MX: [{ exchange: 'mx.pool.sts.test', priority: 10 }] });
     e.dns.set(dom('open'), { MX: [{ exchange: 'mx.pool.sts.test', priority: 10 }] });
@@ -81,24 +47,12 @@ describe('outbound: MTA-STS (RFC 8461)', function () {
   after(async () => {
     // Never a message in plain text for a domain whose policy is enforced (the override test's `off` excepted).
     const enforced = NAMES.filter((n) => n !== 'testing' && n !== 'override').map(dom);
-    for (const m of [...e.mx.messages, ...wrongMx.messages, ...plainMx.messages])
+    for (const m of w.messages())
       if (enforced.some((d) => m.to.some((t) => t.endsWith(`@${d}`)))) expect(m.secure, m.to.join()).to.equal(true);
-    await e.close();
-    await wrongMx.stop();
-    await plainMx.stop();
-    await web.stop();
+    await w.close();
   });
 
-  /** The first event of `type`, waited for. */
-  async function eventOf(id: string, type: string, ms = 8000): Promise<any> {
-    const until = Date.now() + ms;
-    while (Date.now() < until) {
-      const ev = (await e.events(id)).find((x: any) => x.type === type);
-      if (ev) return ev;
-      await sleep(30);
-    }
-    throw new Error(`no ${type} event for ${id}: ${JSON.stringify(await e.events(id))}`);
-  }
+  const eventOf = (id: string, type: string, ms?: number) => w.eventOf(id, type, ms);
   const send = async (n: string, local = 'user') => (await e.send({ to: `${local}@${dom(n)}` })).id as string;
 
   it('enforce, MX with a good certificate: delivered over verified TLS', async () => {
@@ -230,8 +184,7 @@ describe('outbound: MTA_MTA_STS=off', function () {
       env: { MTA_MTA_STS: 'off', MTA_TLS_CA_FILE: ca.caFile, MTA_STS_HTTPS_PORT: String(web.port) },
     });
     try {
-      e.dns.set(dom('off'), { MX: [{ exchange: `mx.${dom('off')}`, priority: 10 }] });
-      e.dns.set(`mx.${dom('off')}`, { A: ['127.0.0.1'] });
+      route(e.dns, dom('off'));
       e.dns.set(`_mta-sts.${dom('off')}`, { TXT: ['v=STSv1; id=1'] });
       e.dns.set(`mta-sts.${dom('off')}`, { A: ['127.0.0.1'] });
       web.policies.set(dom('off'), policy('enforce', `mx.${dom('off')}`));

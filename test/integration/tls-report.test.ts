@@ -1,18 +1,15 @@
 // TLS reporting (RFC 8460) of real deliveries to loopback MXs under MTA-STS enforce and testing policies: the report
 // `mta tls-report` prints for the day counts exactly the attempts the email events record.
-import fs from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { simpleParser } from 'mailparser';
-import { TestCa } from '../helpers/test-ca.js';
-import { TestMx } from '../helpers/smtp-mx.js';
 import { mta } from '../helpers/cli.js';
-import { PolicyServer, stsPolicy } from '../helpers/policy-server.js';
-import { createOutbound } from '../../src/outbound/index.js';
+import { stsPolicy, type PolicyServer } from '../helpers/policy-server.js';
+import { tlsEnv, type TlsEnv } from '../helpers/tls-env.js';
 import { sendTlsReports } from '../../src/jobs/tls-reports.js';
 import { createResolver } from '../../src/services/resolver.js';
 import { tlsReport } from '../../src/services/tls-reports.js';
-import { outboundEnv, sleep, type OutboundEnv } from './outbound-env.js';
+import { route, sleep, type OutboundEnv } from './outbound-env.js';
 
 const NAMES = ['good', 'wrong', 'testing'];
 const dom = (n: string) => `${n}.rpt.test`;
@@ -21,20 +18,16 @@ const today = () => new Date().toISOString().slice(0, 10);
 
 describe('TLS reporting (RFC 8460)', function () {
   this.timeout(60000);
+  let w: TlsEnv;
   let e: OutboundEnv;
   let web: PolicyServer;
-  let wrongMx: TestMx;
   let caPem: string;
 
   before(async () => {
-    const ca = new TestCa();
-    caPem = fs.readFileSync(ca.caFile, 'utf8');
-    web = await new PolicyServer().start(ca.leaf([...NAMES.map((n) => `mta-sts.${dom(n)}`), 'reports.rpt.test']));
-    e = await outboundEnv({
-      mxCert: ca.leaf(NAMES.map((n) => `mx.${dom(n)}`)),
+    w = await tlsEnv({
+      mxNames: NAMES.map((n) => `mx.${dom(n)}`),
+      webNames: [...NAMES.map((n) => `mta-sts.${dom(n)}`), 'reports.rpt.test'],
       env: {
-        MTA_TLS_CA_FILE: ca.caFile,
-        MTA_STS_HTTPS_PORT: String(web.port),
         MTA_RETRY_MIN_SECONDS: '30',
         MTA_RETRY_MAX_SECONDS: '60',
         MTA_OUTBOUND_TIMEOUT_SECONDS: '5',
@@ -42,32 +35,17 @@ describe('TLS reporting (RFC 8460)', function () {
         // the https: rua is on loopback (as webhooks in tests)
         MTA_ALLOW_PRIVATE_WEBHOOKS: 'true',
       },
-      features: [(ctx) => ({ components: [createOutbound(ctx, {}, { stsMemoMs: 0 })] })],
     });
-    wrongMx = await new TestMx({ host: '127.0.0.2', port: e.mx.port, ...ca.leaf(['nobody.example']) }).start();
+    ({ e, web } = w);
+    caPem = w.ca.caPem;
     for (const n of NAMES) {
-      e.dns.set(dom(n), { MX: [{ exchange: `mx.${dom(n)}`, priority: 10 }] });
-      e.dns.set(`mx.${dom(n)}`, { A: [IP[n] ?? '127.0.0.1'] });
-      e.dns.set(`_mta-sts.${dom(n)}`, { TXT: ['v=STSv1; id=1'] });
-      e.dns.set(`mta-sts.${dom(n)}`, { A: ['127.0.0.1'] });
-      web.policies.set(dom(n), stsPolicy(n === 'testing' ? 'testing' : 'enforce', `mx.${dom(n)}`));
+      route(e.dns, dom(n), IP[n] ?? '127.0.0.1');
+      w.sts(dom(n), stsPolicy(n === 'testing' ? 'testing' : 'enforce', `mx.${dom(n)}`));
     }
   });
-  after(async () => {
-    await e.close();
-    await wrongMx.stop();
-    await web.stop();
-  });
+  after(() => w.close());
 
-  async function eventOf(id: string, type: string, ms = 8000): Promise<any> {
-    const until = Date.now() + ms;
-    while (Date.now() < until) {
-      const ev = (await e.events(id)).find((x: any) => x.type === type);
-      if (ev) return ev;
-      await sleep(30);
-    }
-    throw new Error(`no ${type} event for ${id}: ${JSON.stringify(await e.events(id))}`);
-  }
+  const eventOf = (id: string, type: string, ms?: number) => w.eventOf(id, type, ms);
   const send = async (n: string, local = 'user') => (await e.send({ to: `${local}@${dom(n)}` })).id as string;
   const report = async (domain: string, date = today()) =>
     mta(['tls-report', '--domain', domain, '--date', date], {
