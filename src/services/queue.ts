@@ -6,7 +6,7 @@ import * as qa from '../store/queue-admin.js';
 import { countable, summarizeFromCounts } from '../store/queue-counts.js';
 import { runPlan, transaction, type Gen } from '../store/op.js';
 import { teamById } from '../store/teams.js';
-import { onEvent } from '../store/events.js';
+import { onEventPlan } from '../store/events.js';
 import { sites } from '../store/delivery-control.js';
 import { teamNamedPlan, type Owner } from './keys.js';
 import { nudged } from './siblings.js';
@@ -261,5 +261,5 @@ function* oneBatch(
  * in the service (features/webhooks.ts); the running service's dispatcher sends them within a second.
  */
 export function writeWebhooksFromThisProcess(ctx: Ctx): void {
-  onEvent(ctx.db, (db, ev, email) => void enqueueEvent(ctx, db, ev, email));
+  onEventPlan(ctx.db, (db, ev, email) => enqueueEvent(ctx, db, ev, email));
 }
