@@ -135,7 +135,7 @@ export const COMMANDS: Record<string, Handler> = {
     const name = need(values.domain, '--domain NAME');
     const { domainNamedForCli, summaryOf } = await import('./services/dmarc-summary.js');
     const ctx = open();
-    const d = domainNamedForCli(ctx, name);
+    const d = await domainNamedForCli(ctx, name);
     const to = ctx.now();
     return JSON.stringify(await summaryOf(ctx, d, to - days * 86_400_000, to), null, 2);
   },

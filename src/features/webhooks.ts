@@ -1,7 +1,7 @@
 // The webhooks feature: /v1/webhooks routes, the public tracking mount, the outbox dispatcher, and
 // the onEvent listener that writes outbox rows inside every event's transaction.
 import type { FeatureFactory } from './feature.js';
-import { onEvent } from '../store/events.js';
+import { onEventPlan } from '../store/events.js';
 import { createResolver } from '../services/resolver.js';
 import { enqueueEvent } from '../services/webhooks.js';
 import { Dispatcher } from '../webhooks/dispatcher.js';
@@ -14,14 +14,14 @@ export const feature: FeatureFactory = (ctx) => {
   const routes = { routes: [webhookRoutes(resolver)], mounts: [trackingMount] };
   // An HTTP worker writes the outbox rows of its events and nudges the primary, whose dispatcher posts them.
   if (isHttpWorker(ctx)) {
-    onEvent(ctx.db, (db, ev, email) => {
-      if (enqueueEvent(ctx, db, ev, email) > 0) ctx.siblings!.nudge('webhooks');
+    onEventPlan(ctx.db, function* (db, ev, email) {
+      if ((yield* enqueueEvent(ctx, db, ev, email)) > 0) ctx.siblings!.nudge('webhooks');
     });
     return routes;
   }
   const dispatcher = new Dispatcher(ctx, resolver);
-  onEvent(ctx.db, (db, ev, email) => {
-    if (enqueueEvent(ctx, db, ev, email) > 0) dispatcher.notify();
+  onEventPlan(ctx.db, function* (db, ev, email) {
+    if ((yield* enqueueEvent(ctx, db, ev, email)) > 0) dispatcher.notify();
   });
   onNudge(ctx.db, 'webhooks', () => dispatcher.notify());
   return { ...routes, components: [dispatcher] };

@@ -69,7 +69,7 @@ function dataDirFree(dir: string): number {
 }
 
 function queueGauges(ctx: Ctx, registry: Registry): void {
-  const gauges: [string, string, () => number][] = [
+  const gauges: [string, string, () => number | Promise<number>][] = [
     [
       'mta_deliveries_pending',
       'Recipients with work left (queued, deferred or in flight).',
@@ -94,8 +94,8 @@ function queueGauges(ctx: Ctx, registry: Registry): void {
       help,
       registers: [registry],
       aggregator: 'first',
-      collect() {
-        this.set(read());
+      async collect() {
+        this.set(await read());
       },
     });
   }

@@ -135,7 +135,7 @@ export function auth(app: Ctx, limiter: Limiter | null) {
   return (scope?: Scope) => async (ctx: KoaCtx, next: Koa.Next) => {
     let p: Principal;
     try {
-      p = authenticate(app, ctx.get('Authorization') || undefined);
+      p = await authenticate(app, ctx.get('Authorization') || undefined);
     } catch (err) {
       if (limiter) await limit(ctx, limiter, addressBucket(ctx.ip), 'client address without a valid key');
       throw err;

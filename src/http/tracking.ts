@@ -11,17 +11,17 @@ const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA
 
 export function trackingMount(koa: Koa<State>, { app }: Deps) {
   const r = new Router<State>();
-  r.get('/t/o/:file', (ctx: KoaCtx) => {
+  r.get('/t/o/:file', async (ctx: KoaCtx) => {
     const m = /^(.+)\.gif$/.exec(ctx.params.file);
-    const ok = m !== null && (ctx.method === 'HEAD' ? readToken(app, 'o', m[1]) !== null : recordOpen(app, m[1]));
+    const ok = m !== null && (ctx.method === 'HEAD' ? readToken(app, 'o', m[1]) !== null : await recordOpen(app, m[1]));
     if (!ok) throw notFound('tracking_link');
     ctx.set('Cache-Control', 'no-store, max-age=0');
     ctx.type = 'image/gif';
     ctx.body = GIF;
   });
-  r.get('/t/c/:token', (ctx: KoaCtx) => {
+  r.get('/t/c/:token', async (ctx: KoaCtx) => {
     // HEAD (link scanners) redirects without counting a click.
-    const url = recordClick(app, ctx.params.token, ctx.method !== 'HEAD');
+    const url = await recordClick(app, ctx.params.token, ctx.method !== 'HEAD');
     if (url === null) throw notFound('tracking_link');
     ctx.set('Cache-Control', 'no-store, max-age=0');
     ctx.set('Referrer-Policy', 'no-referrer');

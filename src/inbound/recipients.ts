@@ -29,7 +29,7 @@ function split(address: string): { local: string; domain: string } | null {
 }
 
 /** Decides one RCPT TO address. Never a relay: anything not ours is refused with 550 5.7.1. */
-export function decideRecipient(ctx: Pick<Ctx, 'db' | 'config'>, address: string): RcptDecision {
+export async function decideRecipient(ctx: Pick<Ctx, 'db' | 'config'>, address: string): Promise<RcptDecision> {
   if (/^<?postmaster>?$/i.test(address.trim())) return { ok: true, kind: 'postmaster' };
   const a = split(address);
   if (!a) return REFUSED;
@@ -38,8 +38,8 @@ export function decideRecipient(ctx: Pick<Ctx, 'db' | 'config'>, address: string
     return { ok: true, kind: 'postmaster' };
   if (a.local === 'fbl' && ours) return { ok: true, kind: 'fbl' };
   if ((a.local === 'dmarc' || a.local.startsWith('dmarc+')) && ours) return { ok: true, kind: 'dmarc' };
-  const bounce = a.local.startsWith('bounces+') && isBounceDomain(ctx, a.domain);
-  if (!bounce) return receivingDomainOf(ctx, a.domain) ? { ok: true, kind: 'receiving' } : REFUSED;
-  const token = readVerpAddress(ctx, a.local);
+  const bounce = a.local.startsWith('bounces+') && (await isBounceDomain(ctx, a.domain));
+  if (!bounce) return (await receivingDomainOf(ctx, a.domain)) ? { ok: true, kind: 'receiving' } : REFUSED;
+  const token = await readVerpAddress(ctx, a.local);
   return token ? { ok: true, kind: 'verp', ...token } : FORGED;
 }

@@ -13,7 +13,7 @@ import { recordPostmasterMail } from '../services/postmaster-mail.js';
 import { recordReceived } from '../services/receiving.js';
 import type { MailReading, MailUnread } from '../core/inbound-mail.js';
 import type { DmarcParser } from '../core/dmarc-report.js';
-import { decideRecipient } from './recipients.js';
+import { decideRecipient, type RcptDecision } from './recipients.js';
 import { createParsePool, type ParsePool } from './parse-pool.js';
 import { listenError } from '../core/listen-error.js';
 import { reloadTls, tlsOptions } from '../lib/smtp-tls.js';
@@ -39,16 +39,21 @@ const KEEP_BYTES = Math.max(PARSE_CAP, RAW_CAP);
 export const DMARC_KEEP_BYTES = 1024 * 1024;
 
 type Route = 'dmarc' | 'postmaster' | 'feedback' | 'receiving';
+type Kind = Extract<RcptDecision, { ok: true }>['kind'];
+/** The kind of each recipient accepted, by the transaction's envelope (smtp-server makes a new one at RSET/MAIL). */
+const accepted = new WeakMap<object, Map<string, Kind>>();
+function noteAccepted(session: SMTPServerSession, address: string, kind: Kind): void {
+  const m = accepted.get(session.envelope) ?? new Map<string, Kind>();
+  accepted.set(session.envelope, m.set(address, kind));
+}
 /**
  * Where the message goes: an aggregate report when sent to dmarc@ (a message to it and to fbl@ is read as a report),
  * received for the teams when sent to a receiving domain (its other recipients, ours, are then not read), kept for the
  * operator when sent to postmaster@/abuse@ only, else read as a bounce or complaint.
  */
-function routeOf(ctx: Ctx, session: SMTPServerSession): Route {
-  const kinds = session.envelope.rcptTo.map((r) => {
-    const d = decideRecipient(ctx, r.address);
-    return d.ok ? d.kind : null;
-  });
+function routeOf(session: SMTPServerSession): Route {
+  const decided = accepted.get(session.envelope);
+  const kinds = session.envelope.rcptTo.map((r) => decided?.get(r.address) ?? null);
   if (kinds.includes('dmarc')) return 'dmarc';
   if (kinds.includes('receiving')) return 'receiving';
   return kinds.length > 0 && kinds.every((k) => k === 'postmaster') ? 'postmaster' : 'feedback';
@@ -102,7 +107,7 @@ function onData(
   };
   const chunks: Buffer[] = [];
   let bytes = 0;
-  const route = routeOf(ctx, session);
+  const route = routeOf(session);
   // received mail is kept whole (its raw copy is served), up to MTA_INBOUND_MAX_BYTES
   const keep = route === 'receiving' ? max : route === 'dmarc' ? DMARC_KEEP_BYTES : KEEP_BYTES;
   stream.on('data', (c: Buffer) => {
@@ -188,10 +193,12 @@ export function createInboundListener(ctx: Ctx): InboundListener {
     ),
     onRcptTo: unlessDraining(
       () => server,
-      (address: SMTPServerAddress, _session: SMTPServerSession, cb: (err?: Error | null) => void) => {
-        const d = decideRecipient(ctx, address.address);
-        if (!d.ok) log.debug({ rcpt: address.address, code: d.code }, 'recipient refused');
-        cb(d.ok ? undefined : smtpError(d.code, d.message));
+      (address: SMTPServerAddress, session: SMTPServerSession, cb: (err?: Error | null) => void) => {
+        decideRecipient(ctx, address.address).then((d) => {
+          if (!d.ok) log.debug({ rcpt: address.address, code: d.code }, 'recipient refused');
+          else noteAccepted(session, address.address, d.kind);
+          cb(d.ok ? undefined : smtpError(d.code, d.message));
+        }, cb);
       },
     ),
     onConnect: perAddressLimit(() => server, ctx.config.inboundMaxClientsPerIp ?? DEFAULT_MAX_CLIENTS_PER_IP),

@@ -3,16 +3,16 @@
 import { readVerp } from '../core/verp.js';
 import { isReturnPathName } from '../store/domains.js';
 import { secret } from '../store/settings.js';
-import { runSync } from '../store/op.js';
+import { runPlan } from '../store/op.js';
 import type { Ctx } from './context.js';
 
 /** Whether `domain` receives bounces for us: the configured bounce domain or a team's return-path name. */
-export function isBounceDomain(ctx: Pick<Ctx, 'db' | 'config'>, domain: string): boolean {
+export async function isBounceDomain(ctx: Pick<Ctx, 'db' | 'config'>, domain: string): Promise<boolean> {
   const d = domain.toLowerCase();
   if (d === ctx.config.bounceDomain.toLowerCase()) return true;
-  return runSync(isReturnPathName(ctx.db, d)); // the inbound listener's RCPT decision is synchronous
+  return runPlan(isReturnPathName(ctx.db, d));
 }
 
 /** The email and delivery a VERP address (or local part) names; null when it is not ours or forged. */
-export const readVerpAddress = (ctx: Pick<Ctx, 'db'>, address: string) =>
-  readVerp(runSync(secret(ctx.db, 'verp')), address);
+export const readVerpAddress = async (ctx: Pick<Ctx, 'db'>, address: string) =>
+  readVerp(await runPlan(secret(ctx.db, 'verp')), address);

@@ -5,7 +5,7 @@ import type { Ctx } from './context.js';
 import { shapingFor } from './shaping.js';
 import { lightTx } from '../store/queue.js';
 import * as dc from '../store/delivery-control.js';
-import { runPlan, runSync, synced, type Gen } from '../store/op.js';
+import { runPlan, synced, type Gen } from '../store/op.js';
 import { ipHolds } from '../store/ip-health.js';
 import { capToday, utcDay, warmupDay } from '../core/shaping/warmup.js';
 import { parseRate } from '../core/shaping/rules.js';
@@ -76,7 +76,7 @@ function* siteView(ctx: Ctx, site: string): Gen<SiteView> {
   const row = (yield* dc.sites(ctx.db)).find((s) => s.site === site);
   const lanes = (yield* dc.lanes(ctx.db)).filter((l) => l.site === site);
   const hold = lanes.find((l) => l.ip === '*' && (l.until === null || l.until > now));
-  const held = runSync(ipHolds(ctx.db));
+  const held = yield* ipHolds(ctx.db);
   const ipNames = [
     ...new Set([...configuredIps(ctx.config).map((x) => x.ip), ...lanes.filter((l) => l.ip !== '*').map((l) => l.ip)]),
   ];

@@ -4,7 +4,6 @@
 import { newId } from '../core/ids.js';
 import { messagesOf, type DmarcParser, type DmarcReading, type DmarcReport } from '../core/dmarc-report.js';
 import { domainsNamed, type DomainRow } from '../store/domains.js';
-import { runSync } from '../store/op.js';
 import { dmarcReportByOrgId, insertDmarcReport, type NewDmarcRecord } from '../store/dmarc.js';
 import { keepForOperator } from './kept-mail.js';
 import type { InboundEnvelope } from './feedback.js';
@@ -33,10 +32,10 @@ export interface DmarcReadOptions {
  * `mail.example.com` belongs to `example.com`'s holder). Among teams holding the same name, a verified domain
  * first, then the oldest.
  */
-function domainFor(ctx: Ctx, name: string): DomainRow | null {
+function* domainFor(ctx: Ctx, name: string): Gen<DomainRow | null> {
   const labels = name.split('.');
   for (let i = 0; i <= labels.length - 2; i++) {
-    const rows = runSync(domainsNamed(ctx.db, labels.slice(i).join('.')));
+    const rows = yield* domainsNamed(ctx.db, labels.slice(i).join('.'));
     if (rows.length) return rows.find((r) => r.status === 'verified') ?? (rows[0] as DomainRow);
   }
   return null;
@@ -80,7 +79,7 @@ function* keepUnreadable(
 }
 
 function* store(ctx: Ctx, r: DmarcReport, env: InboundEnvelope): Gen<DmarcResult> {
-  const domain = domainFor(ctx, r.policy.domain);
+  const domain = yield* domainFor(ctx, r.policy.domain);
   const about = { org: r.org_name, report_id: r.report_id, domain: r.policy.domain, records: r.records.length };
   if (!domain) {
     ctx.log.info(about, 'DMARC report for a domain no team holds: dropped');

@@ -8,7 +8,6 @@ import * as store from '../store/dmarc.js';
 import type { DmarcReportRow } from '../store/dmarc.js';
 import { runPlan, type Gen } from '../store/op.js';
 import { domainsNamed, type DomainRow } from '../store/domains.js';
-import { runSync } from '../store/op.js';
 import { configuredIps } from './delivery-control.js';
 import { owned } from './domains.js';
 import { decodeCursor, page } from './emails.js';
@@ -116,8 +115,13 @@ export async function summaryOf(ctx: Ctx, d: DomainRow, from: number, to: number
 }
 
 /** GET /v1/domains/{id}/dmarc: a team's domain (404 for another team's). */
-export function getDmarcSummary(ctx: Ctx, teamId: string, domainId: string, q: DmarcWindow): Promise<DmarcSummary> {
-  const d = runSync(owned(ctx, teamId, domainId));
+export async function getDmarcSummary(
+  ctx: Ctx,
+  teamId: string,
+  domainId: string,
+  q: DmarcWindow,
+): Promise<DmarcSummary> {
+  const d = await runPlan(owned(ctx, teamId, domainId));
   const { from, to } = dmarcWindow(q, ctx.now());
   return summaryOf(ctx, d, from, to);
 }
@@ -140,7 +144,7 @@ function* dmarcByDay(ctx: Ctx, domainId: string, from: number, to: number) {
 
 /** The dashboard's view of a team's domain: the summary and the pass rate by day, the last `days` UTC days. */
 export async function dmarcView(ctx: Ctx, teamId: string, domainId: string, days: number) {
-  const d = runSync(owned(ctx, teamId, domainId));
+  const d = await runPlan(owned(ctx, teamId, domainId));
   const to = ctx.now();
   const from = Math.floor(to / DAY_MS) * DAY_MS - (days - 1) * DAY_MS;
   return { summary: await summaryOf(ctx, d, from, to), days: await runPlan(dmarcByDay(ctx, d.id, from, to)) };
@@ -168,8 +172,8 @@ export async function listDmarcReports(ctx: Ctx, teamId: string, domainId: strin
 }
 
 /** `mta dmarc --domain NAME`: the team domain of that name (a verified one first, then the oldest). */
-export function domainNamedForCli(ctx: Ctx, name: string): DomainRow {
-  const rows = runSync(domainsNamed(ctx.db, name.toLowerCase().replace(/\.$/, '')));
+export async function domainNamedForCli(ctx: Ctx, name: string): Promise<DomainRow> {
+  const rows = await runPlan(domainsNamed(ctx.db, name.toLowerCase().replace(/\.$/, '')));
   const d = rows.find((r) => r.status === 'verified') ?? rows[0];
   if (!d) throw notFound('domain');
   return d;

@@ -5,7 +5,7 @@ import { secret } from '../store/settings.js';
 import { emailByPublicId, deliveriesOf, type DeliveryRow, type EmailRow } from '../store/emails.js';
 import type { Report, ReportRecipient } from '../core/report.js';
 import type { Ctx } from './context.js';
-import { runSync } from '../store/op.js';
+import type { Gen } from '../store/op.js';
 
 export type MatchedBy = 'rcpt' | 'return_path' | 'message_id';
 /** `deliveryId`: the one delivery a verified VERP token names; null when matched by Message-ID only. */
@@ -21,23 +21,23 @@ export interface RecipientMatch {
   exact: boolean;
 }
 
-function byToken(ctx: Ctx, address: string | null, key: Buffer, by: MatchedBy): EmailMatch | null {
+function* byToken(ctx: Ctx, address: string | null, key: Buffer, by: MatchedBy): Gen<EmailMatch | null> {
   const t = address ? readVerp(key, address) : null;
-  const email = t ? runSync(emailByPublicId(ctx.db, t.emailId)) : undefined;
+  const email = t ? yield* emailByPublicId(ctx.db, t.emailId) : undefined;
   return email && t ? { email, by, deliveryId: t.deliveryId } : null;
 }
 
 /** The email named by the report, most trustworthy source first; null when nothing matches. */
-export function findEmail(ctx: Ctx, report: Report, rcptTo: readonly string[]): EmailMatch | null {
-  const key = runSync(secret(ctx.db, 'verp'));
+export function* findEmail(ctx: Ctx, report: Report, rcptTo: readonly string[]): Gen<EmailMatch | null> {
+  const key = yield* secret(ctx.db, 'verp');
   for (const a of rcptTo) {
-    const m = byToken(ctx, a, key, 'rcpt');
+    const m = yield* byToken(ctx, a, key, 'rcpt');
     if (m) return m;
   }
-  const viaReturnPath = byToken(ctx, report.original.return_path, key, 'return_path');
+  const viaReturnPath = yield* byToken(ctx, report.original.return_path, key, 'return_path');
   if (viaReturnPath) return viaReturnPath;
   const id = report.original.email_id;
-  const email = id ? runSync(emailByPublicId(ctx.db, id.toLowerCase())) : undefined;
+  const email = id ? yield* emailByPublicId(ctx.db, id.toLowerCase()) : undefined;
   return email ? { email, by: 'message_id', deliveryId: null } : null;
 }
 
@@ -53,8 +53,8 @@ const names = (r: ReportRecipient): string[] =>
  * - Message-ID only: nothing, unless `trusted` (a complaint signed by a listed feedback loop): then
  *   each recipient that names a delivery's address exactly.
  */
-export function matchRecipients(ctx: Ctx, m: EmailMatch, report: Report, trusted = false): RecipientMatch[] {
-  const deliveries = runSync(deliveriesOf(ctx.db, m.email.seq));
+export function* matchRecipients(ctx: Ctx, m: EmailMatch, report: Report, trusted = false): Gen<RecipientMatch[]> {
+  const deliveries = yield* deliveriesOf(ctx.db, m.email.seq);
   const none = report.recipients.map((recipient) => ({ recipient, delivery: null, exact: false }));
   if (m.deliveryId === null) return trusted ? byAddress(deliveries, report, none) : none;
   const d = deliveries.find((x) => x.id === m.deliveryId);

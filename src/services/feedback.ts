@@ -3,7 +3,6 @@
 // a listed feedback loop, the recipient it names), via applyOutcomes; and stores the report itself.
 import { FINAL } from '../core/status.js';
 import { newId } from '../core/ids.js';
-import { tx } from '../store/db.js';
 import type { EmailRow, DeliveryRow } from '../store/emails.js';
 import { hasAsyncBounce } from '../store/events.js';
 import { insertInboundReport, reportAlreadyApplied, type ReportOutcome } from '../store/inbound-reports.js';
@@ -12,7 +11,7 @@ import { applyOutcomes, type RecipientOutcome } from './transition.js';
 import { findEmail, matchRecipients, type EmailMatch, type RecipientMatch } from './feedback-match.js';
 import { fblSigner } from './fbl-auth.js';
 import type { Ctx } from './context.js';
-import { runSync } from '../store/op.js';
+import { runPlan, transaction, type Gen } from '../store/op.js';
 
 /** Raw bytes kept for a report that changed nothing; the rest is dropped (raw_size says how much). */
 export const RAW_CAP = 64 * 1024;
@@ -74,12 +73,12 @@ function bounceData(r: ReportRecipient, exact: boolean, ours: string): Record<st
 type Matched = RecipientMatch & { delivery: DeliveryRow };
 
 /** What one reported recipient does to its delivery (decisions.md); null: nothing. */
-function decide(
+function* decide(
   ctx: Ctx,
   kind: Report['kind'],
   { recipient: r, delivery: d, exact }: Matched,
   email: EmailRow,
-): Decision {
+): Gen<Decision> {
   if (kind === 'arf') {
     return d.status === 'delivered'
       ? {
@@ -93,7 +92,7 @@ function decide(
   // delivered/relayed/expanded notices or vacation replies change nothing.
   if (kind !== 'dsn' || r.action !== 'failed' || ['vacation', 'delivered', 'feedback'].includes(r.reason)) return null;
   if (d.status === 'delivered') {
-    if (runSync(hasAsyncBounce(ctx.db, email.seq, d.recipient, r.reason))) return 'duplicate';
+    if (yield* hasAsyncBounce(ctx.db, email.seq, d.recipient, r.reason)) return 'duplicate';
     return { deliveryId: d.id, event: 'async_bounce', data: { ...bounceData(r, exact, d.recipient), async: true } };
   }
   return FINAL.has(d.status)
@@ -110,22 +109,27 @@ function reportMessageId(raw: Buffer): string | null {
   return /^message-id:\s*(<[^>\s]+>)/im.exec(head)?.[1] ?? null;
 }
 
-/** `trusted`: a complaint signed by a listed feedback loop (fbl-auth.ts). */
-function effects(
+/**
+ * `trusted`: a complaint signed by a listed feedback loop (fbl-auth.ts). applyOutcomes (services/transition.ts, branch
+ * pgturns) is not a plan yet: called inside this plan it runs its statements on the synchronous engine, in the same
+ * transaction.
+ */
+function* effects(
   ctx: Ctx,
   m: EmailMatch | null,
   report: Report,
   messageId: string | null,
   trusted: boolean,
-): { outcome: ReportOutcome; applied: number } {
+): Gen<{ outcome: ReportOutcome; applied: number }> {
   if (!m) return { outcome: 'unmatched', applied: 0 };
   // Matched by Message-ID alone (anyone can quote one) and not vouched for: kept for the operator only.
   if (m.deliveryId === null && !trusted) return { outcome: 'ignored', applied: 0 };
-  if (messageId && runSync(reportAlreadyApplied(ctx.db, m.email.seq, messageId)))
+  if (messageId && (yield* reportAlreadyApplied(ctx.db, m.email.seq, messageId)))
     return { outcome: 'duplicate', applied: 0 };
-  const pairs = matchRecipients(ctx, m, report, trusted).filter((p): p is Matched => p.delivery !== null);
+  const pairs = (yield* matchRecipients(ctx, m, report, trusted)).filter((p): p is Matched => p.delivery !== null);
   if (!pairs.length) return { outcome: 'unmatched', applied: 0 };
-  const decisions = pairs.map((p) => decide(ctx, report.kind, p, m.email));
+  const decisions: Decision[] = [];
+  for (const p of pairs) decisions.push(yield* decide(ctx, report.kind, p, m.email));
   const outcomes = decisions.filter((x): x is RecipientOutcome => x !== null && x !== 'duplicate');
   if (outcomes.length) applyOutcomes(ctx, m.email.seq, outcomes);
   if (outcomes.length) return { outcome: 'applied', applied: outcomes.length };
@@ -146,42 +150,55 @@ export async function recordFeedback(
   const id = newId('rep', ctx.now());
   // DKIM (DNS) only for a complaint that has nothing better than a Message-ID.
   const signer =
-    report.kind === 'arf' && findEmail(ctx, report, env.rcptTo)?.by === 'message_id' ? await fblSigner(ctx, raw) : null;
-  return tx(ctx.db, () => {
-    const m = findEmail(ctx, report, env.rcptTo);
-    const { outcome, applied } = effects(ctx, m, report, messageId, signer !== null && report.kind === 'arf');
-    const keepRaw = outcome !== 'applied';
-    const row = {
-      id,
+    report.kind === 'arf' && (await runPlan(findEmail(ctx, report, env.rcptTo)))?.by === 'message_id'
+      ? await fblSigner(ctx, raw)
+      : null;
+  return runPlan(transaction(ctx.db, () => recordPlan(ctx, raw, env, read, report, messageId, id, signer)));
+}
+
+function* recordPlan(
+  ctx: Ctx,
+  raw: Buffer,
+  env: InboundEnvelope,
+  read: ReadOptions,
+  report: Report,
+  messageId: string | null,
+  id: string,
+  signer: string | null,
+): Gen<FeedbackResult> {
+  const m = yield* findEmail(ctx, report, env.rcptTo);
+  const { outcome, applied } = yield* effects(ctx, m, report, messageId, signer !== null && report.kind === 'arf');
+  const keepRaw = outcome !== 'applied';
+  const row = {
+    id,
+    kind: report.kind,
+    outcome,
+    team_id: m?.email.team_id ?? null,
+    email_seq: m?.email.seq ?? null,
+    email_id: m?.email.id ?? null,
+    matched_by: m?.by ?? null,
+    report_message_id: messageId,
+    mail_from: env.mailFrom,
+    rcpt_to: env.rcptTo.join(','),
+    remote_ip: env.remoteIp,
+    parsed_json: JSON.stringify(report),
+    raw_size: read.size ?? raw.length,
+    raw: keepRaw ? raw.subarray(0, RAW_CAP) : null,
+    raw_truncated: keepRaw && raw.length > RAW_CAP ? 1 : 0,
+    created_at: ctx.now(),
+  };
+  yield* insertInboundReport(ctx.db, row);
+  ctx.log.info(
+    {
+      report: id,
       kind: report.kind,
       outcome,
-      team_id: m?.email.team_id ?? null,
-      email_seq: m?.email.seq ?? null,
-      email_id: m?.email.id ?? null,
+      email: m?.email.id ?? null,
       matched_by: m?.by ?? null,
-      report_message_id: messageId,
-      mail_from: env.mailFrom,
-      rcpt_to: env.rcptTo.join(','),
-      remote_ip: env.remoteIp,
-      parsed_json: JSON.stringify(report),
-      raw_size: read.size ?? raw.length,
-      raw: keepRaw ? raw.subarray(0, RAW_CAP) : null,
-      raw_truncated: keepRaw && raw.length > RAW_CAP ? 1 : 0,
-      created_at: ctx.now(),
-    };
-    runSync(insertInboundReport(ctx.db, row));
-    ctx.log.info(
-      {
-        report: id,
-        kind: report.kind,
-        outcome,
-        email: m?.email.id ?? null,
-        matched_by: m?.by ?? null,
-        fbl_signer: signer,
-        applied,
-      },
-      'inbound report',
-    );
-    return { id, kind: report.kind, outcome, emailId: m?.email.id ?? null, applied };
-  });
+      fbl_signer: signer,
+      applied,
+    },
+    'inbound report',
+  );
+  return { id, kind: report.kind, outcome, emailId: m?.email.id ?? null, applied };
 }

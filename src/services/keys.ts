@@ -142,13 +142,16 @@ const keys = new Remembered<store.KeyRow | undefined>({
   keep: (row) => row !== undefined && row.revoked_at === null,
 });
 
-const keyRowByHash = (db: DB, hash: string) => keys.get(db, hash, () => runSync(store.keyByHash(db, hash)));
+const keyRowByHash = (db: DB, hash: string) => keys.getPlan(db, hash, () => store.keyByHash(db, hash));
 
 /**
- * The principal of a bearer key, or an authentication error. Revoked keys fail at once. Synchronous (runSync): it
- * is on every request's path, and its key read is remembered (KEY_CACHE_MS).
+ * The principal of a bearer key, or an authentication error. Revoked keys fail at once. On every request's path: its
+ * key read is remembered (KEY_CACHE_MS), so most requests run no statement.
  */
-export function authenticate(ctx: Ctx, header: string | undefined): Principal {
+export const authenticate = (ctx: Ctx, header: string | undefined): Promise<Principal> =>
+  runPlan(authenticatePlan(ctx, header));
+
+function* authenticatePlan(ctx: Ctx, header: string | undefined): Gen<Principal> {
   if (!header)
     throw new ApiError(
       'authentication_error',
@@ -162,13 +165,13 @@ export function authenticate(ctx: Ctx, header: string | undefined): Principal {
       'missing_api_key',
       'Malformed Authorization header: expected "Bearer <API_KEY>".',
     );
-  const row = keyRowByHash(ctx.db, hashKey(m[1]));
+  const row = yield* keyRowByHash(ctx.db, hashKey(m[1]));
   if (!row || row.revoked_at !== null)
     throw new ApiError('authentication_error', 'invalid_api_key', 'The API key is unknown or revoked.');
   const now = ctx.now();
   if ((lastTouch.get(row.id) ?? 0) < now - 60_000) {
     lastTouch.set(row.id, now);
-    runSync(store.touchKey(ctx.db, row.id, now));
+    yield* store.touchKey(ctx.db, row.id, now);
   }
   return { keyId: row.id, teamId: row.team_id, mode: row.mode, scopes: new Set(row.scopes.split(' ')) };
 }

@@ -4,10 +4,9 @@ import { ApiError, invalid } from '../core/errors.js';
 import { QUEUE_STATES, appliesTo, type Holder, type QueueAction, type QueueState } from '../core/status.js';
 import * as qa from '../store/queue-admin.js';
 import { countable, summarizeFromCounts } from '../store/queue-counts.js';
-import { tx } from '../store/db.js';
-import { runPlan, runSync, type Gen } from '../store/op.js';
+import { runPlan, transaction, type Gen } from '../store/op.js';
 import { teamById } from '../store/teams.js';
-import { onEvent } from '../store/events.js';
+import { onEventPlan } from '../store/events.js';
 import { sites } from '../store/delivery-control.js';
 import { teamNamedPlan, type Owner } from './keys.js';
 import { nudged } from './siblings.js';
@@ -78,12 +77,11 @@ export const ownerFilter = (owner: Owner, more: qa.QueueFilter = {}): qa.QueueFi
 const isEmpty = (f: qa.QueueFilter) => Object.keys(f).length === 0;
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-function teamNames(ctx: Ctx): (id: string) => string {
-  const cache = new Map<string, string>();
-  return (id) => {
-    if (!cache.has(id)) cache.set(id, runSync(teamById(ctx.db, id))?.name ?? id);
-    return cache.get(id)!;
-  };
+/** The names of teams `ids` (read once each; an id without a team stands for itself). */
+function* teamNames(ctx: Ctx, ids: Iterable<string>): Gen<(id: string) => string> {
+  const names = new Map<string, string>();
+  for (const id of new Set(ids)) names.set(id, (yield* teamById(ctx.db, id))?.name ?? id);
+  return (id) => names.get(id) ?? id;
 }
 
 function* siteOfDomain(ctx: Ctx): Gen<(domain: string) => string> {
@@ -110,9 +108,13 @@ export interface QueueEntry {
 export const queueList = (ctx: Ctx, f: qa.QueueFilter, limit = 100): Promise<QueueEntry[]> =>
   runPlan(listPlan(ctx, f, limit));
 function* listPlan(ctx: Ctx, f: qa.QueueFilter, limit: number): Gen<QueueEntry[]> {
-  const team = teamNames(ctx);
   const site = yield* siteOfDomain(ctx);
-  return (yield* qa.listWaiting(ctx.db, f, ctx.now(), limit)).map((r) => ({
+  const rows = yield* qa.listWaiting(ctx.db, f, ctx.now(), limit);
+  const team = yield* teamNames(
+    ctx,
+    rows.map((r) => r.team_id),
+  );
+  return rows.map((r) => ({
     email_id: r.email_id,
     recipient: r.recipient,
     domain: r.domain,
@@ -147,7 +149,15 @@ function* summaryPlan(ctx: Ctx, by: GroupBy, f: qa.QueueFilter): Gen<{ by: Group
   const now = ctx.now();
   const key = by === 'site' ? 'domain' : by;
   const rows = countable(f) ? summarizeFromCounts(ctx.db, key, f, now) : yield* qa.summarize(ctx.db, key, f, now);
-  const keyOf = by === 'site' ? yield* siteOfDomain(ctx) : by === 'team' ? teamNames(ctx) : (k: string) => k;
+  const keyOf =
+    by === 'site'
+      ? yield* siteOfDomain(ctx)
+      : by === 'team'
+        ? yield* teamNames(
+            ctx,
+            rows.map((r) => r.key),
+          )
+        : (k: string) => k;
   const groups = new Map<string, QueueGroup & { oldest: number }>();
   for (const r of rows) {
     const key = keyOf(r.key);
@@ -198,7 +208,7 @@ export async function queueAction(
   let matched = 0;
   for (;;) {
     const started = performance.now();
-    const r = tx(ctx.db, () => oneBatch(ctx, action, filter, after, started, o));
+    const r = await runPlan(transaction(ctx.db, () => oneBatch(ctx, action, filter, after, started, o)));
     matched += r.matched;
     if (r.matched && (action === 'release' || action === 'retry')) dueNow(ctx);
     if (r.last === null) return { matched };
@@ -217,16 +227,20 @@ function dueNow(ctx: Ctx): void {
 /** Time one transaction may take before it commits what it did (whole emails) and lets the API run. */
 const BATCH_MS = 60;
 
-/** One transaction: up to BATCH recipients, whole emails, stopping after BATCH_MS. `last`: the cursor, null at the end. */
-function oneBatch(
+/**
+ * One transaction: up to BATCH recipients, whole emails, stopping after BATCH_MS. `last`: the cursor, null at the end.
+ * applyQueueAction (services/transition.ts, branch pgturns) is not a plan yet: it runs its statements on the
+ * synchronous engine, inside this plan's transaction.
+ */
+function* oneBatch(
   ctx: Ctx,
   action: QueueAction,
   filter: qa.QueueFilter,
   after: { seq: number; id: number },
   started: number,
   o: ActionOptions,
-): { matched: number; last: { seq: number; id: number } | null } {
-  const rows = runSync(qa.candidates(ctx.db, filter, ctx.now(), after, BATCH));
+): Gen<{ matched: number; last: { seq: number; id: number } | null }> {
+  const rows = yield* qa.candidates(ctx.db, filter, ctx.now(), after, BATCH);
   const byEmail = new Map<number, Set<number>>();
   for (const r of rows) byEmail.set(r.email_seq, (byEmail.get(r.email_seq) ?? new Set()).add(r.id));
   let matched = 0;
@@ -247,5 +261,5 @@ function oneBatch(
  * in the service (features/webhooks.ts); the running service's dispatcher sends them within a second.
  */
 export function writeWebhooksFromThisProcess(ctx: Ctx): void {
-  onEvent(ctx.db, (db, ev, email) => void enqueueEvent(ctx, db, ev, email));
+  onEventPlan(ctx.db, (db, ev, email) => enqueueEvent(ctx, db, ev, email));
 }

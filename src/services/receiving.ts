@@ -6,7 +6,7 @@ import { newId } from '../core/ids.js';
 import type { MailReading, MailUnread } from '../core/inbound-mail.js';
 import { receivingDomain } from '../store/domains.js';
 import { insertInboundEmail, liveEmailAmong } from '../store/inbound-emails.js';
-import { runPlan, runSync, transaction, type Gen } from '../store/op.js';
+import { runPlan, transaction, type Gen } from '../store/op.js';
 import { enabledEndpointsOfTeam, queueOutboxRow } from '../store/webhooks.js';
 import { presentInbound, type InboundParsed } from './present-inbound.js';
 import { createResolver } from './resolver.js';
@@ -16,8 +16,8 @@ import type { Ctx } from './context.js';
 
 export const INBOUND_EVENT = 'inbound.received';
 
-/** The domain receiving mail at `domain` (a team's, `receiving` on), for the listener's synchronous RCPT decision. */
-export const receivingDomainOf = (ctx: Pick<Ctx, 'db'>, domain: string) => runSync(receivingDomain(ctx.db, domain));
+/** The domain receiving mail at `domain` (a team's, `receiving` on), for the listener's RCPT decision. */
+export const receivingDomainOf = (ctx: Pick<Ctx, 'db'>, domain: string) => runPlan(receivingDomain(ctx.db, domain));
 
 /** The plus-address part of a local part (`reply+ticket42` → `ticket42`), or null. */
 export function plusPart(address: string): string | null {
@@ -95,7 +95,7 @@ export async function recordReceived(
   }
   const byDomain = new Map<string, { domain: { id: string; team_id: string }; rcpts: string[] }>();
   for (const rcpt of env.rcptTo) {
-    const d = receivingDomainOf(ctx, rcpt.slice(rcpt.lastIndexOf('@') + 1).toLowerCase());
+    const d = await receivingDomainOf(ctx, rcpt.slice(rcpt.lastIndexOf('@') + 1).toLowerCase());
     if (!d) continue;
     const g = byDomain.get(d.team_id) ?? { domain: d, rcpts: [] };
     g.rcpts.push(rcpt);

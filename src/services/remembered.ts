@@ -4,6 +4,7 @@
 // through this process), or when another process of this node wrote something (forgetEverything: services/siblings.ts).
 // Only values `keep` accepts are remembered; at most `max`, the oldest going first.
 import { dataVersion, isPg, type DB } from '../store/db.js';
+import type { Gen } from '../store/op.js';
 
 /** Bumped by forgetEverything: every Remembered drops its entries at its next read. */
 let dropped = 0;
@@ -31,16 +32,33 @@ export class Remembered<V> {
   ) {}
 
   get(db: DB, key: string, read: () => V): V {
+    const e = this.entries(db);
+    const now = performance.now();
+    const hit = e.map.get(key);
+    if (hit && hit.until > now) return hit.value;
+    return this.kept(db, e, key, read(), now);
+  }
+
+  /** get with a plan reading the value: no statement at all when remembered. */
+  *getPlan(db: DB, key: string, read: () => Gen<V>): Gen<V> {
+    const e = this.entries(db);
+    const now = performance.now();
+    const hit = e.map.get(key);
+    if (hit && hit.until > now) return hit.value;
+    return this.kept(db, e, key, yield* read(), now);
+  }
+
+  private entries(db: DB): Entries<V> {
     const version = isPg(db) ? 0 : dataVersion(db);
     const stamp = this.o.stamp?.(db) ?? 0;
     let e = this.byDb.get(db);
     if (!e || e.version !== version || e.stamp !== stamp || e.dropped !== dropped)
       this.byDb.set(db, (e = { version, stamp, dropped, map: new Map() }));
-    const now = performance.now();
-    const hit = e.map.get(key);
-    if (hit && hit.until > now) return hit.value;
+    return e;
+  }
+
+  private kept(db: DB, e: Entries<V>, key: string, value: V, now: number): V {
     e.map.delete(key);
-    const value = read();
     if (this.o.keep(value)) {
       if (e.map.size >= this.o.max) e.map.delete(e.map.keys().next().value!);
       e.map.set(key, { value, until: now + this.o.ttlMs(db) });

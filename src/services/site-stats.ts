@@ -6,7 +6,7 @@ import * as store from '../store/stats.js';
 import type { Ctx } from './context.js';
 import type { Owner } from './keys.js';
 import { HOUR_MS, rate, rates, statsMode, statsRange, type StatsQuery } from './stats.js';
-import { runPlan, runSync } from '../store/op.js';
+import { runPlan, synced, type Gen } from '../store/op.js';
 
 /** The site of test-mode recipients: their outcomes are simulated, no site is ever reached. */
 export const SIMULATED_SITE = 'simulated';
@@ -92,13 +92,13 @@ function figuresOf(c: SiteChange, answered: boolean): Figure[] {
 
 const domainSites = new WeakMap<Ctx['db'], Map<string, string>>();
 /** Remembers (once per process and domain, unless it moves) the site the loop delivered a domain's mail to. */
-function noteSite(ctx: Ctx, domain: string, site: string): void {
+function* noteSite(ctx: Ctx, domain: string, site: string): Gen<void> {
   let m = domainSites.get(ctx.db);
   if (!m) domainSites.set(ctx.db, (m = new Map()));
   if (m.get(domain) === site) return;
   if (m.size >= 100_000) m.clear();
   m.set(domain, site);
-  runSync(store.noteDomainSite(ctx.db, domain, site, ctx.now()));
+  yield* store.noteDomainSite(ctx.db, domain, site, ctx.now());
 }
 
 /**
@@ -106,7 +106,7 @@ function noteSite(ctx: Ctx, domain: string, site: string): void {
  * one in test mode) or, for a complaint, late bounce or expiry without one, at the site of the recipient's domain.
  * Inside the writing transaction.
  */
-export function countSiteChanges(ctx: Ctx, email: Counted, changes: readonly SiteChange[]) {
+export function* countSiteChangesPlan(ctx: Ctx, email: Counted, changes: readonly SiteChange[]): Gen<void> {
   if (!changes.length) return;
   const now = ctx.now();
   const sum = new Map<string, Map<string, number>>();
@@ -117,8 +117,8 @@ export function countSiteChanges(ctx: Ctx, email: Counted, changes: readonly Sit
   };
   for (const c of changes) {
     const given = c.site ?? (email.test_mode === 1 ? SIMULATED_SITE : undefined);
-    if (given && given !== SIMULATED_SITE && ANSWERS.has(c.event)) noteSite(ctx, c.domain, given);
-    const at = given ?? (LATER.has(c.event) ? runSync(store.siteOfDomain(ctx.db, c.domain)) : undefined);
+    if (given && given !== SIMULATED_SITE && ANSWERS.has(c.event)) yield* noteSite(ctx, c.domain, given);
+    const at = given ?? (LATER.has(c.event) ? yield* store.siteOfDomain(ctx.db, c.domain) : undefined);
     if (!at) continue;
     for (const f of figuresOf(c, given !== undefined && ANSWERS.has(c.event))) add(at, f);
     if (c.to === 'delivered' && c.from !== 'delivered') {
@@ -127,9 +127,10 @@ export function countSiteChanges(ctx: Ctx, email: Counted, changes: readonly Sit
     }
   }
   const key = { teamId: email.team_id, testMode: email.test_mode, hour: Math.floor(now / HOUR_MS) * HOUR_MS };
-  for (const [s, m] of sum)
-    for (const [type, n] of m) runSync(store.bumpSiteStat(ctx.db, { ...key, site: s }, type, n));
+  for (const [s, m] of sum) for (const [type, n] of m) yield* store.bumpSiteStat(ctx.db, { ...key, site: s }, type, n);
 }
+/** services/transition.ts (branch pgturns) calls it synchronously until it composes the plan. */
+export const countSiteChanges = synced(countSiteChangesPlan);
 
 /** GET /v1/stats/sites: each site's figures over [from, to) (whole hours), by sent, largest first. */
 export const getSiteStats = (ctx: Ctx, owner: Owner, q: Omit<StatsQuery, 'granularity'>) =>

@@ -6,7 +6,7 @@ import { hasEventOfType } from '../store/events.js';
 import * as store from '../store/stats.js';
 import type { Ctx } from './context.js';
 import type { Owner } from './keys.js';
-import { runPlan, runSync, type Gen } from '../store/op.js';
+import { runPlan, synced, type Gen } from '../store/op.js';
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
@@ -36,24 +36,30 @@ interface Counted {
   seq: number;
 }
 
+// The counters below run inside the writing transaction as plans (`yield*`); their synced forms serve
+// services/transition.ts, which calls them synchronously until it composes the plans (issue 38 item 2, branch pgturns).
+
 /** Counts an email's status changes (the path applyOutcomes took). Inside the writing transaction. */
-export function countStatusChanges(ctx: Ctx, email: Counted, path: readonly Status[]): void {
+export function* countStatusChangesPlan(ctx: Ctx, email: Counted, path: readonly Status[]): Gen<void> {
   const hour = hourOf(ctx.now());
-  for (const s of path) if (COUNTED.has(s)) runSync(store.bumpStat(ctx.db, email.team_id, email.test_mode, hour, s));
+  for (const s of path) if (COUNTED.has(s)) yield* store.bumpStat(ctx.db, email.team_id, email.test_mode, hour, s);
 }
+export const countStatusChanges = synced(countStatusChangesPlan);
 
 /** A late (asynchronous) bounce of a delivered email: its status stays, but it counts as bounced, once. */
-export function countLateBounce(ctx: Ctx, email: Counted): void {
-  if (runSync(hasEventOfType(ctx.db, email.seq, 'bounced'))) return;
-  runSync(store.bumpStat(ctx.db, email.team_id, email.test_mode, hourOf(ctx.now()), 'bounced'));
+export function* countLateBouncePlan(ctx: Ctx, email: Counted): Gen<void> {
+  if (yield* hasEventOfType(ctx.db, email.seq, 'bounced')) return;
+  yield* store.bumpStat(ctx.db, email.team_id, email.test_mode, hourOf(ctx.now()), 'bounced');
 }
+export const countLateBounce = synced(countLateBouncePlan);
 
 /** Before an `opened` / `clicked` event is appended: counts the email the first time it has one. */
-export function countEngagement(ctx: Ctx, email: Counted, type: EventType): void {
+export function* countEngagementPlan(ctx: Ctx, email: Counted, type: EventType): Gen<void> {
   if (type !== 'opened' && type !== 'clicked') return;
-  if (runSync(hasEventOfType(ctx.db, email.seq, type))) return;
-  runSync(store.bumpStat(ctx.db, email.team_id, email.test_mode, hourOf(ctx.now()), type));
+  if (yield* hasEventOfType(ctx.db, email.seq, type)) return;
+  yield* store.bumpStat(ctx.db, email.team_id, email.test_mode, hourOf(ctx.now()), type);
 }
+export const countEngagement = synced(countEngagementPlan);
 
 const SITE_KIND: Partial<Record<RecipientEvent, string>> = {
   accepted: 'delivered',
@@ -66,19 +72,21 @@ const SITE_KEEP_MS = 48 * HOUR_MS;
 const pruned = new WeakMap<Ctx['db'], number>();
 
 /** Counts one site's attempt outcomes (delivery loop, inside the result transaction); prunes once an hour. */
-export function countSiteOutcomes(ctx: Ctx, site: string, events: readonly RecipientEvent[]): void {
+export function* countSiteOutcomesPlan(ctx: Ctx, site: string, events: readonly RecipientEvent[]): Gen<void> {
   const hour = hourOf(ctx.now());
   const n = new Map<string, number>();
   for (const e of events) {
     const kind = SITE_KIND[e];
     if (kind) n.set(kind, (n.get(kind) ?? 0) + 1);
   }
-  for (const [kind, k] of n) runSync(store.bumpSite(ctx.db, site, hour, kind, k));
+  for (const [kind, k] of n) yield* store.bumpSite(ctx.db, site, hour, kind, k);
   if (pruned.get(ctx.db) !== hour) {
-    runSync(store.pruneSiteStats(ctx.db, hour - SITE_KEEP_MS));
+    yield* store.pruneSiteStats(ctx.db, hour - SITE_KEEP_MS);
     pruned.set(ctx.db, hour);
   }
 }
+/** outbound/results.ts (branch pgturns) calls it synchronously inside its result transaction. */
+export const countSiteOutcomes = synced(countSiteOutcomesPlan);
 
 export interface SiteSeries {
   site: string;

@@ -11,10 +11,10 @@ import { readSubmitted } from './submitted-message.js';
 import type { Ctx } from './context.js';
 
 /** The key an AUTH password names, if it may send; throws the API's authentication or permission error. */
-export function authenticateSubmission(ctx: Ctx, password: string): Principal {
+export async function authenticateSubmission(ctx: Ctx, password: string): Promise<Principal> {
   if (!/^\S{1,200}$/.test(password))
     throw new ApiError('authentication_error', 'invalid_api_key', 'The API key is unknown or revoked.');
-  const p = authenticate(ctx, `Bearer ${password}`);
+  const p = await authenticate(ctx, `Bearer ${password}`);
   requireScope(p, 'emails:send');
   return p;
 }

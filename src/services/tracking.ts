@@ -2,17 +2,17 @@
 // tokens naming the email (and the link's URL), and turns hits on them into opened/clicked events.
 import { Parser } from 'htmlparser2';
 import { TokenSigner } from '../core/signed-token.js';
-import { tx } from '../store/db.js';
 import { clickedSince, hasEventOfType } from '../store/events.js';
 import { emailByPublicId, deliveriesOf, type EmailRow } from '../store/emails.js';
 import { secret } from '../store/settings.js';
 import { appendStatusEvent } from './transition.js';
 import type { Ctx } from './context.js';
-import { runSync } from '../store/op.js';
+import { runPlan, runSync, transaction, type Gen } from '../store/op.js';
 
 type Kind = 'o' | 'c';
 
 const signers = new WeakMap<Ctx['db'], TokenSigner>();
+// Read once per process; makeToken serves applyTracking, which outbound/compose.ts (branch pgturns) calls synchronously.
 const signerOf = (ctx: Ctx) =>
   signers.get(ctx.db) ??
   signers.set(ctx.db, new TokenSigner('tracking', runSync(secret(ctx.db, 'tracking')))).get(ctx.db)!;
@@ -106,8 +106,8 @@ export function applyTracking(ctx: Ctx, email: EmailRow, html: string): string {
 }
 
 /** One tracked recipient when the email has a single one; a shared message cannot tell recipients apart. */
-function recipientOf(ctx: Ctx, email: EmailRow): string | null {
-  const ds = runSync(deliveriesOf(ctx.db, email.seq));
+function* recipientOf(ctx: Ctx, email: EmailRow): Gen<string | null> {
+  const ds = yield* deliveriesOf(ctx.db, email.seq);
   return ds.length === 1 ? ds[0].recipient : null;
 }
 
@@ -119,21 +119,21 @@ export const CLICK_DEDUP_MS = 10 * 60 * 1000;
 const expired = (ctx: Ctx, email: EmailRow) => ctx.now() - email.created_at > TRACKING_TTL_MS;
 
 /** An open-pixel hit: the first one per email becomes an `opened` event. False when the token is bad. */
-export function recordOpen(ctx: Ctx, token: string): boolean {
+export async function recordOpen(ctx: Ctx, token: string): Promise<boolean> {
   const t = readToken(ctx, 'o', token);
   if (!t) return false;
-  return tx(ctx.db, () => {
-    const email = runSync(emailByPublicId(ctx.db, t.emailId));
-    if (!email) return false;
-    if (expired(ctx, email)) return true;
-    if (!runSync(hasEventOfType(ctx.db, email.seq, 'opened')))
-      appendStatusEvent(ctx, email, 'opened', recipientOf(ctx, email), { source: 'tracking' });
-    return true;
-  });
+  return runPlan(transaction(ctx.db, () => openPlan(ctx, t.emailId)));
 }
 
-function clickedRecently(ctx: Ctx, email: EmailRow, recipient: string | null, url: string): boolean {
-  return runSync(clickedSince(ctx.db, email.seq, recipient, url, ctx.now() - CLICK_DEDUP_MS));
+// appendStatusEvent (services/transition.ts, branch pgturns) is not a plan yet: called inside these plans, it runs its
+// statements on the synchronous engine, in the same transaction.
+function* openPlan(ctx: Ctx, emailId: string): Gen<boolean> {
+  const email = yield* emailByPublicId(ctx.db, emailId);
+  if (!email) return false;
+  if (expired(ctx, email)) return true;
+  if (!(yield* hasEventOfType(ctx.db, email.seq, 'opened')))
+    appendStatusEvent(ctx, email, 'opened', yield* recipientOf(ctx, email), { source: 'tracking' });
+  return true;
 }
 
 /**
@@ -141,16 +141,17 @@ function clickedRecently(ctx: Ctx, email: EmailRow, recipient: string | null, ur
  * TRACKING_TTL_MS. Returns the URL to redirect to (the signed token holds it, so it redirects even when the
  * email is gone), or null for a bad token.
  */
-export function recordClick(ctx: Ctx, token: string, record = true): string | null {
+export async function recordClick(ctx: Ctx, token: string, record = true): Promise<string | null> {
   const t = readToken(ctx, 'c', token);
   if (!t) return null;
-  if (!record) return t.url;
-  tx(ctx.db, () => {
-    const email = runSync(emailByPublicId(ctx.db, t.emailId));
-    if (!email || expired(ctx, email)) return;
-    const recipient = recipientOf(ctx, email);
-    if (!clickedRecently(ctx, email, recipient, t.url))
-      appendStatusEvent(ctx, email, 'clicked', recipient, { url: t.url, source: 'tracking' });
-  });
+  if (record) await runPlan(transaction(ctx.db, () => clickPlan(ctx, t.emailId, t.url)));
   return t.url;
+}
+
+function* clickPlan(ctx: Ctx, emailId: string, url: string): Gen<void> {
+  const email = yield* emailByPublicId(ctx.db, emailId);
+  if (!email || expired(ctx, email)) return;
+  const recipient = yield* recipientOf(ctx, email);
+  if (!(yield* clickedSince(ctx.db, email.seq, recipient, url, ctx.now() - CLICK_DEDUP_MS)))
+    appendStatusEvent(ctx, email, 'clicked', recipient, { url, source: 'tracking' });
 }

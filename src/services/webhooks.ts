@@ -6,7 +6,7 @@ import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { WEBHOOK_EVENT_TYPES } from '../core/status.js';
 import { isPg, type DB } from '../store/db.js';
-import { runPlan, runSync, transaction, type Gen } from '../store/op.js';
+import { runPlan, transaction, type Gen } from '../store/op.js';
 import { emailHeadBySeq, type EmailHead } from '../store/emails.js';
 import type { EventRow } from '../store/events.js';
 import * as store from '../store/webhooks.js';
@@ -234,8 +234,8 @@ const endpoints = new Remembered<readonly Pick<store.EndpointRow, 'seq' | 'event
  */
 const enabledEndpoints = (db: DB, teamId: string) =>
   isPg(db)
-    ? endpoints.get(db, teamId, () => runSync(store.enabledEndpointsOfTeam(db, teamId)))
-    : runSync(store.enabledEndpointsOfTeam(db, teamId));
+    ? endpoints.getPlan(db, teamId, () => store.enabledEndpointsOfTeam(db, teamId))
+    : store.enabledEndpointsOfTeam(db, teamId);
 
 /**
  * The onEvent listener: one outbox row per enabled endpoint of the team, of the email's mode, subscribed to the
@@ -243,12 +243,12 @@ const enabledEndpoints = (db: DB, teamId: string) =>
  * inside the event's transaction. Returns rows written (or, for an endpoint another node removed a moment ago,
  * meant to be).
  */
-export function enqueueEvent(ctx: Ctx, db: DB, ev: EventRow, known?: EmailHead): number {
-  const subscribed = enabledEndpoints(db, ev.team_id).filter((e) => e.events.split(' ').includes(ev.type));
+export function* enqueueEvent(ctx: Ctx, db: DB, ev: EventRow, known?: EmailHead): Gen<number> {
+  const subscribed = (yield* enabledEndpoints(db, ev.team_id)).filter((e) => e.events.split(' ').includes(ev.type));
   if (subscribed.length === 0) return 0;
   // The writer's copy when it gave one: on PostgreSQL a read here was a round trip per event, in the middle of a
   // group-commit turn or a batch of results.
-  const email = known ?? runSync(emailHeadBySeq(db, ev.email_seq));
+  const email = known ?? (yield* emailHeadBySeq(db, ev.email_seq));
   const mode = email?.test_mode === 1 ? 'test' : 'live';
   const targets = subscribed.filter((e) => e.mode === mode); // a test email's events go to test endpoints only
   if (targets.length === 0) return 0;
@@ -261,17 +261,15 @@ export function enqueueEvent(ctx: Ctx, db: DB, ev: EventRow, known?: EmailHead):
   });
   const now = ctx.now();
   for (const t of targets) {
-    runSync(
-      store.queueOutboxRow(db, {
-        id: newId('whd', now),
-        endpoint_seq: t.seq,
-        event_id: ev.id,
-        event_type: ev.type,
-        payload,
-        next_attempt_at: now,
-        created_at: now,
-      }),
-    );
+    yield* store.queueOutboxRow(db, {
+      id: newId('whd', now),
+      endpoint_seq: t.seq,
+      event_id: ev.id,
+      event_type: ev.type,
+      payload,
+      next_attempt_at: now,
+      created_at: now,
+    });
   }
   return targets.length;
 }

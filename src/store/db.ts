@@ -330,13 +330,22 @@ const memos = new WeakMap<DB, { serial: number; values: Map<string, unknown> }>(
  * forgetMemo. SQLite, or outside a transaction: `read()` every time.
  */
 export function txMemo<T>(db: DB, key: string, read: () => T): T {
-  if (!isPg(db) || !db.inTransaction) return read();
+  const kept = txMemoed<T>(db, key);
+  return kept ? kept.value : txRemember(db, key, read());
+}
+/** What txMemo remembers under `key` in this transaction, if anything (a plan's form of txMemo, with txRemember). */
+export function txMemoed<T>(db: DB, key: string): { value: T } | undefined {
+  if (!isPg(db) || !db.inTransaction) return undefined;
+  const m = memos.get(db);
+  return m && m.serial === db.txSerial && m.values.has(key) ? { value: m.values.get(key) as T } : undefined;
+}
+/** Remembers `value` under `key` for the rest of this transaction (PostgreSQL; a no-op outside one); returns it. */
+export function txRemember<T>(db: DB, key: string, value: T): T {
+  if (!isPg(db) || !db.inTransaction) return value;
   let m = memos.get(db);
   if (!m || m.serial !== db.txSerial) memos.set(db, (m = { serial: db.txSerial, values: new Map() }));
-  if (m.values.has(key)) return m.values.get(key) as T;
-  const v = read();
-  m.values.set(key, v);
-  return v;
+  m.values.set(key, value);
+  return value;
 }
 /** Drops what txMemo remembers under keys starting with `prefix` (the rows behind them are being written). */
 export function forgetMemo(db: DB, prefix: string): void {

@@ -1,5 +1,5 @@
 // Delivery events of an email, appended in the same transaction as the change that caused them.
-// Listeners registered with onEvent (the webhook outbox) run inside that transaction too.
+// Listeners registered with onEvent (metrics) or onEventPlan (the webhook outbox) run inside that transaction too.
 import { sql, type DB } from './db.js';
 import { all, get, run, type Gen } from './op.js';
 import type { EventType } from '../core/status.js';
@@ -17,13 +17,21 @@ export interface EventRow {
 }
 /** `email`: the event's email as this transaction leaves it, when the writer has it (no read needed). */
 export type EventListener = (db: DB, ev: EventRow, email?: EmailHead) => void;
+/** A listener whose statements are part of the appending plan (the webhook outbox's rows). */
+export type EventPlanListener = (db: DB, ev: EventRow, email?: EmailHead) => Gen<unknown>;
 const listeners = new WeakMap<DB, EventListener[]>();
+const planListeners = new WeakMap<DB, EventPlanListener[]>();
 
 /** Registers a function called (inside the writing transaction) for every appended event. */
 export function onEvent(db: DB, fn: EventListener): void {
   const l = listeners.get(db) ?? [];
   l.push(fn);
   listeners.set(db, l);
+}
+
+/** Registers a plan run (`yield*`, inside the writing transaction) for every appended event. */
+export function onEventPlan(db: DB, fn: EventPlanListener): void {
+  planListeners.set(db, [...(planListeners.get(db) ?? []), fn]);
 }
 
 /**
@@ -38,6 +46,7 @@ export function* appendEvent(db: DB, ev: Omit<EventRow, 'seq'>, email?: EmailHea
   const row = { ...ev } as EventRow;
   Object.defineProperty(row, 'seq', { enumerable: true, get: () => Number(r.lastInsertRowid) });
   for (const fn of listeners.get(db) ?? []) fn(db, row, email);
+  for (const fn of planListeners.get(db) ?? []) yield* fn(db, row, email);
   return row;
 }
 

@@ -1,7 +1,7 @@
 // Webhook endpoints, the outbox (one row per event and endpoint, table webhook_deliveries; the API calls
 // a row a "webhook delivery"; claimed with a lease on next_attempt_at) and the attempt log. Row access only.
-import { forgetMemo, sql, txMemo, type DB } from './db.js';
-import { all, get, run, runSync, type Gen } from './op.js';
+import { forgetMemo, sql, txMemoed, txRemember, type DB } from './db.js';
+import { all, get, run, type Gen } from './op.js';
 
 export type Mode = 'test' | 'live';
 export interface EndpointRow {
@@ -94,26 +94,21 @@ export const endpointsOfTeam = (db: DB, teamId: string, onlyTest: boolean, after
     afterSeq ?? 0,
     limit + 1,
   );
-/**
- * Read once per transaction and team on PostgreSQL (txMemo); services/webhooks.ts remembers it across turns too.
- * The memo's read is a synchronous closure: runSync until the memo moves into the driver.
- */
-// eslint-disable-next-line require-yield -- the statement runs in txMemo's synchronous closure
+/** Read once per transaction and team on PostgreSQL (txMemo); services/webhooks.ts remembers it across turns too. */
 export function* enabledEndpointsOfTeam(
   db: DB,
   teamId: string,
 ): Gen<readonly Pick<EndpointRow, 'seq' | 'events' | 'mode'>[]> {
-  return txMemo(db, MEMO + teamId, () =>
-    runSync(
-      all(
-        sql<Pick<EndpointRow, 'seq' | 'events' | 'mode'>>(
-          db,
-          'SELECT seq, events, mode FROM webhook_endpoints WHERE team_id = ? AND enabled = 1',
-        ),
-        teamId,
-      ),
+  const kept = txMemoed<readonly Pick<EndpointRow, 'seq' | 'events' | 'mode'>[]>(db, MEMO + teamId);
+  if (kept) return kept.value;
+  const rows = yield* all(
+    sql<Pick<EndpointRow, 'seq' | 'events' | 'mode'>>(
+      db,
+      'SELECT seq, events, mode FROM webhook_endpoints WHERE team_id = ? AND enabled = 1',
     ),
+    teamId,
   );
+  return txRemember(db, MEMO + teamId, rows);
 }
 export function* deleteEndpoint(db: DB, seq: number): Gen<void> {
   written(db, yield* run(sql(db, 'DELETE FROM webhook_endpoints WHERE seq = ?'), seq));

@@ -49,15 +49,18 @@ function onAuth(ctx: Ctx): NonNullable<SMTPServerOptions['onAuth']> {
     if (!session.secure && !isLoopback(session.remoteAddress))
       return cb(smtpError(538, '5.7.11 Encryption required: use STARTTLS before AUTH'));
     const key = auth.password ?? '';
-    try {
-      const user: SessionUser = { principal: authenticateSubmission(ctx, key), key };
-      cb(null, { user: user as unknown as string });
-    } catch (err) {
-      // Failed sign-ins count against the client's address, like requests without a valid key.
-      const wait = takeToken(ctx, `ip:${session.remoteAddress}`);
-      if (wait > 0) return cb(smtpError(454, `4.7.0 Too many failed attempts; try again in ${wait} s`));
-      cb(replyFor(err));
-    }
+    authenticateSubmission(ctx, key).then(
+      (principal) => {
+        const user: SessionUser = { principal, key };
+        cb(null, { user: user as unknown as string });
+      },
+      (err) => {
+        // Failed sign-ins count against the client's address, like requests without a valid key.
+        const wait = takeToken(ctx, `ip:${session.remoteAddress}`);
+        if (wait > 0) return cb(smtpError(454, `4.7.0 Too many failed attempts; try again in ${wait} s`));
+        cb(replyFor(err));
+      },
+    );
   };
 }
 
@@ -69,14 +72,14 @@ function onMailFrom(ctx: Ctx): NonNullable<SMTPServerOptions['onMailFrom']> {
     if (Number.isFinite(size) && size > max)
       return cb(smtpError(552, `5.3.4 Message exceeds fixed maximum message size ${max}`));
     if (Number.isFinite(size) && size > 0 && !bodyBudget(ctx).fits(size)) return cb(busyReply());
-    try {
-      const p = authenticateSubmission(ctx, userOf(session).key);
-      const wait = takeToken(ctx, p.keyId);
-      if (wait > 0) return cb(smtpError(451, `4.7.1 Rate limit of this key reached; try again in ${wait} s`));
-      cb();
-    } catch (err) {
-      cb(replyFor(err));
-    }
+    authenticateSubmission(ctx, userOf(session).key).then(
+      (p) => {
+        const wait = takeToken(ctx, p.keyId);
+        if (wait > 0) return cb(smtpError(451, `4.7.1 Rate limit of this key reached; try again in ${wait} s`));
+        cb();
+      },
+      (err) => cb(replyFor(err)),
+    );
   };
 }
 

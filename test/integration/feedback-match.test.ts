@@ -3,7 +3,7 @@
 // on nothing unless trusted, and then only on deliveries named exactly, each once.
 import { expect } from 'chai';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { matchRecipients } from '../../src/services/feedback-match.js';
+import { matchRecipients, type RecipientMatch } from '../../src/services/feedback-match.js';
 import { emailByPublicId, deliveriesOf, type EmailRow, type DeliveryRow } from '../../src/store/emails.js';
 import type { Report, ReportRecipient } from '../../src/inbound/parse.js';
 import { runSync } from '../../src/store/op.js';
@@ -38,14 +38,14 @@ describe('matching report recipients to deliveries', () => {
     ds = runSync(deliveriesOf(s.db, email.seq));
   });
   after(() => s.close());
-  const pairs = (m: ReturnType<typeof matchRecipients>) =>
-    m.map((x) => [x.recipient.address, x.delivery?.recipient ?? null, x.exact]);
+  const match = (...a: Parameters<typeof matchRecipients>) => runSync(matchRecipients(...a));
+  const pairs = (m: RecipientMatch[]) => m.map((x) => [x.recipient.address, x.delivery?.recipient ?? null, x.exact]);
 
   it('a verified token: its own delivery, exact match first, whatever the order; another recipient is never touched', () => {
     const bob = { email, by: 'rcpt' as const, deliveryId: ds[0].id };
     expect(
       pairs(
-        matchRecipients(
+        match(
           s.ctx,
           bob,
           report([
@@ -62,24 +62,24 @@ describe('matching report recipients to deliveries', () => {
       ['bob@example.test', 'Bob@example.test', true],
       ['BOB@example.test', null, false],
     ]);
-    expect(pairs(matchRecipients(s.ctx, bob, report([rcpt('carol@example.test')])))).to.deep.equal([
+    expect(pairs(match(s.ctx, bob, report([rcpt('carol@example.test')])))).to.deep.equal([
       ['carol@example.test', null, false],
     ]);
-    expect(pairs(matchRecipients(s.ctx, bob, report([rcpt('forward@elsewhere.test')])))).to.deep.equal([
+    expect(pairs(match(s.ctx, bob, report([rcpt('forward@elsewhere.test')])))).to.deep.equal([
       ['forward@elsewhere.test', 'Bob@example.test', false],
     ]);
-    expect(pairs(matchRecipients(s.ctx, bob, report([rcpt(null)])))).to.deep.equal([[null, 'Bob@example.test', false]]);
+    expect(pairs(match(s.ctx, bob, report([rcpt(null)])))).to.deep.equal([[null, 'Bob@example.test', false]]);
     // Postfix alias: Final-Recipient is the forward target, Original-Recipient ours.
-    expect(pairs(matchRecipients(s.ctx, bob, report([rcpt('dead@elsewhere.test', 'bob@example.test')])))).to.deep.equal(
-      [['dead@elsewhere.test', 'Bob@example.test', true]],
-    );
+    expect(pairs(match(s.ctx, bob, report([rcpt('dead@elsewhere.test', 'bob@example.test')])))).to.deep.equal([
+      ['dead@elsewhere.test', 'Bob@example.test', true],
+    ]);
   });
 
   it('Message-ID only: nothing unless trusted; trusted takes exact names only, each delivery once', () => {
     const m = { email, by: 'message_id' as const, deliveryId: null };
     const r = report([rcpt('carol@example.test'), rcpt(null), rcpt('CAROL@example.test'), rcpt('x@elsewhere.test')]);
-    expect(matchRecipients(s.ctx, m, r).every((x) => x.delivery === null)).to.equal(true);
-    expect(pairs(matchRecipients(s.ctx, m, r, true))).to.deep.equal([
+    expect(match(s.ctx, m, r).every((x) => x.delivery === null)).to.equal(true);
+    expect(pairs(match(s.ctx, m, r, true))).to.deep.equal([
       ['carol@example.test', 'carol@example.test', true],
       [null, null, false],
       ['CAROL@example.test', null, false],

@@ -8,7 +8,7 @@ import { ResultSink } from '../../src/outbound/results.js';
 import { claimDue } from '../../src/store/queue.js';
 import { runSync } from '../../src/store/op.js';
 import { storeCounters, tx } from '../../src/store/db.js';
-import { onEvent } from '../../src/store/events.js';
+import { onEventPlan } from '../../src/store/events.js';
 import { insertEndpoint } from '../../src/store/webhooks.js';
 import { enqueueEvent } from '../../src/services/webhooks.js';
 import { emailHeadBySeq, type DeliveryRow } from '../../src/store/emails.js';
@@ -139,7 +139,7 @@ describe('result writer: a batch of outcomes in one transaction', function () {
         updated_at: Date.now(),
       }),
     );
-    onEvent(s.ctx.db, (db, ev, email) => void enqueueEvent(s.ctx, db, ev, email));
+    onEventPlan(s.ctx.db, (db, ev, email) => enqueueEvent(s.ctx, db, ev, email));
     const seqs: number[] = [];
     for (let i = 0; i < 8; i++) seqs.push(await send([`hook${i}@rcpt.test`]));
     const now = Date.now();

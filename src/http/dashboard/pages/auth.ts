@@ -126,7 +126,7 @@ function keySignIn(deps: Deps) {
 
 async function signInWithKey(deps: Deps, k: DCtx, key: string) {
   try {
-    const p = authenticate(deps.app, `Bearer ${key}`);
+    const p = await authenticate(deps.app, `Bearer ${key}`);
     if (!p.scopes.has('emails:read'))
       return signInPage(
         k,
