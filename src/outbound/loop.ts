@@ -81,7 +81,11 @@ export class OutboundLoop implements Component, Intake {
   readonly sched: Scheduler;
   readonly ready = new ReadyQueues();
   control: Control | null = null;
-  private held = new Set<number>();
+  /**
+   * Recipients claimed and not settled yet, each with the lease this process last wrote for it (its token:
+   * confirmClaims sends a recipient only while the row still carries it, never one another node claimed since).
+   */
+  private held = new Map<number, number | null>();
   /** Recipients taken in their insert (hand): how many the email has in all (knownOf). */
   private whole = new WeakMap<Claimed, number>();
   /** Recipients whose results were pushed with what the loop knew of them (knownOf). */
@@ -258,7 +262,7 @@ export class OutboundLoop implements Component, Intake {
       const limit = Math.min(this.o.batch, this.o.maxHeld - this.ready.total - this.resolving);
       this.claimQueries++;
       const rows = tx(this.ctx.db, () => claimDue(this.ctx.db, now, now + this.o.leaseMs, limit, skip));
-      const fresh = rows.filter((r) => !this.held.has(r.id));
+      const fresh = this.freshOf(rows);
       this.taken.claimed += fresh.length;
       if (fresh.length) this.accept(fresh);
       this.caughtUp = rows.length < limit && skip.length === 0;
@@ -267,6 +271,19 @@ export class OutboundLoop implements Component, Intake {
         return;
       }
     }
+  }
+
+  /**
+   * The claimed rows this loop does not hold yet. A held one claimed again (its lease ended while it waited in
+   * memory) keeps its place, with the new lease as its token.
+   */
+  private freshOf(rows: readonly Claimed[]): Claimed[] {
+    const fresh: Claimed[] = [];
+    for (const r of rows) {
+      if (!this.held.has(r.id)) fresh.push(r);
+      this.held.set(r.id, r.leased_until);
+    }
+    return fresh;
   }
 
   /** A store call on its way, awaited by stop() before it releases what the loop holds. */
@@ -325,9 +342,9 @@ export class OutboundLoop implements Component, Intake {
       // round's start would end early (another node could claim a recipient this one still holds).
       const at = this.ctx.now();
       const { rows, emails } = await claimDueAsync(this.ctx.db, at, at + this.o.leaseMs, limit, skip);
-      const fresh = rows.filter((r) => !this.held.has(r.id));
+      const fresh = this.freshOf(rows);
       if (this.stopping) {
-        for (const r of fresh) this.held.add(r.id); // stop() releases them
+        for (const r of fresh) this.held.set(r.id, r.leased_until); // stop() releases them
         return;
       }
       this.taken.claimed += fresh.length;
@@ -366,6 +383,7 @@ export class OutboundLoop implements Component, Intake {
           this.ctx.db,
           rows.map((r) => r.id),
           this.ctx.now(),
+          rows.map((r) => r.leased_until),
         );
       } catch (err) {
         this.ctx.log.error({ err: (err as Error).message }, 'new recipients not released (their lease will end)');
@@ -393,7 +411,7 @@ export class OutboundLoop implements Component, Intake {
     this.trimmer.busy(0);
     const byEmail = new Map<number, Claimed[]>();
     for (const r of rows) {
-      this.held.add(r.id);
+      this.held.set(r.id, r.leased_until);
       const l = byEmail.get(r.email_seq);
       if (l) l.push(r);
       else byEmail.set(r.email_seq, [r]);
@@ -517,27 +535,24 @@ export class OutboundLoop implements Component, Intake {
     if (!starts.length) return;
     if (this.async) return void this.track(this.confirmPooled(starts, now));
     let ok: Set<number>;
+    const until = now + this.o.leaseMs;
     try {
-      ok = tx(this.ctx.db, () =>
-        confirmClaims(
-          this.ctx.db,
-          starts.map((s) => s.item.rcpt.id),
-          now + this.o.leaseMs,
-        ),
-      );
+      const ids = starts.map((s) => s.item.rcpt.id);
+      ok = tx(this.ctx.db, () => confirmClaims(this.ctx.db, ids, this.leasesOf(ids), until));
     } catch (err) {
       return this.unconfirmed(starts, err);
     }
-    this.startConfirmed(starts, ok);
+    this.startConfirmed(starts, ok, until);
   }
 
   /** pump()'s confirmation on the pool, awaited: its recipients count as active meanwhile (`starting`). */
   private async confirmPooled(starts: Start[], now: number): Promise<void> {
     this.starting += starts.length;
     let ok: Set<number>;
+    const until = now + this.o.leaseMs;
     try {
       const ids = starts.map((s) => s.item.rcpt.id);
-      ok = await confirmClaimsAsync(this.ctx.db, ids, now + this.o.leaseMs);
+      ok = await confirmClaimsAsync(this.ctx.db, ids, this.leasesOf(ids), until);
     } catch (err) {
       return this.unconfirmed(starts, err);
     } finally {
@@ -548,7 +563,7 @@ export class OutboundLoop implements Component, Intake {
       for (const s of starts) this.sched.done(s.ip, s.site, false);
       return;
     }
-    this.startConfirmed(starts, ok);
+    this.startConfirmed(starts, ok, until);
     this.schedulePump();
   }
 
@@ -563,10 +578,21 @@ export class OutboundLoop implements Component, Intake {
     }
   }
 
-  private startConfirmed(starts: Start[], ok: Set<number>): void {
+  /** The lease tokens this loop holds for `ids` (confirmClaims). */
+  private leasesOf(ids: readonly number[]): (number | null)[] {
+    return ids.map((id) => this.held.get(id) ?? null);
+  }
+
+  /**
+   * The confirmed start (their lease now ends at `until`); the others (final, held, or claimed by another node since
+   * their lease ended) leave the loop through the sink, without an outcome.
+   */
+  private startConfirmed(starts: Start[], ok: Set<number>, until: number): void {
     for (const s of starts) {
-      if (ok.has(s.item.rcpt.id)) this.run(s.item, s.q, s.ip, s.site);
-      else {
+      if (ok.has(s.item.rcpt.id)) {
+        if (this.held.has(s.item.rcpt.id)) this.held.set(s.item.rcpt.id, until);
+        this.run(s.item, s.q, s.ip, s.site);
+      } else {
         this.sched.done(s.ip, s.site, false);
         this.sink.push(s.item.email.seq, [], [s.item.rcpt.id]);
       }
@@ -686,7 +712,7 @@ export class OutboundLoop implements Component, Intake {
     const items = q.drain();
     this.sched.setQueue(q.key, q.site, q.ips, 0);
     const ids = items.map((i) => i.rcpt.id);
-    releaseClaims(this.ctx.db, ids, at);
+    releaseClaims(this.ctx.db, ids, at, this.leasesOf(ids));
     for (const id of ids) this.held.delete(id);
     return ids.length;
   }
@@ -700,7 +726,7 @@ export class OutboundLoop implements Component, Intake {
     await Promise.allSettled([...this.pending]); // claims and confirmations on their way (PostgreSQL, pool)
     if (this.timer) clearTimeout(this.timer);
     const waitingIds = this.ready.drainAll().map((i) => i.rcpt.id);
-    releaseClaims(this.ctx.db, waitingIds, this.ctx.now());
+    releaseClaims(this.ctx.db, waitingIds, this.ctx.now(), this.leasesOf(waitingIds));
     for (const id of waitingIds) this.held.delete(id);
     this.deps.smtp.dropWaiting(); // sends waiting for a session never go out: released below with the held ones
     if (this.inflight.size) {
@@ -718,7 +744,7 @@ export class OutboundLoop implements Component, Intake {
     this.trimmer.stop();
     this.deps.smtp.closeAll();
     await this.deps.signer?.stop();
-    const n = releaseClaims(this.ctx.db, [...this.held], this.ctx.now());
+    const n = releaseClaims(this.ctx.db, [...this.held.keys()], this.ctx.now(), [...this.held.values()]);
     this.held.clear();
     this.ctx.log.info({ released: waitingIds.length + n }, 'outbound stopped');
   }

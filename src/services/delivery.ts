@@ -24,8 +24,8 @@ import { poolOf, runPooled } from '../store/pg/plan-driver.js';
 export const pooled = (db: Db): boolean => poolOf(db) !== undefined;
 export const claimDueAsync = (db: Db, now: number, until: number, limit: number, skip: readonly string[]) =>
   runPooled(db, queue.claimDueWithEmails(db, now, until, limit, skip));
-export const confirmClaimsAsync = (db: Db, ids: readonly number[], until: number) =>
-  runPooled(db, queue.confirmClaims(db, ids, until));
+export const confirmClaimsAsync = (db: Db, ids: readonly number[], leases: readonly (number | null)[], until: number) =>
+  runPooled(db, queue.confirmClaims(db, ids, leases, until));
 export const nextDueAsync = (db: Db, skip: readonly string[] = []) => runPooled(db, queue.nextDue(db, skip));
 /** The email's row (the delivery loop, right after its claim read the claimed emails ahead). */
 export const emailBySeq = synced(emailsStore.emailBySeq);
