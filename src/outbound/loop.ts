@@ -3,21 +3,8 @@
 // scheduler decision, reacts to replies, writes results in batches. wake() starts work at once.
 import type { Component } from '../types/component.js';
 import type { Ctx } from '../services/context.js';
-import {
-  claimDue,
-  confirmClaims,
-  releaseClaims,
-  nextDue,
-  emailBySeq,
-  pooled,
-  claimDueAsync,
-  confirmClaimsAsync,
-  nextDueAsync,
-  lightTx as tx,
-  type Claimed,
-  type EmailRow,
-  type Intake,
-} from '../services/delivery.js';
+import { nextDue, emailBySeq, nextDueAsync, type Claimed, type EmailRow, type Intake } from '../services/delivery.js';
+import { Claims } from './claims.js';
 import { FINAL } from '../core/status.js';
 import { Scheduler } from '../core/shaping/scheduler.js';
 import { siteMatcher, type SiteMatcher } from '../core/shaping/sites.js';
@@ -81,11 +68,8 @@ export class OutboundLoop implements Component, Intake {
   readonly sched: Scheduler;
   readonly ready = new ReadyQueues();
   control: Control | null = null;
-  /**
-   * Recipients claimed and not settled yet, each with the lease this process last wrote for it (its token:
-   * confirmClaims sends a recipient only while the row still carries it, never one another node claimed since).
-   */
-  private held = new Map<number, number | null>();
+  /** Claims, leases and the recipients held under them (./claims.ts). */
+  private readonly claims: Claims;
   /** Recipients taken in their insert (hand): how many the email has in all (knownOf). */
   private whole = new WeakMap<Claimed, number>();
   /** Recipients whose results were pushed with what the loop knew of them (knownOf). */
@@ -112,16 +96,11 @@ export class OutboundLoop implements Component, Intake {
     );
   });
   private pumpQueued = false;
-  private skipClaimAfter = 0;
   private stopping = true;
-  /** The last claim found every due recipient (none left in the store): new mail may come straight in. */
-  private caughtUp = false;
   /** Recipients of new emails leased to this loop whose transaction has not ended yet. */
   private reserved = 0;
-  /** Recipients taken in so far: by claims, and straight from their insert (Intake). */
-  private taken = { claimed: 0, intake: 0 };
-  /** Claim queries run (tests: new mail taken in by Intake costs none). */
-  private claimQueries = 0;
+  /** Recipients taken in straight from their insert (Intake). */
+  private intake = 0;
   /** The next tick claims whatever it finds (a wake-up from outside, a timer); see tick(). */
   private mustClaim = true;
   /** The store's earliest next_attempt_at when last read (nextWait); -Infinity: unknown. */
@@ -129,11 +108,11 @@ export class OutboundLoop implements Component, Intake {
   /** Store errors while its database is away: logged once per outage (the store reconnects with back-off). */
   private outage: ReturnType<typeof outageLog>;
   /**
-   * PostgreSQL with a pool: claims, confirmations and the next due time are awaited (tickPooled), not run on the
-   * synchronous connection. `claiming`: a claim is on its way (a tick meanwhile only notes `again`); `starting`:
-   * recipients whose confirmation is on its way (counted as active); `pending`: those store calls, awaited by stop().
+   * PostgreSQL with a pool (claims.async): claims, confirmations and the next due time are awaited (tickPooled), not
+   * run on the synchronous connection. `claiming`: a claim is on its way (a tick meanwhile only notes `again`);
+   * `starting`: recipients whose confirmation is on its way (counted as active); `pending`: those store calls,
+   * awaited by stop().
    */
-  private readonly async: boolean;
   private claiming = false;
   private again = false;
   private starting = 0;
@@ -145,11 +124,16 @@ export class OutboundLoop implements Component, Intake {
     private o: LoopOptions,
   ) {
     this.outage = outageLog(ctx.log.child({ component: 'delivery' }), 'delivery loop');
-    this.async = pooled(ctx.db);
+    this.claims = new Claims(ctx, o, {
+      room: () => this.o.maxHeld - this.ready.total - this.resolving,
+      skip: (now) => this.ready.slowDomains(now, this.o.maxHeld),
+      stopping: () => this.stopping,
+      accept: (rows, emails) => this.accept(rows, emails),
+    });
     this.sink = new ResultSink(ctx, (ids, due) => {
-      for (const id of ids) this.held.delete(id);
+      this.claims.settled(ids);
       this.trimmer.busy(ids.length);
-      if (this.held.size === 0 && this.active === 0) this.trimmer.idle();
+      if (this.claims.held.size === 0 && this.active === 0) this.trimmer.idle();
       if (due) this.wake();
       else this.poke();
     });
@@ -192,8 +176,9 @@ export class OutboundLoop implements Component, Intake {
   /** Counters for tests and metrics. */
   stats() {
     const queued = this.ready.total + this.resolving;
-    const { held, active, reserved, claimQueries, knownResults } = this;
-    return { held: held.size, active, queued, reserved, claimQueries, knownResults, ...this.taken };
+    const { active, reserved, knownResults, intake } = this;
+    const { held, queries: claimQueries, claimed } = this.claims;
+    return { held: held.size, active, queued, reserved, claimQueries, knownResults, claimed, intake };
   }
 
   /** Recipients waiting and in flight per site (for `mta sites` and metrics). */
@@ -211,7 +196,7 @@ export class OutboundLoop implements Component, Intake {
   private tick(): void {
     if (this.stopping) return;
     this.lastTick = Date.now();
-    if (!this.mustClaim && this.caughtUp && this.timer && this.ctx.now() < this.dueAt) return this.pump();
+    if (!this.mustClaim && this.claims.caughtUp && this.timer && this.ctx.now() < this.dueAt) return this.pump();
     if (this.claiming) {
       if (this.mustClaim) this.again = true; // a wake-up: claimed again once the claim on its way is answered
       return this.pump();
@@ -220,10 +205,10 @@ export class OutboundLoop implements Component, Intake {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    if (this.async) return void this.track(this.tickPooled());
+    if (this.claims.async) return void this.track(this.tickPooled());
     try {
       this.mustClaim = false;
-      this.claimMore();
+      this.claims.claimMore();
       this.outage.ok();
     } catch (err) {
       this.mustClaim = true;
@@ -254,38 +239,6 @@ export class OutboundLoop implements Component, Intake {
     }
   }
 
-  private claimMore(): void {
-    const now = this.ctx.now();
-    const skip = this.ready.slowDomains(now, this.o.maxHeld);
-    if (skip.length && now < this.skipClaimAfter) return;
-    for (let round = 0; round < 50 && this.ready.total + this.resolving < this.o.maxHeld; round++) {
-      const limit = Math.min(this.o.batch, this.o.maxHeld - this.ready.total - this.resolving);
-      this.claimQueries++;
-      const rows = tx(this.ctx.db, () => claimDue(this.ctx.db, now, now + this.o.leaseMs, limit, skip));
-      const fresh = this.freshOf(rows);
-      this.taken.claimed += fresh.length;
-      if (fresh.length) this.accept(fresh);
-      this.caughtUp = rows.length < limit && skip.length === 0;
-      if (rows.length < limit) {
-        if (skip.length) this.skipClaimAfter = now + 200;
-        return;
-      }
-    }
-  }
-
-  /**
-   * The claimed rows this loop does not hold yet. A held one claimed again (its lease ended while it waited in
-   * memory) keeps its place, with the new lease as its token.
-   */
-  private freshOf(rows: readonly Claimed[]): Claimed[] {
-    const fresh: Claimed[] = [];
-    for (const r of rows) {
-      if (!this.held.has(r.id)) fresh.push(r);
-      this.held.set(r.id, r.leased_until);
-    }
-    return fresh;
-  }
-
   /** A store call on its way, awaited by stop() before it releases what the loop holds. */
   private track<T>(p: Promise<T>): Promise<T> {
     this.pending.add(p);
@@ -299,7 +252,7 @@ export class OutboundLoop implements Component, Intake {
     this.again = false;
     try {
       this.mustClaim = false;
-      await this.claimMorePooled();
+      await this.claims.claimMorePooled();
       this.outage.ok();
     } catch (err) {
       this.mustClaim = true;
@@ -329,34 +282,6 @@ export class OutboundLoop implements Component, Intake {
     if (this.again) this.poke();
   }
 
-  /** claimMore, each claim awaited (with its emails' rows); claimed rows that arrive while stopping stay held. */
-  private async claimMorePooled(): Promise<void> {
-    const now = this.ctx.now();
-    const skip = this.ready.slowDomains(now, this.o.maxHeld);
-    if (skip.length && now < this.skipClaimAfter) return;
-    for (let round = 0; round < 50 && this.ready.total + this.resolving < this.o.maxHeld; round++) {
-      if (this.stopping) return;
-      const limit = Math.min(this.o.batch, this.o.maxHeld - this.ready.total - this.resolving);
-      this.claimQueries++;
-      // Each round's lease from its own start: awaited rounds take time, and a lease counted from the first
-      // round's start would end early (another node could claim a recipient this one still holds).
-      const at = this.ctx.now();
-      const { rows, emails } = await claimDueAsync(this.ctx.db, at, at + this.o.leaseMs, limit, skip);
-      const fresh = this.freshOf(rows);
-      if (this.stopping) {
-        for (const r of fresh) this.held.set(r.id, r.leased_until); // stop() releases them
-        return;
-      }
-      this.taken.claimed += fresh.length;
-      if (fresh.length) this.accept(fresh, emails);
-      this.caughtUp = rows.length < limit && skip.length === 0;
-      if (rows.length < limit) {
-        if (skip.length) this.skipClaimAfter = now + 200;
-        return;
-      }
-    }
-  }
-
   /** Intake: new recipients were stored unleased (scheduled, or not taken): the next tick claims. */
   notTaken(): void {
     this.mustClaim = true;
@@ -364,9 +289,9 @@ export class OutboundLoop implements Component, Intake {
 
   /** Intake: new recipients due now, leased in their insert, while nothing older waits in the store and there is room. */
   reserve(n: number): number | null {
-    if (this.stopping || !this.caughtUp) return null;
+    if (this.stopping || !this.claims.caughtUp) return null;
     if (this.ready.total + this.resolving + this.reserved + n > this.o.maxHeld) {
-      this.caughtUp = false; // the rest goes to the store, and the claims take it in order
+      this.claims.caughtUp = false; // the rest goes to the store, and the claims take it in order
       return null;
     }
     this.reserved += n;
@@ -379,18 +304,17 @@ export class OutboundLoop implements Component, Intake {
     if (!email || rows.length === 0) return;
     if (this.stopping) {
       try {
-        releaseClaims(
-          this.ctx.db,
+        this.claims.hold(rows);
+        this.claims.release(
           rows.map((r) => r.id),
           this.ctx.now(),
-          rows.map((r) => r.leased_until),
         );
       } catch (err) {
         this.ctx.log.error({ err: (err as Error).message }, 'new recipients not released (their lease will end)');
       }
       return;
     }
-    this.taken.intake += rows.length;
+    this.intake += rows.length;
     for (const r of rows) this.whole.set(r, rows.length);
     this.accept(rows, new Map([[email.seq, email]]));
   }
@@ -410,8 +334,8 @@ export class OutboundLoop implements Component, Intake {
   private accept(rows: Claimed[], known?: Map<number, EmailRow>): void {
     this.trimmer.busy(0);
     const byEmail = new Map<number, Claimed[]>();
+    this.claims.hold(rows);
     for (const r of rows) {
-      this.held.set(r.id, r.leased_until);
       const l = byEmail.get(r.email_seq);
       if (l) l.push(r);
       else byEmail.set(r.email_seq, [r]);
@@ -533,26 +457,26 @@ export class OutboundLoop implements Component, Intake {
     }
     this.armWake(now);
     if (!starts.length) return;
-    if (this.async) return void this.track(this.confirmPooled(starts, now));
+    if (this.claims.async) return void this.track(this.confirmPooled(starts, now));
     let ok: Set<number>;
-    const until = now + this.o.leaseMs;
     try {
-      const ids = starts.map((s) => s.item.rcpt.id);
-      ok = tx(this.ctx.db, () => confirmClaims(this.ctx.db, ids, this.leasesOf(ids), until));
+      ok = this.claims.confirm(
+        starts.map((s) => s.item.rcpt.id),
+        now + this.o.leaseMs,
+      );
     } catch (err) {
       return this.unconfirmed(starts, err);
     }
-    this.startConfirmed(starts, ok, until);
+    this.startConfirmed(starts, ok);
   }
 
   /** pump()'s confirmation on the pool, awaited: its recipients count as active meanwhile (`starting`). */
   private async confirmPooled(starts: Start[], now: number): Promise<void> {
     this.starting += starts.length;
     let ok: Set<number>;
-    const until = now + this.o.leaseMs;
     try {
       const ids = starts.map((s) => s.item.rcpt.id);
-      ok = await confirmClaimsAsync(this.ctx.db, ids, this.leasesOf(ids), until);
+      ok = await this.claims.confirmPooled(ids, now + this.o.leaseMs);
     } catch (err) {
       return this.unconfirmed(starts, err);
     } finally {
@@ -563,7 +487,7 @@ export class OutboundLoop implements Component, Intake {
       for (const s of starts) this.sched.done(s.ip, s.site, false);
       return;
     }
-    this.startConfirmed(starts, ok, until);
+    this.startConfirmed(starts, ok);
     this.schedulePump();
   }
 
@@ -578,21 +502,14 @@ export class OutboundLoop implements Component, Intake {
     }
   }
 
-  /** The lease tokens this loop holds for `ids` (confirmClaims). */
-  private leasesOf(ids: readonly number[]): (number | null)[] {
-    return ids.map((id) => this.held.get(id) ?? null);
-  }
-
   /**
-   * The confirmed start (their lease now ends at `until`); the others (final, held, or claimed by another node since
-   * their lease ended) leave the loop through the sink, without an outcome.
+   * The confirmed start; the others (final, held, or claimed by another node since their lease ended) leave the
+   * loop through the sink, without an outcome.
    */
-  private startConfirmed(starts: Start[], ok: Set<number>, until: number): void {
+  private startConfirmed(starts: Start[], ok: Set<number>): void {
     for (const s of starts) {
-      if (ok.has(s.item.rcpt.id)) {
-        if (this.held.has(s.item.rcpt.id)) this.held.set(s.item.rcpt.id, until);
-        this.run(s.item, s.q, s.ip, s.site);
-      } else {
+      if (ok.has(s.item.rcpt.id)) this.run(s.item, s.q, s.ip, s.site);
+      else {
         this.sched.done(s.ip, s.site, false);
         this.sink.push(s.item.email.seq, [], [s.item.rcpt.id]);
       }
@@ -712,8 +629,7 @@ export class OutboundLoop implements Component, Intake {
     const items = q.drain();
     this.sched.setQueue(q.key, q.site, q.ips, 0);
     const ids = items.map((i) => i.rcpt.id);
-    releaseClaims(this.ctx.db, ids, at, this.leasesOf(ids));
-    for (const id of ids) this.held.delete(id);
+    this.claims.release(ids, at);
     return ids.length;
   }
 
@@ -726,8 +642,7 @@ export class OutboundLoop implements Component, Intake {
     await Promise.allSettled([...this.pending]); // claims and confirmations on their way (PostgreSQL, pool)
     if (this.timer) clearTimeout(this.timer);
     const waitingIds = this.ready.drainAll().map((i) => i.rcpt.id);
-    releaseClaims(this.ctx.db, waitingIds, this.ctx.now(), this.leasesOf(waitingIds));
-    for (const id of waitingIds) this.held.delete(id);
+    this.claims.release(waitingIds, this.ctx.now());
     this.deps.smtp.dropWaiting(); // sends waiting for a session never go out: released below with the held ones
     if (this.inflight.size) {
       let t: NodeJS.Timeout | undefined;
@@ -744,15 +659,14 @@ export class OutboundLoop implements Component, Intake {
     this.trimmer.stop();
     this.deps.smtp.closeAll();
     await this.deps.signer?.stop();
-    const n = releaseClaims(this.ctx.db, [...this.held.keys()], this.ctx.now(), [...this.held.values()]);
-    this.held.clear();
+    const n = this.claims.releaseAll(this.ctx.now());
     this.ctx.log.info({ released: waitingIds.length + n }, 'outbound stopped');
   }
 }
 
 /** What a TLS report counts of an attempt (services/tls-reports.ts); none for a TLS report's own mail (RFC 8460 §3). */
 function tallyOf(item: Item): TlsTally | undefined {
-  if (item.email.headers_json?.includes('"TLS-Report-Domain"') || isTlsReport(item.raw)) return undefined;
+  if (isTlsReport(item.raw)) return undefined;
   return { domain: item.rcpt.domain, mode: item.tls?.mode, mx: item.tls?.mx };
 }
 
