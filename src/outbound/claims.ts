@@ -13,6 +13,7 @@ import {
   lightTx as tx,
   pooled,
   releaseClaims,
+  dropClaims,
   type Claimed,
   type EmailRow,
 } from '../services/delivery.js';
@@ -152,6 +153,18 @@ export class Claims {
     const n = releaseClaims(this.ctx.db, ids, at, this.leasesOf(ids));
     this.settled(ids);
     return n;
+  }
+
+  /**
+   * Lets go of held recipients refused at their confirmation, without an outcome: their lease cleared where it is
+   * still this node's (never another node's); no longer held. A store error leaves the lease to end by itself.
+   */
+  drop(ids: readonly number[]): void {
+    try {
+      dropClaims(this.ctx.db, ids, this.leasesOf(ids));
+    } finally {
+      this.settled(ids);
+    }
   }
 
   /** Gives back every recipient still held (shutdown). */

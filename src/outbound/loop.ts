@@ -130,13 +130,7 @@ export class OutboundLoop implements Component, Intake {
       stopping: () => this.stopping,
       accept: (rows, emails) => this.accept(rows, emails),
     });
-    this.sink = new ResultSink(ctx, (ids, due) => {
-      this.claims.settled(ids);
-      this.trimmer.busy(ids.length);
-      if (this.claims.held.size === 0 && this.active === 0) this.trimmer.idle();
-      if (due) this.wake();
-      else this.poke();
-    });
+    this.sink = new ResultSink(ctx, (ids, due) => this.letGo(ids, due, () => this.claims.settled(ids)));
     this.preparing = new Preparing((e) => deps.prepare(e), PREPARE_AT_ONCE);
     this.sched = new Scheduler(deps.shaping);
     this.matcher = siteMatcher(deps.shaping.sites);
@@ -507,12 +501,32 @@ export class OutboundLoop implements Component, Intake {
    * loop through the sink, without an outcome.
    */
   private startConfirmed(starts: Start[], ok: Set<number>): void {
+    const refused: number[] = [];
     for (const s of starts) {
       if (ok.has(s.item.rcpt.id)) this.run(s.item, s.q, s.ip, s.site);
       else {
         this.sched.done(s.ip, s.site, false);
-        this.sink.push(s.item.email.seq, [], [s.item.rcpt.id]);
+        refused.push(s.item.rcpt.id);
       }
+    }
+    if (!refused.length) return;
+    // Not through the result sink: its settle would clear the lease of a node that claimed them since.
+    try {
+      this.letGo(refused, true, () => this.claims.drop(refused));
+    } catch (err) {
+      if (!this.outage.failed(err)) this.ctx.log.error({ err: (err as Error).message }, 'refused claims not dropped');
+    }
+  }
+
+  /** Recipients the loop no longer holds (`release` lets go of them in the store); `due`: look for due work again. */
+  private letGo(ids: number[], due: boolean, release: () => void): void {
+    try {
+      release();
+    } finally {
+      this.trimmer.busy(ids.length);
+      if (this.claims.held.size === 0 && this.active === 0) this.trimmer.idle();
+      if (due) this.wake();
+      else this.poke();
     }
   }
 

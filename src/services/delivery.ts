@@ -12,6 +12,7 @@ export const claimDue = synced(queue.claimDue);
 export const confirmClaims = synced(queue.confirmClaims);
 export const settleClaim = synced(queue.settleClaim);
 export const releaseClaims = synced(queue.releaseClaims);
+export const dropClaims = synced(queue.dropClaims);
 export const nextDue = synced(queue.nextDue);
 export const wakeDomains = synced(queue.wakeDomains);
 export { type EmailRow } from '../store/emails.js';

@@ -132,6 +132,18 @@ export function* settleClaim(db: DB, id: number): Gen<void> {
   yield* run(sql(db, text), id);
 }
 
+/**
+ * Lets go of claims this process holds without an outcome (refused at their confirmation: final, held, or another
+ * node's since): settleClaim's write, only on the rows still leased to this process (owned()), so another node's
+ * lease on a recipient it is sending is never cleared.
+ */
+export function* dropClaims(db: DB, ids: readonly number[], leases: readonly (number | null)[]): Gen<number> {
+  if (ids.length === 0) return 0;
+  const set = `leased_until = NULL, next_attempt_at = CASE WHEN status IN ${FINAL} THEN NULL ELSE next_attempt_at END`;
+  const q = owned(db, set, ids, leases);
+  return (yield* run(sql(db, q.sqlite, q.pg), q.args)).changes;
+}
+
 const RELEASE = `next_attempt_at = CASE WHEN status IN ${FINAL} OR held_at IS NOT NULL THEN NULL ELSE @at END, leased_until = NULL`;
 
 /**
