@@ -65,6 +65,7 @@ export async function benchLoopWork(n = Number(process.env.BENCH_EMAILS ?? 10000
         confirmClaims(
           db,
           rows.slice(i, i + 10).map((r) => r.id),
+          rows.slice(i, i + 10).map((r) => r.leased_until),
           now + 60_000,
         ),
       );

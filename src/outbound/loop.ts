@@ -3,21 +3,8 @@
 // scheduler decision, reacts to replies, writes results in batches. wake() starts work at once.
 import type { Component } from '../types/component.js';
 import type { Ctx } from '../services/context.js';
-import {
-  claimDue,
-  confirmClaims,
-  releaseClaims,
-  nextDue,
-  emailBySeq,
-  pooled,
-  claimDueAsync,
-  confirmClaimsAsync,
-  nextDueAsync,
-  lightTx as tx,
-  type Claimed,
-  type EmailRow,
-  type Intake,
-} from '../services/delivery.js';
+import { nextDue, emailBySeq, nextDueAsync, type Claimed, type EmailRow, type Intake } from '../services/delivery.js';
+import { Claims } from './claims.js';
 import { FINAL } from '../core/status.js';
 import { Scheduler } from '../core/shaping/scheduler.js';
 import { siteMatcher, type SiteMatcher } from '../core/shaping/sites.js';
@@ -81,7 +68,8 @@ export class OutboundLoop implements Component, Intake {
   readonly sched: Scheduler;
   readonly ready = new ReadyQueues();
   control: Control | null = null;
-  private held = new Set<number>();
+  /** Claims, leases and the recipients held under them (./claims.ts). */
+  private readonly claims: Claims;
   /** Recipients taken in their insert (hand): how many the email has in all (knownOf). */
   private whole = new WeakMap<Claimed, number>();
   /** Recipients whose results were pushed with what the loop knew of them (knownOf). */
@@ -108,16 +96,11 @@ export class OutboundLoop implements Component, Intake {
     );
   });
   private pumpQueued = false;
-  private skipClaimAfter = 0;
   private stopping = true;
-  /** The last claim found every due recipient (none left in the store): new mail may come straight in. */
-  private caughtUp = false;
   /** Recipients of new emails leased to this loop whose transaction has not ended yet. */
   private reserved = 0;
-  /** Recipients taken in so far: by claims, and straight from their insert (Intake). */
-  private taken = { claimed: 0, intake: 0 };
-  /** Claim queries run (tests: new mail taken in by Intake costs none). */
-  private claimQueries = 0;
+  /** Recipients taken in straight from their insert (Intake). */
+  private intake = 0;
   /** The next tick claims whatever it finds (a wake-up from outside, a timer); see tick(). */
   private mustClaim = true;
   /** The store's earliest next_attempt_at when last read (nextWait); -Infinity: unknown. */
@@ -125,11 +108,11 @@ export class OutboundLoop implements Component, Intake {
   /** Store errors while its database is away: logged once per outage (the store reconnects with back-off). */
   private outage: ReturnType<typeof outageLog>;
   /**
-   * PostgreSQL with a pool: claims, confirmations and the next due time are awaited (tickPooled), not run on the
-   * synchronous connection. `claiming`: a claim is on its way (a tick meanwhile only notes `again`); `starting`:
-   * recipients whose confirmation is on its way (counted as active); `pending`: those store calls, awaited by stop().
+   * PostgreSQL with a pool (claims.async): claims, confirmations and the next due time are awaited (tickPooled), not
+   * run on the synchronous connection. `claiming`: a claim is on its way (a tick meanwhile only notes `again`);
+   * `starting`: recipients whose confirmation is on its way (counted as active); `pending`: those store calls,
+   * awaited by stop().
    */
-  private readonly async: boolean;
   private claiming = false;
   private again = false;
   private starting = 0;
@@ -141,14 +124,13 @@ export class OutboundLoop implements Component, Intake {
     private o: LoopOptions,
   ) {
     this.outage = outageLog(ctx.log.child({ component: 'delivery' }), 'delivery loop');
-    this.async = pooled(ctx.db);
-    this.sink = new ResultSink(ctx, (ids, due) => {
-      for (const id of ids) this.held.delete(id);
-      this.trimmer.busy(ids.length);
-      if (this.held.size === 0 && this.active === 0) this.trimmer.idle();
-      if (due) this.wake();
-      else this.poke();
+    this.claims = new Claims(ctx, o, {
+      room: () => this.o.maxHeld - this.ready.total - this.resolving,
+      skip: (now) => this.ready.slowDomains(now, this.o.maxHeld),
+      stopping: () => this.stopping,
+      accept: (rows, emails) => this.accept(rows, emails),
     });
+    this.sink = new ResultSink(ctx, (ids, due) => this.letGo(ids, due, () => this.claims.settled(ids)));
     this.preparing = new Preparing((e) => deps.prepare(e), PREPARE_AT_ONCE);
     this.sched = new Scheduler(deps.shaping);
     this.matcher = siteMatcher(deps.shaping.sites);
@@ -188,8 +170,9 @@ export class OutboundLoop implements Component, Intake {
   /** Counters for tests and metrics. */
   stats() {
     const queued = this.ready.total + this.resolving;
-    const { held, active, reserved, claimQueries, knownResults } = this;
-    return { held: held.size, active, queued, reserved, claimQueries, knownResults, ...this.taken };
+    const { active, reserved, knownResults, intake } = this;
+    const { held, queries: claimQueries, claimed } = this.claims;
+    return { held: held.size, active, queued, reserved, claimQueries, knownResults, claimed, intake };
   }
 
   /** Recipients waiting and in flight per site (for `mta sites` and metrics). */
@@ -207,7 +190,7 @@ export class OutboundLoop implements Component, Intake {
   private tick(): void {
     if (this.stopping) return;
     this.lastTick = Date.now();
-    if (!this.mustClaim && this.caughtUp && this.timer && this.ctx.now() < this.dueAt) return this.pump();
+    if (!this.mustClaim && this.claims.caughtUp && this.timer && this.ctx.now() < this.dueAt) return this.pump();
     if (this.claiming) {
       if (this.mustClaim) this.again = true; // a wake-up: claimed again once the claim on its way is answered
       return this.pump();
@@ -216,10 +199,10 @@ export class OutboundLoop implements Component, Intake {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    if (this.async) return void this.track(this.tickPooled());
+    if (this.claims.async) return void this.track(this.tickPooled());
     try {
       this.mustClaim = false;
-      this.claimMore();
+      this.claims.claimMore();
       this.outage.ok();
     } catch (err) {
       this.mustClaim = true;
@@ -250,25 +233,6 @@ export class OutboundLoop implements Component, Intake {
     }
   }
 
-  private claimMore(): void {
-    const now = this.ctx.now();
-    const skip = this.ready.slowDomains(now, this.o.maxHeld);
-    if (skip.length && now < this.skipClaimAfter) return;
-    for (let round = 0; round < 50 && this.ready.total + this.resolving < this.o.maxHeld; round++) {
-      const limit = Math.min(this.o.batch, this.o.maxHeld - this.ready.total - this.resolving);
-      this.claimQueries++;
-      const rows = tx(this.ctx.db, () => claimDue(this.ctx.db, now, now + this.o.leaseMs, limit, skip));
-      const fresh = rows.filter((r) => !this.held.has(r.id));
-      this.taken.claimed += fresh.length;
-      if (fresh.length) this.accept(fresh);
-      this.caughtUp = rows.length < limit && skip.length === 0;
-      if (rows.length < limit) {
-        if (skip.length) this.skipClaimAfter = now + 200;
-        return;
-      }
-    }
-  }
-
   /** A store call on its way, awaited by stop() before it releases what the loop holds. */
   private track<T>(p: Promise<T>): Promise<T> {
     this.pending.add(p);
@@ -282,7 +246,7 @@ export class OutboundLoop implements Component, Intake {
     this.again = false;
     try {
       this.mustClaim = false;
-      await this.claimMorePooled();
+      await this.claims.claimMorePooled();
       this.outage.ok();
     } catch (err) {
       this.mustClaim = true;
@@ -312,34 +276,6 @@ export class OutboundLoop implements Component, Intake {
     if (this.again) this.poke();
   }
 
-  /** claimMore, each claim awaited (with its emails' rows); claimed rows that arrive while stopping stay held. */
-  private async claimMorePooled(): Promise<void> {
-    const now = this.ctx.now();
-    const skip = this.ready.slowDomains(now, this.o.maxHeld);
-    if (skip.length && now < this.skipClaimAfter) return;
-    for (let round = 0; round < 50 && this.ready.total + this.resolving < this.o.maxHeld; round++) {
-      if (this.stopping) return;
-      const limit = Math.min(this.o.batch, this.o.maxHeld - this.ready.total - this.resolving);
-      this.claimQueries++;
-      // Each round's lease from its own start: awaited rounds take time, and a lease counted from the first
-      // round's start would end early (another node could claim a recipient this one still holds).
-      const at = this.ctx.now();
-      const { rows, emails } = await claimDueAsync(this.ctx.db, at, at + this.o.leaseMs, limit, skip);
-      const fresh = rows.filter((r) => !this.held.has(r.id));
-      if (this.stopping) {
-        for (const r of fresh) this.held.add(r.id); // stop() releases them
-        return;
-      }
-      this.taken.claimed += fresh.length;
-      if (fresh.length) this.accept(fresh, emails);
-      this.caughtUp = rows.length < limit && skip.length === 0;
-      if (rows.length < limit) {
-        if (skip.length) this.skipClaimAfter = now + 200;
-        return;
-      }
-    }
-  }
-
   /** Intake: new recipients were stored unleased (scheduled, or not taken): the next tick claims. */
   notTaken(): void {
     this.mustClaim = true;
@@ -347,9 +283,9 @@ export class OutboundLoop implements Component, Intake {
 
   /** Intake: new recipients due now, leased in their insert, while nothing older waits in the store and there is room. */
   reserve(n: number): number | null {
-    if (this.stopping || !this.caughtUp) return null;
+    if (this.stopping || !this.claims.caughtUp) return null;
     if (this.ready.total + this.resolving + this.reserved + n > this.o.maxHeld) {
-      this.caughtUp = false; // the rest goes to the store, and the claims take it in order
+      this.claims.caughtUp = false; // the rest goes to the store, and the claims take it in order
       return null;
     }
     this.reserved += n;
@@ -362,8 +298,8 @@ export class OutboundLoop implements Component, Intake {
     if (!email || rows.length === 0) return;
     if (this.stopping) {
       try {
-        releaseClaims(
-          this.ctx.db,
+        this.claims.hold(rows);
+        this.claims.release(
           rows.map((r) => r.id),
           this.ctx.now(),
         );
@@ -372,7 +308,7 @@ export class OutboundLoop implements Component, Intake {
       }
       return;
     }
-    this.taken.intake += rows.length;
+    this.intake += rows.length;
     for (const r of rows) this.whole.set(r, rows.length);
     this.accept(rows, new Map([[email.seq, email]]));
   }
@@ -392,8 +328,8 @@ export class OutboundLoop implements Component, Intake {
   private accept(rows: Claimed[], known?: Map<number, EmailRow>): void {
     this.trimmer.busy(0);
     const byEmail = new Map<number, Claimed[]>();
+    this.claims.hold(rows);
     for (const r of rows) {
-      this.held.add(r.id);
       const l = byEmail.get(r.email_seq);
       if (l) l.push(r);
       else byEmail.set(r.email_seq, [r]);
@@ -515,15 +451,12 @@ export class OutboundLoop implements Component, Intake {
     }
     this.armWake(now);
     if (!starts.length) return;
-    if (this.async) return void this.track(this.confirmPooled(starts, now));
+    if (this.claims.async) return void this.track(this.confirmPooled(starts, now));
     let ok: Set<number>;
     try {
-      ok = tx(this.ctx.db, () =>
-        confirmClaims(
-          this.ctx.db,
-          starts.map((s) => s.item.rcpt.id),
-          now + this.o.leaseMs,
-        ),
+      ok = this.claims.confirm(
+        starts.map((s) => s.item.rcpt.id),
+        now + this.o.leaseMs,
       );
     } catch (err) {
       return this.unconfirmed(starts, err);
@@ -537,7 +470,7 @@ export class OutboundLoop implements Component, Intake {
     let ok: Set<number>;
     try {
       const ids = starts.map((s) => s.item.rcpt.id);
-      ok = await confirmClaimsAsync(this.ctx.db, ids, now + this.o.leaseMs);
+      ok = await this.claims.confirmPooled(ids, now + this.o.leaseMs);
     } catch (err) {
       return this.unconfirmed(starts, err);
     } finally {
@@ -563,13 +496,37 @@ export class OutboundLoop implements Component, Intake {
     }
   }
 
+  /**
+   * The confirmed start; the others (final, held, or claimed by another node since their lease ended) leave the
+   * loop through the sink, without an outcome.
+   */
   private startConfirmed(starts: Start[], ok: Set<number>): void {
+    const refused: number[] = [];
     for (const s of starts) {
       if (ok.has(s.item.rcpt.id)) this.run(s.item, s.q, s.ip, s.site);
       else {
         this.sched.done(s.ip, s.site, false);
-        this.sink.push(s.item.email.seq, [], [s.item.rcpt.id]);
+        refused.push(s.item.rcpt.id);
       }
+    }
+    if (!refused.length) return;
+    // Not through the result sink: its settle would clear the lease of a node that claimed them since.
+    try {
+      this.letGo(refused, true, () => this.claims.drop(refused));
+    } catch (err) {
+      if (!this.outage.failed(err)) this.ctx.log.error({ err: (err as Error).message }, 'refused claims not dropped');
+    }
+  }
+
+  /** Recipients the loop no longer holds (`release` lets go of them in the store); `due`: look for due work again. */
+  private letGo(ids: number[], due: boolean, release: () => void): void {
+    try {
+      release();
+    } finally {
+      this.trimmer.busy(ids.length);
+      if (this.claims.held.size === 0 && this.active === 0) this.trimmer.idle();
+      if (due) this.wake();
+      else this.poke();
     }
   }
 
@@ -686,8 +643,7 @@ export class OutboundLoop implements Component, Intake {
     const items = q.drain();
     this.sched.setQueue(q.key, q.site, q.ips, 0);
     const ids = items.map((i) => i.rcpt.id);
-    releaseClaims(this.ctx.db, ids, at);
-    for (const id of ids) this.held.delete(id);
+    this.claims.release(ids, at);
     return ids.length;
   }
 
@@ -700,8 +656,7 @@ export class OutboundLoop implements Component, Intake {
     await Promise.allSettled([...this.pending]); // claims and confirmations on their way (PostgreSQL, pool)
     if (this.timer) clearTimeout(this.timer);
     const waitingIds = this.ready.drainAll().map((i) => i.rcpt.id);
-    releaseClaims(this.ctx.db, waitingIds, this.ctx.now());
-    for (const id of waitingIds) this.held.delete(id);
+    this.claims.release(waitingIds, this.ctx.now());
     this.deps.smtp.dropWaiting(); // sends waiting for a session never go out: released below with the held ones
     if (this.inflight.size) {
       let t: NodeJS.Timeout | undefined;
@@ -718,15 +673,14 @@ export class OutboundLoop implements Component, Intake {
     this.trimmer.stop();
     this.deps.smtp.closeAll();
     await this.deps.signer?.stop();
-    const n = releaseClaims(this.ctx.db, [...this.held], this.ctx.now());
-    this.held.clear();
+    const n = this.claims.releaseAll(this.ctx.now());
     this.ctx.log.info({ released: waitingIds.length + n }, 'outbound stopped');
   }
 }
 
 /** What a TLS report counts of an attempt (services/tls-reports.ts); none for a TLS report's own mail (RFC 8460 §3). */
 function tallyOf(item: Item): TlsTally | undefined {
-  if (item.email.headers_json?.includes('"TLS-Report-Domain"') || isTlsReport(item.raw)) return undefined;
+  if (isTlsReport(item.raw)) return undefined;
   return { domain: item.rcpt.domain, mode: item.tls?.mode, mx: item.tls?.mx };
 }
 

@@ -12,6 +12,7 @@ export const claimDue = synced(queue.claimDue);
 export const confirmClaims = synced(queue.confirmClaims);
 export const settleClaim = synced(queue.settleClaim);
 export const releaseClaims = synced(queue.releaseClaims);
+export const dropClaims = synced(queue.dropClaims);
 export const nextDue = synced(queue.nextDue);
 export const wakeDomains = synced(queue.wakeDomains);
 export { type EmailRow } from '../store/emails.js';
@@ -24,8 +25,8 @@ import { poolOf, runPooled } from '../store/pg/plan-driver.js';
 export const pooled = (db: Db): boolean => poolOf(db) !== undefined;
 export const claimDueAsync = (db: Db, now: number, until: number, limit: number, skip: readonly string[]) =>
   runPooled(db, queue.claimDueWithEmails(db, now, until, limit, skip));
-export const confirmClaimsAsync = (db: Db, ids: readonly number[], until: number) =>
-  runPooled(db, queue.confirmClaims(db, ids, until));
+export const confirmClaimsAsync = (db: Db, ids: readonly number[], leases: readonly (number | null)[], until: number) =>
+  runPooled(db, queue.confirmClaims(db, ids, leases, until));
 export const nextDueAsync = (db: Db, skip: readonly string[] = []) => runPooled(db, queue.nextDue(db, skip));
 /** The email's row (the delivery loop, right after its claim read the claimed emails ahead). */
 export const emailBySeq = synced(emailsStore.emailBySeq);

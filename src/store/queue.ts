@@ -15,6 +15,12 @@ export interface Claimed {
   status: Status;
   attempts: number;
   first_attempt_at: number | null;
+  /**
+   * The lease this process holds on the row (its end, as written by the claim, the insert or the last confirmation):
+   * the row's leased_until is the lease's token. Another node that claims the row once the lease ended writes its own
+   * (a later end), and confirmClaims then refuses the row to this one.
+   */
+  leased_until: number | null;
 }
 
 /**
@@ -70,7 +76,7 @@ function* claimRows(db: DB, now: number, until: number, limit: number, skip: rea
   const filter = skip.length ? 'AND domain NOT IN (SELECT value FROM json_each(@skip))' : '';
   const pick = `SELECT id FROM deliveries WHERE next_attempt_at <= @now AND held_at IS NULL ${filter} ORDER BY next_attempt_at LIMIT @limit`;
   const claim = (select: string) => `UPDATE deliveries SET next_attempt_at = @until, leased_until = @until
-    WHERE id IN (${select}) RETURNING id, email_seq, recipient, domain, status, attempts, first_attempt_at`;
+    WHERE id IN (${select}) RETURNING id, email_seq, recipient, domain, status, attempts, first_attempt_at, leased_until`;
   // PostgreSQL plans it for `now` each time: a generic plan guesses how many rows are due (docs/postgres-notes.md).
   const pg = `${PLAN_EACH_TIME} ${claim(`${pick} FOR UPDATE SKIP LOCKED`)}`;
   return yield* all(sql<Claimed>(db, claim(pick), pg), {
@@ -82,16 +88,41 @@ function* claimRows(db: DB, now: number, until: number, limit: number, skip: rea
 }
 
 /**
- * Right before a transaction starts: extends the lease of the deliveries still sendable (and not held)
- * and returns their ids. One statement, so a concurrent cancel or hold either sees the lease or wins before it.
+ * The rows of `ids` still leased to this process: `leases[i]`, the lease end it last wrote for `ids[i]`
+ * (Claimed.leased_until), is the lease's token. A row whose leased_until differs was claimed by another node once
+ * this lease ended (or was settled or released meanwhile): not this process's. `set`: the UPDATE's SET clause.
  */
-export function* confirmClaims(db: DB, ids: readonly number[], until: number): Gen<Set<number>> {
-  const q = inIds(
-    (ids) => `UPDATE deliveries SET next_attempt_at = @until, leased_until = @until
-    WHERE id ${ids} AND status IN ${SENDABLE} AND held_at IS NULL RETURNING id`,
-  );
-  const rows = yield* all(sql<{ id: number }>(db, q.sqlite, q.pg), { ids: idList(db, ids), until });
-  return new Set(rows.map((r) => r.id));
+function owned(db: DB, set: string, ids: readonly number[], leases: readonly (number | null)[]) {
+  // A lease unknown (null) matches no row.
+  const own = ids.map((id, i) => [id, leases[i] ?? -1] as const);
+  // SQLite: the pairs as a JSON array of [id, lease]; the id list picks the rows by primary key.
+  const pairs = `SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS lease FROM json_each(@pairs)`;
+  const sqlite = `UPDATE deliveries SET ${set} WHERE id IN (SELECT id FROM (${pairs}))
+    AND leased_until = (SELECT lease FROM (${pairs}) p WHERE p.id = deliveries.id)`;
+  const pg = `${PLAN_EACH_TIME} UPDATE deliveries SET ${set} FROM unnest(@ids::bigint[], @leases::bigint[]) AS c(id, lease)
+    WHERE deliveries.id = c.id AND deliveries.leased_until = c.lease`;
+  const args = isPg(db)
+    ? { ids: pgArray(own.map((p) => p[0])), leases: pgArray(own.map((p) => p[1])) }
+    : { pairs: JSON.stringify(own) };
+  return { sqlite, pg, args };
+}
+
+/**
+ * Right before a transaction starts: extends the lease of the deliveries still sendable (and not held) and still
+ * leased to this process (`leases`, see owned()), and returns their ids. One statement, so a concurrent cancel,
+ * hold or another node's claim either sees the lease or wins before it.
+ */
+export function* confirmClaims(
+  db: DB,
+  ids: readonly number[],
+  leases: readonly (number | null)[],
+  until: number,
+): Gen<Set<number>> {
+  const q = owned(db, 'next_attempt_at = @until, leased_until = @until', ids, leases);
+  const where = ` AND status IN ${SENDABLE} AND held_at IS NULL RETURNING `;
+  const s = sql<{ id: number }>(db, `${q.sqlite}${where}id`, `${q.pg}${where}deliveries.id`);
+  const rows = yield* all(s, { ...q.args, until });
+  return new Set(rows.map((r) => Number(r.id)));
 }
 
 /** After applyOutcomes: drops the lease; a final delivery never stays due. */
@@ -101,14 +132,38 @@ export function* settleClaim(db: DB, id: number): Gen<void> {
   yield* run(sql(db, text), id);
 }
 
-/** Gives unfinished claims back: due at `at` (now, at shutdown), no lease; a held one stays not due. */
-export function* releaseClaims(db: DB, ids: readonly number[], at: number): Gen<number> {
+/**
+ * Lets go of claims this process holds without an outcome (refused at their confirmation: final, held, or another
+ * node's since): settleClaim's write, only on the rows still leased to this process (owned()), so another node's
+ * lease on a recipient it is sending is never cleared.
+ */
+export function* dropClaims(db: DB, ids: readonly number[], leases: readonly (number | null)[]): Gen<number> {
   if (ids.length === 0) return 0;
-  const q = inIds(
-    (ids) => `UPDATE deliveries
-    SET next_attempt_at = CASE WHEN status IN ${FINAL} OR held_at IS NOT NULL THEN NULL ELSE @at END, leased_until = NULL
-    WHERE id ${ids} AND leased_until IS NOT NULL`,
-  );
+  const set = `leased_until = NULL, next_attempt_at = CASE WHEN status IN ${FINAL} THEN NULL ELSE next_attempt_at END`;
+  const q = owned(db, set, ids, leases);
+  return (yield* run(sql(db, q.sqlite, q.pg), q.args)).changes;
+}
+
+const RELEASE = `next_attempt_at = CASE WHEN status IN ${FINAL} OR held_at IS NOT NULL THEN NULL ELSE @at END, leased_until = NULL`;
+
+/**
+ * Gives unfinished claims back: due at `at` (now, at shutdown), no lease; a held one stays not due. With `leases`
+ * (the delivery loop's), only the rows still leased to this process (owned()): one another node claimed since its
+ * lease ended is being sent there, and made due again here it could be claimed and sent a second time.
+ */
+export function* releaseClaims(
+  db: DB,
+  ids: readonly number[],
+  at: number,
+  leases?: readonly (number | null)[],
+): Gen<number> {
+  if (ids.length === 0) return 0;
+  if (leases) {
+    const q = owned(db, RELEASE, ids, leases);
+    const pg = q.pg.replace('ELSE @at END', 'ELSE @at::bigint END');
+    return (yield* run(sql(db, q.sqlite, pg), { ...q.args, at })).changes;
+  }
+  const q = inIds((ids) => `UPDATE deliveries SET ${RELEASE} WHERE id ${ids} AND leased_until IS NOT NULL`);
   const pg = q.pg.replace('ELSE @at END', 'ELSE @at::bigint END');
   return (yield* run(sql(db, q.sqlite, pg), { ids: idList(db, ids), at })).changes;
 }

@@ -10,6 +10,7 @@ import { secret } from '../../src/store/settings.js';
 import { emailByPublicId, deliveriesOf } from '../../src/store/emails.js';
 import { createOutbound, type OutboundLoop } from '../../src/outbound/index.js';
 import { runSync } from '../../src/store/op.js';
+import { claimDue, lightTx } from '../../src/store/queue.js';
 
 describe('outbound delivery: claim bookkeeping', function () {
   this.timeout(20000);
@@ -63,6 +64,58 @@ describe('outbound delivery: claim bookkeeping', function () {
     expect(loop().stats().held, 'claims held after everything settled').to.equal(0);
     expect(e.mx.to('j@other.test')).to.have.length(0);
     expect((runSync(deliveriesOf(e.s.db, je.seq))[0] as any).leased_until).to.equal(null);
+  });
+
+  /**
+   * Two jobs hold both slots while J waits in memory; then another node, its clock past J's lease, claims J with the
+   * very claim statement every node runs (claimDue). The slots free: this node must not send J (the other node
+   * does), nor (stopping) give J back to the store under the other node's feet.
+   */
+  async function claimedElsewhere() {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let holding = 0;
+    e = await outboundEnv({
+      env: { MTA_RETRY_MAX_SECONDS: '30' },
+      overrides: { outboundConcurrency: 2 },
+      script: { data: (rcpts) => (rcpts[0].startsWith('hold') ? (holding++, { until: gate }) : undefined) },
+    });
+    route(e.dns, 'other.test');
+    const x = await Promise.all([e.send({ to: 'hold1@rcpt.test' }), e.send({ to: 'hold2@rcpt.test' })]);
+    await until(() => holding === 2);
+    const j = await e.send({ to: 'j@other.test' });
+    await until(() => loop().stats().queued === 1);
+    const db = e.s.db;
+    const je = runSync(emailByPublicId(db, j.id))!;
+    const later = Date.now() + 3_600_000;
+    const theirs = lightTx(db, () => runSync(claimDue(db, later, later + 60_000, 10, ['rcpt.test'])));
+    expect(theirs.map((r) => r.email_seq)).to.deep.equal([je.seq]);
+    const row = () => runSync(deliveriesOf(db, je.seq))[0] as any;
+    expect(row().leased_until).to.equal(later + 60_000);
+    return { release, x, je, row, theirs: later + 60_000 };
+  }
+
+  it('a recipient another node claimed once its lease ended is not sent by this one (its confirmation checks the lease)', async () => {
+    const { release, x, row } = await claimedElsewhere();
+    release();
+    for (const m of x) await e!.waitStatus(m.id, ['delivered']);
+    await until(() => loop().stats().held === 0);
+    expect(e!.mx.to('j@other.test'), 'sent by a node that no longer held its lease').to.have.length(0);
+    expect(row().status).to.equal('queued');
+    expect(row().attempts).to.equal(0);
+  });
+
+  it('stopping, a node does not give back a recipient another node claimed since (its release checks the lease)', async () => {
+    const { release, row, theirs } = await claimedElsewhere();
+    const stopped = loop().stop();
+    release();
+    await stopped;
+    expect(e!.mx.to('j@other.test')).to.have.length(0);
+    // Still the other node's: leased, not due again before its lease ends.
+    expect(row().leased_until).to.equal(theirs);
+    expect(row().next_attempt_at).to.equal(theirs);
   });
 
   it('a store error while confirming claims neither crashes the process nor loses the jobs: they start once the store recovers', async () => {

@@ -187,7 +187,7 @@ describe('PostgreSQL: statements planned for their values every time (PLAN_EACH_
       expect(runSync(claimDue(db, now, now + 60_000, 10))).to.deep.equal([]);
       runSync(readEmailsAhead(db, [1, 2]));
       expect(runSync(emailBySeq(db, 1))).to.equal(undefined);
-      expect(runSync(confirmClaims(db, [1, 2], now + 60_000)).size).to.equal(0);
+      expect(runSync(confirmClaims(db, [1, 2], [now, now], now + 60_000)).size).to.equal(0);
       expect(runSync(releaseClaims(db, [1, 2], now))).to.equal(0);
     });
     const names = prepared();

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { openPg, sql, type DB } from '../../src/store/db.js';
 import { all, fire, get, getLater, read, run, runSync, transaction, type Gen } from '../../src/store/op.js';
-import { PlanPool } from '../../src/store/pg/plan-driver.js';
+import { PlanPool, runPooled, SingleStatements, usePool } from '../../src/store/pg/plan-driver.js';
 import * as suppressions from '../../src/store/suppressions.js';
 import { createDatabase, sharedPg } from '../helpers/pg.js';
 import { testEngine } from '../helpers/service.js';
@@ -69,6 +69,53 @@ describe('PostgreSQL: store plans run asynchronously through a pool', function (
     await pool.run(failing).catch((e: Error) => (err = e));
     expect(err?.message).to.equal('refused halfway');
     expect(await pool.run(get(sql<{ v: number }>(db, 'SELECT v FROM plan_t WHERE id = ?'), 1))).to.deep.equal({ v: 0 });
+  });
+
+  it('a pooled transaction holding a lock hangs the synchronous connection that waits for it (why runPooled refuses one)', async () => {
+    const lock = sql(db, 'SELECT pg_advisory_xact_lock(9, 1) AS locked');
+    let locked!: () => void;
+    const holding = new Promise<void>((r) => (locked = r));
+    const plan = transaction(db, function* () {
+      yield* get(lock);
+      locked();
+      // Its answer must be read by this thread before the COMMIT goes out.
+      yield* get(sql(db, 'SELECT 1 AS one'));
+    });
+    const pooled = pool.run(plan);
+    await holding;
+    // The synchronous connection waits for the lock with the event loop stopped: the pooled transaction cannot
+    // commit meanwhile. Without lock_timeout this would wait for ever; with it, it fails though the pooled
+    // transaction needed a millisecond.
+    const t0 = Date.now();
+    db.exec('BEGIN');
+    let err: Error | undefined;
+    try {
+      db.exec("SET LOCAL lock_timeout = '800ms'");
+      db.prepare('SELECT pg_advisory_xact_lock(9, 1) AS locked').get();
+    } catch (e) {
+      err = e as Error;
+    } finally {
+      db.exec('ROLLBACK');
+    }
+    await pooled;
+    expect(err?.message).to.match(/lock timeout/);
+    expect(Date.now() - t0).to.be.at.least(700);
+    // The service's pool (runPooled) runs single statements only: a transaction is refused before it is sent.
+    usePool(db, pool);
+    try {
+      const bump = sql(db, 'UPDATE plan_t SET v = v + 100 WHERE id = ?');
+      let refused: unknown;
+      await runPooled(
+        db,
+        transaction(db, () => run(bump, 1)),
+      ).catch((e: unknown) => (refused = e));
+      expect(refused).to.be.instanceOf(SingleStatements);
+      expect((await runPooled(db, get(sql<{ v: number }>(db, 'SELECT v FROM plan_t WHERE id = ?'), 1)))!.v).to.be.below(
+        100,
+      );
+    } finally {
+      usePool(db, null);
+    }
   });
 
   it('runs a transaction again after a deadlock with another one, and both commit', async () => {

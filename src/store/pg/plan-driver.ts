@@ -44,7 +44,11 @@ class PlanConnection {
   statements = 0;
   roundTrips = 0;
 
-  constructor(private readonly c: pg.PoolClient) {}
+  /** `single`: statements one at a time, each its own (autocommit) transaction; a plan's `transaction` is refused. */
+  constructor(
+    private readonly c: pg.PoolClient,
+    private readonly single = false,
+  ) {}
 
   private async send(d: Described): Promise<pg.QueryResult> {
     this.statements++;
@@ -132,6 +136,7 @@ class PlanConnection {
       case 'exec':
         return this.exec(op.text);
       case 'tx':
+        if (this.single) throw new SingleStatements();
         await this.flush();
         return this.depth === 0 ? this.transaction(op.body) : this.savepoint(op.body);
     }
@@ -196,6 +201,21 @@ class PlanConnection {
   }
 }
 
+/**
+ * A plan sent with runPooled opened a transaction. While the synchronous connection still writes (until the flip,
+ * docs/async-store.md step 3), a pooled transaction that holds a lock (a row it wrote, the team's credit lock) while
+ * it waits for the event loop to send its next statement or its COMMIT can hang the node: the synchronous connection
+ * blocks the event loop waiting for that lock, and PostgreSQL sees no cycle. Statements one at a time hold their
+ * locks only while the server runs them.
+ */
+export class SingleStatements extends Error {
+  constructor() {
+    super(
+      'runPooled runs single statements: a transaction on the pool could hold a lock the synchronous connection waits for',
+    );
+  }
+}
+
 /** Longest wait for a new connection before a plan fails as the database unreachable (503, back-off by the caller). */
 const CONNECT_TIMEOUT_MS = 5000;
 
@@ -230,7 +250,7 @@ export class PlanPool {
    * plan) is an error isConnectionLoss knows (08006): the adapters answer 503 and the loops back off, as with the
    * synchronous engine; the next plan tries a new connection.
    */
-  async run<T>(plan: Gen<T>): Promise<T> {
+  async run<T>(plan: Gen<T>, opts: { single?: boolean } = {}): Promise<T> {
     this.inFlight++;
     try {
       let client: pg.PoolClient;
@@ -239,7 +259,7 @@ export class PlanPool {
       } catch (err) {
         throw unreachable((err as Error).message);
       }
-      const c = new PlanConnection(client);
+      const c = new PlanConnection(client, opts.single);
       let broken: Error | undefined;
       try {
         return await c.drive(plan);
@@ -277,9 +297,10 @@ export const poolOf = (db: DB): PlanPool | undefined => pools.get(db);
 /**
  * Runs a plan on `db`'s pool, asynchronously, on a connection of its own (not in the open group-commit turn, not on
  * the session that holds the job locks); without a pool (SQLite, the CLI, MTA_PG_POOL_SIZE=0) as runPlan does. Only
- * for plans that need nothing of the synchronous connection's state (its open transaction, txMemo, turnState).
+ * for plans that need nothing of the synchronous connection's state (its open transaction, txMemo, turnState), and
+ * made of single statements: a plan that opens a transaction fails with SingleStatements (see there why).
  */
 export function runPooled<T>(db: DB, plan: Gen<T>): Promise<T> {
   const p = pools.get(db);
-  return p ? p.run(plan) : runPlan(plan);
+  return p ? p.run(plan, { single: true }) : runPlan(plan);
 }
