@@ -1,10 +1,13 @@
-// Mocha root hooks for a run on PostgreSQL (not wired into .mocharc yet): with MTA_TEST_ENGINE=pg, one throwaway
-// cluster (test/helpers/pg.ts) is started before all tests and its URL put in MTA_TEST_PG_URL, for helpers that make a
-// database per test with createDatabase(); it is stopped after all tests (and on exit, whatever happens).
-// Use: mocha --require test/helpers/pg-root.ts …  (or "require" in .mocharc). Without MTA_TEST_ENGINE=pg it does nothing.
+// Mocha root hooks (wired in .mocharc.json) for a run on PostgreSQL: with MTA_TEST_ENGINE=pg, one throwaway cluster
+// (test/helpers/pg.ts) per test process is started before the tests and its URL put in MTA_TEST_PG_URL, for helpers
+// that make a database per test with createDatabase(). Without MTA_TEST_ENGINE=pg it does nothing.
+// Serial run: the hooks run once; the cluster is stopped after all tests. Parallel run (`mocha --parallel`, see
+// scripts/test-all.mjs): each worker process runs them around every file it is given, so the worker keeps its cluster
+// from file to file (sharedPg() starts it once) and pg.ts stops it when the worker exits.
 import { sharedPg, stopSharedPg } from './pg.js';
 
 const wanted = () => process.env.MTA_TEST_ENGINE === 'pg';
+const inWorker = () => process.env.MOCHA_WORKER_ID !== undefined;
 
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
@@ -14,7 +17,7 @@ export const mochaHooks = {
     process.env.MTA_TEST_PG_URL = pg.url;
   },
   async afterAll(this: Mocha.Context) {
-    if (!wanted()) return;
+    if (!wanted() || inWorker()) return;
     this.timeout(60_000);
     await stopSharedPg();
   },
