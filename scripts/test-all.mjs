@@ -93,16 +93,19 @@ fs.mkdirSync(logDir, { recursive: true });
 
 /** Runs one group to its end; resolves with its result (never rejects). */
 function runGroup(g) {
-  const args = [MOCHA];
-  if (g.parallel) args.push('--parallel', '--jobs', String(JOBS));
-  args.push(...(g.parallel ? bySlowFirst(g.files) : g.files));
   const log = path.join(logDir, `${g.name}.log`);
+  // Each file's wall time, hooks included, to NAME.times: from the root hooks in a parallel group (test/helpers/pg-root.ts),
+  // from the reporter in a serial one.
+  const times = path.join(logDir, `${g.name}.times`);
+  const args = [MOCHA];
+  if (g.parallel) args.push('--parallel', '--jobs', String(JOBS), ...bySlowFirst(g.files));
+  else args.push('--reporter', path.join(ROOT, 'test/helpers/file-times.cjs'), ...g.files);
   const out = fs.openSync(log, 'w');
   const t0 = Date.now();
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, {
       cwd: ROOT,
-      env: { ...process.env, ...g.env },
+      env: { ...process.env, ...g.env, MTA_TEST_TIMES: times, FILE_TIMES_OUT: times },
       stdio: ['ignore', out, out],
     });
     const done = (code, signal) => {
