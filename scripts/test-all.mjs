@@ -7,7 +7,7 @@
 // Each group's output goes to its own log (MTA_TEST_LOGS, default a temp folder) and is printed whole when the group
 // ends; then a summary (passing/failing/pending and wall time per group). Every group always runs to its end; the exit
 // code is non-zero when any group failed. `node scripts/test-all.mjs sqlite` (or `pg`) runs one engine only.
-// Environment: MTA_TEST_JOBS (workers per parallel group, default 3), MTA_TEST_LOGS (log folder).
+// Environment: MTA_TEST_JOBS (workers per parallel group, default 2), MTA_TEST_LOGS (log folder).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,24 +16,27 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MOCHA = path.join(ROOT, 'node_modules/mocha/bin/mocha.js');
-const JOBS = Number(process.env.MTA_TEST_JOBS || 3);
+const JOBS = Number(process.env.MTA_TEST_JOBS || 2);
 
 // Run alone (per engine), after the parallel groups: browser tests, and files whose tests assert a latency, an order
 // of events under load, or kill processes on a timer. A file moves here only for such a reason (say which in the list).
 export const SERIAL = [
   'test/browser/', // Chromium: heavy, and waits on rendering
+  'test/integration/queue-purge.test.ts', // the API's p99 during a 10,000-recipient purge vs before it
+  'test/integration/pg-http-workers.test.ts', // each of ten emails reaches the MX within 600 ms
+  'test/integration/pg-plan-driver.test.ts', // a pipelined transaction to a distant server takes 350-900 ms
+  'test/integration/security-body.test.ts', // /healthz answers within 300 ms while deep JSON bodies parse
+  'test/integration/inbound-session.test.ts', // a NOOP-every-50-ms session is cut within 300-3000 ms
+  'test/integration/pg-multinode.test.ts', // kills a node mid-delivery on a timer; two nodes, 2,000 emails
+  'test/integration/store-outage.test.ts', // stops PostgreSQL under load for a while; two nodes
 ];
 
 // Started first in their group (slowest first keeps the workers evenly busy at the end); an order only.
 const SLOW_FIRST = [
   'test/integration/queue-counts.test.ts',
-  'test/integration/queue-purge.test.ts',
-  'test/integration/pg-multinode.test.ts',
   'test/integration/alerts.test.ts',
   'test/integration/delivery-cli.test.ts',
   'test/integration/cli-config.test.ts',
-  'test/integration/store-outage.test.ts',
-  'test/integration/pg-http-workers.test.ts',
   'test/integration/ip-health.test.ts',
   'test/integration/receiving.test.ts',
   'test/integration/cli-store.test.ts',
