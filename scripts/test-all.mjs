@@ -7,7 +7,7 @@
 // Each group's output goes to its own log (MTA_TEST_LOGS, default a temp folder) and is printed whole when the group
 // ends; then a summary (passing/failing/pending and wall time per group). Every group always runs to its end; the exit
 // code is non-zero when any group failed. `node scripts/test-all.mjs sqlite` (or `pg`) runs one engine only.
-// Environment: MTA_TEST_JOBS (workers per parallel group, default 2), MTA_TEST_LOGS (log folder).
+// Environment: MTA_TEST_JOBS (workers per parallel group, default 2), MTA_TEST_LOGS (log folder), MTA_TEST_ONLY.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -61,8 +61,11 @@ const rank = (f) => {
 };
 const bySlowFirst = (files) => [...files].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 
-const sqliteFiles = testFiles('test');
-const pgFiles = testFiles('test/integration');
+// MTA_TEST_ONLY=a,b: only the files whose path contains one of these (to try the runner itself on a few files).
+const only = (process.env.MTA_TEST_ONLY ?? '').split(',').filter(Boolean);
+const picked = (f) => only.length === 0 || only.some((o) => f.includes(o));
+const sqliteFiles = testFiles('test').filter(picked);
+const pgFiles = testFiles('test/integration').filter(picked);
 
 const groups = {
   sqlite: [
