@@ -17,10 +17,20 @@ export async function clientTypes(doc: OpenAPI3): Promise<string> {
   return header + astToString(await openapiTS(doc));
 }
 
+/**
+ * Writes `text` to `file` whole or not at all (a temp file renamed over it): the SQLite and PostgreSQL test runs,
+ * which may run at once (scripts/test-all.mjs), both write the same generated files and type-check them.
+ */
+export function writeAtomically(file: string, text: string): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, text);
+  fs.renameSync(tmp, file);
+}
+
 /** Writes the types of `doc` to CLIENT_TYPES. */
 export async function writeClientTypes(doc: OpenAPI3): Promise<string> {
   fs.mkdirSync(path.dirname(CLIENT_TYPES), { recursive: true });
-  fs.writeFileSync(CLIENT_TYPES, await clientTypes(doc));
+  writeAtomically(CLIENT_TYPES, await clientTypes(doc));
   return CLIENT_TYPES;
 }
 

@@ -2,7 +2,6 @@
 // openapi-fetch: test/client/program.ts, which sends, batches, lists with pagination, creates a domain and a
 // webhook, reads stats and two errors without a cast, type-checks against the freshly generated types and runs
 // against the service (each answer also checked against the document, checkedFetch). A misuse does not type-check.
-import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect } from 'chai';
@@ -11,7 +10,7 @@ import { startTestService, type TestService } from '../helpers/service.js';
 import { insertVerifiedDomain } from '../helpers/factories.js';
 import { checkedFetch } from '../helpers/contract.js';
 import { SCOPES } from '../../src/services/keys.js';
-import { CLIENT_TYPES, writeClientTypes } from '../../scripts/openapi-client.js';
+import { CLIENT_TYPES, writeAtomically, writeClientTypes } from '../../scripts/openapi-client.js';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const PROGRAM = path.join(ROOT, 'test/client/program.ts');
@@ -46,7 +45,7 @@ describe('a TypeScript client generated from /v1/openapi.json', () => {
     this.timeout(120_000);
     const doc = await s.api('GET', '/v1/openapi.json');
     await writeClientTypes(doc.body);
-    fs.writeFileSync(
+    writeAtomically(
       MISUSE,
       [
         "import createClient from 'openapi-fetch';",
