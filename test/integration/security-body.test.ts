@@ -78,7 +78,9 @@ describe('security: bodies are parsed after authentication, nesting is bounded',
     const h = await fetch(`${s.url}/healthz`);
     const ms = Date.now() - t;
     expect(h.status).to.equal(200);
-    expect(ms).to.be.below(300);
+    // The test's client shares this process's event loop with the service: 301 ms was seen in a CI dry run on a busy
+    // 2-core box (session 18). Six unbounded parses of DEEP would hold the loop for seconds; 1 s still tells them apart.
+    expect(ms).to.be.below(1000);
     expect(await Promise.all(load)).to.deep.equal([401, 422, 401, 422, 401, 422]);
   });
 
