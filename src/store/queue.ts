@@ -95,10 +95,11 @@ function* claimRows(db: DB, now: number, until: number, limit: number, skip: rea
 function owned(db: DB, set: string, ids: readonly number[], leases: readonly (number | null)[]) {
   // A lease unknown (null) matches no row.
   const own = ids.map((id, i) => [id, leases[i] ?? -1] as const);
-  // SQLite: the pairs as a JSON array of [id, lease]; the id list picks the rows by primary key.
-  const pairs = `SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS lease FROM json_each(@pairs)`;
-  const sqlite = `UPDATE deliveries SET ${set} WHERE id IN (SELECT id FROM (${pairs}))
-    AND leased_until = (SELECT lease FROM (${pairs}) p WHERE p.id = deliveries.id)`;
+  // SQLite: the pairs as a JSON array of [id, lease], joined once (UPDATE … FROM: each pair finds its row by primary
+  // key); their columns are named apart from the table's so that `set` and the callers' suffixes stay unambiguous.
+  const pairs = `SELECT json_extract(value, '$[0]') AS c_id, json_extract(value, '$[1]') AS c_lease FROM json_each(@pairs)`;
+  const sqlite = `UPDATE deliveries SET ${set} FROM (${pairs}) AS c
+    WHERE deliveries.id = c.c_id AND deliveries.leased_until = c.c_lease`;
   const pg = `${PLAN_EACH_TIME} UPDATE deliveries SET ${set} FROM unnest(@ids::bigint[], @leases::bigint[]) AS c(id, lease)
     WHERE deliveries.id = c.id AND deliveries.leased_until = c.lease`;
   const args = isPg(db)

@@ -28,21 +28,28 @@ describe('outbound delivery: claim bookkeeping', function () {
     }
   }
 
-  it('a claim dropped at confirmation (bounced by a DSN while its job waited) leaves the held set, even when another job starts with it', async () => {
+  /** A service with two delivery slots, both held by the MX (two sends to rcpt.test) until `release()`. */
+  async function twoSlotsHeld(routed: string) {
     let release!: () => void;
     const gate = new Promise<void>((r) => {
       release = r;
     });
     let holding = 0;
-    e = await outboundEnv({
+    const env = await outboundEnv({
       env: { MTA_RETRY_MAX_SECONDS: '30' },
       overrides: { outboundConcurrency: 2 },
       script: { data: (rcpts) => (rcpts[0].startsWith('hold') ? (holding++, { until: gate }) : undefined) },
     });
-    route(e.dns, 'third.test');
-    // Two transactions held by the MX fill both slots; J and K wait for a slot.
-    const x = await Promise.all([e.send({ to: 'hold1@rcpt.test' }), e.send({ to: 'hold2@rcpt.test' })]);
+    e = env;
+    route(env.dns, routed);
+    const x = await Promise.all([env.send({ to: 'hold1@rcpt.test' }), env.send({ to: 'hold2@rcpt.test' })]);
     await until(() => holding === 2);
+    return { env, release, x };
+  }
+
+  it('a claim dropped at confirmation (bounced by a DSN while its job waited) leaves the held set, even when another job starts with it', async () => {
+    const { env: e, release, x } = await twoSlotsHeld('third.test');
+    // J and K wait for a slot.
     const j = await e.send({ to: 'j@other.test' });
     const k = await e.send({ to: 'k@third.test' });
     await until(() => loop().stats().queued === 2);
@@ -72,19 +79,7 @@ describe('outbound delivery: claim bookkeeping', function () {
    * does), nor (stopping) give J back to the store under the other node's feet.
    */
   async function claimedElsewhere() {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
-    let holding = 0;
-    e = await outboundEnv({
-      env: { MTA_RETRY_MAX_SECONDS: '30' },
-      overrides: { outboundConcurrency: 2 },
-      script: { data: (rcpts) => (rcpts[0].startsWith('hold') ? (holding++, { until: gate }) : undefined) },
-    });
-    route(e.dns, 'other.test');
-    const x = await Promise.all([e.send({ to: 'hold1@rcpt.test' }), e.send({ to: 'hold2@rcpt.test' })]);
-    await until(() => holding === 2);
+    const { env: e, release, x } = await twoSlotsHeld('other.test');
     const j = await e.send({ to: 'j@other.test' });
     await until(() => loop().stats().queued === 1);
     const db = e.s.db;
