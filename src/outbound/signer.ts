@@ -276,8 +276,8 @@ export class SignerPool {
    * After a burst, once the delivery loop is idle: the worker's sessions say QUIT and the thread ends, its heap and
    * malloc arena back to the system (~50 MiB); the next job starts it again (meanwhile jobs run on this thread).
    */
-  trim(): void {
-    void this.rest();
+  trim(): Promise<void> {
+    return this.rest();
   }
 
   private async rest(): Promise<void> {

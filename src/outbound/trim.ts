@@ -46,6 +46,11 @@ export class IdleTrim {
     private opts: { idleMs: number; minWork: number } = { idleMs: 1000, minWork: 500 },
   ) {}
 
+  /** Results written since the last trim. */
+  get pending(): number {
+    return this.work;
+  }
+
   busy(n: number): void {
     this.work += n;
     if (this.timer) {
