@@ -58,6 +58,7 @@ export const ConfigSchema = Type.Object(
     testContentRetentionHours: Type.Optional(Type.Number({ minimum: 0 })),
     /** Raw copy and attachment bytes of mail received at teams' domains are kept this long (default 72 hours). */
     inboundRetentionHours: Type.Optional(Type.Number({ minimum: 0 })),
+    statsRetentionDays: Type.Optional(Type.Number({ minimum: 1 })),
     webhookRetryMinSeconds: Seconds,
     inboundMaxBytes: Type.Integer({ minimum: 1024 }),
     /** Inbound listener: simultaneous connections (default 100) and an optional TLS key/cert (PEM files). */
@@ -153,6 +154,7 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_CONTENT_RETENTION_DAYS: ['contentRetentionDays', 'number'],
   MTA_TEST_CONTENT_RETENTION_HOURS: ['testContentRetentionHours', 'number'],
   MTA_INBOUND_RETENTION_HOURS: ['inboundRetentionHours', 'number'],
+  MTA_STATS_RETENTION_DAYS: ['statsRetentionDays', 'number'],
   MTA_WEBHOOK_RETRY_MIN_SECONDS: ['webhookRetryMinSeconds', 'number'],
   MTA_INBOUND_MAX_BYTES: ['inboundMaxBytes', 'int'],
   MTA_INBOUND_MAX_CLIENTS: ['inboundMaxClients', 'int'],

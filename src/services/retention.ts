@@ -1,11 +1,15 @@
 // Retention policy: idempotency records live 24 hours, inbound reports 30 days, an email's content (bodies,
 // attachments, raw reports about it) MTA_CONTENT_RETENTION_DAYS (30) after the email is final, a test email's
-// MTA_TEST_CONTENT_RETENTION_HOURS (24), received mail's raw copy and attachments MTA_INBOUND_RETENTION_HOURS (72). One pass deletes what has expired (in small batches) and says how many
-// rows each table lost (`content`, `test_content`: emails whose content went).
+// MTA_TEST_CONTENT_RETENTION_HOURS (24), received mail's raw copy and attachments MTA_INBOUND_RETENTION_HOURS (72),
+// hourly statistics MTA_STATS_RETENTION_DAYS (400), a recipient domain's last site 90 days after its last delivery.
+// One pass deletes what has expired (in small batches) and says how many rows each table lost (`content`,
+// `test_content`: emails whose content went).
 import { IDEMPOTENCY_TTL_MS } from '../store/idempotency.js';
 import { purgeContentBefore, purgeIdempotencyBefore, purgeInboundReportsBefore } from '../store/retention.js';
 import { purgeInboundContentBefore } from '../store/inbound-emails.js';
-import { runPlan, type Gen } from '../store/op.js';
+import { runPlan, transaction, type Gen } from '../store/op.js';
+import { pruneDomainSites, pruneTeamStats } from '../store/stats.js';
+import { allTeamIds } from '../store/teams.js';
 import type { Ctx } from './context.js';
 import { pruneTlsReportsPlan } from './tls-reports.js';
 
@@ -22,7 +26,15 @@ export interface RetentionPass {
   inbound_content: number;
   /** TLS report counters and sent marks older than TLS_REPORT_KEEP_DAYS (services/tls-reports.ts) */
   tls_reports: number;
+  /** hourly counters (stats_hourly, site_stats_hourly) older than MTA_STATS_RETENTION_DAYS (400) */
+  stats: number;
+  /** recipient domains' last site (domain_sites) not delivered to for DOMAIN_SITE_KEEP_DAYS */
+  domain_sites: number;
 }
+
+/** A recipient domain's site is kept this long after its mail was last delivered (services/site-stats.ts). */
+export const DOMAIN_SITE_KEEP_DAYS = 90;
+const BATCH = 5000;
 
 /** One retention pass; returns how many rows each table lost. */
 export const runRetention = (ctx: Ctx): Promise<RetentionPass> => runPlan(retentionPass(ctx));
@@ -42,5 +54,25 @@ function* retentionPass(ctx: Ctx): Gen<RetentionPass> {
       now,
     ),
     tls_reports: yield* pruneTlsReportsPlan(ctx),
+    stats: yield* pruneStats(ctx, now - (ctx.config.statsRetentionDays ?? 400) * DAY_MS),
+    domain_sites: yield* pruneDomainSitesBefore(ctx, now - DOMAIN_SITE_KEEP_DAYS * DAY_MS),
   };
+}
+
+/** Every team's counters of both modes from before the UTC hour `before` falls in. */
+function* pruneStats(ctx: Ctx, before: number): Gen<number> {
+  const beforeHour = Math.floor(before / HOUR_MS) * HOUR_MS;
+  let total = 0;
+  for (const teamId of yield* allTeamIds(ctx.db))
+    for (const mode of [0, 1]) total += yield* pruneTeamStats(ctx.db, teamId, mode, beforeHour);
+  return total;
+}
+
+function* pruneDomainSitesBefore(ctx: Ctx, before: number): Gen<number> {
+  let total = 0;
+  for (;;) {
+    const n = yield* transaction(ctx.db, () => pruneDomainSites(ctx.db, before, BATCH));
+    total += n;
+    if (n < BATCH) return total;
+  }
 }

@@ -90,15 +90,20 @@ function figuresOf(c: SiteChange, answered: boolean): Figure[] {
   return f;
 }
 
-const domainSites = new WeakMap<Ctx['db'], Map<string, string>>();
-/** Remembers (once per process and domain, unless it moves) the site the loop delivered a domain's mail to. */
+const domainSites = new WeakMap<Ctx['db'], Map<string, { site: string; at: number }>>();
+/**
+ * Remembers the site the loop delivered a domain's mail to: written when it moves, and at most once a day otherwise
+ * (its `seen_at` keeps it from the retention pass, services/retention.ts DOMAIN_SITE_KEEP_DAYS).
+ */
 function* noteSite(ctx: Ctx, domain: string, site: string): Gen<void> {
   let m = domainSites.get(ctx.db);
   if (!m) domainSites.set(ctx.db, (m = new Map()));
-  if (m.get(domain) === site) return;
+  const now = ctx.now();
+  const known = m.get(domain);
+  if (known?.site === site && now - known.at < 86_400_000) return;
   if (m.size >= 100_000) m.clear();
-  m.set(domain, site);
-  yield* store.noteDomainSite(ctx.db, domain, site, ctx.now());
+  m.set(domain, { site, at: now });
+  yield* store.noteDomainSite(ctx.db, domain, site, now);
 }
 
 /**

@@ -1,7 +1,7 @@
 // Delivery insight counters (migration 011): per team, mode, UTC hour and type (stats_hourly) and per
 // site, hour and outcome (site_hourly). Upserts run inside the caller's transaction; reads are key ranges.
 import { sql, type DB } from './db.js';
-import { all, get, run, type Gen } from './op.js';
+import { all, get, run, transaction, type Gen } from './op.js';
 
 export interface StatRow {
   hour: number;
@@ -113,6 +113,36 @@ export function* siteFiguresBetween(
     WHERE team_id = ? AND test_mode = ? AND hour >= ? AND hour < ? GROUP BY site, type`;
   const rows = yield* all(sql<SiteFigureRow>(db, text), teamId, testMode, fromHour, toHour);
   return rows.map((r) => ({ ...r, n: Number(r.n) }));
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Drops a team's counters of one mode (stats_hourly, then site_stats_hourly) for the hours before `beforeHour`: a
+ * range of each primary key, one day of the oldest left per transaction, so that a first pass over years of counters
+ * never holds the write lock long. Returns how many rows went.
+ */
+export function* pruneTeamStats(db: DB, teamId: string, testMode: number, beforeHour: number): Gen<number> {
+  let total = 0;
+  for (const table of ['stats_hourly', 'site_stats_hourly']) {
+    const oldest = sql<number | null>(db, `SELECT min(hour) FROM ${table} WHERE team_id = ? AND test_mode = ?`).pluck();
+    const drop = sql(db, `DELETE FROM ${table} WHERE team_id = ? AND test_mode = ? AND hour < ?`);
+    for (;;) {
+      const first = yield* get(oldest, teamId, testMode);
+      if (first === null || first === undefined || Number(first) >= beforeHour) break;
+      const to = Math.min(beforeHour, Number(first) + DAY_MS);
+      total += yield* transaction(db, function* () {
+        return (yield* run(drop, teamId, testMode, to)).changes;
+      });
+    }
+  }
+  return total;
+}
+
+/** Drops up to `limit` domain_sites rows not written since `before` (migration 034's index); how many went. */
+export function* pruneDomainSites(db: DB, before: number, limit: number): Gen<number> {
+  const text = `DELETE FROM domain_sites WHERE domain IN (SELECT domain FROM domain_sites WHERE seen_at < ? LIMIT ?)`;
+  return (yield* run(sql(db, text), before, limit)).changes;
 }
 
 /** The site a recipient domain was last delivered to (migration 027), if any. */

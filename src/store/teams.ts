@@ -23,6 +23,8 @@ export interface KeyRow {
 export const insertTeam = (db: DB, t: TeamRow): Gen<RunResult> =>
   run(sql(db, 'INSERT INTO teams (id, name, created_at) VALUES (@id, @name, @created_at)'), t);
 export const teamByName = (db: DB, name: string) => get(sql<TeamRow>(db, 'SELECT * FROM teams WHERE name = ?'), name);
+/** Every team's id (retention passes go team by team). */
+export const allTeamIds = (db: DB) => all(sql<string>(db, 'SELECT id FROM teams ORDER BY id').pluck());
 export const teamById = (db: DB, id: string) => get(sql<TeamRow>(db, 'SELECT * FROM teams WHERE id = ?'), id);
 
 export const insertKey = (db: DB, k: KeyRow): Gen<RunResult> =>

@@ -4,6 +4,8 @@ import { startTestService, testClock, testEngine, type TestService } from '../he
 import { count } from '../helpers/factories.js';
 import { runRetention } from '../../src/services/retention.js';
 import { feature as operations } from '../../src/features/operations.js';
+import { runSync, transaction } from '../../src/store/op.js';
+import { bumpSiteStat, bumpStat, noteDomainSite } from '../../src/store/stats.js';
 
 describe('operations: metrics and retention', () => {
   let s: TestService;
@@ -67,5 +69,45 @@ describe('operations: metrics and retention', () => {
     clock.advance(24 * 3600e3 + 1000);
     expect((await runRetention(s.ctx)).idempotency).to.equal(1);
     expect(count(s.db, 'idempotency')).to.equal(0);
+  });
+
+  it('drops hourly statistics older than MTA_STATS_RETENTION_DAYS and domain sites unseen for 90 days, nothing younger', async () => {
+    const team = s.team().id;
+    const HOUR = 3600e3;
+    const DAY = 24 * HOUR;
+    const hourOf = (t: number) => Math.floor(t / HOUR) * HOUR;
+    const now = clock.now();
+    // Three days of counters 400 days back (more than one pass's first day), and some just inside the window.
+    const old = [401, 400.5, 399.9].map((d) => hourOf(now - d * DAY));
+    runSync(
+      transaction(s.db, function* () {
+        for (const mode of [0, 1])
+          for (const h of [...old, hourOf(now - 399 * DAY), hourOf(now)]) {
+            yield* bumpStat(s.db, team, mode, h, 'sent', 2);
+            yield* bumpSiteStat(s.db, { teamId: team, testMode: mode, hour: h, site: 'gmail.com' }, 'sent', 1);
+          }
+        yield* noteDomainSite(s.db, 'stale.test', 'other', now - 91 * DAY);
+        yield* noteDomainSite(s.db, 'fresh.test', 'other', now - 89 * DAY);
+      }),
+    );
+    const rows = (table: string) =>
+      (s.db.prepare(`SELECT hour FROM ${table} WHERE team_id = ? ORDER BY hour`).all(team) as { hour: number }[]).map(
+        (r) => Number(r.hour),
+      );
+    expect(rows('stats_hourly')).to.have.length(10);
+    const pass = await runRetention(s.ctx);
+    // 400 days (the default) before now, at the start of that hour: the two older hours of each mode and table go.
+    const cut = hourOf(now - 400 * DAY);
+    for (const table of ['stats_hourly', 'site_stats_hourly']) {
+      expect(
+        rows(table).every((h) => h >= cut),
+        table,
+      ).to.equal(true);
+      expect(rows(table), table).to.have.length(6);
+    }
+    expect(pass).to.include({ stats: 2 * 2 * 2, domain_sites: 1 });
+    const domains = s.db.prepare('SELECT domain FROM domain_sites ORDER BY domain').pluck().all();
+    expect(domains).to.deep.equal(['fresh.test']);
+    expect(await runRetention(s.ctx)).to.include({ stats: 0, domain_sites: 0 });
   });
 });

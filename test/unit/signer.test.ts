@@ -111,7 +111,7 @@ describe('signing worker (SignerPool)', function () {
       const text = (b: Buffer) => b.toString().replace(/\r?\n/g, '\r\n').replace(/\r\n$/, '');
       expect(text(got[0].data)).to.equal(text(raw));
 
-      pool.trim();
+      void pool.trim();
       const t = Date.now();
       while (pool.onWorker && Date.now() - t < 5000) await new Promise((r) => setTimeout(r, 20));
       expect(pool.onWorker).to.equal(false);
