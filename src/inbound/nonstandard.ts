@@ -116,8 +116,22 @@ function sendmailLine(section: string, address: string): { diag: string; ctx: st
   return null;
 }
 
-function readOne(section: string, address: string, all: string[], ownLine?: boolean): RawRecipient {
+/**
+ * qmail (Sisimai Lhost::qmail): a recipient's error is every line after its "<address>:" line, up to the next
+ * recipient's; the notice's preamble before it (however an ISP worded it) is not.
+ */
+function linesAfter(section: string, address: string): string | null {
+  const lines = section.split('\n');
+  const at = lines.findIndex((l) => l.trimStart().toLowerCase().startsWith(`<${address}>:`));
+  if (at < 0) return null;
+  const next = lines.findIndex((l, i) => i > at && /^\s*<[^<>\s@]+@[^<>\s]+>:/.test(l));
+  return lines.slice(at + 1, next < 0 ? lines.length : next).join('\n');
+}
+
+function readOne(section: string, address: string, all: string[], ownLine?: boolean, after?: boolean): RawRecipient {
   const sm = sendmailLine(section, address);
+  const own = after && all.length === 1 && !sm ? linesAfter(section, address) : null;
+  if (own !== null && own.replace(/\s/g, '').length >= 8) return readOwn(section, address, own);
   let diag = sm ? sm.diag : (paragraphFor(section, address, all) ?? '');
   const rest = diag
     .toLowerCase()
@@ -149,6 +163,18 @@ function readOne(section: string, address: string, all: string[], ownLine?: bool
   return rec;
 }
 
+function readOwn(section: string, address: string, diag: string): RawRecipient {
+  return {
+    address,
+    status: null,
+    action: 'failed',
+    diagnostic: squash(diag),
+    spec: null,
+    replycode: null,
+    command: commandIn(diag) ?? commandIn(section),
+  };
+}
+
 function squash(s: string): string {
   return s.replace(/\s+/g, ' ').trim();
 }
@@ -158,7 +184,7 @@ export function readNotice(
   text: string,
   failed: string[],
   exclude: Set<string>,
-  format?: Pick<NoticeFormat, 'end' | 'endsOnly' | 'recipientLines' | 'textOnly' | 'ownLine'> | null,
+  format?: Pick<NoticeFormat, 'end' | 'endsOnly' | 'recipientLines' | 'textOnly' | 'ownLine' | 'linesAfter'> | null,
 ): RawRecipient[] {
   const section = errorSection(text, format);
   const sender = SENDER_LINES.map((re) => findAddress(re.exec(section)?.[1])).filter((a): a is string => !!a);
@@ -174,7 +200,7 @@ export function readNotice(
   }
   if (!addrs.length) return [];
   addrs = addrs.slice(0, MAX_NOTICE_RECIPIENTS);
-  return addrs.map((a) => readOne(section, a, addrs, format?.textOnly || format?.ownLine));
+  return addrs.map((a) => readOne(section, a, addrs, format?.textOnly || format?.ownLine, format?.linesAfter));
 }
 
 /** Postfix smtpd's notice to the postmaster about a failed session (smtpd_chat.c "SMTP server: errors from"). */

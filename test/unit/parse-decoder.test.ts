@@ -166,3 +166,43 @@ describe('parseReport: a Final-Recipient on a one-label domain', () => {
     expect(r.recipients.map((x) => x.address)).to.deep.equal(['jane@mailhost']);
   });
 });
+
+describe('parseReport: a qmail notice with a provider preamble (Sisimai Lhost::qmail)', () => {
+  /** A qmail-send notice whose ISP added a paragraph naming every possible cause above the recipient. */
+  const qmail = (error: string) =>
+    Buffer.from(
+      [
+        'Received: (qmail 4242 invoked for bounce); 1 Mar 2026 10:00:00 -0000',
+        'From: MAILER-DAEMON@mx.example.net',
+        'To: sender@example.org',
+        'Subject: failure notice',
+        '',
+        'Hi. This is the qmail-send program at mx.example.net.',
+        "I'm afraid I wasn't able to deliver your message to the following addresses.",
+        "This is a permanent error; I've given up. Sorry it didn't work out.",
+        '-----------------------------------------------------------',
+        'Common causes: the address does not exist (unknown user), the mailbox is full,',
+        'or the message was rejected as spam by a content filter.',
+        '-----------------------------------------------------------',
+        '',
+        '<jane@example.net>:',
+        error,
+        '',
+        '--- Below this line is a copy of the message.',
+        '',
+        'Subject: hello',
+        '',
+      ].join('\n'),
+    );
+
+  it('reads the recipient from the lines after its "<address>:" line, not the preamble', async () => {
+    const r = await parseReport(qmail('The mailbox of this user is over the allowed quota.'));
+    expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([['jane@example.net', 'mailboxfull']]);
+  });
+
+  it('still reads the whole notice when nothing follows the address', async () => {
+    const r = await parseReport(qmail(''));
+    expect(r.recipients.map((x) => x.address)).to.deep.equal(['jane@example.net']);
+    expect(r.recipients[0]?.reason).to.not.equal('mailboxfull');
+  });
+});

@@ -190,6 +190,7 @@ const NOTICES: readonly NoticeFormat[] = [
       subject: /^failure notice/,
       received: /\(qmail \d+ invoked (?:for bounce|from network)\)/,
     },
+    linesAfter: true,
     reasons: [
       {
         reason: 'suspend',

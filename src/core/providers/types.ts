@@ -60,6 +60,11 @@ export interface NoticeFormat {
   /** a recipient's error is its own paragraph, never the whole notice: a bare address line gives no cause (X3) */
   ownLine?: boolean;
   /**
+   * a lone recipient's error is every line after its "<address>:" line (qmail, Sisimai Lhost::qmail and X4), not
+   * the whole notice: the preamble above it, however an ISP reworded it, names no cause
+   */
+  linesAfter?: boolean;
+  /**
    * its DSNs are read from their delivery-status part alone: the human-readable part (no vendor decoder reads it;
    * Sisimai's generic RFC 3464 decoder skips it) gives no diagnostic, so with no Diagnostic-Code the Status decides
    */
