@@ -3,6 +3,7 @@
 import { ADDRESS_SOURCE, findAddress } from '../core/address.js';
 import { type RawRecipient, commandIn, paragraphFor } from './dsn.js';
 import { FORMAT_RECIPIENT_LINES, type NoticeFormat } from './formats.js';
+import { type Entity, decodeWords, header } from './mime.js';
 
 /** Recipients read from one notice at most (an email has at most 50); bounds the per-recipient scans. */
 export const MAX_NOTICE_RECIPIENTS = 100;
@@ -203,6 +204,27 @@ export function readNotice(
   return addrs.map((a) => readOne(section, a, addrs, format?.textOnly || format?.ownLine, format?.linesAfter));
 }
 
+/**
+ * A notice of a format whose decoder starts reading at one of its `startLines` but that holds none (a provider's own
+ * template behind an Exim): its X-Failed-Recipients with no cause (Sisimai Exim's fallback), or null to read it on.
+ */
+export function unstarted(
+  format: Pick<NoticeFormat, 'startLines'> | null | undefined,
+  notice: string,
+  failed: string[],
+): RawRecipient[] | null {
+  if (!format?.startLines || !failed.length || format.startLines.test(notice.slice(0, 65536))) return null;
+  return failed.slice(0, MAX_NOTICE_RECIPIENTS).map((address) => ({
+    address,
+    status: null,
+    action: 'failed',
+    diagnostic: null,
+    spec: null,
+    replycode: null,
+    command: null,
+  }));
+}
+
 /** Postfix smtpd's notice to the postmaster about a failed session (smtpd_chat.c "SMTP server: errors from"). */
 export const SMTPD_TRANSCRIPT_SUBJECT = /SMTP server: errors from /;
 
@@ -239,4 +261,36 @@ export function readSmtpdTranscript(text: string): RawRecipient[] {
     r.command = error.command;
   }
   return out;
+}
+
+/** Whether a message with no report part reads as a bounce notice (its sender, subject, type or first lines). */
+export function looksLikeBounce(root: Entity, notice: string): boolean {
+  const from = (header(root.headers, 'from') ?? '').toLowerCase();
+  const subject = decodeWords(header(root.headers, 'subject') ?? '').toLowerCase();
+  return (
+    /mailer-daemon|postmaster|mail delivery/.test(from) ||
+    /undeliver|delivery (?:status|fail)|returned mail|failure notice|mail delivery failed|non[- ]?delivery/.test(
+      subject,
+    ) ||
+    root.type === 'multipart/report' ||
+    /could not be delivered|delivery(?:(?!delivery).)*failed/i.test(notice.slice(0, 2000)) ||
+    (/^error message below:/im.test(notice) && /^[ \t]*RCPT TO:/im.test(notice))
+  );
+}
+
+/** Notices that say they hold no report (Postfix bounce_notify_util.c): their recipient has no cause (undefined). */
+const NO_REPORT: readonly RegExp[] = [/^[ \t]*--- Delivery report unavailable ---/im];
+
+/** The one recipient of a notice that names none: its error section as the diagnostic (the address comes later). */
+export function unnamed(notice: string): RawRecipient {
+  const section = errorSection(notice);
+  return {
+    address: null,
+    status: null,
+    action: 'failed',
+    diagnostic: NO_REPORT.some((re) => re.test(section)) ? null : section.replace(/\s+/g, ' ').trim(),
+    spec: null,
+    replycode: null,
+    command: null,
+  };
 }

@@ -206,3 +206,36 @@ describe('parseReport: a qmail notice with a provider preamble (Sisimai Lhost::q
     expect(r.recipients[0]?.reason).to.not.equal('mailboxfull');
   });
 });
+
+describe('parseReport: an Exim-signed notice in a provider template (Sisimai Lhost::Exim)', () => {
+  const notice = (body: string) =>
+    Buffer.from(
+      [
+        'X-Failed-Recipients: jane@example.net',
+        'From: Mail Delivery System <Mailer-Daemon@mx.example.net>',
+        'To: sender@example.org',
+        'Subject: Mail delivery failed: returning message to sender',
+        '',
+        body,
+        '',
+      ].join('\n'),
+    );
+
+  it("gives X-Failed-Recipients no cause when none of Exim's opening lines occurs", async () => {
+    const r = await parseReport(
+      notice('=== Undeliverable ===\n <jane@example.net>\n   552 5.2.2 <jane@example.net> Mailbox is full\n'),
+    );
+    expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([['jane@example.net', 'undefined']]);
+  });
+
+  it("reads the error text after Exim's own opening line", async () => {
+    const r = await parseReport(
+      notice(
+        'This message was created automatically by mail delivery software.\n\n' +
+          'A message that you sent could not be delivered to one or more of its\nrecipients. This is a permanent error.\n\n' +
+          '  jane@example.net\n    552 5.2.2 <jane@example.net> Mailbox is full\n',
+      ),
+    );
+    expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([['jane@example.net', 'mailboxfull']]);
+  });
+});
