@@ -119,7 +119,7 @@ function sendmailLine(section: string, address: string): { diag: string; ctx: st
 
 /**
  * qmail (Sisimai Lhost::qmail): a recipient's error is every line after its "<address>:" line, up to the next
- * recipient's; the notice's preamble before it (however an ISP worded it) is not.
+ * recipient's; the notice's preamble before it (however an ISP worded it) is not, and nothing there is no cause.
  */
 function linesAfter(section: string, address: string): string | null {
   const lines = section.split('\n');
@@ -132,7 +132,7 @@ function linesAfter(section: string, address: string): string | null {
 function readOne(section: string, address: string, all: string[], ownLine?: boolean, after?: boolean): RawRecipient {
   const sm = sendmailLine(section, address);
   const own = after && all.length === 1 && !sm ? linesAfter(section, address) : null;
-  if (own !== null && own.replace(/\s/g, '').length >= 8) return readOwn(section, address, own);
+  if (own !== null) return readOwn(section, address, own);
   let diag = sm ? sm.diag : (paragraphFor(section, address, all) ?? '');
   const rest = diag
     .toLowerCase()

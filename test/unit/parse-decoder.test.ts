@@ -200,10 +200,9 @@ describe('parseReport: a qmail notice with a provider preamble (Sisimai Lhost::q
     expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([['jane@example.net', 'mailboxfull']]);
   });
 
-  it('still reads the whole notice when nothing follows the address', async () => {
+  it('gives no cause when nothing follows the address (the preamble is not read)', async () => {
     const r = await parseReport(qmail(''));
-    expect(r.recipients.map((x) => x.address)).to.deep.equal(['jane@example.net']);
-    expect(r.recipients[0]?.reason).to.not.equal('mailboxfull');
+    expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([['jane@example.net', 'undefined']]);
   });
 });
 

@@ -66,7 +66,7 @@ export interface NoticeFormat {
   startLines?: RegExp;
   /**
    * a lone recipient's error is every line after its "<address>:" line (qmail, Sisimai Lhost::qmail and X4), not
-   * the whole notice: the preamble above it, however an ISP reworded it, names no cause
+   * the whole notice: the preamble above it, however an ISP reworded it, names no cause (nothing after it: undefined)
    */
   linesAfter?: boolean;
   /**
