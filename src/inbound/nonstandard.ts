@@ -164,6 +164,14 @@ function readOne(section: string, address: string, all: string[], ownLine?: bool
   return rec;
 }
 
+/** The first recipient's error: everything above the second recipient's line (Sisimai RFC 3464's text fallback). */
+function withPreamble(first: RawRecipient, section: string, second: string): void {
+  const lower = section.toLowerCase();
+  const at = lower.indexOf(second);
+  const cut = at < 0 ? -1 : lower.lastIndexOf('\n', at);
+  if (cut > 0) first.diagnostic = squash(section.slice(0, cut));
+}
+
 function readOwn(section: string, address: string, diag: string): RawRecipient {
   return {
     address,
@@ -186,6 +194,8 @@ export function readNotice(
   failed: string[],
   exclude: Set<string>,
   format?: Pick<NoticeFormat, 'end' | 'endsOnly' | 'recipientLines' | 'textOnly' | 'ownLine' | 'linesAfter'> | null,
+  /** Sisimai's RFC 3464 text fallback reads it: the first of several recipients also gets the text above it */
+  preamble = false,
 ): RawRecipient[] {
   const section = errorSection(text, format);
   const sender = SENDER_LINES.map((re) => findAddress(re.exec(section)?.[1])).filter((a): a is string => !!a);
@@ -201,7 +211,9 @@ export function readNotice(
   }
   if (!addrs.length) return [];
   addrs = addrs.slice(0, MAX_NOTICE_RECIPIENTS);
-  return addrs.map((a) => readOne(section, a, addrs, format?.textOnly || format?.ownLine, format?.linesAfter));
+  const raws = addrs.map((a) => readOne(section, a, addrs, format?.textOnly || format?.ownLine, format?.linesAfter));
+  if (preamble && raws.length > 1) withPreamble(raws[0] as RawRecipient, section, addrs[1] as string);
+  return raws;
 }
 
 /**

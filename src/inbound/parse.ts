@@ -235,7 +235,7 @@ function bounceReport(root: Entity): Report | null {
     if (!failed.length && !format && !looksLikeBounce(root, notice)) return null;
     raws = SMTPD_TRANSCRIPT_SUBJECT.test(decodeWords(header(root.headers, 'subject') ?? ''))
       ? readSmtpdTranscript(notice)
-      : (unstarted(format, notice, failed) ?? readNotice(notice, failed, senders(root, original), format));
+      : (unstarted(format, notice, failed) ?? readNotice(notice, failed, senders(root, original), format, generic));
     if (!raws.length && !failed.length && !looksLikeBounce(root, notice)) return null;
     if (!raws.length) raws = looseNotice(notice, senders(root, original)) ?? [unnamed(notice)];
   }

@@ -238,3 +238,32 @@ describe('parseReport: an Exim-signed notice in a provider template (Sisimai Lho
     expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([['jane@example.net', 'mailboxfull']]);
   });
 });
+
+describe("parseReport: several recipients in a notice only Sisimai's RFC 3464 text fallback reads", () => {
+  it('gives the first recipient the text above the second one, the others their own lines', async () => {
+    const raw = Buffer.from(
+      [
+        'From: postmaster@mx.example.net',
+        'To: sender@example.org',
+        'Subject: Nondelivery report',
+        '',
+        'Your message was not delivered because the destination computer was',
+        'not reachable within the allowed queue period.',
+        '',
+        'The following recipients did not receive your message:',
+        '<ann@far.example.net>',
+        '',
+        'The following recipients did not receive your message:',
+        '<bob@far.example.net>',
+        '',
+        'Please write to the postmaster if you feel this message to be in error.',
+        '',
+      ].join('\n'),
+    );
+    const r = await parseReport(raw);
+    expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([
+      ['ann@far.example.net', 'expired'],
+      ['bob@far.example.net', 'onhold'],
+    ]);
+  });
+});
