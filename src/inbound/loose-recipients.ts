@@ -5,7 +5,8 @@
 //  2. an address standing alone on a line (bare, <angle-bracketed> or "addr:") whose next non-blank line gives a
 //     reply code, an enhanced status or a failure word;
 //  3. an address inside a sentence that says the delivery failed ("Your message to <a> could not be delivered").
-// Never the sender, the postmaster or mailer-daemon, nor an address on a header line ("From:", "To:", "Received:" ...)
+//  4. none of these: the "To:" line the notice quotes of the undelivered message (Sisimai reads "to: " lines).
+// Never the sender, the postmaster or mailer-daemon, nor (in 1.-3.) an address on a header line ("From:", "To:" ...)
 // of the notice's copy of the original message.
 import { findAddress } from '../core/address.js';
 import type { RawRecipient } from './dsn.js';
@@ -170,6 +171,9 @@ export function looseRecipients(section: string, exclude: ReadonlySet<string>): 
       if (a && failedSentence(before)) take(a);
     }
   }
+  if (found.length) return found;
+  // 4. the "To:" line the notice quotes of the message it could not deliver (Sisimai's RFC 3464 fallback reads "to: ")
+  for (const line of lines) if (/^\s*to:\s/i.test(line)) candidates(line).forEach(take);
   return found;
 }
 

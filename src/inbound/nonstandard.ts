@@ -3,6 +3,7 @@
 import { ADDRESS_SOURCE, findAddress } from '../core/address.js';
 import { type RawRecipient, commandIn, paragraphFor } from './dsn.js';
 import { FORMAT_RECIPIENT_LINES, type NoticeFormat } from './formats.js';
+import { type Entity, decodeWords, header } from './mime.js';
 
 /** Recipients read from one notice at most (an email has at most 50); bounds the per-recipient scans. */
 export const MAX_NOTICE_RECIPIENTS = 100;
@@ -116,8 +117,22 @@ function sendmailLine(section: string, address: string): { diag: string; ctx: st
   return null;
 }
 
-function readOne(section: string, address: string, all: string[], ownLine?: boolean): RawRecipient {
+/**
+ * qmail (Sisimai Lhost::qmail): a recipient's error is every line after its "<address>:" line, up to the next
+ * recipient's; the notice's preamble before it (however an ISP worded it) is not, and nothing there is no cause.
+ */
+function linesAfter(section: string, address: string): string | null {
+  const lines = section.split('\n');
+  const at = lines.findIndex((l) => l.trimStart().toLowerCase().startsWith(`<${address}>:`));
+  if (at < 0) return null;
+  const next = lines.findIndex((l, i) => i > at && /^\s*<[^<>\s@]+@[^<>\s]+>:/.test(l));
+  return lines.slice(at + 1, next < 0 ? lines.length : next).join('\n');
+}
+
+function readOne(section: string, address: string, all: string[], ownLine?: boolean, after?: boolean): RawRecipient {
   const sm = sendmailLine(section, address);
+  const own = after && all.length === 1 && !sm ? linesAfter(section, address) : null;
+  if (own !== null) return readOwn(section, address, own);
   let diag = sm ? sm.diag : (paragraphFor(section, address, all) ?? '');
   const rest = diag
     .toLowerCase()
@@ -149,6 +164,26 @@ function readOne(section: string, address: string, all: string[], ownLine?: bool
   return rec;
 }
 
+/** The first recipient's error: everything above the second recipient's line (Sisimai RFC 3464's text fallback). */
+function withPreamble(first: RawRecipient, section: string, second: string): void {
+  const lower = section.toLowerCase();
+  const at = lower.indexOf(second);
+  const cut = at < 0 ? -1 : lower.lastIndexOf('\n', at);
+  if (cut > 0) first.diagnostic = squash(section.slice(0, cut));
+}
+
+function readOwn(section: string, address: string, diag: string): RawRecipient {
+  return {
+    address,
+    status: null,
+    action: 'failed',
+    diagnostic: squash(diag),
+    spec: null,
+    replycode: null,
+    command: commandIn(diag) ?? commandIn(section),
+  };
+}
+
 function squash(s: string): string {
   return s.replace(/\s+/g, ' ').trim();
 }
@@ -158,7 +193,9 @@ export function readNotice(
   text: string,
   failed: string[],
   exclude: Set<string>,
-  format?: Pick<NoticeFormat, 'end' | 'endsOnly' | 'recipientLines' | 'textOnly' | 'ownLine'> | null,
+  format?: Pick<NoticeFormat, 'end' | 'endsOnly' | 'recipientLines' | 'textOnly' | 'ownLine' | 'linesAfter'> | null,
+  /** Sisimai's RFC 3464 text fallback reads it: the first of several recipients also gets the text above it */
+  preamble = false,
 ): RawRecipient[] {
   const section = errorSection(text, format);
   const sender = SENDER_LINES.map((re) => findAddress(re.exec(section)?.[1])).filter((a): a is string => !!a);
@@ -174,7 +211,30 @@ export function readNotice(
   }
   if (!addrs.length) return [];
   addrs = addrs.slice(0, MAX_NOTICE_RECIPIENTS);
-  return addrs.map((a) => readOne(section, a, addrs, format?.textOnly || format?.ownLine));
+  const raws = addrs.map((a) => readOne(section, a, addrs, format?.textOnly || format?.ownLine, format?.linesAfter));
+  if (preamble && raws.length > 1) withPreamble(raws[0] as RawRecipient, section, addrs[1] as string);
+  return raws;
+}
+
+/**
+ * A notice of a format whose decoder starts reading at one of its `startLines` but that holds none (a provider's own
+ * template behind an Exim): its X-Failed-Recipients with no cause (Sisimai Exim's fallback), or null to read it on.
+ */
+export function unstarted(
+  format: Pick<NoticeFormat, 'startLines'> | null | undefined,
+  notice: string,
+  failed: string[],
+): RawRecipient[] | null {
+  if (!format?.startLines || !failed.length || format.startLines.test(notice.slice(0, 65536))) return null;
+  return failed.slice(0, MAX_NOTICE_RECIPIENTS).map((address) => ({
+    address,
+    status: null,
+    action: 'failed',
+    diagnostic: null,
+    spec: null,
+    replycode: null,
+    command: null,
+  }));
 }
 
 /** Postfix smtpd's notice to the postmaster about a failed session (smtpd_chat.c "SMTP server: errors from"). */
@@ -213,4 +273,36 @@ export function readSmtpdTranscript(text: string): RawRecipient[] {
     r.command = error.command;
   }
   return out;
+}
+
+/** Whether a message with no report part reads as a bounce notice (its sender, subject, type or first lines). */
+export function looksLikeBounce(root: Entity, notice: string): boolean {
+  const from = (header(root.headers, 'from') ?? '').toLowerCase();
+  const subject = decodeWords(header(root.headers, 'subject') ?? '').toLowerCase();
+  return (
+    /mailer-daemon|postmaster|mail delivery/.test(from) ||
+    /undeliver|delivery (?:status|fail)|returned mail|failure notice|mail delivery failed|non[- ]?delivery/.test(
+      subject,
+    ) ||
+    root.type === 'multipart/report' ||
+    /could not be delivered|delivery(?:(?!delivery).)*failed/i.test(notice.slice(0, 2000)) ||
+    (/^error message below:/im.test(notice) && /^[ \t]*RCPT TO:/im.test(notice))
+  );
+}
+
+/** Notices that say they hold no report (Postfix bounce_notify_util.c): their recipient has no cause (undefined). */
+const NO_REPORT: readonly RegExp[] = [/^[ \t]*--- Delivery report unavailable ---/im];
+
+/** The one recipient of a notice that names none: its error section as the diagnostic (the address comes later). */
+export function unnamed(notice: string): RawRecipient {
+  const section = errorSection(notice);
+  return {
+    address: null,
+    status: null,
+    action: 'failed',
+    diagnostic: NO_REPORT.some((re) => re.test(section)) ? null : section.replace(/\s+/g, ' ').trim(),
+    spec: null,
+    replycode: null,
+    command: null,
+  };
 }

@@ -23,6 +23,9 @@ import {
   MAX_NOTICE_RECIPIENTS,
   SMTPD_TRANSCRIPT_SUBJECT,
   readSmtpdTranscript,
+  unstarted,
+  looksLikeBounce,
+  unnamed,
 } from './nonstandard.js';
 import { readComplaint } from './arf.js';
 import { looseNotice } from './loose-recipients.js';
@@ -232,7 +235,7 @@ function bounceReport(root: Entity): Report | null {
     if (!failed.length && !format && !looksLikeBounce(root, notice)) return null;
     raws = SMTPD_TRANSCRIPT_SUBJECT.test(decodeWords(header(root.headers, 'subject') ?? ''))
       ? readSmtpdTranscript(notice)
-      : readNotice(notice, failed, senders(root, original), format);
+      : (unstarted(format, notice, failed) ?? readNotice(notice, failed, senders(root, original), format, generic));
     if (!raws.length && !failed.length && !looksLikeBounce(root, notice)) return null;
     if (!raws.length) raws = looseNotice(notice, senders(root, original)) ?? [unnamed(notice)];
   }
@@ -293,36 +296,6 @@ function applyFormat(format: NoticeFormat | null, root: Entity, raws: RawRecipie
       r.status = pseudoStatus(reason, true);
     }
   }
-}
-
-function looksLikeBounce(root: Entity, notice: string): boolean {
-  const from = (header(root.headers, 'from') ?? '').toLowerCase();
-  const subject = decodeWords(header(root.headers, 'subject') ?? '').toLowerCase();
-  return (
-    /mailer-daemon|postmaster|mail delivery/.test(from) ||
-    /undeliver|delivery (?:status|fail)|returned mail|failure notice|mail delivery failed|non[- ]?delivery/.test(
-      subject,
-    ) ||
-    root.type === 'multipart/report' ||
-    /could not be delivered|delivery(?:(?!delivery).)*failed/i.test(notice.slice(0, 2000)) ||
-    (/^error message below:/im.test(notice) && /^[ \t]*RCPT TO:/im.test(notice))
-  );
-}
-
-/** Notices that say they hold no report (Postfix bounce_notify_util.c): their recipient has no cause (undefined). */
-const NO_REPORT: readonly RegExp[] = [/^[ \t]*--- Delivery report unavailable ---/im];
-
-function unnamed(notice: string): RawRecipient {
-  const section = errorSection(notice);
-  return {
-    address: null,
-    status: null,
-    action: 'failed',
-    diagnostic: NO_REPORT.some((re) => re.test(section)) ? null : section.replace(/\s+/g, ' ').trim(),
-    spec: null,
-    replycode: null,
-    command: null,
-  };
 }
 
 /**

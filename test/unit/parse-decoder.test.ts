@@ -166,3 +166,104 @@ describe('parseReport: a Final-Recipient on a one-label domain', () => {
     expect(r.recipients.map((x) => x.address)).to.deep.equal(['jane@mailhost']);
   });
 });
+
+describe('parseReport: a qmail notice with a provider preamble (Sisimai Lhost::qmail)', () => {
+  /** A qmail-send notice whose ISP added a paragraph naming every possible cause above the recipient. */
+  const qmail = (error: string) =>
+    Buffer.from(
+      [
+        'Received: (qmail 4242 invoked for bounce); 1 Mar 2026 10:00:00 -0000',
+        'From: MAILER-DAEMON@mx.example.net',
+        'To: sender@example.org',
+        'Subject: failure notice',
+        '',
+        'Hi. This is the qmail-send program at mx.example.net.',
+        "I'm afraid I wasn't able to deliver your message to the following addresses.",
+        "This is a permanent error; I've given up. Sorry it didn't work out.",
+        '-----------------------------------------------------------',
+        'Common causes: the address does not exist (unknown user), the mailbox is full,',
+        'or the message was rejected as spam by a content filter.',
+        '-----------------------------------------------------------',
+        '',
+        '<jane@example.net>:',
+        error,
+        '',
+        '--- Below this line is a copy of the message.',
+        '',
+        'Subject: hello',
+        '',
+      ].join('\n'),
+    );
+
+  it('reads the recipient from the lines after its "<address>:" line, not the preamble', async () => {
+    const r = await parseReport(qmail('The mailbox of this user is over the allowed quota.'));
+    expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([['jane@example.net', 'mailboxfull']]);
+  });
+
+  it('gives no cause when nothing follows the address (the preamble is not read)', async () => {
+    const r = await parseReport(qmail(''));
+    expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([['jane@example.net', 'undefined']]);
+  });
+});
+
+describe('parseReport: an Exim-signed notice in a provider template (Sisimai Lhost::Exim)', () => {
+  const notice = (body: string) =>
+    Buffer.from(
+      [
+        'X-Failed-Recipients: jane@example.net',
+        'From: Mail Delivery System <Mailer-Daemon@mx.example.net>',
+        'To: sender@example.org',
+        'Subject: Mail delivery failed: returning message to sender',
+        '',
+        body,
+        '',
+      ].join('\n'),
+    );
+
+  it("gives X-Failed-Recipients no cause when none of Exim's opening lines occurs", async () => {
+    const r = await parseReport(
+      notice('=== Undeliverable ===\n <jane@example.net>\n   552 5.2.2 <jane@example.net> Mailbox is full\n'),
+    );
+    expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([['jane@example.net', 'undefined']]);
+  });
+
+  it("reads the error text after Exim's own opening line", async () => {
+    const r = await parseReport(
+      notice(
+        'This message was created automatically by mail delivery software.\n\n' +
+          'A message that you sent could not be delivered to one or more of its\nrecipients. This is a permanent error.\n\n' +
+          '  jane@example.net\n    552 5.2.2 <jane@example.net> Mailbox is full\n',
+      ),
+    );
+    expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([['jane@example.net', 'mailboxfull']]);
+  });
+});
+
+describe("parseReport: several recipients in a notice only Sisimai's RFC 3464 text fallback reads", () => {
+  it('gives the first recipient the text above the second one, the others their own lines', async () => {
+    const raw = Buffer.from(
+      [
+        'From: postmaster@mx.example.net',
+        'To: sender@example.org',
+        'Subject: Nondelivery report',
+        '',
+        'Your message was not delivered because the destination computer was',
+        'not reachable within the allowed queue period.',
+        '',
+        'The following recipients did not receive your message:',
+        '<ann@far.example.net>',
+        '',
+        'The following recipients did not receive your message:',
+        '<bob@far.example.net>',
+        '',
+        'Please write to the postmaster if you feel this message to be in error.',
+        '',
+      ].join('\n'),
+    );
+    const r = await parseReport(raw);
+    expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([
+      ['ann@far.example.net', 'expired'],
+      ['bob@far.example.net', 'onhold'],
+    ]);
+  });
+});

@@ -82,4 +82,15 @@ describe('parseReport: recipients of notices of any layout', () => {
       'eve@dest.example.com',
     ]);
   });
+
+  it('falls back to the "To:" line a notice quotes of the message it could not deliver', async () => {
+    const r = await parseReport(
+      notice(
+        "Sorry, the following message could not be handed over; I won't try again.\r\n\r\n" +
+          'Subject: hello\r\nTo: carol@far.example.net\r\n\r\n--- Below this line is a copy of the message.\r\n',
+        'Undeliverable mail',
+      ),
+    );
+    expect(r.recipients.map((x) => x.address)).to.deep.equal(['carol@far.example.net']);
+  });
 });

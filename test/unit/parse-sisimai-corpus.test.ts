@@ -44,7 +44,7 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
     kind: 100,
     recipients: 96.4,
     hard: 98.2,
-    reason: 95.8,
+    reason: 96.4,
   };
   /**
    * The fourth round (Mailman 2.1, zoonru/PHP-Bounce-Handler, MimeKit, Exim's test suite), measured before any rule
@@ -54,10 +54,33 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
   const FOURTH_SETS = ['mailman2/', 'zoon-bounce-handler/', 'mimekit/', 'exim-testsuite/'];
   const FOURTH_FLOOR: Record<(typeof FIGURES)[number], number> = {
     kind: 100,
-    recipients: 90.6,
+    recipients: 93,
     hard: 100,
     reason: 95.3,
   };
+  /**
+   * The fifth round (node-baunsu, Stalwart's DSN and ARF samples, CwsMailBounceHandler, MediaWiki's BounceHandler,
+   * mail_manager, the Python bounce_email port, CiviCRM, CPython, Chatwoot), measured before any rule was changed for
+   * it (BENCHMARKS.md, "Bounce reading"): per figure, the share reached (rounded down); raise it, never lower it.
+   */
+  const FIFTH_SETS = [
+    'node-baunsu/',
+    'stalwart/',
+    'cws-bounce-handler/',
+    'mediawiki-bouncehandler/',
+    'mail-manager/',
+    'bounce-email-py/',
+    'civicrm/',
+    'cpython/',
+    'chatwoot/',
+  ];
+  const FIFTH_FLOOR: Record<(typeof FIGURES)[number], number> = {
+    kind: 100,
+    recipients: 100,
+    hard: 97.5,
+    reason: 95.1,
+  };
+  const LATER_SETS = [...FOURTH_SETS, ...FIFTH_SETS];
   let results: SampleResult[] = [];
   before(async () => {
     results = await measure(HELD_OUT_DIR);
@@ -80,7 +103,7 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
   });
 
   it('reads the first three rounds at least as well as it did (per figure)', () => {
-    const earlier = results.filter((r) => !FOURTH_SETS.some((p) => r.file.startsWith(p)));
+    const earlier = results.filter((r) => !LATER_SETS.some((p) => r.file.startsWith(p)));
     const t = tally(earlier);
     expect(earlier.length).to.be.at.least(337);
     for (const f of FIGURES)
@@ -93,5 +116,12 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
     expect(fourth.length).to.be.at.least(43);
     for (const f of FIGURES)
       expect(share(t, f), `${f}\n${missList(fourth).join('\n')}`).to.be.at.least(FOURTH_FLOOR[f]);
+  });
+
+  it('reads the fifth round at least as well as it did (per figure)', () => {
+    const fifth = results.filter((r) => FIFTH_SETS.some((p) => r.file.startsWith(p)));
+    const t = tally(fifth);
+    expect(fifth.length).to.be.at.least(41);
+    for (const f of FIGURES) expect(share(t, f), `${f}\n${missList(fifth).join('\n')}`).to.be.at.least(FIFTH_FLOOR[f]);
   });
 });

@@ -100,6 +100,8 @@ const NOTICES: readonly NoticeFormat[] = [
       received: /with local \(Exim \d/,
     },
     end: [/^-+ This is a copy of (?:the|your) message/m],
+    startLines:
+      /This message was created automatically by mail delivery software\.|A message that you sent (?:was rejected by the local scannning code|contained one or more recipient addresses |could not be delivered to all of its recipients)| has been frozen| was frozen on arrival| router encountered the following error\(s\):/,
     reasons: EXIM_REASONS,
     commands: { HELO: 'blocked', EHLO: 'blocked', MAIL: 'onhold' },
     temporaryWithoutCode: ['expired', 'mailboxfull'],
@@ -190,6 +192,7 @@ const NOTICES: readonly NoticeFormat[] = [
       subject: /^failure notice/,
       received: /\(qmail \d+ invoked (?:for bounce|from network)\)/,
     },
+    linesAfter: true,
     reasons: [
       {
         reason: 'suspend',

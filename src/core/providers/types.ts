@@ -60,6 +60,16 @@ export interface NoticeFormat {
   /** a recipient's error is its own paragraph, never the whole notice: a bare address line gives no cause (X3) */
   ownLine?: boolean;
   /**
+   * the decoder reads a notice's text only from a line holding one of these on (Sisimai Exim's "startingof"): a
+   * notice of the format with none of them (a provider's own template) gives only X-Failed-Recipients, no cause
+   */
+  startLines?: RegExp;
+  /**
+   * a lone recipient's error is every line after its "<address>:" line (qmail, Sisimai Lhost::qmail and X4), not
+   * the whole notice: the preamble above it, however an ISP reworded it, names no cause (nothing after it: undefined)
+   */
+  linesAfter?: boolean;
+  /**
    * its DSNs are read from their delivery-status part alone: the human-readable part (no vendor decoder reads it;
    * Sisimai's generic RFC 3464 decoder skips it) gives no diagnostic, so with no Diagnostic-Code the Status decides
    */
