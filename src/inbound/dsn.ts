@@ -28,6 +28,15 @@ export interface RawRecipient {
   replies?: string | null;
 }
 
+/** A failed recipient as a text-only notice gives it: no status, spec or reply code (the rest as given). */
+export function failedRecipient(
+  address: string | null,
+  diagnostic: string | null = null,
+  command: string | null = null,
+): RawRecipient {
+  return { address, status: null, action: 'failed', diagnostic, spec: null, replycode: null, command };
+}
+
 export interface DsnFields {
   perMessage: Map<string, string>;
   recipients: Map<string, string>[];

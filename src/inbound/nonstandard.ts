@@ -1,7 +1,7 @@
 // Reads recipients and their error text from human-readable (non-RFC 3464) bounce notices:
 // qmail, Exim, Postfix text, Sendmail transcripts, Exchange, Gmail, Zoho, OpenSMTPD, Yahoo...
 import { ADDRESS_SOURCE, findAddress } from '../core/address.js';
-import { type RawRecipient, commandIn, paragraphFor } from './dsn.js';
+import { type RawRecipient, commandIn, failedRecipient, paragraphFor } from './dsn.js';
 import { FORMAT_RECIPIENT_LINES, type NoticeFormat } from './formats.js';
 import { type Entity, decodeWords, header } from './mime.js';
 
@@ -145,16 +145,9 @@ function readOne(section: string, address: string, all: string[], ownLine?: bool
   else if (all.length === 1 && (rest.length < 8 || (!hasCode && !ownLine))) diag = section;
   if (/remote host said:/i.test(diag))
     diag = diag.replace(/I'm not going to try again; this message has been in the queue too long\./i, '');
-  const rec: RawRecipient = {
-    address,
-    status: null,
-    action: 'failed',
-    diagnostic: squash(diag),
-    spec: null,
-    replycode: null,
-    // a lone recipient's command may stand on a line of its own ("... did not like our RCPT TO:", DragonFly)
-    command: commandIn(sm ? sm.ctx : diag) ?? (all.length === 1 ? commandIn(section) : null),
-  };
+  // a lone recipient's command may stand on a line of its own ("... did not like our RCPT TO:", DragonFly)
+  const command = commandIn(sm ? sm.ctx : diag) ?? (all.length === 1 ? commandIn(section) : null);
+  const rec = failedRecipient(address, squash(diag), command);
   const state = /\(state (\d+)\)/i.exec(diag)?.[1];
   const g = state ? GMAIL_STATES[state] : undefined;
   if (g) {
@@ -173,15 +166,7 @@ function withPreamble(first: RawRecipient, section: string, second: string): voi
 }
 
 function readOwn(section: string, address: string, diag: string): RawRecipient {
-  return {
-    address,
-    status: null,
-    action: 'failed',
-    diagnostic: squash(diag),
-    spec: null,
-    replycode: null,
-    command: commandIn(diag) ?? commandIn(section),
-  };
+  return failedRecipient(address, squash(diag), commandIn(diag) ?? commandIn(section));
 }
 
 function squash(s: string): string {
@@ -226,15 +211,7 @@ export function unstarted(
   failed: string[],
 ): RawRecipient[] | null {
   if (!format?.startLines || !failed.length || format.startLines.test(notice.slice(0, 65536))) return null;
-  return failed.slice(0, MAX_NOTICE_RECIPIENTS).map((address) => ({
-    address,
-    status: null,
-    action: 'failed',
-    diagnostic: null,
-    spec: null,
-    replycode: null,
-    command: null,
-  }));
+  return failed.slice(0, MAX_NOTICE_RECIPIENTS).map((address) => failedRecipient(address));
 }
 
 /** Postfix smtpd's notice to the postmaster about a failed session (smtpd_chat.c "SMTP server: errors from"). */
@@ -255,16 +232,7 @@ export function readSmtpdTranscript(text: string): RawRecipient[] {
     if (m[1] === 'In') {
       command = /^[A-Za-z]+/.exec(rest)?.[0]?.toUpperCase() ?? null;
       const address = command === 'RCPT' ? findAddress(rest) : null;
-      if (address)
-        out.push({
-          address,
-          status: null,
-          action: 'failed',
-          diagnostic: null,
-          spec: null,
-          replycode: null,
-          command: null,
-        });
+      if (address) out.push(failedRecipient(address));
     } else if (!error && /^[45]\d\d\b/.test(rest)) error = { diag: rest, command };
   }
   if (!error) return [];
@@ -296,13 +264,5 @@ const NO_REPORT: readonly RegExp[] = [/^[ \t]*--- Delivery report unavailable --
 /** The one recipient of a notice that names none: its error section as the diagnostic (the address comes later). */
 export function unnamed(notice: string): RawRecipient {
   const section = errorSection(notice);
-  return {
-    address: null,
-    status: null,
-    action: 'failed',
-    diagnostic: NO_REPORT.some((re) => re.test(section)) ? null : section.replace(/\s+/g, ' ').trim(),
-    spec: null,
-    replycode: null,
-    command: null,
-  };
+  return failedRecipient(null, NO_REPORT.some((re) => re.test(section)) ? null : section.replace(/\s+/g, ' ').trim());
 }
