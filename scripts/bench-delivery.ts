@@ -20,7 +20,7 @@ import { all } from '../src/store/op.js';
 import { loadConfig } from '../src/config/load.js';
 import { createTeamPlan, createKeyPlan } from '../src/services/keys.js';
 import { runSync } from '../src/store/op.js';
-import { addCredits } from '../src/services/credits.js';
+import { addCreditsPlan } from '../src/services/credits.js';
 import {
   startChild,
   pct,
@@ -199,7 +199,7 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
       html: `<p>Thanks for your order <b>${i}</b>.</p>`.repeat(10),
     });
   const key = runSync(createKeyPlan(ctx, team.id, { mode: 'live', scopes: ['emails:send'] }));
-  addCredits(ctx, team.id, n + 10, null);
+  runSync(addCreditsPlan(ctx, team.id, n + 10, null));
   const dom = insertVerifiedDomain(db, team.id, 'sender.bench');
   if (ca) {
     // The policies as a fetch would have cached them: no HTTPS fetch during the run (the id is the TXT record's).

@@ -5,6 +5,7 @@
 // sizes; BENCH_ENGINE=pg runs it on PostgreSQL (the fill ends with ANALYZE).
 import { openDb } from '../src/store/db.js';
 import { encodeCursor } from '../src/services/emails.js';
+import { runSync } from '../src/store/op.js';
 import { fillEmails } from '../test/helpers/email-fill.js';
 import { startChild, mta, fmt } from './bench-lib.js';
 
@@ -63,7 +64,9 @@ async function run(n: number): Promise<Map<string, number>> {
     fillEmails(db, teamId, n);
     const filled = performance.now() - t0;
     // The oldest thousandth of the team: a page there walks past almost every row with an index that does not fit.
-    const deep = encodeCursor(db, 'em', Number(db.prepare('SELECT min(seq) FROM emails').pluck().get()) + n / 1000);
+    const deep = runSync(
+      encodeCursor(db, 'em', Number(db.prepare('SELECT min(seq) FROM emails').pluck().get()) + n / 1000),
+    );
     db.close();
     const sent = await fetch(`${child.http}/v1/emails`, {
       method: 'POST',

@@ -9,7 +9,7 @@ import { openDb } from '../src/store/db.js';
 import { loadConfig } from '../src/config/load.js';
 import { createTeamPlan } from '../src/services/keys.js';
 import { runSync } from '../src/store/op.js';
-import { addCredits } from '../src/services/credits.js';
+import { addCreditsPlan } from '../src/services/credits.js';
 import { insertVerifiedDomain } from '../test/helpers/factories.js';
 import { submitEmail } from '../src/services/emails.js';
 import { claimDue, confirmClaims, emailBySeq, lightTx } from '../src/services/delivery.js';
@@ -29,7 +29,7 @@ export async function benchLoopWork(n = Number(process.env.BENCH_EMAILS ?? 10000
       .all() as { name: string }[])
       if (!drop || drop.includes(name)) db.exec(`DROP TRIGGER ${name}`);
   const team = runSync(createTeamPlan(ctx, 'bench'));
-  addCredits(ctx, team.id, n + 10, null);
+  runSync(addCreditsPlan(ctx, team.id, n + 10, null));
   insertVerifiedDomain(db, team.id, 'sender.bench');
   const principal = { keyId: 'bench', teamId: team.id, mode: 'live' as const, scopes: new Set(['emails:send']) };
   let t = performance.now();

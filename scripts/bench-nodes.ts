@@ -13,7 +13,7 @@ import { openDb } from '../src/store/db.js';
 import { loadConfig } from '../src/config/load.js';
 import { createTeamPlan, createKeyPlan } from '../src/services/keys.js';
 import { runSync } from '../src/store/op.js';
-import { addCredits } from '../src/services/credits.js';
+import { addCreditsPlan } from '../src/services/credits.js';
 import { startChild, fmt, memoryOf, pgDatabaseUrl, type Child, SIGNIN_EMAIL } from './bench-lib.js';
 
 /** Starts `nodes` services on one new database; a team with a live and a test key and a verified domain. */
@@ -30,7 +30,7 @@ async function cluster(nodes: number, env: Record<string, string>) {
   const team = runSync(createTeamPlan(ctx, 'bench'));
   const live = runSync(createKeyPlan(ctx, team.id, { mode: 'live', scopes: ['emails:send'] })).key;
   const test = runSync(createKeyPlan(ctx, team.id, { mode: 'test', scopes: ['emails:send'] })).key;
-  addCredits(ctx, team.id, 1_000_000, null);
+  runSync(addCreditsPlan(ctx, team.id, 1_000_000, null));
   const dom = insertVerifiedDomain(db, team.id, 'sender.bench');
   db.close();
   const children: Child[] = [];

@@ -13,7 +13,7 @@ import { openDb } from '../src/store/db.js';
 import { loadConfig } from '../src/config/load.js';
 import { createTeamPlan, createKeyPlan } from '../src/services/keys.js';
 import { runSync } from '../src/store/op.js';
-import { addCredits } from '../src/services/credits.js';
+import { addCreditsPlan } from '../src/services/credits.js';
 import { startChild, pct, fmt, memoryOf, type Child } from './bench-lib.js';
 
 const TOKEN = 'bench-admin-token-0123456789abcdef';
@@ -57,7 +57,7 @@ async function prepare(env: Record<string, string>, dns: TestDns, n: number): Pr
   const ctx = { db, config: loadConfig({ env }), now: Date.now, log: pino({ level: 'silent' }) };
   const team = runSync(createTeamPlan(ctx, 'bench'));
   const key = runSync(createKeyPlan(ctx, team.id, { mode: 'live', scopes: ['emails:send', 'webhooks:write'] })).key;
-  addCredits(ctx, team.id, n + 100_000, null);
+  runSync(addCreditsPlan(ctx, team.id, n + 100_000, null));
   const dom = insertVerifiedDomain(db, team.id, 'sender.bench');
   dns.set(`${dom.selector}._domainkey.sender.bench`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });
   db.close();

@@ -112,7 +112,7 @@ export const COMMANDS: Record<string, Handler> = {
     const amount = Number(need(values.amount, '--amount N'));
     const usd = values.usd === undefined ? null : Number(values.usd);
     const ctx = open();
-    return JSON.stringify(addCredits(ctx, (await teamNamed(ctx, teamName)).id, amount, usd));
+    return JSON.stringify(await addCredits(ctx, (await teamNamed(ctx, teamName)).id, amount, usd));
   },
   'domain add': async (args, open) => {
     const { values, positionals } = opts(args, { team: 'string' });

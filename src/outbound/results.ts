@@ -3,37 +3,15 @@
 // PostgreSQL: the batch's writes and COMMIT are sent without waiting (lightTxLater), the server checking that no
 // recipient changed since it was read; this thread goes on (HTTP requests, sends) while the server writes, and the
 // loop hears of the batch once its answer is read. A batch the server refused is written one email at a time.
-import { lightTx as tx, lightTxLater, settleClaim } from '../services/delivery.js';
-import {
-  applyOutcomes,
-  isOutcomeRace,
-  OutcomeBatch,
-  readOutcomesAhead,
-  verifyOutcomes,
-  type OutcomeReads,
-  type OutcomeWrite,
-  type RecipientOutcome,
-} from '../services/transition.js';
+import { lightTx as tx, lightTxLater } from '../services/delivery.js';
+import { isOutcomeRace, type OutcomeReads, type RecipientOutcome } from '../services/transition.js';
 import type { Ctx } from '../services/context.js';
-import { countSiteOutcomes } from '../services/stats.js';
-import { countTlsOutcomes, type TlsTally } from '../services/tls-reports.js';
+import type { TlsTally } from '../services/tls-reports.js';
+import { sitesOf, writeResultBatch, writeResultItem, type ResultItem as Item } from '../services/result-batch.js';
 import { isStoreUnavailable, outageLog } from '../services/store-health.js';
 
 /** While the store is unavailable (its database away), results wait in memory and are written again this often. */
 export const RESULT_RETRY_MS = 1000;
-
-interface Item {
-  emailSeq: number;
-  outcomes: RecipientOutcome[];
-  ids: number[];
-  site?: string;
-  /** Merged items (perEmail): the site of each recipient, by id. */
-  siteOf?: Map<number, string>;
-  /** What the loop knows of the email and all its recipients (knownReads): PostgreSQL writes without reading them. */
-  known?: OutcomeReads;
-  /** The attempt's recipient domain and TLS plan: its TLS outcome is counted for TLS reports (RFC 8460). */
-  tls?: TlsTally;
-}
 
 export class ResultSink {
   private pending: Item[] = [];
@@ -103,26 +81,8 @@ export class ResultSink {
       written();
     };
     try {
-      lightTxLater(
-        this.ctx.db,
-        () => {
-          // PostgreSQL: the batch's emails and deliveries read in one round trip, its writes sent set-wise
-          // (checked by the server before the COMMIT), not two round trips per email. One apply per email: its
-          // reads would not see its own earlier writes, which wait for verifyOutcomes.
-          const byEmail = perEmail(batch);
-          const ahead = readOutcomesAhead(
-            this.ctx,
-            [...byEmail.values()].filter((i) => i.outcomes.length).map((i) => ({ seq: i.emailSeq, known: i.known })),
-          );
-          const writes = new OutcomeBatch();
-          for (const item of byEmail.values())
-            this.apply(item, { pre: ahead(item.emailSeq), writes, sites: sitesOf(item) });
-          for (const item of batch) this.countSite(item);
-          countTlsOutcomes(this.ctx, batch);
-          verifyOutcomes(this.ctx, writes, true);
-        },
-        finish,
-      );
+      // One apply per email (services/result-batch.ts): the batch's reads in one round trip on PostgreSQL.
+      lightTxLater(this.ctx.db, () => writeResultBatch(this.ctx, [...perEmail(batch).values()], batch), finish);
     } catch (err) {
       finish(err);
     }
@@ -160,11 +120,7 @@ export class ResultSink {
     const later: Item[] = [];
     for (const item of batch) {
       try {
-        tx(this.ctx.db, () => {
-          this.apply(item, { sites: sitesOf(item) });
-          this.countSite(item);
-          countTlsOutcomes(this.ctx, [item]);
-        });
+        tx(this.ctx.db, () => writeResultItem(this.ctx, item));
       } catch (e) {
         if (isStoreUnavailable(e)) later.push(item);
         else
@@ -176,27 +132,6 @@ export class ResultSink {
     }
     if (later.length) this.retryLater(later);
   }
-
-  private apply(item: Item, batch?: OutcomeWrite): void {
-    const settled = new Set<number>();
-    if (item.outcomes.length) applyOutcomes(this.ctx, item.emailSeq, item.outcomes, settled, batch);
-    for (const id of item.ids) if (!settled.has(id)) settleClaim(this.ctx.db, id);
-  }
-
-  private countSite(item: Item): void {
-    if (item.site)
-      countSiteOutcomes(
-        this.ctx,
-        item.site,
-        item.outcomes.map((o) => o.event),
-      );
-  }
-}
-
-/** Where the loop took each recipient of an item (per-site statistics). */
-function sitesOf(item: Item): Map<number, string> | undefined {
-  if (item.siteOf) return item.siteOf;
-  return item.site ? new Map(item.outcomes.map((o) => [o.deliveryId, item.site!])) : undefined;
 }
 
 /** The batch's items with one per email (outcomes and ids in the order pushed); sites are counted per item. */

@@ -5,7 +5,7 @@ import { newId } from '../core/ids.js';
 import { freeUsed, insertGrant, liveGrants } from '../store/credits.js';
 import { iso } from './present.js';
 import type { Ctx } from './context.js';
-import { runPlan, runSync, transaction } from '../store/op.js';
+import { runPlan, transaction, type Gen } from '../store/op.js';
 
 function* balanceOf(ctx: Ctx, teamId: string) {
   const now = ctx.now();
@@ -25,26 +25,29 @@ function* balanceOf(ctx: Ctx, teamId: string) {
 export const balance = (ctx: Ctx, teamId: string) => runPlan(balanceOf(ctx, teamId));
 
 /** Credits the team can spend now (inside a submit's transaction, to say how many were missing). */
-export function availableCredits(ctx: Ctx, teamId: string): number {
-  return runSync(balanceOf(ctx, teamId)).available;
+export function* availableCreditsPlan(ctx: Ctx, teamId: string): Gen<number> {
+  return (yield* balanceOf(ctx, teamId)).available;
 }
 
-export function addCredits(ctx: Ctx, teamId: string, amount: number, usd: number | null) {
+/** Grants `amount` credits bought (for `usd`, if known), then answers the balance. */
+export function* addCreditsPlan(ctx: Ctx, teamId: string, amount: number, usd: number | null) {
   if (!Number.isInteger(amount) || amount <= 0) throw invalid('amount', 'amount must be a positive integer.');
   if (usd !== null && !(usd >= 0)) throw invalid('usd', 'usd must be a non-negative number.');
   const now = ctx.now();
-  runSync(
-    transaction(ctx.db, () =>
-      insertGrant(ctx.db, {
-        id: newId('gr', now),
-        team_id: teamId,
-        amount,
-        remaining: amount,
-        usd,
-        created_at: now,
-        expires_at: grantExpiry(now),
-      }),
-    ),
+  yield* transaction(ctx.db, () =>
+    insertGrant(ctx.db, {
+      id: newId('gr', now),
+      team_id: teamId,
+      amount,
+      remaining: amount,
+      usd,
+      created_at: now,
+      expires_at: grantExpiry(now),
+    }),
   );
-  return runSync(balanceOf(ctx, teamId));
+  return yield* balanceOf(ctx, teamId);
 }
+
+/** `mta credits add`. */
+export const addCredits = (ctx: Ctx, teamId: string, amount: number, usd: number | null) =>
+  runPlan(addCreditsPlan(ctx, teamId, amount, usd));

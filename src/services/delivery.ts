@@ -10,7 +10,6 @@ export { lightTx, lightTxLater, type Claimed } from '../store/queue.js';
 // The loop's claims and leases stay synchronous (inside its lightTx bodies): the plans run through runSync.
 export const claimDue = synced(queue.claimDue);
 export const confirmClaims = synced(queue.confirmClaims);
-export const settleClaim = synced(queue.settleClaim);
 export const releaseClaims = synced(queue.releaseClaims);
 export const dropClaims = synced(queue.dropClaims);
 export const nextDue = synced(queue.nextDue);

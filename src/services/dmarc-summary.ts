@@ -164,11 +164,11 @@ export const presentDmarcReport = (r: DmarcReportRow) => ({
 /** GET /v1/domains/{id}/dmarc/reports: the domain's reports, newest received first, a page at a time. */
 export async function listDmarcReports(ctx: Ctx, teamId: string, domainId: string, limit: number, cursor?: string) {
   const d = await runPlan(owned(ctx, teamId, domainId));
-  const before = decodeCursor(ctx.db, 'dmr', cursor);
+  const before = await runPlan(decodeCursor(ctx.db, 'dmr', cursor));
   const rows = await runPlan(
     store.dmarcReportsOfDomain(ctx.db, d.id, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, before, limit + 1),
   );
-  return page(ctx.db, 'dmr', rows, limit, presentDmarcReport);
+  return runPlan(page(ctx.db, 'dmr', rows, limit, presentDmarcReport));
 }
 
 /** `mta dmarc --domain NAME`: the team domain of that name (a verified one first, then the oldest). */

@@ -137,10 +137,10 @@ function* getPlan(ctx: Ctx, teamId: string, id: string) {
 export const listDomains = (ctx: Ctx, teamId: string, limit: number, cursor?: string) =>
   runPlan(listPlan(ctx, teamId, limit, cursor));
 function* listPlan(ctx: Ctx, teamId: string, limit: number, cursor?: string) {
-  const rows = yield* store.listDomains(ctx.db, teamId, decodeCursor(ctx.db, 'dom', cursor), limit);
+  const rows = yield* store.listDomains(ctx.db, teamId, yield* decodeCursor(ctx.db, 'dom', cursor), limit);
   const views = new Map<DomainRow, Domain>();
   for (const r of rows.slice(0, limit)) views.set(r, yield* present(ctx, r));
-  return page(ctx.db, 'dom', rows, limit, (r) => views.get(r)!);
+  return yield* page(ctx.db, 'dom', rows, limit, (r) => views.get(r)!);
 }
 
 /** Removes a domain: live sends from it are refused at once, and queued mail is no longer signed with its key. */

@@ -1,7 +1,7 @@
 // POST /emails/batch: 1 to 100 emails, all-or-nothing. Every item is checked first (the first error wins, its
 // `param` prefixed by the item's index, e.g. `[3].to`); one credit check for the total; one transaction; one Idempotency-Key.
 import { ApiError } from '../core/errors.js';
-import { availableCredits } from './credits.js';
+import { availableCreditsPlan } from './credits.js';
 import { checkInput, idempotent, insertChecked, plan } from './emails.js';
 import { presentEmail, type Email } from './present.js';
 import type { EmailInput } from './email-input.js';
@@ -41,7 +41,7 @@ function* insertBatch(ctx: Ctx, p: Principal, items: EmailInput[]): Gen<Email[]>
   let credits = 0;
   for (const [i, c] of checked.entries()) credits += (yield* forItemPlan(i, plan(ctx, p, c))).credits;
   if (credits > 0) {
-    const avail = availableCredits(ctx, p.teamId);
+    const avail = yield* availableCreditsPlan(ctx, p.teamId);
     if (credits > avail)
       throw new ApiError(
         'insufficient_credits',

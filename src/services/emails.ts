@@ -4,21 +4,21 @@ import { hash } from 'node:crypto';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { TokenSigner } from '../core/signed-token.js';
-import { tx, type DB } from '../store/db.js';
+import type { DB } from '../store/db.js';
 import { groupPlan, afterCommit } from '../store/group-commit.js';
 import * as emails from '../store/emails.js';
 import { eventsOf } from '../store/events.js';
 import { getIdem, putIdem } from '../store/idempotency.js';
 import { isSuppressedLater } from '../store/suppressions.js';
-import { read, runSync, type Gen, type Later } from '../store/op.js';
+import { read, runPlan, transaction, type Gen, type Later } from '../store/op.js';
 import { charge, prepareCharge, refund } from '../store/credits.js';
 import { secret } from '../store/settings.js';
 import { suppressionKey } from '../core/address.js';
 import { checkEmail, type CheckedEmail, type EmailInput, type Recipient } from './email-input.js';
 import { insertAttachments, insertMessage } from '../store/email-content.js';
 import { presentEmail, presentEvent, type Email } from './present.js';
-import { appendStatusEvent, applyOutcomes } from './transition.js';
-import { availableCredits } from './credits.js';
+import { appendStatusEventPlan, applyOutcomesPlan } from './transition.js';
+import { availableCreditsPlan } from './credits.js';
 import { anyFound, hasVerifiedDomainForLater } from './sending-domain.js';
 import { intakeOf, type Claimed } from './delivery.js';
 import type { Owner, Principal } from './keys.js';
@@ -147,7 +147,7 @@ export function* insertChecked(
     credits > 0 &&
     (yield* charge(ctx.db, p.teamId, seq, credits, ctx.config.freeMonthlyCredits, row.created_at, prepared));
   if (credits > 0 && !charged) {
-    const avail = availableCredits(ctx, p.teamId);
+    const avail = yield* availableCreditsPlan(ctx, p.teamId);
     throw new ApiError(
       'insufficient_credits',
       'insufficient_credits',
@@ -156,7 +156,7 @@ export function* insertChecked(
   }
   const email = { ...row, seq };
   if (lease) lease.email = email;
-  appendStatusEvent(ctx, email, 'queued', null, suppressed.length ? { suppressed } : {});
+  yield* appendStatusEventPlan(ctx, email, 'queued', null, suppressed.length ? { suppressed } : {});
   return email;
 }
 
@@ -238,59 +238,65 @@ export async function submitEmail(ctx: Ctx, p: Principal, input: EmailInput, ide
 }
 
 /** An email of the owner's team; a test key sees test emails only (a live one is 404 to it). */
-export function getEmail(ctx: Ctx, owner: Owner, id: string): emails.EmailRow {
-  const e = runSync(emails.emailById(ctx.db, owner.teamId, id));
+function* ownEmail(ctx: Ctx, owner: Owner, id: string): Gen<emails.EmailRow> {
+  const e = yield* emails.emailById(ctx.db, owner.teamId, id);
   if (!e || (owner.mode === 'test' && e.test_mode !== 1)) throw notFound('email');
   return e;
 }
+export const getEmail = (ctx: Ctx, owner: Owner, id: string): Promise<emails.EmailRow> =>
+  runPlan(ownEmail(ctx, owner, id));
 
-/** Moves a queued email to canceled, refunding its credits. */
-export function cancelEmail(ctx: Ctx, owner: Owner, id: string): Email {
+/** Moves a queued email to canceled, refunding its credits (one transaction). */
+export const cancelEmail = (ctx: Ctx, owner: Owner, id: string): Promise<Email> =>
+  runPlan(transaction(ctx.db, () => cancelPlan(ctx, owner, id)));
+
+function* cancelPlan(ctx: Ctx, owner: Owner, id: string): Gen<Email> {
   const teamId = owner.teamId;
-  return tx(ctx.db, () => {
-    const e = getEmail(ctx, owner, id);
-    if (e.status !== 'queued')
-      throw new ApiError(
-        'validation_error',
-        'email_not_cancelable',
-        `Only a queued email can be canceled; this one is ${e.status}.`,
-      );
-    if (runSync(emails.emailInFlight(ctx.db, e.seq, ctx.now())))
-      throw new ApiError(
-        'validation_error',
-        'email_not_cancelable',
-        'This email is being handed to the receiving servers and can no longer be canceled.',
-      );
-    const pending = runSync(emails.deliveriesOf(ctx.db, e.seq)).filter((d) => d.status === 'queued');
-    const after = applyOutcomes(
-      ctx,
-      e.seq,
-      pending.map((d) => ({ deliveryId: d.id, event: 'canceled' as const, data: {} })),
+  const e = yield* ownEmail(ctx, owner, id);
+  if (e.status !== 'queued')
+    throw new ApiError(
+      'validation_error',
+      'email_not_cancelable',
+      `Only a queued email can be canceled; this one is ${e.status}.`,
     );
-    if (e.test_mode === 0 && e.credits_charged > 0) {
-      const n = runSync(refund(ctx.db, teamId, e.seq, e.credits_charged, ctx.now()));
-      runSync(emails.setCreditsCharged(ctx.db, e.seq, e.credits_charged - n));
-    }
-    return presentEmail(runSync(emails.emailBySeq(ctx.db, after.seq))!);
-  });
+  if (yield* emails.emailInFlight(ctx.db, e.seq, ctx.now()))
+    throw new ApiError(
+      'validation_error',
+      'email_not_cancelable',
+      'This email is being handed to the receiving servers and can no longer be canceled.',
+    );
+  const pending = (yield* emails.deliveriesOf(ctx.db, e.seq)).filter((d) => d.status === 'queued');
+  const after = yield* applyOutcomesPlan(
+    ctx,
+    e.seq,
+    pending.map((d) => ({ deliveryId: d.id, event: 'canceled' as const, data: {} })),
+  );
+  if (e.test_mode === 0 && e.credits_charged > 0) {
+    const n = yield* refund(ctx.db, teamId, e.seq, e.credits_charged, ctx.now());
+    yield* emails.setCreditsCharged(ctx.db, e.seq, e.credits_charged - n);
+  }
+  return presentEmail((yield* emails.emailBySeq(ctx.db, after.seq))!);
 }
 
 // Cursors name a position (the last seq seen), signed (core/signed-token, purpose `cursor`) so a tampered one is refused.
-const cursorSigner = (db: DB) => new TokenSigner('cursor', runSync(secret(db, 'cursor')));
-export function encodeCursor(db: DB, kind: string, seq: number): string {
-  const body = `${kind}.${seq}`;
-  return Buffer.from(`${body}.${cursorSigner(db).mac(body)}`).toString('base64url');
+function* cursorSigner(db: DB): Gen<TokenSigner> {
+  return new TokenSigner('cursor', yield* secret(db, 'cursor'));
 }
-export function decodeCursor(db: DB, kind: string, cursor: string | undefined): number | null {
+export function* encodeCursor(db: DB, kind: string, seq: number): Gen<string> {
+  const body = `${kind}.${seq}`;
+  return Buffer.from(`${body}.${(yield* cursorSigner(db)).mac(body)}`).toString('base64url');
+}
+export function* decodeCursor(db: DB, kind: string, cursor: string | undefined): Gen<number | null> {
   if (cursor === undefined) return null;
   const [k, seq, mac] = Buffer.from(cursor, 'base64url').toString().split('.');
-  if (k !== kind || !/^\d+$/.test(seq ?? '') || !mac || !cursorSigner(db).verify(`${k}.${seq}`, mac)) {
+  if (k !== kind || !/^\d+$/.test(seq ?? '') || !mac || !(yield* cursorSigner(db)).verify(`${k}.${seq}`, mac)) {
     throw invalid('cursor', 'The cursor is not one this service issued for this list.');
   }
   return Number(seq);
 }
 
-export function page<T, R extends { seq: number }>(
+/** A page of a list: `limit` rows of `rows` (one more was read to tell whether more follow), and the next cursor. */
+export function* page<T, R extends { seq: number }>(
   db: DB,
   kind: string,
   rows: R[],
@@ -303,7 +309,7 @@ export function page<T, R extends { seq: number }>(
     object: 'list' as const,
     data: data.map(present),
     has_more,
-    next_cursor: has_more ? encodeCursor(db, kind, data[data.length - 1].seq) : null,
+    next_cursor: has_more ? yield* encodeCursor(db, kind, data[data.length - 1].seq) : null,
   };
 }
 
@@ -311,21 +317,31 @@ export function page<T, R extends { seq: number }>(
  * A test key lists test emails only, whatever its test_mode filter (test_mode=false: an empty list). A search (`q`)
  * looks at SEARCH_WINDOW emails a page (store/emails.ts), so its pages may hold fewer than `limit` with has_more.
  */
-export function listEmails(ctx: Ctx, owner: Owner, f: emails.EmailFilter, limit: number, cursor?: string) {
-  const after = decodeCursor(ctx.db, 'em', cursor);
+export const listEmails = (ctx: Ctx, owner: Owner, f: emails.EmailFilter, limit: number, cursor?: string) =>
+  runPlan(listEmailsPlan(ctx, owner, f, limit, cursor));
+
+function* listEmailsPlan(ctx: Ctx, owner: Owner, f: emails.EmailFilter, limit: number, cursor?: string) {
+  const after = yield* decodeCursor(ctx.db, 'em', cursor);
   if (owner.mode === 'test' && f.testMode === false)
-    return page(ctx.db, 'em', [] as emails.EmailRow[], limit, presentEmail);
-  const { rows, searchedTo } = runSync(
-    emails.listEmails(ctx.db, owner.teamId, owner.mode === 'test' ? { ...f, testMode: true } : f, after, limit),
+    return yield* page(ctx.db, 'em', [] as emails.EmailRow[], limit, presentEmail);
+  const { rows, searchedTo } = yield* emails.listEmails(
+    ctx.db,
+    owner.teamId,
+    owner.mode === 'test' ? { ...f, testMode: true } : f,
+    after,
+    limit,
   );
-  const list = page(ctx.db, 'em', rows, limit, presentEmail);
+  const list = yield* page(ctx.db, 'em', rows, limit, presentEmail);
   // A search whose window ended before the team's oldest email: more to search from there, even on a short page.
   if (searchedTo === null || list.has_more) return list;
-  return { ...list, has_more: true, next_cursor: encodeCursor(ctx.db, 'em', searchedTo) };
+  return { ...list, has_more: true, next_cursor: yield* encodeCursor(ctx.db, 'em', searchedTo) };
 }
 
-export function listEvents(ctx: Ctx, owner: Owner, id: string, limit: number, cursor?: string) {
-  const e = getEmail(ctx, owner, id);
-  const rows = runSync(eventsOf(ctx.db, e.seq, decodeCursor(ctx.db, 'evt', cursor), limit));
-  return page(ctx.db, 'evt', rows, limit, presentEvent);
+export const listEvents = (ctx: Ctx, owner: Owner, id: string, limit: number, cursor?: string) =>
+  runPlan(listEventsPlan(ctx, owner, id, limit, cursor));
+
+function* listEventsPlan(ctx: Ctx, owner: Owner, id: string, limit: number, cursor?: string) {
+  const e = yield* ownEmail(ctx, owner, id);
+  const rows = yield* eventsOf(ctx.db, e.seq, yield* decodeCursor(ctx.db, 'evt', cursor), limit);
+  return yield* page(ctx.db, 'evt', rows, limit, presentEvent);
 }

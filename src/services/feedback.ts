@@ -7,7 +7,7 @@ import type { EmailRow, DeliveryRow } from '../store/emails.js';
 import { hasAsyncBounce } from '../store/events.js';
 import { insertInboundReport, reportAlreadyApplied, type ReportOutcome } from '../store/inbound-reports.js';
 import type { Report, ReportRecipient, ReportParser } from '../core/report.js';
-import { applyOutcomes, type RecipientOutcome } from './transition.js';
+import { applyOutcomesPlan, type RecipientOutcome } from './transition.js';
 import { findEmail, matchRecipients, type EmailMatch, type RecipientMatch } from './feedback-match.js';
 import { fblSigner } from './fbl-auth.js';
 import type { Ctx } from './context.js';
@@ -109,11 +109,7 @@ function reportMessageId(raw: Buffer): string | null {
   return /^message-id:\s*(<[^>\s]+>)/im.exec(head)?.[1] ?? null;
 }
 
-/**
- * `trusted`: a complaint signed by a listed feedback loop (fbl-auth.ts). applyOutcomes (services/transition.ts, branch
- * pgturns) is not a plan yet: called inside this plan it runs its statements on the synchronous engine, in the same
- * transaction.
- */
+/** `trusted`: a complaint signed by a listed feedback loop (fbl-auth.ts). */
 function* effects(
   ctx: Ctx,
   m: EmailMatch | null,
@@ -131,7 +127,7 @@ function* effects(
   const decisions: Decision[] = [];
   for (const p of pairs) decisions.push(yield* decide(ctx, report.kind, p, m.email));
   const outcomes = decisions.filter((x): x is RecipientOutcome => x !== null && x !== 'duplicate');
-  if (outcomes.length) applyOutcomes(ctx, m.email.seq, outcomes);
+  if (outcomes.length) yield* applyOutcomesPlan(ctx, m.email.seq, outcomes);
   if (outcomes.length) return { outcome: 'applied', applied: outcomes.length };
   return { outcome: decisions.includes('duplicate') ? 'duplicate' : 'ignored', applied: 0 };
 }

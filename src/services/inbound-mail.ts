@@ -22,9 +22,9 @@ function* rowOf(ctx: Ctx, owner: Owner, id: string): Gen<store.InboundEmailRow> 
 export const listInbound = (ctx: Ctx, owner: Owner, limit: number, cursor?: string) =>
   runPlan(
     (function* () {
-      const before = decodeCursor(ctx.db, 'in', cursor);
+      const before = yield* decodeCursor(ctx.db, 'in', cursor);
       const rows = owner.mode === 'live' ? yield* store.inboundEmailsOfTeam(ctx.db, owner.teamId, before, limit) : [];
-      return page(ctx.db, 'in', rows, limit, presentInbound);
+      return yield* page(ctx.db, 'in', rows, limit, presentInbound);
     })(),
   );
 

@@ -10,7 +10,7 @@ import { onEventPlan } from '../store/events.js';
 import { sites } from '../store/delivery-control.js';
 import { teamNamedPlan, type Owner } from './keys.js';
 import { nudged } from './siblings.js';
-import { applyQueueAction } from './transition.js';
+import { applyQueueActionPlan } from './transition.js';
 import { enqueueEvent } from './webhooks.js';
 import type { Ctx } from './context.js';
 
@@ -227,11 +227,7 @@ function dueNow(ctx: Ctx): void {
 /** Time one transaction may take before it commits what it did (whole emails) and lets the API run. */
 const BATCH_MS = 60;
 
-/**
- * One transaction: up to BATCH recipients, whole emails, stopping after BATCH_MS. `last`: the cursor, null at the end.
- * applyQueueAction (services/transition.ts, branch pgturns) is not a plan yet: it runs its statements on the
- * synchronous engine, inside this plan's transaction.
- */
+/** One transaction: up to BATCH recipients, whole emails, stopping after BATCH_MS. `last`: the cursor, null at the end. */
 function* oneBatch(
   ctx: Ctx,
   action: QueueAction,
@@ -245,7 +241,7 @@ function* oneBatch(
   for (const r of rows) byEmail.set(r.email_seq, (byEmail.get(r.email_seq) ?? new Set()).add(r.id));
   let matched = 0;
   for (const [seq, ids] of byEmail) {
-    matched += applyQueueAction(ctx, seq, ids, action, { source: o.source ?? 'operator', note: o.note });
+    matched += yield* applyQueueActionPlan(ctx, seq, ids, action, { source: o.source ?? 'operator', note: o.note });
     const done = { seq, id: Math.max(...ids) };
     if (performance.now() - started > BATCH_MS && done.seq !== rows[rows.length - 1].email_seq)
       return { matched, last: done };

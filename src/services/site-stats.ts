@@ -6,7 +6,7 @@ import * as store from '../store/stats.js';
 import type { Ctx } from './context.js';
 import type { Owner } from './keys.js';
 import { HOUR_MS, rate, rates, statsMode, statsRange, type StatsQuery } from './stats.js';
-import { runPlan, synced, type Gen } from '../store/op.js';
+import { runPlan, type Gen } from '../store/op.js';
 
 /** The site of test-mode recipients: their outcomes are simulated, no site is ever reached. */
 export const SIMULATED_SITE = 'simulated';
@@ -129,8 +129,6 @@ export function* countSiteChangesPlan(ctx: Ctx, email: Counted, changes: readonl
   const key = { teamId: email.team_id, testMode: email.test_mode, hour: Math.floor(now / HOUR_MS) * HOUR_MS };
   for (const [s, m] of sum) for (const [type, n] of m) yield* store.bumpSiteStat(ctx.db, { ...key, site: s }, type, n);
 }
-/** services/transition.ts (branch pgturns) calls it synchronously until it composes the plan. */
-export const countSiteChanges = synced(countSiteChangesPlan);
 
 /** GET /v1/stats/sites: each site's figures over [from, to) (whole hours), by sent, largest first. */
 export const getSiteStats = (ctx: Ctx, owner: Owner, q: Omit<StatsQuery, 'granularity'>) =>

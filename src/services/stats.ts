@@ -6,7 +6,7 @@ import { hasEventOfType } from '../store/events.js';
 import * as store from '../store/stats.js';
 import type { Ctx } from './context.js';
 import type { Owner } from './keys.js';
-import { runPlan, synced, type Gen } from '../store/op.js';
+import { runPlan, type Gen } from '../store/op.js';
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
@@ -36,22 +36,19 @@ interface Counted {
   seq: number;
 }
 
-// The counters below run inside the writing transaction as plans (`yield*`); their synced forms serve
-// services/transition.ts, which calls them synchronously until it composes the plans (issue 38 item 2, branch pgturns).
+// The counters below run inside the writing transaction as plans (`yield*`: services/transition.ts, result-batch.ts).
 
 /** Counts an email's status changes (the path applyOutcomes took). Inside the writing transaction. */
 export function* countStatusChangesPlan(ctx: Ctx, email: Counted, path: readonly Status[]): Gen<void> {
   const hour = hourOf(ctx.now());
   for (const s of path) if (COUNTED.has(s)) yield* store.bumpStat(ctx.db, email.team_id, email.test_mode, hour, s);
 }
-export const countStatusChanges = synced(countStatusChangesPlan);
 
 /** A late (asynchronous) bounce of a delivered email: its status stays, but it counts as bounced, once. */
 export function* countLateBouncePlan(ctx: Ctx, email: Counted): Gen<void> {
   if (yield* hasEventOfType(ctx.db, email.seq, 'bounced')) return;
   yield* store.bumpStat(ctx.db, email.team_id, email.test_mode, hourOf(ctx.now()), 'bounced');
 }
-export const countLateBounce = synced(countLateBouncePlan);
 
 /** Before an `opened` / `clicked` event is appended: counts the email the first time it has one. */
 export function* countEngagementPlan(ctx: Ctx, email: Counted, type: EventType): Gen<void> {
@@ -59,7 +56,6 @@ export function* countEngagementPlan(ctx: Ctx, email: Counted, type: EventType):
   if (yield* hasEventOfType(ctx.db, email.seq, type)) return;
   yield* store.bumpStat(ctx.db, email.team_id, email.test_mode, hourOf(ctx.now()), type);
 }
-export const countEngagement = synced(countEngagementPlan);
 
 const SITE_KIND: Partial<Record<RecipientEvent, string>> = {
   accepted: 'delivered',
@@ -85,8 +81,6 @@ export function* countSiteOutcomesPlan(ctx: Ctx, site: string, events: readonly 
     pruned.set(ctx.db, hour);
   }
 }
-/** outbound/results.ts (branch pgturns) calls it synchronously inside its result transaction. */
-export const countSiteOutcomes = synced(countSiteOutcomesPlan);
 
 export interface SiteSeries {
   site: string;

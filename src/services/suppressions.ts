@@ -20,8 +20,8 @@ function address(raw: unknown): string {
 export const listSuppressions = (ctx: Ctx, teamId: string, limit: number, cursor?: string) =>
   runPlan(listPlan(ctx, teamId, limit, cursor));
 function* listPlan(ctx: Ctx, teamId: string, limit: number, cursor?: string) {
-  const rows = yield* store.listSuppressions(ctx.db, teamId, decodeCursor(ctx.db, 'sup', cursor), limit);
-  return page(ctx.db, 'sup', rows, limit, presentSuppression);
+  const rows = yield* store.listSuppressions(ctx.db, teamId, yield* decodeCursor(ctx.db, 'sup', cursor), limit);
+  return yield* page(ctx.db, 'sup', rows, limit, presentSuppression);
 }
 
 export const addSuppression = (ctx: Ctx, owner: Owner, rawAddress: unknown, reason: unknown = 'manual') =>

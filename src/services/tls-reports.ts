@@ -1,7 +1,7 @@
 // TLS reporting (RFC 8460; docs/outbound.md "TLS reporting"): each delivery attempt's TLS outcome counted per
 // recipient policy domain and UTC day (inside the delivery loop's result transaction, no round trip of its own), and
 // a domain's day read back as the RFC 8460 JSON report (`mta tls-report`, and what MTA_TLSRPT=on sends).
-import { runPlan, synced, type Gen } from '../store/op.js';
+import { runPlan, type Gen } from '../store/op.js';
 import * as store from '../store/tls-reports.js';
 import type { Ctx } from './context.js';
 import { cachedSts, normalDomain } from './tls-policy.js';
@@ -43,8 +43,6 @@ export function* countTlsOutcomesPlan(
   for (const { tls: t, outcomes } of items) if (t) for (const o of outcomes) tally(n, t, o.data, day);
   for (const { k, n: count } of n.values()) yield* store.bumpTlsCount(ctx.db, k, count);
 }
-/** outbound/results.ts (branch pgturns) calls it synchronously inside its result transaction. */
-export const countTlsOutcomes = synced(countTlsOutcomesPlan);
 
 function tally(
   n: Map<string, { k: store.TlsCountKey; n: number }>,

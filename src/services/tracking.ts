@@ -5,7 +5,7 @@ import { TokenSigner } from '../core/signed-token.js';
 import { clickedSince, hasEventOfType } from '../store/events.js';
 import { emailByPublicId, deliveriesOf, type EmailRow } from '../store/emails.js';
 import { secret } from '../store/settings.js';
-import { appendStatusEvent } from './transition.js';
+import { appendStatusEventPlan } from './transition.js';
 import type { Ctx } from './context.js';
 import { runPlan, runSync, transaction, type Gen } from '../store/op.js';
 
@@ -125,14 +125,12 @@ export async function recordOpen(ctx: Ctx, token: string): Promise<boolean> {
   return runPlan(transaction(ctx.db, () => openPlan(ctx, t.emailId)));
 }
 
-// appendStatusEvent (services/transition.ts, branch pgturns) is not a plan yet: called inside these plans, it runs its
-// statements on the synchronous engine, in the same transaction.
 function* openPlan(ctx: Ctx, emailId: string): Gen<boolean> {
   const email = yield* emailByPublicId(ctx.db, emailId);
   if (!email) return false;
   if (expired(ctx, email)) return true;
   if (!(yield* hasEventOfType(ctx.db, email.seq, 'opened')))
-    appendStatusEvent(ctx, email, 'opened', yield* recipientOf(ctx, email), { source: 'tracking' });
+    yield* appendStatusEventPlan(ctx, email, 'opened', yield* recipientOf(ctx, email), { source: 'tracking' });
   return true;
 }
 
@@ -153,5 +151,5 @@ function* clickPlan(ctx: Ctx, emailId: string, url: string): Gen<void> {
   if (!email || expired(ctx, email)) return;
   const recipient = yield* recipientOf(ctx, email);
   if (!(yield* clickedSince(ctx.db, email.seq, recipient, url, ctx.now() - CLICK_DEDUP_MS)))
-    appendStatusEvent(ctx, email, 'clicked', recipient, { url, source: 'tracking' });
+    yield* appendStatusEventPlan(ctx, email, 'clicked', recipient, { url, source: 'tracking' });
 }

@@ -23,7 +23,7 @@ import {
   type DeliveryRow,
   type EmailHead,
 } from '../store/emails.js';
-import { appendEvent } from '../store/events.js';
+import { appendEvent, type EventRow } from '../store/events.js';
 import {
   isOutcomeRaceError,
   setEmailStatuses,
@@ -32,15 +32,15 @@ import {
 } from '../store/result-writes.js';
 import { queueRowsOf, writeQueueState, type QueueRow } from '../store/queue-admin.js';
 import { addSuppression } from '../store/suppressions.js';
-import { read, runSync } from '../store/op.js';
+import { read, type Gen } from '../store/op.js';
 import { suppressionKey } from '../core/address.js';
 import { refund } from '../store/credits.js';
 import { setCreditsCharged } from '../store/emails.js';
 import type { Claimed } from '../store/queue.js';
 import { isPg } from '../store/db.js';
 import type { Ctx } from './context.js';
-import { countEngagement, countLateBounce, countStatusChanges } from './stats.js';
-import { countSiteChanges, type SiteChange } from './site-stats.js';
+import { countEngagementPlan, countLateBouncePlan, countStatusChangesPlan } from './stats.js';
+import { countSiteChangesPlan, type SiteChange } from './site-stats.js';
 
 export interface RecipientOutcome {
   deliveryId: number;
@@ -66,7 +66,7 @@ const EVENT_OF: Record<RecipientEvent, EventType> = {
  * False when the recipient's status changed since `d` was read (another connection): nothing written. With
  * `writes` (a batch written optimistically, see OutcomeWrite) the write joins the batch and is taken as done.
  */
-function updateDelivery(
+function* updateDelivery(
   ctx: Ctx,
   d: DeliveryRow,
   to: Status,
@@ -74,7 +74,7 @@ function updateDelivery(
   now: number,
   settle: boolean,
   writes?: OutcomeBatch,
-): boolean {
+): Gen<boolean> {
   const attempt = typeof o.data.attempt === 'number' ? o.data.attempt : d.attempts;
   const reply = typeof o.data.smtp_response === 'string' ? o.data.smtp_response : d.last_reply;
   const reason = typeof o.data.reason === 'string' ? o.data.reason : d.reason;
@@ -82,7 +82,7 @@ function updateDelivery(
   const held = (d as Partial<QueueRow>).held_at != null;
   const next = to === 'delivery_delayed' && !held ? (o.nextAttemptAt ?? now) : null;
   const w = { status: to, attempts: attempt, next_attempt_at: next, last_reply: reply, reason };
-  if (!writes) return runSync(writeDeliveryFrom(ctx.db, d.id, d.status, w, now, settle));
+  if (!writes) return yield* writeDeliveryFrom(ctx.db, d.id, d.status, w, now, settle);
   writes.delivery({ id: d.id, from: d.status, w, settle });
   return true;
 }
@@ -92,40 +92,38 @@ function updateDelivery(
  * cancel committed by another connection in between), reads the row again and applies the outcome to what it is
  * now. The row as it is, the status written (null: the outcome does not apply), and whether it had changed.
  */
-function transition(
+function* transition(
   ctx: Ctx,
   d: DeliveryRow,
   o: RecipientOutcome,
   now: number,
   settle: boolean,
   writes?: OutcomeBatch,
-) {
+): Gen<{ d: DeliveryRow; to: Status | null; changed: boolean }> {
   const to = recipientTransition(d.status, o.event);
-  if (to !== null && updateDelivery(ctx, d, to, o, now, settle, writes)) return { d, to, changed: false };
-  const fresh = to === null ? d : (runSync(deliveryById(ctx.db, d.id)) ?? d);
+  if (to !== null && (yield* updateDelivery(ctx, d, to, o, now, settle, writes))) return { d, to, changed: false };
+  const fresh = to === null ? d : ((yield* deliveryById(ctx.db, d.id)) ?? d);
   const again = fresh === d ? null : recipientTransition(fresh.status, o.event);
-  if (again !== null && updateDelivery(ctx, fresh, again, o, now, settle))
+  if (again !== null && (yield* updateDelivery(ctx, fresh, again, o, now, settle)))
     return { d: fresh, to: again, changed: true };
   ctx.log.debug({ delivery: d.id, from: fresh.status, event: o.event }, 'outcome ignored in this state');
   return { d: fresh, to: null, changed: to !== null };
 }
 
 /** Side effects of a recipient reaching a state: suppression and refunds (live mode only). */
-function sideEffects(ctx: Ctx, email: EmailHead, d: DeliveryRow, o: RecipientOutcome, now: number): number {
+function* sideEffects(ctx: Ctx, email: EmailHead, d: DeliveryRow, o: RecipientOutcome, now: number): Gen<number> {
   if (email.test_mode === 1) return 0;
   const hard = o.data.hard === true && (o.event === 'rejected' || o.event === 'async_bounce');
   if (hard || o.event === 'complaint') {
-    runSync(
-      addSuppression(ctx.db, {
-        team_id: email.team_id,
-        address: suppressionKey(d.recipient),
-        reason: hard ? 'hard_bounce' : 'complaint',
-        email_id: email.id,
-        created_at: now,
-      }),
-    );
+    yield* addSuppression(ctx.db, {
+      team_id: email.team_id,
+      address: suppressionKey(d.recipient),
+      reason: hard ? 'hard_bounce' : 'complaint',
+      email_id: email.id,
+      created_at: now,
+    });
   }
-  return o.event === 'failed' ? runSync(refund(ctx.db, email.team_id, email.seq, 1, now)) : 0;
+  return o.event === 'failed' ? yield* refund(ctx.db, email.team_id, email.seq, 1, now) : 0;
 }
 
 /** What applyOutcomes reads of one email before writing: its head and all its deliveries. */
@@ -135,33 +133,30 @@ export interface OutcomeReads {
 }
 
 /**
- * For a batch of result writes in one transaction (outbound/results.ts): every email's head and deliveries read
+ * For a batch of result writes in one transaction (services/result-batch.ts): every email's head and deliveries read
  * in one go (PostgreSQL: one round trip for the batch instead of one per email; SQLite reads per email anyway).
  * Only the emails that appear once in `seqs`: an email written twice in the batch must see its first write, so
- * applyOutcomes reads it itself. The rows are read when the lookup is first called; call it inside the same
+ * applyOutcomes reads it itself. The rows are read when the lookup's plan first runs; run it inside the same
  * transaction, before anything else writes to those emails.
  */
-export function readOutcomesAhead(
+export function* readOutcomesAheadPlan(
   ctx: Ctx,
   items: readonly { seq: number; known?: OutcomeReads }[],
-): (seq: number) => OutcomeReads | undefined {
+): Gen<(seq: number) => Gen<OutcomeReads | undefined>> {
   const count = new Map<number, number>();
   for (const { seq } of items) count.set(seq, (count.get(seq) ?? 0) + 1);
   // PostgreSQL: what the delivery loop knows of an email stands for the read (the server checks every write).
   const known = new Map<number, OutcomeReads>();
   if (isPg(ctx.db)) for (const i of items) if (i.known && count.get(i.seq) === 1) known.set(i.seq, i.known);
-  const later = runSync(
-    outcomeReadsLater(
-      ctx.db,
-      [...count].filter(([seq, n]) => n === 1 && !known.has(seq)).map(([seq]) => seq),
-    ),
+  const later = yield* outcomeReadsLater(
+    ctx.db,
+    [...count].filter(([seq, n]) => n === 1 && !known.has(seq)).map(([seq]) => seq),
   );
-  if (!later) return (seq) => known.get(seq);
   let bySeq: Map<number, OutcomeReads> | undefined;
-  return (seq) => {
-    if (known.has(seq)) return known.get(seq);
+  return function* (seq) {
+    if (!later || known.has(seq)) return known.get(seq);
     if (!bySeq) {
-      const rows = { heads: runSync(read(later.heads)), deliveries: runSync(read(later.deliveries)) };
+      const rows = { heads: yield* read(later.heads), deliveries: yield* read(later.deliveries) };
       bySeq = new Map(rows.heads.map((h) => [Number(h.seq), { head: h, deliveries: [] as DeliveryRow[] }]));
       for (const d of rows.deliveries) bySeq.get(Number(d.email_seq))?.deliveries.push(d);
     }
@@ -223,19 +218,17 @@ export class OutcomeBatch {
   }
 
   /**
-   * Sends the writes; the function answers whether every recipient was still in the status it was read in.
+   * Sends the writes; the plan it answers tells whether every recipient was still in the status it was read in.
    * `checked` (PostgreSQL): the server checks that, failing the transaction if not (see verifyOutcomes).
    */
-  write(ctx: Ctx, now: number, checked = false): () => boolean {
+  *write(ctx: Ctx, now: number, checked = false): Gen<() => Gen<boolean>> {
     const rows = [...this.deliveries.values()];
-    const allWritten = runSync(writeDeliveriesFromLater(ctx.db, rows, now, { checked }));
-    runSync(
-      setEmailStatuses(
-        ctx.db,
-        [...this.emails].map(([seq, e]) => ({ seq, ...e })),
-        now,
-        { checked },
-      ),
+    const allWritten = yield* writeDeliveriesFromLater(ctx.db, rows, now, { checked });
+    yield* setEmailStatuses(
+      ctx.db,
+      [...this.emails].map(([seq, e]) => ({ seq, ...e })),
+      now,
+      { checked },
     );
     return allWritten;
   }
@@ -247,8 +240,9 @@ export class OutcomeBatch {
  * each write checked at once. `onServer` (for a COMMIT sent without waiting, lightTxLater): on PostgreSQL the
  * server makes that check and the race comes as the transaction's error (isOutcomeRace); no round trip here.
  */
-export function verifyOutcomes(ctx: Ctx, writes: OutcomeBatch, onServer = false): void {
-  if (!writes.write(ctx, ctx.now(), onServer)()) throw new OutcomeRace();
+export function* verifyOutcomesPlan(ctx: Ctx, writes: OutcomeBatch, onServer = false): Gen<void> {
+  const allWritten = yield* writes.write(ctx, ctx.now(), onServer);
+  if (!(yield* allWritten())) throw new OutcomeRace();
 }
 
 /** An OutcomeRace, thrown here or found by the server (verifyOutcomes `onServer`). */
@@ -271,12 +265,18 @@ export interface OutcomeWrite {
  * /v1/stats. Every status change of an email goes through here, whichever path made it (results, feedback, cancel,
  * an operator's queue action). The status it ends in.
  */
-function moveEmail(ctx: Ctx, email: EmailHead, path: readonly Status[], now: number, writes?: OutcomeBatch): Status {
+function* moveEmail(
+  ctx: Ctx,
+  email: EmailHead,
+  path: readonly Status[],
+  now: number,
+  writes?: OutcomeBatch,
+): Gen<Status> {
   if (!path.length) return email.status;
   const status = path[path.length - 1];
   if (writes) writes.email(email.seq, status, email.status);
-  else runSync(setEmailStatus(ctx.db, email.seq, status, now));
-  countStatusChanges(ctx, email, path);
+  else yield* setEmailStatus(ctx.db, email.seq, status, now);
+  yield* countStatusChangesPlan(ctx, email, path);
   return status;
 }
 
@@ -285,19 +285,18 @@ function moveEmail(ctx: Ctx, email: EmailHead, path: readonly Status[], now: num
  * claims — each recipient written here also has its lease dropped, and its id is added to the set (the loop
  * settles the others itself). `batch`: see OutcomeWrite.
  */
-export function applyOutcomes(
+export function* applyOutcomesPlan(
   ctx: Ctx,
   emailSeq: number,
   outcomes: readonly RecipientOutcome[],
   settled?: Set<number>,
   batch: OutcomeWrite = {},
-): EmailHead {
+): Gen<EmailHead> {
   const { pre, writes, sites } = batch;
   const now = ctx.now();
-  const headLater = pre ? null : runSync(emailHeadBySeqLater(ctx.db, emailSeq)); // one round trip with the deliveries
-  const emailRow = () => (headLater ? runSync(read(headLater)) : pre!.head);
-  const deliveries = new Map((pre?.deliveries ?? runSync(deliveriesOf(ctx.db, emailSeq))).map((d) => [d.id, d]));
-  let email = emailRow()!;
+  const headLater = pre ? null : yield* emailHeadBySeqLater(ctx.db, emailSeq); // one round trip with the deliveries
+  const deliveries = new Map((pre?.deliveries ?? (yield* deliveriesOf(ctx.db, emailSeq))).map((d) => [d.id, d]));
+  let email = (headLater ? yield* read(headLater) : pre!.head)!;
   const events: { type: EventType; recipient: string | null; data: Record<string, unknown> }[] = [];
   let refunded = 0;
   let changedUnder = false;
@@ -305,7 +304,7 @@ export function applyOutcomes(
   for (const o of outcomes) {
     const read = deliveries.get(o.deliveryId);
     if (!read) continue;
-    const { d, to, changed } = transition(ctx, read, o, now, settled !== undefined, writes);
+    const { d, to, changed } = yield* transition(ctx, read, o, now, settled !== undefined, writes);
     if (changed) {
       changedUnder = true;
       deliveries.set(d.id, d);
@@ -313,7 +312,7 @@ export function applyOutcomes(
     if (to === null) continue;
     settled?.add(d.id);
     changes.push({ domain: d.domain, from: d.status, to, event: o.event, site: sites?.get(d.id) });
-    refunded += sideEffects(ctx, email, d, o, now);
+    refunded += yield* sideEffects(ctx, email, d, o, now);
     deliveries.set(d.id, { ...d, status: to });
     events.push({
       type: EVENT_OF[o.event],
@@ -321,29 +320,31 @@ export function applyOutcomes(
       data: o.event === 'async_bounce' ? { ...o.data, async: true } : o.data,
     });
   }
-  if (changedUnder) email = runSync(emailHeadBySeq(ctx.db, emailSeq)) ?? email; // its status may have moved too
+  if (changedUnder) email = (yield* emailHeadBySeq(ctx.db, emailSeq)) ?? email; // its status may have moved too
   const path = emailPath(email.status, aggregate([...deliveries.values()].map((d) => d.status)));
-  const status = moveEmail(ctx, email, path, now, writes);
+  const status = yield* moveEmail(ctx, email, path, now, writes);
   // A late bounce leaves a delivered email delivered (interface.md), yet it bounced: counted once per email.
-  if (!path.includes('bounced') && changes.some((c) => c.event === 'async_bounce')) countLateBounce(ctx, email);
-  countSiteChanges(ctx, email, changes);
-  if (refunded) runSync(setCreditsCharged(ctx.db, emailSeq, email.credits_charged - refunded));
+  if (!path.includes('bounced') && changes.some((c) => c.event === 'async_bounce'))
+    yield* countLateBouncePlan(ctx, email);
+  yield* countSiteChangesPlan(ctx, email, changes);
+  if (refunded) yield* setCreditsCharged(ctx.db, emailSeq, email.credits_charged - refunded);
   const fresh = { ...email, status, credits_charged: email.credits_charged - refunded, updated_at: now };
   const own = new Set(events.map((e) => e.type));
-  for (const s of path) if (!own.has(s)) appendStatusEvent(ctx, fresh, s, null, {});
-  for (const e of events) appendStatusEvent(ctx, fresh, e.type, e.recipient, e.data);
+  for (const s of path) if (!own.has(s)) yield* appendStatusEventPlan(ctx, fresh, s, null, {});
+  for (const e of events) yield* appendStatusEventPlan(ctx, fresh, e.type, e.recipient, e.data);
   return fresh;
 }
 
-export function appendStatusEvent(
+/** Appends an event of the email (a first open or click counted for GET /v1/stats), in the writer's transaction. */
+export function* appendStatusEventPlan(
   ctx: Ctx,
   email: EmailHead,
   type: EventType,
   recipient: string | null,
   data: Record<string, unknown>,
-) {
-  countEngagement(ctx, email, type);
-  const ev = appendEvent(
+): Gen<EventRow> {
+  yield* countEngagementPlan(ctx, email, type);
+  return yield* appendEvent(
     ctx.db,
     {
       id: newId('evt', ctx.now()),
@@ -356,19 +357,18 @@ export function appendStatusEvent(
     },
     email,
   );
-  return runSync(ev);
 }
 
 /** One recipient under a queue action by `by`: its status after it, or null when the action does not apply. */
 /** `scheduledAt`: the email's scheduled_at; a released recipient never attempted waits for it (never sent early). */
-function actOn(
+function* actOn(
   ctx: Ctx,
   d: QueueRow,
   action: QueueAction,
   by: Holder,
   now: number,
   scheduledAt: number | null,
-): Status | null {
+): Gen<Status | null> {
   const move = queueTransition(
     {
       status: d.status,
@@ -386,10 +386,10 @@ function actOn(
   if (action === 'purge') {
     const w = { status: move.status, attempts: d.attempts, next_attempt_at: null, last_reply: d.last_reply };
     // Delivered (or bounced) by another connection since it was read: not purged.
-    if (!runSync(writeDeliveryFrom(ctx.db, d.id, d.status, { ...w, reason: 'purged' }, now))) return null;
+    if (!(yield* writeDeliveryFrom(ctx.db, d.id, d.status, { ...w, reason: 'purged' }, now))) return null;
   }
   const notBefore = action === 'release' && d.attempts === 0 ? (scheduledAt ?? 0) : 0;
-  runSync(writeQueueState(ctx.db, d.id, move.heldBy, move.due, now, notBefore));
+  yield* writeQueueState(ctx.db, d.id, move.heldBy, move.due, now, notBefore);
   return move.status;
 }
 
@@ -400,22 +400,22 @@ function actOn(
  * `failed` (reason `purged`), refunds live credits and may move the email delivery_delayed → failed.
  * Must run inside a transaction; applying it twice changes nothing more. Returns the recipients changed.
  */
-export function applyQueueAction(
+export function* applyQueueActionPlan(
   ctx: Ctx,
   emailSeq: number,
   ids: ReadonlySet<number>,
   action: QueueAction,
   by: { source: Holder; note?: string },
-): number {
+): Gen<number> {
   const now = ctx.now();
-  const email = runSync(emailHeadBySeq(ctx.db, emailSeq));
+  const email = yield* emailHeadBySeq(ctx.db, emailSeq);
   if (!email) return 0;
-  const rows = runSync(queueRowsOf(ctx.db, emailSeq));
+  const rows = yield* queueRowsOf(ctx.db, emailSeq);
   const data: Record<string, unknown> = { action, source: by.source };
   if (action === 'purge') Object.assign(data, { reason: 'purged' }, by.note ? { message: by.note } : {});
   const events: { type: EventType; recipient: string }[] = [];
   for (const d of rows) {
-    const to = ids.has(d.id) ? actOn(ctx, d, action, by.source, now, email.scheduled_at) : null;
+    const to = ids.has(d.id) ? yield* actOn(ctx, d, action, by.source, now, email.scheduled_at) : null;
     if (to === null) continue;
     d.status = to;
     events.push({ type: to, recipient: d.recipient });
@@ -423,14 +423,14 @@ export function applyQueueAction(
   if (events.length === 0) return 0;
   const refunded =
     action === 'purge' && email.test_mode === 0
-      ? runSync(refund(ctx.db, email.team_id, emailSeq, events.length, now))
+      ? yield* refund(ctx.db, email.team_id, emailSeq, events.length, now)
       : 0;
   const path = emailPath(email.status, aggregate(rows.map((d) => d.status)), true);
-  const status = moveEmail(ctx, email, path, now);
-  if (refunded) runSync(setCreditsCharged(ctx.db, emailSeq, email.credits_charged - refunded));
+  const status = yield* moveEmail(ctx, email, path, now);
+  if (refunded) yield* setCreditsCharged(ctx.db, emailSeq, email.credits_charged - refunded);
   const fresh = { ...email, status, credits_charged: email.credits_charged - refunded, updated_at: now };
   const own = new Set(events.map((e) => e.type));
-  for (const s of path) if (!own.has(s)) appendStatusEvent(ctx, fresh, s, null, {});
-  for (const e of events) appendStatusEvent(ctx, fresh, e.type, e.recipient, data);
+  for (const s of path) if (!own.has(s)) yield* appendStatusEventPlan(ctx, fresh, s, null, {});
+  for (const e of events) yield* appendStatusEventPlan(ctx, fresh, e.type, e.recipient, data);
   return events.length;
 }

@@ -127,10 +127,10 @@ function* listEndpointsPlan(ctx: Ctx, owner: Owner, limit: number, cursor?: stri
     ctx.db,
     owner.teamId,
     owner.mode === 'test',
-    decodeCursor(ctx.db, 'wh', cursor),
+    yield* decodeCursor(ctx.db, 'wh', cursor),
     limit,
   );
-  return page(ctx.db, 'wh', rows, limit, (e) => presentEndpoint(e));
+  return yield* page(ctx.db, 'wh', rows, limit, (e) => presentEndpoint(e));
 }
 
 export async function updateEndpoint(ctx: Ctx, resolver: Resolver, owner: Owner, id: string, input: EndpointInput) {
@@ -183,10 +183,10 @@ export const listOutbox = (ctx: Ctx, owner: Owner, id: string, limit: number, cu
   runPlan(listOutboxPlan(ctx, owner, id, limit, cursor));
 function* listOutboxPlan(ctx: Ctx, owner: Owner, id: string, limit: number, cursor?: string) {
   const e = yield* endpointOf(ctx, owner, id);
-  const rows = yield* store.outboxOfEndpoint(ctx.db, e.seq, decodeCursor(ctx.db, 'whd', cursor), limit);
+  const rows = yield* store.outboxOfEndpoint(ctx.db, e.seq, yield* decodeCursor(ctx.db, 'whd', cursor), limit);
   const attempts = new Map<number, store.AttemptRow[]>();
   for (const d of rows.slice(0, limit)) attempts.set(d.seq, yield* store.attemptsOf(ctx.db, d.seq));
-  return page(ctx.db, 'whd', rows, limit, (d) => presentOutboxRow(d, attempts.get(d.seq)!));
+  return yield* page(ctx.db, 'whd', rows, limit, (d) => presentOutboxRow(d, attempts.get(d.seq)!));
 }
 
 /** Replays an outbox row's event (`rowId`: the API's delivery id): a new row with the same event id and payload, due now. */

@@ -3,7 +3,7 @@
 // call on the node and an executor start on the server; docs/postgres-notes.md "Session 12"), and every email's new
 // status one more. SQLite runs the same writes one row at a time, as before.
 import { isPg, PLAN_EACH_TIME, sql, type DB } from './db.js';
-import { allLater, fire, read, runSync, type Gen } from './op.js';
+import { allLater, fire, read, type Gen, type Later } from './op.js';
 import { setEmailStatus, writeDeliveryFromLater, type DeliveryWrite } from './emails.js';
 import type { Status } from '../core/status.js';
 
@@ -47,10 +47,15 @@ const EMAILS_CHECKED = everyRow(
   'email(s)',
 );
 
+/** Whether every row was written: the set-wise write's answer (`n` rows back), or else `ok` (nothing to read). */
+function* everyWritten(answer: Later<{ id: number }[]> | null, n: number, ok = () => true): Gen<boolean> {
+  return answer ? (yield* read(answer)).length === n : ok();
+}
+
 /**
- * Writes the results (each id at most once); the function answers whether every row was still in its `from`
+ * Writes the results (each id at most once); the plan it answers tells whether every row was still in its `from`
  * status and was written. PostgreSQL, inside a transaction: one statement, its answer read with the next one that
- * needs an answer (calling the function sends it if nothing did). `checked` (PostgreSQL): the server checks instead,
+ * needs an answer (running that plan sends it if nothing did). `checked` (PostgreSQL): the server checks instead,
  * and the statement fails unless every row was written (isOutcomeRaceError); nobody waits for its answer.
  */
 export function* writeDeliveriesFromLater(
@@ -58,12 +63,12 @@ export function* writeDeliveriesFromLater(
   rows: readonly DeliveryResult[],
   now: number,
   opts: { checked?: boolean } = {},
-): Gen<() => boolean> {
-  if (rows.length === 0) return () => true;
+): Gen<() => Gen<boolean>> {
+  if (rows.length === 0) return () => everyWritten(null, 0);
   if (!isPg(db)) {
     const done: (() => boolean)[] = [];
     for (const r of rows) done.push(yield* writeDeliveryFromLater(db, r.id, r.from, r.w, now, r.settle));
-    return () => done.every((ok) => ok());
+    return () => everyWritten(null, 0, () => done.every((ok) => ok()));
   }
   const json = JSON.stringify(
     rows.map((r) => ({
@@ -80,11 +85,11 @@ export function* writeDeliveriesFromLater(
   if (opts.checked) {
     // Taken as written: if a row was not, the transaction fails (isOutcomeRaceError).
     yield* fire(sql(db, CHECKED), now, now, json, rows.length, rows.length);
-    return () => true;
+    return () => everyWritten(null, 0);
   }
   const answer = yield* allLater(sql<{ id: number }>(db, DELIVERIES), now, now, json);
-  // Answered when the caller asks (the synchronous engine reads it then): each id once, so every row came back.
-  return () => runSync(read(answer)).length === rows.length;
+  // Answered when the caller runs the plan (the synchronous engine reads it then): each id once, so every row came back.
+  return () => everyWritten(answer, rows.length);
 }
 
 /**

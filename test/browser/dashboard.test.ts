@@ -12,7 +12,7 @@ import { feature as dashboard } from '../../src/features/dashboard.js';
 import { feature as webhooks } from '../../src/features/webhooks.js';
 import { tx } from '../../src/store/db.js';
 import { deliveriesOf, emailById } from '../../src/store/emails.js';
-import { applyOutcomes } from '../../src/services/transition.js';
+import { applyOutcomesPlan } from '../../src/services/transition.js';
 import { addDomain } from '../../src/services/domains.js';
 import { launch, newContext, seriousViolations, screenshot, signIn } from './browser.js';
 import { runSync } from '../../src/store/op.js';
@@ -98,37 +98,39 @@ describe('dashboard in a browser', function () {
     testId = test.body.id;
     const [ann, nobody] = runSync(deliveriesOf(s.db, seqOf(team.id, liveId)));
     tx(s.db, () =>
-      applyOutcomes(s.ctx, seqOf(team.id, liveId), [
-        {
-          deliveryId: ann.id,
-          event: 'accepted',
-          data: {
-            attempt: 1,
-            mx_host: 'mx1.rcpt.test',
-            remote_ip: '127.0.0.1',
-            smtp_code: 250,
-            enhanced_status: '2.0.0',
-            smtp_response: '250 2.0.0 OK queued as 7F3A',
-            tls_version: 'TLSv1.3',
-            duration_ms: 41,
-            source: 'smtp',
+      runSync(
+        applyOutcomesPlan(s.ctx, seqOf(team.id, liveId), [
+          {
+            deliveryId: ann.id,
+            event: 'accepted',
+            data: {
+              attempt: 1,
+              mx_host: 'mx1.rcpt.test',
+              remote_ip: '127.0.0.1',
+              smtp_code: 250,
+              enhanced_status: '2.0.0',
+              smtp_response: '250 2.0.0 OK queued as 7F3A',
+              tls_version: 'TLSv1.3',
+              duration_ms: 41,
+              source: 'smtp',
+            },
           },
-        },
-        {
-          deliveryId: nobody.id,
-          event: 'rejected',
-          data: {
-            attempt: 1,
-            mx_host: 'mx1.rcpt.test',
-            smtp_code: 550,
-            enhanced_status: '5.1.1',
-            smtp_response: '550 5.1.1 <nobody@rcpt.test>: user unknown',
-            reason: 'userunknown',
-            hard: true,
-            source: 'smtp',
+          {
+            deliveryId: nobody.id,
+            event: 'rejected',
+            data: {
+              attempt: 1,
+              mx_host: 'mx1.rcpt.test',
+              smtp_code: 550,
+              enhanced_status: '5.1.1',
+              smtp_response: '550 5.1.1 <nobody@rcpt.test>: user unknown',
+              reason: 'userunknown',
+              hard: true,
+              source: 'smtp',
+            },
           },
-        },
-      ]),
+        ]),
+      ),
     );
     browser = await launch();
     context = await newContext(browser);
@@ -205,7 +207,9 @@ describe('dashboard in a browser', function () {
     )!;
     const [d] = runSync(deliveriesOf(s.db, email.seq));
     tx(s.db, () =>
-      applyOutcomes(s.ctx, email.seq, [{ deliveryId: d.id, event: 'accepted', data: { source: 'simulated' } }]),
+      runSync(
+        applyOutcomesPlan(s.ctx, email.seq, [{ deliveryId: d.id, event: 'accepted', data: { source: 'simulated' } }]),
+      ),
     );
     await page.locator(`tr[data-email-id="${testId}"] .badge[data-status="delivered"]`).waitFor({ timeout: 8000 });
   });

@@ -7,7 +7,7 @@ import type { Config } from '../../src/config/schema.js';
 import { startService, type Running, type FeatureFactory } from '../../src/service.js';
 import { createTeamPlan, createKeyPlan, type Scope } from '../../src/services/keys.js';
 import { runSync } from '../../src/store/op.js';
-import { addCredits } from '../../src/services/credits.js';
+import { addCreditsPlan } from '../../src/services/credits.js';
 import { openDb, type DB } from '../../src/store/db.js';
 import { createDatabase, sharedPg } from './pg.js';
 import { assertDescribed, parseBody } from './contract.js';
@@ -87,7 +87,7 @@ export class TestService {
     return runSync(createKeyPlan(this.ctx, teamId, { mode, scopes })).key;
   }
   credits(teamId: string, amount: number) {
-    return addCredits(this.ctx, teamId, amount, null);
+    return runSync(addCreditsPlan(this.ctx, teamId, amount, null));
   }
   close() {
     return this.svc.close();

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { startTestService, tempDir, openTestDb, type TestService } from '../helpers/service.js';
 import { emailByPublicId, deliveriesOf, writeDeliveryFrom } from '../../src/store/emails.js';
-import { applyOutcomes } from '../../src/services/transition.js';
+import { applyOutcomesPlan } from '../../src/services/transition.js';
 import { runSync } from '../../src/store/op.js';
 
 describe('recipient writes from a stale read', function () {
@@ -55,9 +55,11 @@ describe('recipient writes from a stale read', function () {
     const { email, d } = await queued('y@rcpt.test');
     await purgeElsewhere(d.id);
     s.db.transaction(() =>
-      applyOutcomes(s.ctx, email.seq, [
-        { deliveryId: d.id, event: 'deferred', data: { attempt: 1 }, nextAttemptAt: Date.now() + 1000 },
-      ]),
+      runSync(
+        applyOutcomesPlan(s.ctx, email.seq, [
+          { deliveryId: d.id, event: 'deferred', data: { attempt: 1 }, nextAttemptAt: Date.now() + 1000 },
+        ]),
+      ),
     )();
     expect(runSync(deliveriesOf(s.db, email.seq))[0]).to.include({ status: 'failed', next_attempt_at: null });
   });

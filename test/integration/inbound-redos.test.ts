@@ -14,7 +14,7 @@ import { verpAddress } from '../../src/core/verp.js';
 import { newId } from '../../src/core/ids.js';
 import { emailByPublicId, deliveriesOf } from '../../src/store/emails.js';
 import { listInboundReports } from '../../src/store/inbound-reports.js';
-import { applyOutcomes } from '../../src/services/transition.js';
+import { applyOutcomesPlan } from '../../src/services/transition.js';
 import { smtpPort, smtpSend, buildDsn } from './inbound-fixtures.js';
 import { pathologicalInputs } from './redos-inputs.js';
 import { runSync } from '../../src/store/op.js';
@@ -108,7 +108,9 @@ describe('inbound listener: a report over the parse budget', function () {
     const email = runSync(emailByPublicId(s.db, sent.body.id))!;
     const [d] = runSync(deliveriesOf(s.db, email.seq));
     tx(s.db, () =>
-      applyOutcomes(s.ctx, email.seq, [{ deliveryId: d!.id, event: 'accepted', data: { source: 'smtp' } }]),
+      runSync(
+        applyOutcomesPlan(s.ctx, email.seq, [{ deliveryId: d!.id, event: 'accepted', data: { source: 'smtp' } }]),
+      ),
     );
     const verp = verpAddress(runSync(secret(s.db, 'verp')), email.id, d!.id, s.config.bounceDomain);
     // a hard bounce for our recipient, followed by 5,000 recipient lines: far more than 10 ms of reading

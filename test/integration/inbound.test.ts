@@ -13,7 +13,7 @@ import { getSuppression } from '../../src/store/suppressions.js';
 import { runSync } from '../../src/store/op.js';
 import { onEvent, type EventRow } from '../../src/store/events.js';
 import { listInboundReports } from '../../src/store/inbound-reports.js';
-import { applyOutcomes } from '../../src/services/transition.js';
+import { applyOutcomesPlan } from '../../src/services/transition.js';
 import { recordFeedback, PARSE_CAP } from '../../src/services/feedback.js';
 import { smtpPort, smtpSend, ehlo, dialogue, buildDsn, buildArf } from './inbound-fixtures.js';
 
@@ -55,10 +55,12 @@ describe('inbound listener (bounces and complaints over SMTP)', function () {
   }
   function deliver(e: EmailRow, ds: DeliveryRow[]) {
     tx(s.db, () =>
-      applyOutcomes(
-        s.ctx,
-        e.seq,
-        ds.map((d) => ({ deliveryId: d.id, event: 'accepted' as const, data: { source: 'smtp' } })),
+      runSync(
+        applyOutcomesPlan(
+          s.ctx,
+          e.seq,
+          ds.map((d) => ({ deliveryId: d.id, event: 'accepted' as const, data: { source: 'smtp' } })),
+        ),
       ),
     );
   }

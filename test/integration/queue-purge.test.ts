@@ -7,8 +7,9 @@ import { insertVerifiedDomain } from '../helpers/factories.js';
 import { Receiver } from './webhooks-receiver.js';
 import { feature as operations } from '../../src/features/operations.js';
 import { feature as webhooks } from '../../src/features/webhooks.js';
-import { applyOutcomes } from '../../src/services/transition.js';
+import { applyOutcomesPlan } from '../../src/services/transition.js';
 import { tx } from '../../src/store/db.js';
+import { runSync } from '../../src/store/op.js';
 
 const TOKEN = 'admin-token-for-tests-0123456789';
 const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.ceil(xs.length * 0.99) - 1];
@@ -66,10 +67,12 @@ describe('queue purge', function () {
           reason: 'blocked',
           hard: false,
         };
-        applyOutcomes(
-          s.ctx,
-          seq,
-          ids.map((deliveryId) => ({ deliveryId, event: 'deferred' as const, data, nextAttemptAt: later })),
+        runSync(
+          applyOutcomesPlan(
+            s.ctx,
+            seq,
+            ids.map((deliveryId) => ({ deliveryId, event: 'deferred' as const, data, nextAttemptAt: later })),
+          ),
         );
       }
     });

@@ -13,11 +13,11 @@ import { insertEndpoint } from '../../src/store/webhooks.js';
 import { enqueueEvent } from '../../src/services/webhooks.js';
 import { emailHeadBySeq, type DeliveryRow } from '../../src/store/emails.js';
 import {
-  applyOutcomes,
+  applyOutcomesPlan,
   isOutcomeRace,
   OutcomeBatch,
   OutcomeRace,
-  verifyOutcomes,
+  verifyOutcomesPlan,
 } from '../../src/services/transition.js';
 import { testEngine, type TestService } from '../helpers/service.js';
 import { flushCounted, resultEnv, writeChecked, type ResultEnv } from './result-env.js';
@@ -116,8 +116,8 @@ describe('result writer: a batch of outcomes in one transaction', function () {
         const writes = new OutcomeBatch();
         // As read before another connection canceled it: the write finds the row no longer queued.
         const outcome = { deliveryId: read.id, event: 'accepted' as const, data: ok };
-        applyOutcomes(s.ctx, seq, [outcome], new Set(), { pre: { head, deliveries: [read] }, writes });
-        verifyOutcomes(s.ctx, writes);
+        runSync(applyOutcomesPlan(s.ctx, seq, [outcome], new Set(), { pre: { head, deliveries: [read] }, writes }));
+        runSync(verifyOutcomesPlan(s.ctx, writes));
       }),
     ).to.throw(OutcomeRace);
     expect(statuses(seq)).to.deep.equal([{ recipient: 'raced@rcpt.test', status: 'canceled' }]);

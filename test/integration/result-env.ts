@@ -3,11 +3,12 @@
 import { expect } from 'chai';
 import type { ResultSink } from '../../src/outbound/results.js';
 import { storeCounters } from '../../src/store/db.js';
+import { runSync } from '../../src/store/op.js';
 import { lightTxLater } from '../../src/store/queue.js';
 import {
-  applyOutcomes,
+  applyOutcomesPlan,
   OutcomeBatch,
-  verifyOutcomes,
+  verifyOutcomesPlan,
   type OutcomeReads,
   type RecipientOutcome,
 } from '../../src/services/transition.js';
@@ -70,8 +71,8 @@ export async function writeChecked(
       s.db,
       () => {
         const writes = new OutcomeBatch();
-        for (const i of items) applyOutcomes(s.ctx, i.seq, i.outcomes, new Set(), { pre: i.pre, writes });
-        verifyOutcomes(s.ctx, writes, true);
+        for (const i of items) runSync(applyOutcomesPlan(s.ctx, i.seq, i.outcomes, new Set(), { pre: i.pre, writes }));
+        runSync(verifyOutcomesPlan(s.ctx, writes, true));
       },
       (err) => (error = err),
     );

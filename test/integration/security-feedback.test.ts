@@ -14,7 +14,7 @@ import { verpAddress } from '../../src/core/verp.js';
 import { newId } from '../../src/core/ids.js';
 import { emailByPublicId, deliveriesOf, type DeliveryRow, type EmailRow } from '../../src/store/emails.js';
 import { listInboundReports } from '../../src/store/inbound-reports.js';
-import { applyOutcomes } from '../../src/services/transition.js';
+import { applyOutcomesPlan } from '../../src/services/transition.js';
 import { smtpPort, smtpSend, buildDsn, buildArf } from './inbound-fixtures.js';
 import { runSync } from '../../src/store/op.js';
 
@@ -69,10 +69,12 @@ describe('security: forged bounces and complaints (audit finding 3)', function (
     const e = runSync(emailByPublicId(s.db, r.body.id))!;
     const ds = runSync(deliveriesOf(s.db, e.seq));
     tx(s.db, () =>
-      applyOutcomes(
-        s.ctx,
-        e.seq,
-        ds.map((d) => ({ deliveryId: d.id, event: 'accepted' as const, data: { source: 'smtp' } })),
+      runSync(
+        applyOutcomesPlan(
+          s.ctx,
+          e.seq,
+          ds.map((d) => ({ deliveryId: d.id, event: 'accepted' as const, data: { source: 'smtp' } })),
+        ),
       ),
     );
     return { e, ds };

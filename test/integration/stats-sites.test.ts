@@ -6,8 +6,9 @@ import { outboundEnv, unknownAndSlow, route, type OutboundEnv } from './outbound
 import { feature as outbound } from '../../src/features/outbound.js';
 import { feature as operations } from '../../src/features/operations.js';
 import { feature as dashboard } from '../../src/features/dashboard.js';
-import { applyOutcomes } from '../../src/services/transition.js';
+import { applyOutcomesPlan } from '../../src/services/transition.js';
 import { tx } from '../../src/store/db.js';
+import { runSync } from '../../src/store/op.js';
 import { FormClient } from '../helpers/form-client.js';
 
 const TOKEN = 'admin-token-for-tests-0123456789';
@@ -70,12 +71,16 @@ describe('GET /v1/stats/sites', function () {
     const complained = seqOf(alpha[0]);
     const bounced = seqOf(other[0]);
     tx(env.s.db, () => {
-      applyOutcomes(env.s.ctx, complained, [
-        { deliveryId: rcptOf(complained), event: 'complaint', data: { source: 'feedback' } },
-      ]);
-      applyOutcomes(env.s.ctx, bounced, [
-        { deliveryId: rcptOf(bounced), event: 'async_bounce', data: { smtp_code: 550, hard: true } },
-      ]);
+      runSync(
+        applyOutcomesPlan(env.s.ctx, complained, [
+          { deliveryId: rcptOf(complained), event: 'complaint', data: { source: 'feedback' } },
+        ]),
+      );
+      runSync(
+        applyOutcomesPlan(env.s.ctx, bounced, [
+          { deliveryId: rcptOf(bounced), event: 'async_bounce', data: { smtp_code: 550, hard: true } },
+        ]),
+      );
     });
     const after = (await stats()).body.totals;
     expect(after.complained - before.complained).to.equal(1);

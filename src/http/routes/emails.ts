@@ -34,7 +34,7 @@ export function emailRoutes(r: Router, { app, auth }: Deps) {
     if (res.replayed) ctx.set('Idempotent-Replayed', 'true');
     ctx.body = res.body;
   });
-  r.get('/emails', auth('emails:read'), (ctx: KoaCtx) => {
+  r.get('/emails', auth('emails:read'), async (ctx: KoaCtx) => {
     const q = checkList(ctx.query);
     const filter = {
       status: q.status,
@@ -42,16 +42,16 @@ export function emailRoutes(r: Router, { app, auth }: Deps) {
       tag: q.tag,
       q: q.q,
     };
-    ctx.body = listEmails(app, principal(ctx), filter, limitOf(q.limit), q.cursor);
+    ctx.body = await listEmails(app, principal(ctx), filter, limitOf(q.limit), q.cursor);
   });
-  r.get('/emails/:id', auth('emails:read'), (ctx: KoaCtx) => {
-    ctx.body = presentEmail(getEmail(app, principal(ctx), ctx.params.id));
+  r.get('/emails/:id', auth('emails:read'), async (ctx: KoaCtx) => {
+    ctx.body = presentEmail(await getEmail(app, principal(ctx), ctx.params.id));
   });
-  r.get('/emails/:id/events', auth('emails:read'), (ctx: KoaCtx) => {
+  r.get('/emails/:id/events', auth('emails:read'), async (ctx: KoaCtx) => {
     const q = checkPage(ctx.query);
-    ctx.body = listEvents(app, principal(ctx), ctx.params.id, limitOf(q.limit), q.cursor);
+    ctx.body = await listEvents(app, principal(ctx), ctx.params.id, limitOf(q.limit), q.cursor);
   });
-  r.post('/emails/:id/cancel', auth('emails:send'), (ctx: KoaCtx) => {
-    ctx.body = cancelEmail(app, principal(ctx), ctx.params.id);
+  r.post('/emails/:id/cancel', auth('emails:send'), async (ctx: KoaCtx) => {
+    ctx.body = await cancelEmail(app, principal(ctx), ctx.params.id);
   });
 }

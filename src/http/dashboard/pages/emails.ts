@@ -76,10 +76,10 @@ function row(e: Email): Html {
   </tr>`;
 }
 
-function listPage(deps: Deps, k: DCtx) {
+async function listPage(deps: Deps, k: DCtx) {
   const { f, params } = filtersOf(k);
   const cursor = qs(k, 'cursor');
-  const list = listEmails(deps.app, sess(k).principal, f, PAGE_SIZE, cursor);
+  const list = await listEmails(deps.app, sess(k).principal, f, PAGE_SIZE, cursor);
   const filtered = Object.values(params).some((v) => v !== undefined);
   const table =
     list.data.length === 0
@@ -111,11 +111,11 @@ function listPage(deps: Deps, k: DCtx) {
   page(deps.app, k, { title: 'Emails', active: 'emails', body });
 }
 
-function allEvents(deps: Deps, owner: Owner, id: string): Ev[] {
+async function allEvents(deps: Deps, owner: Owner, id: string): Promise<Ev[]> {
   const out: Ev[] = [];
   let cursor: string | undefined;
   for (let i = 0; i < 10; i++) {
-    const p = listEvents(deps.app, owner, id, 100, cursor);
+    const p = await listEvents(deps.app, owner, id, 100, cursor);
     out.push(...p.data);
     if (!p.next_cursor) break;
     cursor = p.next_cursor;
@@ -159,10 +159,10 @@ function facts(e: Email): Html {
   </dl>`;
 }
 
-function detailPage(deps: Deps, k: DCtx) {
+async function detailPage(deps: Deps, k: DCtx) {
   const s = sess(k);
-  const e = presentEmail(getEmail(deps.app, s.principal, k.params.id));
-  const events = allEvents(deps, s.principal, e.id);
+  const e = presentEmail(await getEmail(deps.app, s.principal, k.params.id));
+  const events = await allEvents(deps, s.principal, e.id);
   const cancel =
     e.status === 'queued' && can(s, 'emails:send')
       ? html`<form method="post" action="/dashboard/emails/${e.id}/cancel">
@@ -179,7 +179,7 @@ function detailPage(deps: Deps, k: DCtx) {
 
 export function emailPages(r: DRouter, deps: Deps) {
   r.get('/emails', (k: DCtx) => listPage(deps, k));
-  r.get('/emails/statuses', (k: DCtx) => {
+  r.get('/emails/statuses', async (k: DCtx) => {
     const ids = (qs(k, 'ids') ?? '')
       .split(',')
       .filter((x) => /^em_[0-9a-z]{1,40}$/.test(x))
@@ -187,7 +187,7 @@ export function emailPages(r: DRouter, deps: Deps) {
     const out: Record<string, string> = {};
     for (const id of ids) {
       try {
-        out[id] = getEmail(deps.app, sess(k).principal, id).status;
+        out[id] = (await getEmail(deps.app, sess(k).principal, id)).status;
       } catch {
         /* not this team's */
       }
@@ -195,14 +195,14 @@ export function emailPages(r: DRouter, deps: Deps) {
     k.body = out;
   });
   r.get('/emails/:id', (k: DCtx) => detailPage(deps, k));
-  r.get('/emails/:id/timeline', (k: DCtx) => {
+  r.get('/emails/:id/timeline', async (k: DCtx) => {
     const owner = sess(k).principal;
-    const e = presentEmail(getEmail(deps.app, owner, k.params.id));
-    render(k, timeline(e, allEvents(deps, owner, e.id)));
+    const e = presentEmail(await getEmail(deps.app, owner, k.params.id));
+    render(k, timeline(e, await allEvents(deps, owner, e.id)));
   });
-  r.post('/emails/:id/cancel', (k: DCtx) => {
+  r.post('/emails/:id/cancel', async (k: DCtx) => {
     requireScope(sess(k).principal, 'emails:send');
-    cancelEmail(deps.app, sess(k).principal, k.params.id);
+    await cancelEmail(deps.app, sess(k).principal, k.params.id);
     seeOther(k, `/dashboard/emails/${encodeURIComponent(k.params.id)}${query({ notice: 'email_canceled' })}`);
   });
 }

@@ -271,7 +271,7 @@ export function queuePages(r: DRouter, deps: Deps): void {
     const s = sess(k);
     requireScope(s.principal, 'emails:send');
     const what = k.params.what;
-    if (what === 'cancel') cancelEmail(deps.app, s.principal, k.params.id);
+    if (what === 'cancel') await cancelEmail(deps.app, s.principal, k.params.id);
     else if (what === 'hold' || what === 'release') {
       const f = ownerFilter(s.principal, { emailId: k.params.id });
       const r = await queueAction(deps.app, what, f, { source: s.operator ? 'operator' : 'team' });
