@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import { ApiError } from '../../src/core/errors.js';
 import { newId } from '../../src/core/ids.js';
 import type { Ctx } from '../../src/services/context.js';
-import { idempotent } from '../../src/services/emails.js';
+import { idempotent, submitEmail } from '../../src/services/emails.js';
 import type { Principal } from '../../src/services/keys.js';
 import { sql, type DB } from '../../src/store/db.js';
 import { afterCommit, groupPlan, whenCommitted } from '../../src/store/group-commit.js';
@@ -289,6 +289,35 @@ describe('PostgreSQL: group-commit turns on the pool, several in flight', functi
     expect(told).to.include('21 false seen by another node: 0');
     expect(told).to.include('20 true seen by another node: 1');
     expect(await committed).to.equal(1);
+  });
+
+  it('the submit path itself (submitEmail) on the pool: one turn, nothing on the synchronous connection', async () => {
+    const input = (to: string) => ({ from: 'a@mail.acme.test', to: [to], subject: 'pooled', text: 'hello' });
+    const submit = (p: Principal, to: string, key?: string) =>
+      submitEmail(a.ctx, p, input(to), key).then(
+        (r) => r.body.status,
+        (e: { code?: string; message?: string }) => `${e.code}: ${e.message}`,
+      );
+    const p = live(teamWith(100));
+    await submit(p, 'warm@x.test');
+    const sync = (a.db as unknown as { client: { roundTrips: number } }).client;
+    const [trips, syncTrips, committed] = [pool(a).roundTrips, sync.roundTrips, turnsA.committed];
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => submit(p, `s${i}@x.test`, i === 5 ? 'same' : undefined)),
+    );
+    expect(answers).to.deep.equal(Array(6).fill('queued'));
+    expect(turnsA.committed - committed).to.equal(1);
+    expect(sync.roundTrips - syncTrips).to.equal(0);
+    // The reads of all six together (the keyed one a step behind: its key's record first), then the COMMIT.
+    expect(pool(a).roundTrips - trips).to.be.at.most(5);
+    const queued = sql<number>(a.db, "SELECT count(*) FROM events WHERE team_id = ? AND type = 'queued'").pluck();
+    expect(Number(queued.get(p.teamId))).to.equal(7);
+    // Credits short: the refusal says what is left, read inside the turn (services/credits.ts availableCreditsPlan).
+    const poor = live(teamWith(1));
+    expect(await Promise.all([submit(poor, 'x@x.test'), submit(poor, 'y@x.test')])).to.deep.equal([
+      'queued',
+      'insufficient_credits: This email needs 1 credits but only 0 are available.',
+    ]);
   });
 
   it('a synchronous statement inside a pooled plan is refused (it would land outside the turn)', async () => {
