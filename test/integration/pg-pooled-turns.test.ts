@@ -13,6 +13,7 @@ import { newId } from '../../src/core/ids.js';
 import type { Ctx } from '../../src/services/context.js';
 import { idempotent, submitEmail } from '../../src/services/emails.js';
 import type { Principal } from '../../src/services/keys.js';
+import { submitMessage } from '../../src/services/submission.js';
 import { sql, type DB } from '../../src/store/db.js';
 import { afterCommit, groupPlan, whenCommitted } from '../../src/store/group-commit.js';
 import { charge, prepareCharge } from '../../src/store/credits.js';
@@ -228,6 +229,27 @@ describe('PostgreSQL: group-commit turns on the pool, several in flight', functi
     }
     expect(emailsOf(team)).to.equal(3);
     expect(left(team)).to.equal(7);
+  });
+
+  it('two nodes submitting one Message-ID (SMTP submission) make one email', async () => {
+    const team = teamWith(10);
+    const raw = Buffer.from(
+      'From: a@mail.acme.test\r\nTo: m@x.test\r\nSubject: one id\r\nMessage-ID: <race-1@mail.acme.test>\r\n\r\nhello\r\n',
+    );
+    const send = (s: TestService) =>
+      submitMessage(s.ctx, live(team), ['m@x.test'], raw).then(
+        (r) => ({ ok: true as const, id: r.id, replayed: r.replayed }),
+        (err: { code?: string; message?: string }) => ({ ok: false as const, code: err.code, message: err.message }),
+      );
+    const [answers] = await Promise.all([Promise.all([send(a), send(a), send(b), send(b)]), holdTurn(a), holdTurn(b)]);
+    expect(
+      answers.every((x) => x.ok),
+      JSON.stringify(answers),
+    ).to.equal(true);
+    expect(new Set(answers.map((x) => (x.ok ? x.id : ''))).size).to.equal(1);
+    expect(answers.filter((x) => x.ok && !x.replayed)).to.have.length(1);
+    expect(emailsOf(team)).to.equal(1);
+    expect(left(team)).to.equal(9);
   });
 
   it('a request that fails after writing leaves nothing and fails alone; a refused write fails only its request', async () => {
