@@ -144,11 +144,17 @@ export async function startChild(extraEnv: Record<string, string> = {}, nodeArgs
     MTA_LOG_LEVEL: 'info',
     MTA_HOSTNAME: 'mta.bench',
     MTA_DNS_CHECK_CRON: '0 0 1 1 *', // no re-check of the bench's sender domain mid-run (it would fail it)
-    // Settings a bench run may set from its own environment (BENCHMARKS.md): HTTP workers, a rate limit on, the COMMIT sent ahead or not.
+    // Settings a bench run may set from its own environment (BENCHMARKS.md): HTTP workers, a rate limit on, the COMMIT sent
+    // ahead or not, the pool and whether the submit turns run on it.
     ...Object.fromEntries(
-      ['MTA_HTTP_WORKERS', 'MTA_RATE_LIMIT', 'MTA_RATE_BURST', 'MTA_PG_COMMIT_AHEAD'].flatMap((k) =>
-        process.env[k] ? [[k, process.env[k]!]] : [],
-      ),
+      [
+        'MTA_HTTP_WORKERS',
+        'MTA_RATE_LIMIT',
+        'MTA_RATE_BURST',
+        'MTA_PG_COMMIT_AHEAD',
+        'MTA_PG_POOLED_TURNS',
+        'MTA_PG_POOL_SIZE',
+      ].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])),
     ),
     // BENCH_PG_TRACE=<file>: the service (not the bench's own set-up) logs every PostgreSQL round trip (MTA_PG_TRACE).
     ...(process.env.BENCH_PG_TRACE ? { MTA_PG_TRACE: process.env.BENCH_PG_TRACE } : {}),

@@ -17,7 +17,8 @@ import type { Siblings } from './services/siblings.js';
 import { listenError } from './core/listen-error.js';
 import { drainable } from './http/drain.js';
 import { PlanPool, usePool } from './store/pg/plan-driver.js';
-import { pgPoolSize } from './config/load.js';
+import { usePooledTurns } from './store/pg/pooled-turns.js';
+import { pgPooledTurns, pgPoolSize } from './config/load.js';
 
 export type { Component, FeatureFactory };
 export type { Feature } from './features/feature.js';
@@ -46,6 +47,8 @@ export interface StartOptions {
   listen?: boolean;
   /** PostgreSQL: connections of the pool of asynchronous plans (default MTA_PG_POOL_SIZE, else 4; 0: none). */
   pgPoolSize?: number;
+  /** PostgreSQL with a pool: the group-commit turns run on it (default MTA_PG_POOLED_TURNS=on, else off). */
+  pooledTurns?: boolean;
 }
 
 export async function startService(config: Config, opts: StartOptions = {}): Promise<Running> {
@@ -59,6 +62,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   const size = isPg(db) ? (opts.pgPoolSize ?? pgPoolSize()) : 0;
   const pool = size > 0 ? new PlanPool(config.databaseUrl!, size, { light: true }) : null;
   usePool(db, pool);
+  // The submit turns on the pool, several in flight (MTA_PG_POOLED_TURNS; off: on the synchronous connection).
+  if (pool && (opts.pooledTurns ?? pgPooledTurns())) usePooledTurns(db, pool, Math.max(1, size - 1));
   const ctx: Ctx = { db, config, now: opts.now ?? Date.now, log, parseReport, siblings: opts.siblings };
   for (const w of storeWarnings(db)) log.warn(w);
   const features = [api, ...(opts.features ?? FEATURES)].map((f) => f(ctx));
@@ -126,6 +131,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
         await Promise.race([closed, new Promise((r) => setTimeout(r, DRAIN_HTTP_MS).unref())]);
         server.closeAllConnections();
         await closed;
+        usePooledTurns(db, null);
         usePool(db, null);
         await pool?.end();
         db.close();

@@ -26,7 +26,14 @@ function refuse(key: string, value: unknown, fromEnv: boolean, fallback?: string
 }
 
 /** Variables read from the environment only (not settings), besides those of ENV. */
-export const ENV_ONLY = ['MTA_PG_COMMIT_AHEAD', 'MTA_PG_POOL_SIZE', 'MTA_PG_CLIENT', 'MTA_PG_TRACE', 'MTA_FROM_SOURCE'];
+export const ENV_ONLY = [
+  'MTA_PG_COMMIT_AHEAD',
+  'MTA_PG_POOL_SIZE',
+  'MTA_PG_POOLED_TURNS',
+  'MTA_PG_CLIENT',
+  'MTA_PG_TRACE',
+  'MTA_FROM_SOURCE',
+];
 
 const checker = Compile(ConfigSchema);
 const DEFAULTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../config/default.json');
@@ -93,6 +100,18 @@ function checkValues(cfg: Config, env: NodeJS.ProcessEnv, envKeys: Set<string>):
       `invalid configuration: MTA_PG_COMMIT_AHEAD: on or off (or unset); got ${JSON.stringify(ahead)}`,
     );
   pgPoolSize(env);
+  pgPooledTurns(env);
+}
+
+/**
+ * Whether `mta serve` on PostgreSQL runs its group-commit turns on the pool (MTA_PG_POOLED_TURNS=on; off by default
+ * until every holder of the credit and idempotency locks runs there: docs/async-store.md step 2).
+ */
+export function pgPooledTurns(env: NodeJS.ProcessEnv = process.env): boolean {
+  const v = env.MTA_PG_POOLED_TURNS;
+  if (v === undefined || v === '' || v === 'off') return false;
+  if (v === 'on') return true;
+  throw new ConfigError(`invalid configuration: MTA_PG_POOLED_TURNS: on or off (or unset); got ${JSON.stringify(v)}`);
 }
 
 /** PostgreSQL connections `mta serve` keeps for the plans it runs asynchronously (MTA_PG_POOL_SIZE; 0: none). */

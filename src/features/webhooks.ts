@@ -7,7 +7,7 @@ import { enqueueEvent } from '../services/webhooks.js';
 import { Dispatcher } from '../webhooks/dispatcher.js';
 import { webhookRoutes } from '../http/routes/webhooks.js';
 import { trackingMount } from '../http/tracking.js';
-import { isHttpWorker, onNudge } from '../services/siblings.js';
+import { afterWrites, isHttpWorker, onNudge } from '../services/siblings.js';
 
 export const feature: FeatureFactory = (ctx) => {
   const resolver = createResolver(ctx.config);
@@ -20,8 +20,11 @@ export const feature: FeatureFactory = (ctx) => {
     return routes;
   }
   const dispatcher = new Dispatcher(ctx, resolver);
+  // Woken once the rows are committed: a group-commit turn on the pool (MTA_PG_POOLED_TURNS) commits on a connection
+  // the dispatcher does not see in a transaction.
+  const notify = () => dispatcher.notify();
   onEventPlan(ctx.db, function* (db, ev, email) {
-    if ((yield* enqueueEvent(ctx, db, ev, email)) > 0) dispatcher.notify();
+    if ((yield* enqueueEvent(ctx, db, ev, email)) > 0) afterWrites(ctx.db, notify);
   });
   onNudge(ctx.db, 'webhooks', () => dispatcher.notify());
   return { ...routes, components: [dispatcher] };

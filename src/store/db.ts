@@ -323,7 +323,9 @@ export function storeCounters(db: DB): { statements: number; roundTrips: number;
   return { statements: c.queries, roundTrips: c.roundTrips, waitSeconds: Number(c.waitedNs) / 1e9 };
 }
 
-const memos = new WeakMap<DB, { serial: number; values: Map<string, unknown> }>();
+const memos = new WeakMap<object, { serial: number; values: Map<string, unknown> }>();
+/** Whose transaction a plan's step runs in: a connection of the pool (PgDatabase.scope) or the synchronous one. */
+const memoOwner = (db: DB & PgDatabase): { txSerial: number } => db.scope ?? db;
 /**
  * PostgreSQL, inside a transaction: `read()` runs once per top-level transaction and key, later calls answer from
  * memory (a round trip saved per call; a group-commit turn is one transaction). Writers of what was read call
@@ -336,20 +338,22 @@ export function txMemo<T>(db: DB, key: string, read: () => T): T {
 /** What txMemo remembers under `key` in this transaction, if anything (a plan's form of txMemo, with txRemember). */
 export function txMemoed<T>(db: DB, key: string): { value: T } | undefined {
   if (!isPg(db) || !db.inTransaction) return undefined;
-  const m = memos.get(db);
-  return m && m.serial === db.txSerial && m.values.has(key) ? { value: m.values.get(key) as T } : undefined;
+  const owner = memoOwner(db);
+  const m = memos.get(owner);
+  return m && m.serial === owner.txSerial && m.values.has(key) ? { value: m.values.get(key) as T } : undefined;
 }
 /** Remembers `value` under `key` for the rest of this transaction (PostgreSQL; a no-op outside one); returns it. */
 export function txRemember<T>(db: DB, key: string, value: T): T {
   if (!isPg(db) || !db.inTransaction) return value;
-  let m = memos.get(db);
-  if (!m || m.serial !== db.txSerial) memos.set(db, (m = { serial: db.txSerial, values: new Map() }));
+  const owner = memoOwner(db);
+  let m = memos.get(owner);
+  if (!m || m.serial !== owner.txSerial) memos.set(owner, (m = { serial: owner.txSerial, values: new Map() }));
   m.values.set(key, value);
   return value;
 }
 /** Drops what txMemo remembers under keys starting with `prefix` (the rows behind them are being written). */
 export function forgetMemo(db: DB, prefix: string): void {
-  const m = memos.get(db);
+  const m = memos.get(isPg(db) ? memoOwner(db) : db);
   if (m) for (const k of [...m.values.keys()]) if (k.startsWith(prefix)) m.values.delete(k);
 }
 

@@ -78,7 +78,8 @@ interface SeqPool {
   /** The next block, read ahead: its rows once answered (the read is sent then if it was not yet). */
   next?: { rows: Later<number[]>; at: number };
 }
-const seqPools = new WeakMap<DB, SeqPool>();
+/** Per connection family: the synchronous connection (db), or the pool whose plan runs now (db.scope.family). */
+const seqPools = new WeakMap<object, SeqPool>();
 const seqBlock = (db: DB) =>
   allLater(
     sql<number>(db, "SELECT nextval(pg_get_serial_sequence('emails', 'seq')) FROM generate_series(1, ?)").pluck(),
@@ -87,7 +88,8 @@ const seqBlock = (db: DB) =>
 function* pooledSeq(db: DB): Gen<number | undefined> {
   if (!isPg(db) || !db.inTransaction) return undefined;
   const now = performance.now();
-  let pool = seqPools.get(db);
+  const family = db.scope?.family ?? db;
+  let pool = seqPools.get(family);
   if (!pool || pool.seqs.length === 0 || now - pool.at > SEQ_MAX_AGE_MS) {
     // The block read ahead if it came back (a rolled-back transaction never sent it) and is fresh; else one now.
     const next = pool?.next && now - pool.next.at <= SEQ_MAX_AGE_MS ? pool.next : undefined;
@@ -95,7 +97,7 @@ function* pooledSeq(db: DB): Gen<number | undefined> {
     pool = ahead.length
       ? { seqs: ahead, at: next!.at }
       : { seqs: (yield* read(yield* seqBlock(db))).map(Number), at: now };
-    seqPools.set(db, pool);
+    seqPools.set(family, pool);
   }
   // Running low, or half its age gone: the next block comes back with this transaction's next round trip. A block read
   // ahead that has itself grown half as old is read again (at a slow pace of accepts it would be too old when its

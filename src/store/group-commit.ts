@@ -7,6 +7,7 @@
 import { atomically, flushWal, isPg, isRetryable, RETRIES, tx, walSyncOf, type DB } from './db.js';
 import { runSync, type Gen } from './op.js';
 import { parkedAnswer, stepPlan, type Parked } from './lockstep.js';
+import { pooledTurnsOf } from './pg/pooled-turns.js';
 
 interface Entry {
   fn: () => unknown;
@@ -50,7 +51,9 @@ interface Batch {
  * fn must not throw.
  */
 export function afterCommit(db: DB, fn: (committed: boolean) => void): boolean {
-  const e = batches.get(db)?.running;
+  // A request of a turn on the pool (./pg/pooled-turns.ts) while its step runs, or of the synchronous turn.
+  const e =
+    (isPg(db) ? (db.scope?.current as Pick<Entry, 'after'> | undefined) : undefined) ?? batches.get(db)?.running;
   if (!e) return false;
   (e.after ??= []).push(fn);
   return true;
@@ -69,13 +72,20 @@ const batches = new WeakMap<DB, Batch>();
  * processes or connections must see the writes for (a sibling's nudge). fn must not throw.
  */
 export function whenCommitted(db: DB, fn: () => void): void {
+  // Turns on the pool gathering or in flight first (their COMMITs), then the synchronous connection's.
+  const pooled = isPg(db) ? pooledTurnsOf(db) : undefined;
+  if (pooled?.whenSettled(() => committedSync(db, fn))) return;
+  committedSync(db, fn);
+}
+function committedSync(db: DB, fn: () => void): void {
   const b = batches.get(db);
   if (b) (b.waiters ??= []).push(fn);
   else if (!isPg(db) || !db.client.whenSettled(fn)) setImmediate(fn);
 }
 
-/** The open group-commit turn (an identity for what is written in it), if any. */
-export const openTurn = (db: DB): object | undefined => batches.get(db);
+/** The open group-commit turn (an identity for what is written in it), if any: a pooled turn's while its step runs. */
+export const openTurn = (db: DB): object | undefined =>
+  (isPg(db) ? (db.scope ?? undefined) : undefined) ?? batches.get(db);
 
 /**
  * Group commit: runs fn at once inside a savepoint of a shared IMMEDIATE transaction that is
@@ -96,6 +106,9 @@ export function groupTx<T>(db: DB, fn: () => T): Promise<T> {
  * after another waited for its own. SQLite: groupTx(runSync(plan)).
  */
 export function groupPlan<T>(db: DB, make: () => Gen<T>): Promise<T> {
+  // PostgreSQL with turns on the pool (./pg/pooled-turns.ts): several turns in flight, the event loop free meanwhile.
+  const pooled = isPg(db) ? pooledTurnsOf(db) : undefined;
+  if (pooled) return pooled.submit(make);
   const fn = () => runSync(make());
   if (!isPg(db) || (!batches.has(db) && db.inTransaction)) return groupTx(db, fn);
   return new Promise<T>((resolve, reject) =>

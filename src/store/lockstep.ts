@@ -41,8 +41,11 @@ function parkOf(op: Op): Parked | null {
 }
 
 let stepping: DB | null = null;
-/** Whether the running plan is one of a turn's requests advanced together (lockstep), on `db`. */
-export const inLockstep = (db: DB): boolean => stepping === db;
+/**
+ * Whether the running plan is one of a turn's requests advanced together (lockstep), on `db`: a turn on the
+ * synchronous connection (stepPlan) or on a connection of the pool (./pg/pooled-turns.ts).
+ */
+export const inLockstep = (db: DB): boolean => stepping === db || (isPg(db) && db.scope?.lockstep === true);
 
 /** Runs a request's plan on (from its start, with its read's answer, or with its error) to its next read or its end. */
 export function stepPlan(

@@ -34,6 +34,7 @@ describe('mta serve: settings refused or warned about', function () {
     ],
     ['MTA_PG_COMMIT_AHEAD=maybe', { MTA_PG_COMMIT_AHEAD: 'maybe' }, /MTA_PG_COMMIT_AHEAD: on or off.*maybe/],
     ['MTA_PG_POOL_SIZE=lots', { MTA_PG_POOL_SIZE: 'lots' }, /MTA_PG_POOL_SIZE: an integer from 0 to 64.*lots/],
+    ['MTA_PG_POOLED_TURNS=yes', { MTA_PG_POOLED_TURNS: 'yes' }, /MTA_PG_POOLED_TURNS: on or off.*yes/],
     [
       'an alert webhook URL without its secret',
       { MTA_ALERT_WEBHOOK_URL: 'https://ops.example/alerts' },

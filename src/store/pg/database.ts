@@ -47,6 +47,7 @@ export class PgStatement<R = unknown> {
   }
 
   private query(args: unknown[], array: boolean) {
+    this.db.synchronousOnly();
     return this.db.client.query(this.t.text, bindValues(this.t, args), { array, name: this.name });
   }
 
@@ -65,6 +66,7 @@ export class PgStatement<R = unknown> {
    * any, surfaces with that round trip. Outside a transaction: read at once.
    */
   allLater(...args: unknown[]): () => R[] {
+    this.db.synchronousOnly();
     if (!this.db.inTransaction) {
       const rows = this.all(...args);
       return () => rows;
@@ -92,6 +94,7 @@ export class PgStatement<R = unknown> {
    * `lastInsertRowid` sends it at once.
    */
   run(...args: unknown[]): RunResult {
+    this.db.synchronousOnly();
     const ret = this.returning();
     const text = ret ? ret.text : this.t.text;
     const opts = { name: ret ? ret.name : this.name };
@@ -141,6 +144,7 @@ export class PgStatement<R = unknown> {
 
   /** run() whose outcome is never read (db.ts fire): deferred without a place for its answer, marked blind. */
   fire(...args: unknown[]): void {
+    this.db.synchronousOnly();
     if (!this.db.inTransaction || this.returning()) {
       this.run(...args);
       return;
@@ -165,6 +169,22 @@ export class PgStatement<R = unknown> {
         : null;
     return this.returningId;
   }
+}
+
+/** A pooled plan's connection as the store's code sees it while its step runs (PgDatabase.scope). */
+export interface PlanScope {
+  /** 0 outside a transaction, 1 in one, more in savepoints */
+  depth: number;
+  /** counts the connection's transactions: what txMemo remembers is for one of them */
+  txSerial: number;
+  /** counts writes queued or sent: a reading remembered while it stays the same is still current */
+  writes: number;
+  /** the requests of a pooled group-commit turn advanced together (./pooled-turns.ts; lockstep.ts inLockstep) */
+  lockstep: boolean;
+  /** what the turn runs now (group-commit.ts afterCommit) */
+  current?: unknown;
+  /** the same for every connection of one pool: what its plans keep across transactions (emails.ts seq blocks) */
+  readonly family: object;
 }
 
 const envSwitch = (v: string | undefined): boolean | undefined => (v === 'on' ? true : v === 'off' ? false : undefined);
@@ -216,7 +236,24 @@ export class PgDatabase {
   /** Counts top-level transactions begun: what a reading remembered for one transaction is keyed by (txMemo). */
   txSerial = 0;
   /** Counts statements run through run() or exec(): a reading remembered while it stays the same is still ours. */
-  writes = 0;
+  get writes(): number {
+    return this.scope ? this.scope.writes : this.syncWrites;
+  }
+  set writes(n: number) {
+    if (this.scope) this.scope.writes = n;
+    else this.syncWrites = n;
+  }
+  private syncWrites = 0;
+  /**
+   * While a step of a plan run on the pool's connection runs (./plan-driver.ts PlanConnection): that connection, whose
+   * transaction, writes and per-transaction memos (db.ts txMemo) the store's code sees through this object, and on
+   * which the synchronous statements refuse to run (synchronousOnly). Null otherwise.
+   */
+  scope: PlanScope | null = null;
+  /** A statement of the synchronous engine while a pooled plan's step runs would land outside its transaction. */
+  synchronousOnly(): void {
+    if (this.scope) throw new PgError('a synchronous statement (runSync) inside a plan run on the pool');
+  }
   private open = true;
 
   constructor(readonly url: string) {
@@ -225,7 +262,7 @@ export class PgDatabase {
   }
 
   get inTransaction(): boolean {
-    return this.depth > 0;
+    return this.scope ? this.scope.depth > 0 : this.depth > 0;
   }
 
   /** Reads identity columns, primary keys and foreign keys (after migrations: call again when the schema changed). */
@@ -253,6 +290,7 @@ export class PgDatabase {
 
   /** Runs SQL text without parameters (several statements allowed); tracks BEGIN/COMMIT/ROLLBACK. */
   exec(text: string): this {
+    this.synchronousOnly();
     // BEGIN and COMMIT of every group-commit turn: translated once (other texts may depend on the catalog).
     let t = this.execTexts.get(text);
     if (t === undefined) {

@@ -6,9 +6,10 @@
 // Statements are described by the synchronous engine's prepared statements (PgStatement.describe: the translated
 // text, values, prepared name), so both engines' SQL stays in one place while the conversion lasts.
 import pg from 'pg';
-import { isRetryable, RETRIES, type DB, type Stmt } from '../db.js';
+import { isPg, isRetryable, RETRIES, type DB, type Stmt } from '../db.js';
 import { runPlan, type Gen, type Op, type RunResult } from '../op.js';
-import { PgStatement } from './database.js';
+import { notInLockstep } from '../lockstep.js';
+import { PgStatement, type PgDatabase, type PlanScope } from './database.js';
 import { isConnectionLoss, unreachable } from './errors.js';
 
 // Integers (int8) and numerics as JS numbers, as the synchronous engine reads them (timestamps are ms).
@@ -19,11 +20,21 @@ const types = {
 };
 
 type Described = ReturnType<PgStatement['describe']>;
-/** A statement queued until the next one that needs an answer; `rows` once it has run. */
-interface Queued {
+/** A statement queued until the next one that needs an answer; `rows` (and `count`) once it has run. */
+export interface Queued {
   d: Described;
+  /** the connection whose queue holds it (a read made in another transaction is sent again here) */
+  conn?: PlanConnection;
+  /** sent to the server (its answer may not be back yet) */
+  sent?: boolean;
   done?: boolean;
   rows?: unknown[];
+  count?: number;
+}
+/** What getLater/allLater answer on the pool: the queued read, and whether its first row or all rows are wanted. */
+export interface Handle {
+  q: Queued;
+  first: boolean;
 }
 
 function describe(s: Stmt, args: unknown[], write: boolean): Described {
@@ -37,23 +48,71 @@ const rowsOf = (d: Described, r: pg.QueryResult) =>
 /** A statement of our own (BEGIN, COMMIT, SAVEPOINT…): no parameters, not prepared. */
 const raw = (text: string): Described => ({ text, values: [], array: false });
 
+/** The answer of a read once its round trip is back. */
+export const answerOf = (h: Handle): unknown => (h.first ? h.q.rows![0] : h.q.rows);
+
+/** What run() answers: the changed rows and the inserted id, from the write's answer. */
+const runResultOf = (q: Queued): RunResult => {
+  const id = q.d.idCol ? ((q.rows?.[0] as Record<string, number> | undefined)?.[q.d.idCol] ?? 0) : 0;
+  return { changes: q.count ?? 0, lastInsertRowid: id };
+};
+
+/** Transactions begun on any connection: what txMemo remembers is kept per (connection, transaction). */
+let serials = 0;
+
 /** One plan's connection: its queue of statements not sent yet and its transaction depth. */
-class PlanConnection {
+export class PlanConnection implements PlanScope {
   private queue: Queued[] = [];
   depth = 0;
   statements = 0;
   roundTrips = 0;
+  txSerial = 0;
+  writes = 0;
+  lockstep = false;
+  current?: unknown;
 
-  /** `single`: statements one at a time, each its own (autocommit) transaction; a plan's `transaction` is refused. */
+  /**
+   * `single`: statements one at a time, each its own (autocommit) transaction; a plan's `transaction` is refused.
+   * `db`: the store whose plans run here; while a step of one runs, the store's code sees this connection's
+   * transaction and memos through it (PgDatabase.scope), and its synchronous statements refuse to run.
+   */
   constructor(
     private readonly c: pg.PoolClient,
     private readonly single = false,
+    readonly db?: PgDatabase,
+    readonly family: object = {},
   ) {}
+
+  /** fn (a step of a plan: synchronous) with the store's code seeing this connection (PgDatabase.scope). */
+  step<T>(fn: () => T): T {
+    const db = this.db;
+    if (!db) return fn();
+    const before = db.scope;
+    db.scope = this;
+    try {
+      return fn();
+    } finally {
+      db.scope = before;
+    }
+  }
 
   private async send(d: Described): Promise<pg.QueryResult> {
     this.statements++;
     const config = { text: d.text, values: d.values, name: d.name, rowMode: d.array ? 'array' : undefined, types };
     return this.c.query(config as pg.QueryConfig);
+  }
+
+  /** Queues a statement for the next round trip (a write counts: what was read may no longer be current). */
+  enqueue(d: Described, write = false): Queued {
+    if (write) this.writes++;
+    const q: Queued = { d, conn: this };
+    this.queue.push(q);
+    return q;
+  }
+
+  /** Whether statements wait for the next round trip. */
+  get pending(): boolean {
+    return this.queue.length > 0;
   }
 
   /**
@@ -76,23 +135,19 @@ class PlanConnection {
           this.queue.unshift(...items.slice(i + 1));
           throw err;
         }
-        items[i].rows = rowsOf(items[i].d, r);
-        items[i].done = true;
+        settle(items[i], r);
       }
       if (!last) return undefined;
       this.roundTrips++;
       return this.send(last);
     }
     this.roundTrips++;
-    const sent = items.map((q) => this.send(q.d));
+    const sent = items.map((q) => ((q.sent = true), this.send(q.d)));
     if (last) sent.push(this.send(last));
     const settled = await Promise.allSettled(sent);
     const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
-    items.forEach((q, i) => {
-      q.rows = rowsOf(q.d, (settled[i] as PromiseFulfilledResult<pg.QueryResult>).value);
-      q.done = true;
-    });
+    items.forEach((q, i) => settle(q, (settled[i] as PromiseFulfilledResult<pg.QueryResult>).value));
     return last ? (settled[items.length] as PromiseFulfilledResult<pg.QueryResult>).value : undefined;
   }
 
@@ -105,21 +160,25 @@ class PlanConnection {
     await this.sendAll(raw(text));
   }
 
+  /** A read made in this transaction and not answered yet, or made elsewhere and not answered: sent again here. */
+  private own(h: Handle): Handle {
+    if (typeof h === 'function' || !h.q)
+      throw new TypeError('a read made on the synchronous connection, read on the pool');
+    return h.q.done || h.q.conn === this ? h : { q: this.enqueue(h.q.d), first: h.first };
+  }
+
   async answer(op: Op): Promise<unknown> {
     switch (op.k) {
       case 'fire':
-        this.queue.push({ d: describe(op.s, op.args, false) });
+        this.enqueue(describe(op.s, op.args, false), true);
         return undefined;
       case 'getLater':
-      case 'allLater': {
-        const q: Queued = { d: describe(op.s, op.args, false) };
-        this.queue.push(q);
-        return op.k === 'getLater' ? { q, first: true } : { q, first: false };
-      }
+      case 'allLater':
+        return { q: this.enqueue(describe(op.s, op.args, false)), first: op.k === 'getLater' } satisfies Handle;
       case 'read': {
-        const h = op.later as unknown as { q: Queued; first: boolean };
+        const h = this.own(op.later as unknown as Handle);
         if (!h.q.done) await this.flush();
-        return h.first ? h.q.rows![0] : h.q.rows;
+        return answerOf(h);
       }
       case 'get':
       case 'all': {
@@ -129,11 +188,13 @@ class PlanConnection {
       }
       case 'run': {
         const d = describe(op.s, op.args, true);
-        const r = (await this.sendAll(d))!;
-        const id = d.idCol ? ((r.rows[0] as Record<string, number> | undefined)?.[d.idCol] ?? 0) : 0;
-        return { changes: r.rowCount ?? 0, lastInsertRowid: id } satisfies RunResult;
+        this.writes++;
+        const q: Queued = { d };
+        settle(q, (await this.sendAll(d))!);
+        return runResultOf(q);
       }
       case 'exec':
+        this.writes++;
         return this.exec(op.text);
       case 'tx':
         if (this.single) throw new SingleStatements();
@@ -142,12 +203,87 @@ class PlanConnection {
     }
   }
 
+  /**
+   * Answers `op` without a round trip where it can (a pooled turn's lockstep, ./pooled-turns.ts): writes and reads
+   * for later are queued, a read already answered is answered; `{ park }` for a read that needs this connection's
+   * next round trip. A write's outcome (run) is read from its answer once it is back; read before (a plan that looks
+   * at `changes` at once) it fails the request with REPLAY, and the turn runs its requests one after another.
+   */
+  answerLater(op: Op): { value?: unknown; park?: Handle } {
+    switch (op.k) {
+      case 'fire':
+        this.enqueue(describe(op.s, op.args, false), true);
+        return {};
+      case 'getLater':
+      case 'allLater':
+        return { value: { q: this.enqueue(describe(op.s, op.args, false)), first: op.k === 'getLater' } };
+      case 'read': {
+        const h = this.own(op.later as unknown as Handle);
+        return h.q.done ? { value: answerOf(h) } : { park: h };
+      }
+      case 'get':
+      case 'all':
+        return { park: { q: this.enqueue(describe(op.s, op.args, false)), first: op.k === 'get' } };
+      case 'run': {
+        const q = this.enqueue(describe(op.s, op.args, true), true);
+        const done = () => {
+          if (!q.done) throw notInLockstep("a write's outcome read before its round trip");
+          return runResultOf(q);
+        };
+        return {
+          value: {
+            get changes() {
+              return done().changes;
+            },
+            get lastInsertRowid() {
+              return done().lastInsertRowid;
+            },
+          } satisfies RunResult,
+        };
+      }
+      case 'exec':
+        this.enqueue(raw(op.text), true);
+        return {};
+      case 'tx':
+        throw notInLockstep("a transaction inside a turn's request");
+    }
+  }
+
+  /** Opens a transaction whose BEGIN (and `first` statements) go out with its first round trip. */
+  begin(...first: string[]): void {
+    this.queue = [];
+    this.enqueue(raw('BEGIN'));
+    for (const text of first) this.enqueue(raw(text));
+    this.depth = 1;
+    this.txSerial = ++serials;
+  }
+
+  /** Sends what is queued with the COMMIT; the transaction is over whatever the answer. */
+  async commit(): Promise<void> {
+    try {
+      await this.exec('COMMIT');
+    } finally {
+      this.depth = 0;
+    }
+  }
+
+  /** Drops what is queued and rolls the open transaction back (nothing thrown: a lost connection is discarded). */
+  async rollback(): Promise<void> {
+    this.queue = [];
+    this.depth = 0;
+    await this.c.query('ROLLBACK').catch(() => undefined);
+  }
+
+  /** body's plan in a savepoint of the open transaction (rolled back to it if the plan fails). */
+  scoped<T>(body: () => Gen<T>): Promise<T> {
+    return this.savepoint(body) as Promise<T>;
+  }
+
   /** A top-level transaction, run again (body called anew) after a deadlock or serialization failure. */
   private async transaction(body: () => Gen<unknown>): Promise<unknown> {
     for (let attempt = 1; ; attempt++) {
       // BEGIN goes out with the transaction's first statement that needs an answer (or its COMMIT).
-      this.queue.push({ d: raw('BEGIN') });
-      this.depth = 1;
+      this.begin();
       try {
         const v = await this.drive(body(), true);
         await this.exec('COMMIT');
@@ -164,16 +300,21 @@ class PlanConnection {
 
   private async savepoint(body: () => Gen<unknown>): Promise<unknown> {
     const name = `mta_p${this.depth}`;
-    await this.exec(`SAVEPOINT ${name}`);
+    // Sent with the body's first round trip; a body that fails before any has nothing to roll back.
+    const sp = this.enqueue(raw(`SAVEPOINT ${name}`));
     this.depth++;
     try {
       const v = await this.drive(body(), true);
       await this.exec(`RELEASE ${name}`);
       return v;
     } catch (err) {
-      this.queue = [];
-      await this.exec(`ROLLBACK TO ${name}`);
-      await this.exec(`RELEASE ${name}`);
+      // What was queued before the savepoint (a transaction's BEGIN not sent yet) stays; the body's writes go.
+      const at = this.queue.indexOf(sp);
+      this.queue = at >= 0 ? this.queue.slice(0, at) : [];
+      if (sp.sent) {
+        this.enqueue(raw(`ROLLBACK TO ${name}`));
+        await this.exec(`RELEASE ${name}`);
+      }
       throw err;
     } finally {
       this.depth--;
@@ -185,20 +326,26 @@ class PlanConnection {
    * transaction's body: with its COMMIT or RELEASE, `queued` true).
    */
   async drive<T>(plan: Gen<T>, queued = false): Promise<T> {
-    let step = plan.next();
+    let step = this.step(() => plan.next());
     while (!step.done) {
       let value: unknown;
       try {
         value = await this.answer(step.value);
       } catch (err) {
-        step = plan.throw(err);
+        step = this.step(() => plan.throw(err));
         continue;
       }
-      step = plan.next(value);
+      step = this.step(() => plan.next(value));
     }
     if (!queued) await this.flush();
     return step.value;
   }
+}
+
+function settle(q: Queued, r: pg.QueryResult): void {
+  q.rows = rowsOf(q.d, r);
+  q.count = r.rowCount ?? 0;
+  q.done = true;
 }
 
 /**
@@ -246,32 +393,54 @@ export class PlanPool {
   }
 
   /**
+   * A connection of the pool (`db`: the store whose plans run on it, see PlanConnection). The database away is an
+   * error isConnectionLoss knows (08006). `release(err)` hands it back: with the error that ended its plan, a
+   * connection left inside a transaction, lost or failed is not given to the next plan.
+   */
+  async connection(
+    opts: { single?: boolean; db?: DB } = {},
+  ): Promise<{ conn: PlanConnection; release: (err?: unknown) => void }> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw unreachable((err as Error).message);
+    }
+    const conn = new PlanConnection(client, opts.single, opts.db && isPg(opts.db) ? opts.db : undefined, this);
+    let released = false;
+    const release = (err?: unknown) => {
+      if (released) return;
+      released = true;
+      this.statements += conn.statements;
+      this.roundTrips += conn.roundTrips;
+      const broken = err !== undefined && (conn.depth > 0 || !(err as { code?: string }).code || isConnectionLoss(err));
+      client.release(broken ? (err as Error) : undefined);
+    };
+    return { conn, release };
+  }
+
+  /** The error a plan on the pool fails with: a connection lost without a SQLSTATE as the database unreachable. */
+  static failure(err: unknown): unknown {
+    return isConnectionLoss(err) && !(err as { code?: string }).code ? unreachable((err as Error).message) : err;
+  }
+
+  /**
    * Runs the plan on a connection of the pool. The database away (no connection, or the connection lost during the
    * plan) is an error isConnectionLoss knows (08006): the adapters answer 503 and the loops back off, as with the
-   * synchronous engine; the next plan tries a new connection.
+   * synchronous engine; the next plan tries a new connection. `db`: the store the plan reads (PgDatabase.scope).
    */
-  async run<T>(plan: Gen<T>, opts: { single?: boolean } = {}): Promise<T> {
+  async run<T>(plan: Gen<T>, opts: { single?: boolean; db?: DB } = {}): Promise<T> {
     this.inFlight++;
     try {
-      let client: pg.PoolClient;
+      const { conn, release } = await this.connection(opts);
+      let failed: unknown;
       try {
-        client = await this.pool.connect();
+        return await conn.drive(plan);
       } catch (err) {
-        throw unreachable((err as Error).message);
-      }
-      const c = new PlanConnection(client, opts.single);
-      let broken: Error | undefined;
-      try {
-        return await c.drive(plan);
-      } catch (err) {
-        // A connection left inside a transaction, lost or failed is not handed to the next plan.
-        if (c.depth > 0 || !(err as { code?: string }).code || isConnectionLoss(err)) broken = err as Error;
-        if (isConnectionLoss(err) && !(err as { code?: string }).code) throw unreachable((err as Error).message);
-        throw err;
+        failed = err;
+        throw PlanPool.failure(err);
       } finally {
-        this.statements += c.statements;
-        this.roundTrips += c.roundTrips;
-        client.release(broken);
+        release(failed);
       }
     } finally {
       this.inFlight--;
@@ -302,5 +471,5 @@ export const poolOf = (db: DB): PlanPool | undefined => pools.get(db);
  */
 export function runPooled<T>(db: DB, plan: Gen<T>): Promise<T> {
   const p = pools.get(db);
-  return p ? p.run(plan, { single: true }) : runPlan(plan);
+  return p ? p.run(plan, { single: true, db }) : runPlan(plan);
 }
