@@ -67,13 +67,14 @@ export async function outboundEnv(
     env: {
       MTA_DNS_SERVERS: dns.server,
       MTA_OUTBOUND_PORT: String(mx.port),
-      // 5 s per SMTP command, and a lease of 5 s (MTA_RETRY_MAX_SECONDS caps it) so that a transaction has 4 s
-      // (outbound/index.ts timings): with 1 s and 2 s, a loaded box (the concurrent test runner) made a transaction
-      // outlast its time-out after the MX had taken the message, and the retry was a second copy at the MX. A test
-      // about time-outs or stalls sets its own.
-      MTA_OUTBOUND_TIMEOUT_SECONDS: '5',
+      // 10 s per SMTP command, and a lease of 10 s (MTA_RETRY_MAX_SECONDS caps it) so that a transaction has 8 s
+      // (outbound/index.ts timings). With 1 s and 2 s, a loaded box (the concurrent test runner) made a transaction
+      // outlast its time-out after the MX had taken the message, and the retry was a second copy at the MX; at load
+      // 10, 5 s was not enough for a connection's set-up, nor for a lease (recipients taken in were claimed again).
+      // A test about time-outs or stalls sets its own.
+      MTA_OUTBOUND_TIMEOUT_SECONDS: '10',
       MTA_RETRY_MIN_SECONDS: '0.2',
-      MTA_RETRY_MAX_SECONDS: '5',
+      MTA_RETRY_MAX_SECONDS: '10',
       MTA_QUEUE_LIFETIME_SECONDS: '60',
       MTA_RATE_LIMIT: '0',
       ...(opts.env ?? {}),

@@ -5,7 +5,7 @@ import type { OutboundLoop } from '../../src/outbound/index.js';
 
 // Each hostile MX listens on its own loopback address with the same port as the good one.
 describe('outbound delivery: hostile or broken receivers', function () {
-  this.timeout(40000);
+  this.timeout(60000);
   let e: OutboundEnv | undefined;
   const extra: { stop(): Promise<void> }[] = [];
   beforeEach(() => {
@@ -25,8 +25,8 @@ describe('outbound delivery: hostile or broken receivers', function () {
   const loop = () => (e!.s.svc as any).components.find((c: any) => c.name === 'outbound') as OutboundLoop;
 
   it('a drop mid-DATA, a stalled greeting, a stalled RCPT and garbage each cost only their own recipients a retry', async () => {
-    // Stalls of 10 s (a transaction's deadline: 8 s, outbound/index.ts timings).
-    e = await outboundEnv({ env: { MTA_OUTBOUND_TIMEOUT_SECONDS: '10', MTA_RETRY_MAX_SECONDS: '10' } });
+    // Stalls of 20 s (a transaction's deadline: 16 s, outbound/index.ts timings).
+    e = await outboundEnv({ env: { MTA_OUTBOUND_TIMEOUT_SECONDS: '20', MTA_RETRY_MAX_SECONDS: '20' } });
     await hostile('127.0.0.2', 'dropper.test', { data: () => ({ dropMidData: true }) });
     await hostile('127.0.0.3', 'staller.test', { connect: () => ({ stall: true }) });
     await hostile('127.0.0.4', 'slowrcpt.test', { rcpt: () => ({ stall: true }) });
@@ -47,7 +47,7 @@ describe('outbound delivery: hostile or broken receivers', function () {
       expect(types, 'good domain delivered before the stalls end').to.not.include('delivery_delayed');
     }
     for (const b of bad) {
-      await e.waitStatus(b.id, ['delivery_delayed'], 20000);
+      await e.waitStatus(b.id, ['delivery_delayed'], 30000);
       const d = (await e.events(b.id)).find((x: any) => x.type === 'delivery_delayed').data;
       expect(d.hard).to.equal(false);
       expect(d.smtp_response).to.be.a('string');
