@@ -32,11 +32,6 @@ export const SERIAL = [
   'test/integration/tracking-rewrite.test.ts', // /healthz within 500 ms while a large HTML body is rewritten
   'test/integration/pg-multinode.test.ts', // kills a node mid-delivery on a timer; two nodes, 2,000 emails
   'test/integration/store-outage.test.ts', // stops PostgreSQL under load for a while; two nodes
-  // Failed in phase 1 of a CI dry run at load 6 (session 18), each on a timing the parallel load stretches:
-  'test/integration/receiving.test.ts', // a light message read within the parse budget right after a heavy one
-  'test/integration/delivery-shaping.test.ts', // a site's rate counted at the MX per second; 150 ms sessions shared
-  'test/integration/outbound-hostile.test.ts', // a good domain delivered within 2.5 s beside 4 s stalls
-  'test/integration/outbound-modes.test.ts', // a 1 s SMTP timeout: a late MX answer is a retry and a second copy
 ];
 
 // Started first in their group (slowest first keeps the workers evenly busy at the end); an order only.

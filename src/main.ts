@@ -6,6 +6,26 @@ import { checkBeforeStart } from './config/check.js';
 import type { Running } from './service.js';
 import type { HttpWorkers as Workers } from './http/cluster.js';
 import { createLogger } from './log.js';
+import type { Logger } from 'pino';
+
+/**
+ * A process that dies says why: an exception or a promise rejection nothing handled is logged at fatal (with its
+ * stack) before the process exits 1. Node's own report of it is a bare stack on stderr, outside the JSON log an
+ * operator's collector reads.
+ */
+export function exitOnUncaught(log: Logger): void {
+  let dying = false;
+  const die = (what: string) => (err: unknown) => {
+    if (dying) return;
+    dying = true;
+    log.fatal({ err }, `${what}: the process exits`);
+    const exit = () => process.exit(1);
+    setTimeout(exit, 1000); // whatever happens to the log's flush (the timer also keeps the process up until then)
+    log.flush(exit);
+  };
+  process.on('uncaughtException', die('uncaught exception'));
+  process.on('unhandledRejection', die('unhandled promise rejection'));
+}
 
 /**
  * The source file newer than the precompiled bundle when bin/mta.js fell back to the sources because of it (it tells
@@ -27,12 +47,14 @@ export async function main(configFile?: string): Promise<void> {
     const siblings = workerSiblings();
     for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => {}); // the primary acts
     const log = createLogger(config.logLevel).child({ worker: Number(worker) });
+    exitOnUncaught(log);
     const svc = await startService(config, { siblings, listen: false, log });
     siblings.serve(svc.ctx, svc.server, () => svc.close());
     return; // stopped by its primary (SIGTERM and SIGINT reach the primary, which stops it)
   }
   const warnings = checkBeforeStart(config);
   const log = createLogger(config.logLevel);
+  exitOnUncaught(log);
   for (const w of warnings) log.warn(w);
   const stale = staleBundle();
   if (stale)

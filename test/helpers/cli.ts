@@ -73,17 +73,36 @@ export function loopbackEnv(
   };
 }
 
-/** Runs `mta serve` as a child process; resolves with its HTTP base URL once its listening line is logged. */
-export async function serveChild(
-  env: Record<string, string>,
-): Promise<{ child: ChildProcess; url: string; errors: () => string[]; log: () => string }> {
+/**
+ * Runs `mta serve` as a child process; resolves with its HTTP base URL once its listening line is logged. `log()` is
+ * what it wrote to stderr (its JSON log), `errors()` the lines at error level or above, `died()` whether and how it
+ * ended with the end of everything it wrote (stdout and stderr: a bare stack trace too), for a failing test's message.
+ */
+export async function serveChild(env: Record<string, string>): Promise<{
+  child: ChildProcess;
+  url: string;
+  errors: () => string[];
+  log: () => string;
+  died: () => string | null;
+}> {
   // No scheduled DNS re-check unless the test asks for one: the default (every 5 minutes, on the clock) would fail
   // the test DNS's sender domain whenever a run crosses a multiple of 5 minutes (a 422 domain_not_verified then).
   env = await withEngine({ MTA_DNS_CHECK_CRON: '0 0 1 1 *', ...env });
   const child = spawn(process.execPath, [BIN, 'serve'], {
     env: { PATH: process.env.PATH!, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let output = ''; // stdout and stderr as they came, the last 20,000 characters
+  let ended: string | null = null;
+  const keep = (c: unknown) => {
+    output = (output + String(c)).slice(-20_000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  child.once('exit', (code, signal) => {
+    ended = `exited ${signal ?? code}`;
+  });
+  const died = () => (ended === null ? null : `${ended}; its last output:\n${output.slice(-4000)}`);
   return new Promise((resolve, reject) => {
     let buf = '';
     // Lines logged at error level or above (kept for a failing test's message).
@@ -97,7 +116,7 @@ export async function serveChild(
       const m = /http=([0-9.]+:\d+)/.exec(buf);
       if (m) {
         clearTimeout(t);
-        resolve({ child, url: `http://${m[1]}`, errors: () => errors, log: () => buf });
+        resolve({ child, url: `http://${m[1]}`, errors: () => errors, log: () => buf, died });
       }
     });
     child.once('exit', (code) => {

@@ -67,9 +67,15 @@ export async function outboundEnv(
     env: {
       MTA_DNS_SERVERS: dns.server,
       MTA_OUTBOUND_PORT: String(mx.port),
-      MTA_OUTBOUND_TIMEOUT_SECONDS: '1',
+      // 5 s per SMTP command, and a lease of 5 s (MTA_RETRY_MAX_SECONDS caps it) so that a transaction has 4 s
+      // (outbound/index.ts timings). With 1 s and 2 s, a loaded box (the concurrent test runner) made a transaction
+      // outlast its time-out after the MX had taken the message, and the retry was a second copy at the MX. Not
+      // more: MTA_RETRY_MAX_SECONDS is also the longest wait for a retry, which tests that fix something and wait
+      // for the next attempt rely on (10 s made outbound-mta-sts's operator override miss its 8 s window). A test
+      // about time-outs or stalls sets its own.
+      MTA_OUTBOUND_TIMEOUT_SECONDS: '5',
       MTA_RETRY_MIN_SECONDS: '0.2',
-      MTA_RETRY_MAX_SECONDS: '2',
+      MTA_RETRY_MAX_SECONDS: '5',
       MTA_QUEUE_LIFETIME_SECONDS: '60',
       MTA_RATE_LIMIT: '0',
       ...(opts.env ?? {}),

@@ -5,7 +5,7 @@ import type { OutboundLoop } from '../../src/outbound/index.js';
 
 // Each hostile MX listens on its own loopback address with the same port as the good one.
 describe('outbound delivery: hostile or broken receivers', function () {
-  this.timeout(30000);
+  this.timeout(60000);
   let e: OutboundEnv | undefined;
   const extra: { stop(): Promise<void> }[] = [];
   beforeEach(() => {
@@ -25,7 +25,8 @@ describe('outbound delivery: hostile or broken receivers', function () {
   const loop = () => (e!.s.svc as any).components.find((c: any) => c.name === 'outbound') as OutboundLoop;
 
   it('a drop mid-DATA, a stalled greeting, a stalled RCPT and garbage each cost only their own recipients a retry', async () => {
-    e = await outboundEnv({ env: { MTA_OUTBOUND_TIMEOUT_SECONDS: '4', MTA_RETRY_MAX_SECONDS: '10' } });
+    // Stalls of 20 s (a transaction's deadline: 16 s, outbound/index.ts timings).
+    e = await outboundEnv({ env: { MTA_OUTBOUND_TIMEOUT_SECONDS: '20', MTA_RETRY_MAX_SECONDS: '20' } });
     await hostile('127.0.0.2', 'dropper.test', { data: () => ({ dropMidData: true }) });
     await hostile('127.0.0.3', 'staller.test', { connect: () => ({ stall: true }) });
     await hostile('127.0.0.4', 'slowrcpt.test', { rcpt: () => ({ stall: true }) });
@@ -37,12 +38,16 @@ describe('outbound delivery: hostile or broken receivers', function () {
     const bad = await Promise.all(
       ['dropper', 'staller', 'slowrcpt', 'garbage'].map((d) => e!.send({ to: `x@${d}.test` })),
     );
-    const t0 = Date.now();
     const good = await Promise.all(Array.from({ length: 20 }, (_, i) => e!.send({ to: `u${i}@rcpt.test` })));
     for (const g of good) await e.waitStatus(g.id, ['delivered']);
-    expect(Date.now() - t0, 'good domain not held up by the 4 s stalls').to.be.lessThan(2500);
+    // Not held up by the stalls: every good recipient is delivered while the stalled sessions still hang (an order
+    // of events, not a time a loaded box can stretch; 20 deliveries take well under a second on a quiet one).
+    for (const b of bad.slice(1, 3)) {
+      const types = (await e.events(b.id)).map((x: any) => x.type);
+      expect(types, 'good domain delivered before the stalls end').to.not.include('delivery_delayed');
+    }
     for (const b of bad) {
-      await e.waitStatus(b.id, ['delivery_delayed'], 15000);
+      await e.waitStatus(b.id, ['delivery_delayed'], 30000);
       const d = (await e.events(b.id)).find((x: any) => x.type === 'delivery_delayed').data;
       expect(d.hard).to.equal(false);
       expect(d.smtp_response).to.be.a('string');

@@ -10,7 +10,11 @@ describe('outbound delivery: new mail straight to the loop', function () {
   let e: OutboundEnv;
   before(async function () {
     e = await outboundEnv();
-    await sleep(100); // the loop's first claim has found the store empty
+    // Until the loop's first claim has found the store empty, new mail is left to the claims (a fixed 100 ms was
+    // not always enough on a loaded box: one email of five was claimed).
+    const until = Date.now() + 10_000;
+    while (!(loop() as any).claims.caughtUp && Date.now() < until) await sleep(5);
+    expect((loop() as any).claims.caughtUp, 'the first claim found the store empty').to.equal(true);
   });
   after(() => e?.close());
   const loop = () => (e.s.svc as any).components.find((c: any) => c.name === 'outbound') as OutboundLoop;

@@ -150,7 +150,7 @@ describe('outbound delivery: SMTP replies per recipient', function () {
   });
 
   it('DNS SERVFAIL or a time-out defers; the recipient is delivered once DNS answers', async () => {
-    e = await outboundEnv();
+    e = await outboundEnv({ env: { MTA_OUTBOUND_TIMEOUT_SECONDS: '1' } }); // DNS waits a third of it (333 ms), twice
     e.dns.set('flaky.test', { servfail: true });
     e.dns.set('slowdns.test', { stall: true });
     const a = await e.send({ to: 'x@flaky.test' });

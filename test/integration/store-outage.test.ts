@@ -122,7 +122,7 @@ describe('the node survives its database (PostgreSQL stopped and started under l
     await pgc.pause!();
     const stoppedAt = Date.now();
     await sleep(1500);
-    for (const n of nodes) expect(n.child.exitCode, `node alive: ${n.errors().join('\n')}`).to.equal(null);
+    for (const n of nodes) expect(n.died(), 'node alive').to.equal(null);
 
     const down = await postEmail(a.url, key, 1000);
     const downBody = (await down.json()) as { error: { type: string; code: string } };
@@ -133,7 +133,7 @@ describe('the node survives its database (PostgreSQL stopped and started under l
     expect(await smtpReply(portOf(a.log(), 'submission'), key)).to.match(/^451 4\.3\.0 /);
     expect(await smtpReply(portOf(b.log(), 'smtp'))).to.match(/^451 4\.3\.0 /);
     await sleep(Math.max(0, 5000 - (Date.now() - stoppedAt))); // a few seconds of outage
-    for (const n of nodes) expect(n.child.exitCode, `node alive: ${n.errors().join('\n')}`).to.equal(null);
+    for (const n of nodes) expect(n.died(), 'node alive').to.equal(null);
 
     posting = false;
     await posters;
@@ -181,7 +181,7 @@ describe('the node survives its database (PostgreSQL stopped and started under l
       [],
     );
     const twice = [...seen].filter(([, n]) => n > 1).length;
-    for (const n of nodes) expect(n.child.exitCode).to.equal(null);
+    for (const n of nodes) expect(n.died(), 'node alive').to.equal(null);
     // Each loop logs the outage once (and its end), not every attempt.
     for (const n of nodes) {
       const times = new Map<string, number>();
