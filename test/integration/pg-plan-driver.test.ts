@@ -59,6 +59,19 @@ describe('PostgreSQL: store plans run asynchronously through a pool', function (
     expect(ticks).to.be.above(10);
   });
 
+  it('outlives the server ending a connection a plan holds between two statements (57P01); the next plan runs', async () => {
+    const { conn, release } = await pool.connection({ db });
+    const pid = await conn.drive(get(sql<number>(db, 'SELECT pg_backend_pid()').pluck()));
+    // Checked out and idle: pg-pool no longer listens for its errors; an 'error' nobody hears ends the process.
+    expect(runSync(get(sql<boolean>(db, 'SELECT pg_terminate_backend(?)').pluck(), pid))).to.equal(true);
+    await new Promise((r) => setTimeout(r, 200)); // the FATAL notice and the socket's end reach the client
+    let failed: unknown;
+    await conn.drive(get(sql(db, 'SELECT 1 AS one'))).catch((e) => (failed = e));
+    expect(failed, 'a statement on the ended connection').to.be.instanceOf(Error);
+    release(failed);
+    expect(await pool.run(get(sql<number>(db, 'SELECT 2').pluck()))).to.equal(2);
+  });
+
   it('leaves nothing of a transaction whose plan fails', async () => {
     const bump = sql(db, 'UPDATE plan_t SET v = v + 1 WHERE id = ?');
     const failing = transaction(db, function* () {

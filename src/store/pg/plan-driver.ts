@@ -406,15 +406,24 @@ export class PlanPool {
     } catch (err) {
       throw unreachable((err as Error).message);
     }
+    // pg-pool listens for a connection's 'error' only while it is idle: checked out, a connection the server ends
+    // between two statements (57P01 at a restart) would emit an error nobody hears, which ends the process. Heard
+    // here, it marks the connection broken (its next statement fails as the database away).
+    let lost: Error | undefined;
+    const onError = (e: Error) => {
+      lost = e;
+    };
+    client.on('error', onError);
     const conn = new PlanConnection(client, opts.single, opts.db && isPg(opts.db) ? opts.db : undefined, this);
     let released = false;
     const release = (err?: unknown) => {
       if (released) return;
       released = true;
+      client.off('error', onError);
       this.statements += conn.statements;
       this.roundTrips += conn.roundTrips;
       const broken = err !== undefined && (conn.depth > 0 || !(err as { code?: string }).code || isConnectionLoss(err));
-      client.release(broken ? (err as Error) : undefined);
+      client.release(broken ? (err as Error) : lost);
     };
     return { conn, release };
   }
