@@ -6,26 +6,13 @@
 // failure found then runs the turn's requests again, each in a savepoint.
 import { atomically, flushWal, isPg, isRetryable, RETRIES, tx, walSyncOf, type DB } from './db.js';
 import { runSync, type Gen } from './op.js';
-import { parkedAnswer, stepPlan, type Parked } from './lockstep.js';
+import { parkedAnswer, runAfter, stepPlan, type Parked, type TurnRequest } from './lockstep.js';
 import { pooledTurnsOf } from './pg/pooled-turns.js';
 
-interface Entry {
+interface Entry extends TurnRequest<Parked> {
   fn: () => unknown;
-  /** groupPlan: the request's plan, which a PostgreSQL turn advances in lockstep with the others (./lockstep.ts) */
-  make?: () => Gen<unknown>;
-  /** its run in lockstep, and the read it waits for (answered by the turn's next round trip) */
-  gen?: Gen<unknown>;
-  parked?: Parked;
-  /** it wrote while in lockstep (a failure after writing leaves the turn dirty) */
-  wrote?: boolean;
-  result?: unknown;
-  failed?: boolean;
   /** times run again after its turn's COMMIT, sent without waiting, failed */
   replays?: number;
-  /** afterCommit callbacks of this request */
-  after?: ((committed: boolean) => void)[];
-  resolve: (v: unknown) => void;
-  reject: (e: unknown) => void;
 }
 interface Batch {
   entries: Entry[];
@@ -59,11 +46,6 @@ export function afterCommit(db: DB, fn: (committed: boolean) => void): boolean {
   return true;
 }
 
-function runAfter(e: Entry, committed: boolean): void {
-  const list = e.after;
-  e.after = undefined;
-  for (const fn of list ?? []) fn(committed);
-}
 const batches = new WeakMap<DB, Batch>();
 
 /**

@@ -23,6 +23,34 @@ export interface Step {
   wrote: boolean;
 }
 
+/**
+ * A request of a group-commit turn (./group-commit.ts on the synchronous connection, ./pg/pooled-turns.ts on the
+ * pool): its plan, its run in lockstep and the read it is parked on (`P`: how that engine answers it later), its
+ * answer, and what waits for the turn's COMMIT (afterCommit).
+ */
+export interface TurnRequest<P> {
+  /** groupPlan: the request's plan, which the turn advances in lockstep with the others */
+  make?: () => Gen<unknown>;
+  /** its run in lockstep, and the read it waits for (answered by the turn's next round trip) */
+  gen?: Gen<unknown>;
+  parked?: P;
+  /** it wrote while in lockstep (a failure after writing leaves the turn dirty) */
+  wrote?: boolean;
+  result?: unknown;
+  failed?: boolean;
+  /** afterCommit callbacks of this request */
+  after?: ((committed: boolean) => void)[];
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+/** Calls (once) the request's afterCommit callbacks: `committed` says whether its writes are durable. */
+export function runAfter(r: { after?: ((committed: boolean) => void)[] }, committed: boolean): void {
+  const list = r.after;
+  r.after = undefined;
+  for (const fn of list ?? []) fn(committed);
+}
+
 /** The answer a parked read got, or its error. */
 export function parkedAnswer(p: Parked): { value?: unknown; error?: unknown } {
   try {

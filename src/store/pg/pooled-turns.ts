@@ -11,22 +11,14 @@
 // lock (advisory, per transaction), primary keys.
 import { isRetryable, RETRIES, type DB } from '../db.js';
 import type { Gen } from '../op.js';
-import { notInLockstep } from '../lockstep.js';
+import { notInLockstep, runAfter, type TurnRequest } from '../lockstep.js';
 import type { PgDatabase } from './database.js';
 import { isConnectionLoss } from './errors.js';
 import { answerOf, PlanPool, type Handle, type PlanConnection } from './plan-driver.js';
 
-/** One request of a turn: its plan, where it parked, its answer, and what waits for its COMMIT (afterCommit). */
-interface Request {
+/** One request of a turn, parked on a pooled read (its Handle). */
+interface Request extends TurnRequest<Handle> {
   make: () => Gen<unknown>;
-  gen?: Gen<unknown>;
-  parked?: Handle;
-  wrote?: boolean;
-  result?: unknown;
-  failed?: boolean;
-  after?: ((committed: boolean) => void)[];
-  resolve: (v: unknown) => void;
-  reject: (e: unknown) => void;
 }
 
 interface Turn {
@@ -35,12 +27,6 @@ interface Turn {
   strict: boolean;
   /** whenCommitted's work, run once the turn is settled */
   settled: (() => void)[];
-}
-
-function runAfter(r: Request, committed: boolean): void {
-  const list = r.after;
-  r.after = undefined;
-  for (const fn of list ?? []) fn(committed);
 }
 
 /** A server's refusal of a statement (not the connection lost): in a pipelined turn, it may be any request's. */
