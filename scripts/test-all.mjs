@@ -4,9 +4,15 @@
 //            (each worker is its own process with its own throwaway PostgreSQL cluster, test/helpers/pg-root.ts);
 //   phase 2: the "serial" groups (files listed in SERIAL: browser tests and those that assert latency or ordering
 //            under load), one plain mocha process per engine, the two engines at once.
+//   phase 3: only if some test failed: the files of the failing tests again, alone (one plain mocha per engine, one
+//            engine after the other), to tell a test that fails under the phases' load from one that fails alone.
 // Each group's output goes to its own log (MTA_TEST_LOGS, default a temp folder) and is printed whole when the group
-// ends; then a summary (passing/failing/pending and wall time per group). Every group always runs to its end; the exit
-// code is non-zero when any group failed. `node scripts/test-all.mjs sqlite` (or `pg`) runs one engine only.
+// ends; then a summary (passing/failing/pending and wall time per group), and the first failures of each failed group
+// with their errors, so that the end of the output says what failed. Every group always runs to its end.
+// The exit code is 0 when every group passed, or when every failing test's file passed when run again alone: those
+// are named FLAKY in the summary (a test to mend: docs/testing.md). It is 1 when a file failed again alone, a group
+// failed without naming a test (a crash, a file that does not load), or a group passed nothing.
+// `node scripts/test-all.mjs sqlite` (or `pg`) runs one engine only. MTA_TEST_RERUN=0 turns phase 3 off.
 // Environment: MTA_TEST_JOBS (workers per parallel group, default 2), MTA_TEST_LOGS (log folder), MTA_TEST_ONLY.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -103,29 +109,45 @@ fs.mkdirSync(logDir, { recursive: true });
 function runGroup(g) {
   const log = path.join(logDir, `${g.name}.log`);
   // Each file's wall time, hooks included, to NAME.times: from the root hooks in a parallel group (test/helpers/pg-root.ts),
-  // from the reporter in a serial one.
+  // from the reporter in a serial one. The files of failing tests to NAME.failed (the reporter, both kinds).
   const times = path.join(logDir, `${g.name}.times`);
-  const args = [MOCHA];
+  const failedList = path.join(logDir, `${g.name}.failed`);
+  fs.rmSync(failedList, { force: true });
+  const args = [MOCHA, '--reporter', path.join(ROOT, 'test/helpers/file-times.cjs')];
   if (g.parallel) args.push('--parallel', '--jobs', String(JOBS), ...bySlowFirst(g.files));
-  else args.push('--reporter', path.join(ROOT, 'test/helpers/file-times.cjs'), ...g.files);
+  else args.push(...g.files);
   const out = fs.openSync(log, 'w');
   const t0 = Date.now();
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, {
       cwd: ROOT,
-      env: { ...process.env, ...g.env, MTA_TEST_TIMES: times, FILE_TIMES_OUT: times },
+      env: {
+        ...process.env,
+        ...g.env,
+        MTA_TEST_TIMES: times,
+        FILE_TIMES_OUT: g.parallel ? `${times}.reporter` : times,
+        MTA_TEST_FAILED: failedList,
+      },
       stdio: ['ignore', out, out],
     });
     const done = (code, signal) => {
       fs.closeSync(out);
       const text = fs.readFileSync(log, 'utf8');
       const count = (word) => Number(text.match(new RegExp(`^\\s*(\\d+) ${word}\\b`, 'm'))?.[1] ?? 0);
+      const failedFiles = fs.existsSync(failedList)
+        ? [...new Set(fs.readFileSync(failedList, 'utf8').split('\n').filter(Boolean))].map((f) =>
+            path.relative(ROOT, f),
+          )
+        : [];
       const r = {
         name: g.name,
+        group: g,
         code: code ?? (signal ? `signal ${signal}` : 1),
         passing: count('passing'),
         failing: count('failing'),
         pending: count('pending'),
+        failedFiles,
+        failures: failureSection(text),
         seconds: (Date.now() - t0) / 1000,
         log,
       };
@@ -141,6 +163,25 @@ function runGroup(g) {
   });
 }
 
+/** Mocha's list of failures (from "N failing" on), at most 150 lines, for the summary. */
+function failureSection(text) {
+  const at = text.search(/^\s*\d+ failing\b/m);
+  if (at < 0) return '';
+  const lines = text.slice(at).split('\n');
+  return (
+    lines.slice(0, 150).join('\n') + (lines.length > 150 ? `\n… (${lines.length - 150} more lines in the log)` : '')
+  );
+}
+
+const failedOf = (r) => r.code !== 0 || r.failing > 0 || r.passing === 0;
+/** A failed group whose failing tests all name their file (no crash, nothing failed outside a test). */
+const rerunnable = (r) =>
+  r.failing > 0 &&
+  r.passing > 0 &&
+  r.code === r.failing &&
+  r.failedFiles.length > 0 &&
+  !r.failedFiles.includes('(unknown file)');
+
 const t0 = Date.now();
 const results = [];
 for (const phase of [...new Set(chosen.map((g) => g.phase))].sort()) {
@@ -153,17 +194,55 @@ for (const phase of [...new Set(chosen.map((g) => g.phase))].sort()) {
   results.push(...(await Promise.all(chosen.filter((g) => g.phase === phase).map(runGroup))));
 }
 
-const failed = results.filter((r) => r.code !== 0 || r.failing > 0 || r.passing === 0);
+// Phase 3: the failing tests' files again, alone.
+const reruns = new Map();
+if (process.env.MTA_TEST_RERUN !== '0') {
+  for (const r of results.filter((x) => failedOf(x) && rerunnable(x))) {
+    console.log(
+      `\nphase 3: ${r.name}: running again alone: ${r.failedFiles.join(' ')} (load ${os.loadavg()[0].toFixed(1)})`,
+    );
+    const g = { ...r.group, name: `${r.name}-rerun`, files: r.failedFiles, parallel: false };
+    reruns.set(r.name, await runGroup(g));
+  }
+}
+
+const line = (r) =>
+  `${r.name.padEnd(22)} ${String(r.passing).padStart(5)} passing ${String(r.failing).padStart(3)} failing ` +
+  `${String(r.pending).padStart(3)} pending  ${r.seconds.toFixed(0).padStart(4)} s  exit ${r.code}  ${r.log}`;
+const flaky = [];
+const failed = [];
+for (const r of results.filter(failedOf)) {
+  const again = reruns.get(r.name);
+  if (again && !failedOf(again)) flaky.push(r);
+  else failed.push(r);
+}
 console.log('\n===== summary =====');
-for (const r of results)
-  console.log(
-    `${r.name.padEnd(16)} ${String(r.passing).padStart(5)} passing ${String(r.failing).padStart(3)} failing ` +
-      `${String(r.pending).padStart(3)} pending  ${r.seconds.toFixed(0).padStart(4)} s  exit ${r.code}  ${r.log}`,
-  );
+for (const r of results) {
+  console.log(line(r));
+  if (reruns.has(r.name)) console.log(line(reruns.get(r.name)));
+}
+for (const r of [...failed, ...flaky]) {
+  const again = reruns.get(r.name);
+  const verdict = !again
+    ? 'FAILED (not run again)'
+    : failedOf(again)
+      ? 'FAILED, and again alone'
+      : `FLAKY: failed in phase ${r.group.phase}, passed alone (${r.failedFiles.join(', ')})`;
+  console.log(`\n----- ${r.name}: ${verdict} -----`);
+  if (r.failedFiles.length) console.log(`files: ${r.failedFiles.join(', ')}`);
+  console.log(r.failures || `(no "failing" list in the log; its last lines:)\n${tail(r.log, 40)}`);
+  if (again && failedOf(again)) console.log(`--- the run alone ---\n${again.failures || tail(again.log, 40)}`);
+}
 console.log(
-  `total ${((Date.now() - t0) / 1000).toFixed(0)} s, load ${os
+  `\ntotal ${((Date.now() - t0) / 1000).toFixed(0)} s, load ${os
     .loadavg()
     .map((l) => l.toFixed(1))
-    .join(' ')}: ${failed.length ? `FAILED: ${failed.map((r) => r.name).join(', ')}` : 'all groups passed'}`,
+    .join(' ')}: ${
+    failed.length ? `FAILED: ${failed.map((r) => r.name).join(', ')}` : 'all groups passed'
+  }${flaky.length ? `; FLAKY (passed alone): ${flaky.map((r) => r.name).join(', ')}` : ''}`,
 );
 process.exit(failed.length ? 1 : 0);
+
+function tail(file, n) {
+  return fs.readFileSync(file, 'utf8').split('\n').slice(-n).join('\n');
+}
