@@ -58,6 +58,8 @@ function fill(db: DB, teamId: string, domainId: string, now: number): void {
           errors_json: null,
           remote_ip: '127.0.0.1',
           received_at: now,
+          authenticated: 1,
+          authenticated_by: 'dkim:example.org',
         };
         runSync(insertDmarcReport(db, report, records));
       }

@@ -1,5 +1,5 @@
 // Types for the mailauth 4.13 internals the fast DKIM signer builds on (the package ships no
-// typings for them). Only what src/outbound/dkim.ts uses.
+// typings for them). Only what src/outbound/dkim.ts and src/services/dmarc-auth.ts use.
 declare module 'mailauth/lib/tools.js' {
   export interface ParsedHeader {
     key: string;
@@ -12,6 +12,12 @@ declare module 'mailauth/lib/tools.js' {
     fieldNames?: string | false,
   ): { keys: string; headers: ParsedHeader[] };
   export function formatSignatureHeaderLine(type: string, values: Record<string, unknown>, folded: boolean): string;
+  /** The first entry whose organisational domain is `fromDomain`'s (relaxed), or false (services/dmarc-auth.ts). */
+  export function getAlignment(
+    fromDomain: string,
+    domainList: (string | { domain: string })[],
+    strict?: boolean,
+  ): { domain: string } | false;
 }
 declare module 'mailauth/lib/dkim/body/index.js' {
   export function dkimBody(

@@ -1,16 +1,19 @@
 // recordDmarcReport: one message received at dmarc@<bounce domain>. A readable aggregate report for a team's
 // domain is stored once per (org_name, report_id) with its records (store/dmarc.ts); one for a domain no team holds
-// is accepted and dropped; an unreadable one is kept in inbound_reports (raw capped) for the operator.
+// is accepted and dropped; an unreadable one is kept in inbound_reports (raw capped) for the operator. Who vouches for
+// the message (services/dmarc-auth.ts) is stored with it; only an authenticated report raises alerts, and one replaces
+// an unauthenticated report that took its (org_name, report_id) first.
 import { newId } from '../core/ids.js';
 import { messagesOf, type DmarcParser, type DmarcReading, type DmarcReport } from '../core/dmarc-report.js';
 import { domainsNamed, type DomainRow } from '../store/domains.js';
-import { dmarcReportByOrgId, insertDmarcReport, type NewDmarcRecord } from '../store/dmarc.js';
+import { deleteDmarcReport, dmarcReportByOrgId, insertDmarcReport, type NewDmarcRecord } from '../store/dmarc.js';
 import { keepForOperator } from './kept-mail.js';
 import type { InboundEnvelope } from './feedback.js';
 import type { Ctx } from './context.js';
 import { ourIps } from './dmarc-summary.js';
 import { raiseDomainAlert } from './alerts.js';
 import { runPlan, transaction, type Gen } from '../store/op.js';
+import { reportAuth, type ReportAuth } from './dmarc-auth.js';
 
 /** A source that is not ours failing DMARC as the domain with at least this many messages in one report is alerted. */
 export const FAILING_SOURCE_MESSAGES = 10;
@@ -78,18 +81,28 @@ function* keepUnreadable(
   return { id, outcome: 'unreadable' as const };
 }
 
-function* store(ctx: Ctx, r: DmarcReport, env: InboundEnvelope): Gen<DmarcResult> {
+function* store(ctx: Ctx, r: DmarcReport, env: InboundEnvelope, auth: ReportAuth): Gen<DmarcResult> {
   const domain = yield* domainFor(ctx, r.policy.domain);
-  const about = { org: r.org_name, report_id: r.report_id, domain: r.policy.domain, records: r.records.length };
+  const about = {
+    org: r.org_name,
+    report_id: r.report_id,
+    domain: r.policy.domain,
+    records: r.records.length,
+    authenticated_by: auth.by,
+  };
   if (!domain) {
     ctx.log.info(about, 'DMARC report for a domain no team holds: dropped');
     return { id: null, outcome: 'dropped' };
   }
   return yield* transaction(ctx.db, function* () {
     const had = yield* dmarcReportByOrgId(ctx.db, r.org_name, r.report_id);
-    if (had) {
+    if (had && (had.authenticated !== 0 || !auth.authenticated)) {
       ctx.log.info({ ...about, id: had.id }, 'DMARC report already stored');
       return { id: had.id, outcome: 'duplicate' as const };
+    }
+    if (had) {
+      ctx.log.warn({ ...about, replaced: had.id }, 'DMARC report replaces an unauthenticated one with its org and id');
+      yield* deleteDmarcReport(ctx.db, had.seq);
     }
     const id = newId('dmr', ctx.now());
     yield* insertDmarcReport(
@@ -112,21 +125,24 @@ function* store(ctx: Ctx, r: DmarcReport, env: InboundEnvelope): Gen<DmarcResult
         errors_json: r.errors.length || r.skipped ? JSON.stringify({ errors: r.errors, skipped: r.skipped }) : null,
         remote_ip: env.remoteIp,
         received_at: ctx.now(),
+        authenticated: auth.authenticated ? 1 : 0,
+        authenticated_by: auth.by,
       },
       recordRows(r),
     );
     ctx.log.info({ ...about, id, team: domain.team_id }, 'DMARC report stored');
-    yield* alertSources(ctx, domain, r, id);
+    if (auth.authenticated) yield* alertSources(ctx, domain, r, id, auth);
+    else ctx.log.info({ ...about, id }, 'DMARC report not authenticated: stored, no alerts');
     return { id, outcome: 'stored' as const };
   });
 }
 
 /**
- * domain.alert for a stored report: `dmarc_failing_source` for a source that is not ours with at least
+ * domain.alert for a stored, authenticated report: `dmarc_failing_source` for a source that is not ours with at least
  * FAILING_SOURCE_MESSAGES messages failing DMARC, `dmarc_own_failing` for one of our IPs whose messages aligned neither
  * DKIM nor SPF (a configuration fault). Each once per (domain, source IP) per 7 days (services/alerts.ts).
  */
-function* alertSources(ctx: Ctx, domain: DomainRow, r: DmarcReport, reportId: string): Gen<void> {
+function* alertSources(ctx: Ctx, domain: DomainRow, r: DmarcReport, reportId: string, auth: ReportAuth): Gen<void> {
   const ours = ourIps(ctx);
   const failing = new Map<string, { messages: number; unaligned: number }>();
   for (const row of r.records) {
@@ -136,7 +152,7 @@ function* alertSources(ctx: Ctx, domain: DomainRow, r: DmarcReport, reportId: st
     if (!row.dkim_aligned && !row.spf_aligned) f.unaligned += row.count;
     failing.set(row.source_ip, f);
   }
-  const report = { id: reportId, org_name: r.org_name, report_id: r.report_id };
+  const report = { id: reportId, org_name: r.org_name, report_id: r.report_id, authenticated_by: auth.by };
   for (const [ip, f] of failing) {
     const mine = ours(ip);
     if (mine ? f.unaligned === 0 : f.messages < FAILING_SOURCE_MESSAGES) continue;
@@ -156,5 +172,6 @@ export async function recordDmarcReport(
   const size = read.size ?? raw.length;
   const reading = await read.parse(raw, size > raw.length);
   if (!reading.ok) return runPlan(transaction(ctx.db, () => keepUnreadable(ctx, raw, env, reading, size)));
-  return runPlan(store(ctx, reading.report, env));
+  const auth = await reportAuth(ctx, raw, env, reading.report.email);
+  return runPlan(store(ctx, reading.report, env, auth));
 }

@@ -159,6 +159,8 @@ export const presentDmarcReport = (r: DmarcReportRow) => ({
   end: new Date(Number(r.end_at)).toISOString(),
   records: Number(r.records),
   messages: Number(r.messages),
+  authenticated: r.authenticated === null ? null : Number(r.authenticated) === 1,
+  authenticated_by: r.authenticated_by,
 });
 
 /** GET /v1/domains/{id}/dmarc/reports: the domain's reports, newest received first, a page at a time. */

@@ -21,6 +21,9 @@ export interface DmarcReportRow {
   errors_json: string | null;
   remote_ip: string | null;
   received_at: number;
+  /** 1 vouched for (DKIM or SPF aligned with the reporter's address), 0 not, null stored before the check (035) */
+  authenticated: number | null;
+  authenticated_by: string | null;
 }
 export type NewDmarcReport = Omit<DmarcReportRow, 'seq'>;
 
@@ -41,7 +44,7 @@ export interface DmarcRecordRow {
 export type NewDmarcRecord = Omit<DmarcRecordRow, 'seq' | 'report_seq'>;
 
 const REPORT_COLS =
-  'id, team_id, domain_id, domain, org_name, email, report_id, begin_at, end_at, records, messages, schema, generator, policy_json, errors_json, remote_ip, received_at';
+  'id, team_id, domain_id, domain, org_name, email, report_id, begin_at, end_at, records, messages, schema, generator, policy_json, errors_json, remote_ip, received_at, authenticated, authenticated_by';
 const RECORD_COLS =
   'report_seq, source_ip, count, disposition, dkim_aligned, spf_aligned, dmarc_pass, header_from, envelope_from, auth_json';
 const params = (cols: string) =>
@@ -64,6 +67,9 @@ export function* insertDmarcReport(db: DB, r: NewDmarcReport, records: NewDmarcR
   for (const rec of records) yield* run(stmt, { ...rec, report_seq: seq });
   return seq;
 }
+
+/** Removes a report and its records (an unauthenticated one an authenticated report with its org and id replaces). */
+export const deleteDmarcReport = (db: DB, seq: number) => run(sql(db, 'DELETE FROM dmarc_reports WHERE seq = ?'), seq);
 
 export const dmarcReportById = (db: DB, id: string) =>
   get(sql<DmarcReportRow>(db, 'SELECT * FROM dmarc_reports WHERE id = ?'), id);

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { startTestService, testClock, type TestService } from '../helpers/service.js';
 import { TestDns } from '../helpers/dns.js';
 import { publish } from '../helpers/domains.js';
-import { aggregateReport as report } from '../helpers/dmarc-report.js';
+import { aggregateReport as report, reporterKey, signedBy } from '../helpers/dmarc-report.js';
 import { feature as webhooks } from '../../src/features/webhooks.js';
 import { feature as inbound } from '../../src/features/inbound.js';
 import { feature as domains } from '../../src/features/domains.js';
@@ -156,8 +156,9 @@ describe('domain and IP alerts', function () {
   });
 
   it('a DMARC report with a foreign failing source (≥ 10 messages) → dmarc_failing_source once per 7 days', async () => {
+    const google = reporterKey(dns, 'google.com');
     const send = async (id: string, rows: any[]) => {
-      const msg = report('google.com', id, 'example.test', clock.now() - DAY, rows);
+      const msg = await signedBy(google, report('google.com', id, 'example.test', clock.now() - DAY, rows));
       const r = await smtpSend(smtpPort(s), { from: 'r@reports.example', to: ['dmarc@bounces.mta.test'] }, msg);
       expect(r.response, r.response).to.match(/^250 2\.0\.0 DMARC report dmr_/);
     };
@@ -174,7 +175,11 @@ describe('domain and IP alerts', function () {
     const ev = events(op)[n];
     expect(ev.data.domain).to.deep.equal({ id: domain.id, name: 'example.test' });
     expect(ev.data.details).to.deep.include({ source_ip: '203.0.113.5', messages: 12 });
-    expect(ev.data.details.report).to.include({ org_name: 'google.com', report_id: 'r1' });
+    expect(ev.data.details.report).to.include({
+      org_name: 'google.com',
+      report_id: 'r1',
+      authenticated_by: 'dkim:google.com',
+    });
     expect(
       events(rxA)
         .slice(a)
@@ -196,11 +201,61 @@ describe('domain and IP alerts', function () {
     ]);
   });
 
+  it('a DMARC report nobody aligned with its reporter vouches for is stored and raises no alert', async () => {
+    const n = op.got.length;
+    const rows = [{ ip: '192.0.2.66', count: 500, dkim: 'fail' as const, spf: 'fail' as const }];
+    const mk = (id: string) => report('google.com', id, 'example.test', clock.now() - DAY, rows);
+    // unsigned; signed by a domain that is not the reporter's; signed by the reporter, then altered
+    const other = reporterKey(dns, 'reports.example');
+    const google = reporterKey(dns, 'google.com');
+    const sent = [
+      mk('f1'),
+      await signedBy(other, mk('f2')),
+      (await signedBy(google, mk('f3'))).replace('Subject: ', 'Subject: Fwd: '),
+    ];
+    for (const msg of sent) {
+      const r = await smtpSend(smtpPort(s), { from: 'r@reports.example', to: ['dmarc@bounces.mta.test'] }, msg);
+      expect(r.response, r.response).to.match(/^250 2\.0\.0 DMARC report dmr_/);
+    }
+    await settle();
+    expect(alerts(op).slice(n)).to.deep.equal([]);
+    const list = await s.api('GET', `/v1/domains/${domain.id}/dmarc/reports`, { key: keyA });
+    const forgedOnes = list.body.data.filter((r: any) => ['f1', 'f2', 'f3'].includes(r.report_id));
+    expect(forgedOnes.map((r: any) => [r.report_id, r.authenticated, r.authenticated_by])).to.have.deep.members([
+      ['f1', false, null],
+      ['f2', false, null],
+      ['f3', false, null],
+    ]);
+  });
+
+  it('a report signed by its reporter replaces a forged one sent first with its org and id; not the reverse', async () => {
+    const n = op.got.length;
+    const rows = [{ ip: '192.0.2.77', count: 30, dkim: 'fail' as const, spf: 'fail' as const }];
+    const raw = report('google.com', 'g1', 'example.test', clock.now() - DAY, rows);
+    const send = async (msg: string) => {
+      const r = await smtpSend(smtpPort(s), { from: 'r@reports.example', to: ['dmarc@bounces.mta.test'] }, msg);
+      return r.response.match(/dmr_\w+/)?.[0];
+    };
+    const forged = await send(raw);
+    const genuine = await send(await signedBy(reporterKey(dns, 'google.com'), raw));
+    const again = await send(raw);
+    await settle();
+    expect(genuine).to.be.a('string').and.not.equal(forged);
+    expect(again, 'a forged copy after the genuine one').to.equal(genuine);
+    const list = await s.api('GET', `/v1/domains/${domain.id}/dmarc/reports`, { key: keyA });
+    const g1 = list.body.data.filter((r: any) => r.report_id === 'g1');
+    expect(g1.map((r: any) => [r.id, r.authenticated, r.authenticated_by])).to.deep.equal([
+      [genuine, true, 'dkim:google.com'],
+    ]);
+    expect(alerts(op).slice(n)).to.deep.equal(['domain.alert dmarc_failing_source']);
+    expect(events(op)[n].data.details).to.deep.include({ source_ip: '192.0.2.77', messages: 30 });
+  });
+
   it('one of our IPs failing DKIM and SPF alignment → dmarc_own_failing', async () => {
     const n = op.got.length;
-    const msg = report('Yahoo', 'y1', 'example.test', clock.now() - DAY, [
-      { ip: '127.0.0.2', count: 2, dkim: 'fail', spf: 'fail' },
-    ]);
+    const rows = [{ ip: '127.0.0.2', count: 2, dkim: 'fail' as const, spf: 'fail' as const }];
+    const raw = report('Yahoo', 'y1', 'example.test', clock.now() - DAY, rows, 'dmarchelp@yahoo.com');
+    const msg = await signedBy(reporterKey(dns, 'yahoo.com'), raw);
     await smtpSend(smtpPort(s), { from: 'r@reports.example', to: ['dmarc@bounces.mta.test'] }, msg);
     await settle();
     expect(alerts(op).slice(n)).to.deep.equal(['domain.alert dmarc_own_failing']);

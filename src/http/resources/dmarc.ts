@@ -53,6 +53,16 @@ export const DmarcReport = Resource(
     end: DateTime('End of the period the report covers.'),
     records: count('Rows of the report.'),
     messages: count('Messages its rows stand for.'),
+    authenticated: Nullable(
+      Type.Boolean({
+        description:
+          'Whether a DKIM signature or an SPF pass aligned with the reporter’s own address (report_metadata/email) ' +
+          'vouches for the message; only authenticated reports raise alerts. null: received before the check existed.',
+      }),
+    ),
+    authenticated_by: Nullable(
+      Type.String({ description: 'What vouched for it: `dkim:<signing domain>` or `spf:<MAIL FROM domain>`.' }),
+    ),
   },
   'A DMARC aggregate report received for the domain.',
 );
