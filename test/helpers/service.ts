@@ -70,7 +70,8 @@ export class TestService {
     // A reused keep-alive connection the server closed as it went idle (after a long synchronous stretch, e.g. a
     // purge): a GET is sent again on a new one, as any HTTP client would.
     const res = await send().catch((err: { cause?: { code?: string } }) => {
-      if (method !== 'GET' || err.cause?.code !== 'ECONNRESET') throw err;
+      // undici says ECONNRESET, or UND_ERR_SOCKET ("other side closed") when the close came between two requests
+      if (method !== 'GET' || !['ECONNRESET', 'UND_ERR_SOCKET'].includes(err.cause?.code ?? '')) throw err;
       return send();
     });
     const parsed = parseBody(await res.text());
