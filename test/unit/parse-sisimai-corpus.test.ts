@@ -80,7 +80,29 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
     hard: 97.5,
     reason: 95.1,
   };
-  const LATER_SETS = [...FOURTH_SETS, ...FIFTH_SETS];
+  /**
+   * The sixth round (Dada Mail, Majordomo 2, RIPE NCC's whois, froide, Freegle, Discourse, Zammad, php-imap, the
+   * Python bounced library), measured before any rule was changed for it (BENCHMARKS.md, "Bounce reading"): per
+   * figure, the share reached (rounded down); raise it, never lower it.
+   */
+  const SIXTH_SETS = [
+    'dada-mail/',
+    'majordomo2/',
+    'ripe-whois/',
+    'froide/',
+    'iznik-server/',
+    'discourse/',
+    'zammad/',
+    'php-imap/',
+    'bounced-py/',
+  ];
+  const SIXTH_FLOOR: Record<(typeof FIGURES)[number], number> = {
+    kind: 100,
+    recipients: 100,
+    hard: 95.4,
+    reason: 93.1,
+  };
+  const LATER_SETS = [...FOURTH_SETS, ...FIFTH_SETS, ...SIXTH_SETS];
   let results: SampleResult[] = [];
   before(async () => {
     results = await measure(HELD_OUT_DIR);
@@ -123,5 +145,12 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
     const t = tally(fifth);
     expect(fifth.length).to.be.at.least(41);
     for (const f of FIGURES) expect(share(t, f), `${f}\n${missList(fifth).join('\n')}`).to.be.at.least(FIFTH_FLOOR[f]);
+  });
+
+  it('reads the sixth round at least as well as it did (per figure)', () => {
+    const sixth = results.filter((r) => SIXTH_SETS.some((p) => r.file.startsWith(p)));
+    const t = tally(sixth);
+    expect(sixth.length).to.be.at.least(44);
+    for (const f of FIGURES) expect(share(t, f), `${f}\n${missList(sixth).join('\n')}`).to.be.at.least(SIXTH_FLOOR[f]);
   });
 });
