@@ -315,3 +315,14 @@ export function fullerReply(diag: string, para: string, status: string | null): 
   const detail = (status && !status.endsWith('.0.0') ? null : findStatus(p)) ?? findReply(p);
   return detail && !/\.0\.0$|00$/.test(detail) ? p : diag;
 }
+
+/**
+ * The status inside a quoted remote reply, as Sisimai's Amazon SES decoder reads it: the first status between the
+ * first "-'" (else '-"') and the last "' " (else '" '), when both occur in that order; null when there is none.
+ */
+export function quotedReplyStatus(diag: string): string | null {
+  const flat = diag.replace(/\s+/g, ' ');
+  const open = flat.includes("-'") ? flat.indexOf("-'") : flat.indexOf('-"');
+  const close = flat.includes("' ") ? flat.lastIndexOf("' ") : flat.lastIndexOf('" ');
+  return open >= 0 && close > open + 2 ? findStatus(flat.slice(open + 2, close)) : null;
+}

@@ -3,7 +3,7 @@
 import type { BounceReason } from '../core/bounce-reasons.js';
 import { classifyBounce, findReply, findStatus } from '../core/classify.js';
 import { isExplicit, pseudoStatus } from '../core/bounce-reasons.js';
-import { mailboxProvider, registryReason } from '../core/providers/index.js';
+import { QUOTED_REPLY_DECODER, mailboxProvider, registryReason } from '../core/providers/index.js';
 import { type Entity, decodeWords, header, leaves, parseEntity } from './mime.js';
 import { findAddress } from '../core/address.js';
 import {
@@ -16,6 +16,7 @@ import {
   rfc3464ErrorLines,
   ownErrorLines,
   fullerReply,
+  quotedReplyStatus,
 } from './dsn.js';
 import {
   readNotice,
@@ -219,6 +220,7 @@ function bounceReport(root: Entity): Report | null {
   let raws = format?.textOnly
     ? []
     : dsnRecipients(root, notice, !format?.statusOnly, generic, !!format?.textHoldsDiagnostic);
+  if (!format && readsQuotedStatus(root)) for (const r of raws) r.status = quotedStatus(r);
   if (raws.length === 1 && !format?.statusOnly) addContext(raws[0] as RawRecipient, root, notice);
   if (generic && raws.length === 1) (raws[0] as RawRecipient).leadForAgents = true;
   const failed = (header(root.headers, 'x-failed-recipients') ?? '')
@@ -242,6 +244,19 @@ function bounceReport(root: Entity): Report | null {
   if (raws.length === 1 && !(raws[0] as RawRecipient).address) (raws[0] as RawRecipient).address = originalTo(root);
   applyFormat(format, root, raws, errorSection(notice, format));
   return { kind: 'dsn', recipients: raws.map(toRecipient), original };
+}
+
+/** Whether Sisimai's Amazon SES decoder would read this notice (QUOTED_REPLY_DECODER). */
+function readsQuotedStatus(root: Entity): boolean {
+  const d = QUOTED_REPLY_DECODER;
+  if (d.notXMailer.test(header(root.headers, 'x-mailer') ?? '')) return false;
+  return d.headers.some((h) => (header(root.headers, h) ?? '').trim() !== '');
+}
+
+/** A generic status (x.0.0, x.1.0) yields to the one inside the quoted remote reply of the diagnostic. */
+function quotedStatus(r: RawRecipient): string | null {
+  if (!r.status || !r.diagnostic || !QUOTED_REPLY_DECODER.statuses.test(r.status)) return r.status;
+  return quotedReplyStatus(r.diagnostic) ?? r.status;
 }
 
 const TRANSCRIPT = /^[ \t]*-+ Transcript of session follows/m;

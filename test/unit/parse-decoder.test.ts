@@ -267,3 +267,51 @@ describe("parseReport: several recipients in a notice only Sisimai's RFC 3464 te
     ]);
   });
 });
+
+describe("parseReport: a status quoted inside another reply (Sisimai's Amazon SES decoder and the others)", () => {
+  // labels: Sisimai 5.1.0 run on these three notices (RFC3464 5.1.0 userunknown; AmazonSES 5.7.1 securityerror)
+  const notice = (headers: string[]) =>
+    Buffer.from(
+      [
+        'From: mailer-daemon@mx.example.net',
+        'To: sender@example.org',
+        'Subject: Delivery Status Notification (Failure)',
+        ...headers,
+        'MIME-Version: 1.0',
+        'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
+        '',
+        '--b1',
+        'Content-Type: text/plain; charset=us-ascii',
+        '',
+        'The following message to <jane@example.net> was undeliverable.',
+        '',
+        '--b1',
+        'Content-Type: message/delivery-status',
+        '',
+        'Reporting-MTA: dns; mx.example.net',
+        '',
+        'Final-Recipient: rfc822; jane@example.net',
+        'Action: failed',
+        'Status: 5.0.0 (permanent failure)',
+        "Diagnostic-Code: smtp; 5.1.0 - Unknown address error 550-'5.7.1 Access denied' (delivery attempts: 0)",
+        '',
+        '--b1--',
+        '',
+      ].join('\n'),
+    );
+  const read = async (headers: string[]) =>
+    (await parseReport(notice(headers))).recipients.map((x) => [x.status, x.reason, x.hard]);
+
+  it('takes the first status of the text when no Amazon SES header is there (5.1.0: userunknown)', async () => {
+    expect(await read([])).to.deep.equal([['5.1.0', 'userunknown', true]]);
+  });
+
+  it('takes the status inside the quoted reply under X-SES-Outgoing (5.7.1: securityerror)', async () => {
+    expect(await read(['X-SES-Outgoing: 2024.01.01-192.0.2.1'])).to.deep.equal([['5.7.1', 'securityerror', false]]);
+  });
+
+  it('does not for Amazon WorkMail, which the Amazon SES decoder leaves alone', async () => {
+    const headers = ['X-SES-Outgoing: 2024.01.01-192.0.2.1', 'X-Mailer: Amazon WorkMail'];
+    expect(await read(headers)).to.deep.equal([['5.1.0', 'userunknown', true]]);
+  });
+});
