@@ -185,12 +185,7 @@ function dsnRecipients(
     .filter((r) => r.address || r.status);
   const all = list.map((r) => r.address ?? '').filter(Boolean);
   const section = errorSection(notice);
-  const own = generic
-    ? rfc3464ErrorLines(
-        part?.text ?? null,
-        leaves(root).find((p) => p.type === 'text/plain' && p.params.charset !== undefined)?.text ?? null,
-      )
-    : null;
+  const own = generic ? rfc3464ErrorLines(part?.text ?? null, textAfter(root, part)) : null;
   list.forEach((r, i) => {
     if (!r.address || !readText) return;
     const para = paragraphFor(section, r.address, all);
@@ -201,6 +196,21 @@ function dsnRecipients(
     else if (para) r.diagnostic = fullerReply(r.diagnostic as string, para, r.status);
   });
   return list;
+}
+
+/**
+ * The text parts after the delivery-status part, up to the returned message: Sisimai's RFC 3464 decoder starts reading
+ * at "Content-Type: message/delivery-status" of the flattened message, so a human-readable part before it is never
+ * read, one after it is.
+ */
+function textAfter(root: Entity, part: Entity | null): string | null {
+  const all = leaves(root);
+  const at = part ? all.indexOf(part) : -1;
+  if (at < 0) return null;
+  const after = all.slice(at + 1);
+  const end = after.findIndex((p) => p.type === 'message/rfc822' || p.type === 'text/rfc822-headers');
+  const texts = (end < 0 ? after : after.slice(0, end)).filter((p) => p.type.startsWith('text/plain'));
+  return texts.length ? texts.map((p) => p.text).join('\n') : null;
 }
 
 function senders(root: Entity, original: OriginalInfo): Set<string> {

@@ -7,8 +7,36 @@ import { formatReason } from '../../src/inbound/formats.js';
 import { parseEntity } from '../../src/inbound/mime.js';
 import { parseReport } from '../../src/inbound/parse.js';
 
-/** A multipart/report DSN: the human-readable part (with or without a charset), then the delivery-status part. */
-function dsn(o: { subject: string; text: string; status: string; charset?: boolean; headers?: string[] }): Buffer {
+/**
+ * A multipart/report DSN: the human-readable part (with or without a charset) and the delivery-status part, the text
+ * first unless `after`.
+ */
+function dsn(o: {
+  subject: string;
+  text: string;
+  status: string;
+  charset?: boolean;
+  headers?: string[];
+  after?: boolean;
+}): Buffer {
+  const text = [
+    '--b1',
+    o.charset === false ? 'Content-Type: text/plain' : 'Content-Type: text/plain; charset=us-ascii',
+    '',
+    o.text,
+    '',
+  ];
+  const status = [
+    '--b1',
+    'Content-Type: message/delivery-status',
+    '',
+    'Reporting-MTA: dns; mx.example.net',
+    '',
+    'Final-Recipient: rfc822; jane@example.net',
+    'Action: failed',
+    `Status: ${o.status}`,
+    '',
+  ];
   return Buffer.from(
     [
       'From: mailer-daemon@mx.example.net',
@@ -18,20 +46,7 @@ function dsn(o: { subject: string; text: string; status: string; charset?: boole
       'MIME-Version: 1.0',
       'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
       '',
-      '--b1',
-      o.charset === false ? 'Content-Type: text/plain' : 'Content-Type: text/plain; charset=us-ascii',
-      '',
-      o.text,
-      '',
-      '--b1',
-      'Content-Type: message/delivery-status',
-      '',
-      'Reporting-MTA: dns; mx.example.net',
-      '',
-      'Final-Recipient: rfc822; jane@example.net',
-      'Action: failed',
-      `Status: ${o.status}`,
-      '',
+      ...(o.after ? [...status, ...text] : [...text, ...status]),
       '--b1--',
       '',
     ].join('\r\n'),
@@ -46,15 +61,30 @@ describe('parseReport: the generic RFC 3464 reading (no vendor decoder takes the
     expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([['jane@example.net', 'undefined']]);
   });
 
-  it('reads a flush-left line with a reply code', async () => {
-    const text = 'Delivery failed.\n\n550 5.1.1 <jane@example.net>: Recipient address rejected: User unknown\n';
-    const r = await parseReport(dsn({ subject: 'Message not delivered', text, status: '5.0.0' }));
+  it('takes a "Mail Delivery System" From alone for no X1 notice (Sisimai\'s X1 also needs "Returned Mail: ")', async () => {
+    const raw = dsn({ subject: 'Message not delivered', text: LAYOUT, status: '5.0.0' })
+      .toString('latin1')
+      .replace('From: mailer-daemon@', 'From: "Mail Delivery System" <mailer-daemon@')
+      .replace('mx.example.net\r\nTo:', 'mx.example.net>\r\nTo:');
+    const r = await parseReport(Buffer.from(raw, 'latin1'));
+    expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([['jane@example.net', 'undefined']]);
+  });
+
+  // labels: Sisimai 5.1.0 run on these notices (its reading starts at the delivery-status part)
+  const REPLY = 'Delivery failed.\n\n550 5.1.1 <jane@example.net>: Recipient address rejected: User unknown\n';
+
+  it('reads a flush-left line with a reply code in a text part after the delivery-status part', async () => {
+    const r = await parseReport(dsn({ subject: 'Message not delivered', text: REPLY, status: '5.0.0', after: true }));
     expect(r.recipients.map((x) => x.reason)).to.deep.equal(['userunknown']);
   });
 
-  it('reads no text part that names no charset', async () => {
-    const text = '550 5.1.1 <jane@example.net>: Recipient address rejected: User unknown\n';
-    const r = await parseReport(dsn({ subject: 'Message not delivered', text, status: '5.0.0', charset: false }));
+  it('reads it whether or not that part names its charset', async () => {
+    const raw = dsn({ subject: 'Message not delivered', text: REPLY, status: '5.0.0', after: true, charset: false });
+    expect((await parseReport(raw)).recipients.map((x) => x.reason)).to.deep.equal(['userunknown']);
+  });
+
+  it('reads no text part before the delivery-status part (the usual place): undefined', async () => {
+    const r = await parseReport(dsn({ subject: 'Message not delivered', text: REPLY, status: '5.0.0' }));
     expect(r.recipients.map((x) => x.reason)).to.deep.equal(['undefined']);
   });
 

@@ -173,7 +173,8 @@ const NOTICES: readonly NoticeFormat[] = [
   },
   {
     family: 'X1',
-    detect: { subject: /^Returned Mail: |^Mail Delivery Failure/, from: /"Mail Deliver(?:y|ed) System" / },
+    need: 2,
+    detect: { subject: /^Returned Mail: /, from: /^"Mail Deliver System" / },
   },
   {
     family: 'X2',
