@@ -157,6 +157,25 @@ function readOne(section: string, address: string, all: string[], ownLine?: bool
   return rec;
 }
 
+const EXPANDED_FROM = /^[ \t]+\(expanded from:[ \t]*<?([^\s<>()@]+@[^\s<>()]+)>?\)[ \t]*$/i;
+
+/**
+ * Sendmail's text notice: an indented "(expanded from: <a@b>)" line in the block under a recipient's line names the
+ * address the message was sent to (an alias expanded to the recipient). Sisimai's RFC 3464 text fallback takes that
+ * line for the recipient's; the reader keeps both, the address sent to as the original recipient.
+ */
+function expandedFrom(section: string, address: string): string | null {
+  const lines = section.split('\n');
+  const at = lines.findIndex((l) => l.trim().replace(/^<|>$/g, '').toLowerCase() === address.toLowerCase());
+  if (at < 0) return null;
+  for (const line of lines.slice(at + 1, at + 8)) {
+    if (!/^[ \t]/.test(line) || !line.trim()) return null;
+    const m = EXPANDED_FROM.exec(line);
+    if (m) return findAddress(m[1]);
+  }
+  return null;
+}
+
 /** The first recipient's error: everything above the second recipient's line (Sisimai RFC 3464's text fallback). */
 function withPreamble(first: RawRecipient, section: string, second: string): void {
   const lower = section.toLowerCase();
@@ -197,6 +216,7 @@ export function readNotice(
   if (!addrs.length) return [];
   addrs = addrs.slice(0, MAX_NOTICE_RECIPIENTS);
   const raws = addrs.map((a) => readOne(section, a, addrs, format?.textOnly || format?.ownLine, format?.linesAfter));
+  for (const r of raws) if (r.address) r.original = expandedFrom(section, r.address) ?? r.original;
   if (preamble && raws.length > 1) withPreamble(raws[0] as RawRecipient, section, addrs[1] as string);
   return raws;
 }
