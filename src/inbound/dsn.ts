@@ -1,8 +1,8 @@
 // Reads RFC 3464 message/delivery-status fields into per-recipient records, and finds the
 // SMTP command / diagnostic a human-readable notice gives for one recipient. Pure functions.
 import { findAddress } from '../core/address.js';
-import { decodeWords } from './mime.js';
-import { DSN_FIELD_REASONS } from '../core/providers/index.js';
+import { type Entity, decodeWords, header } from './mime.js';
+import { DSN_FIELD_REASONS, QUOTED_REPLY_DECODER } from '../core/providers/index.js';
 import { findReply, findStatus } from '../core/classify.js';
 
 export interface RawRecipient {
@@ -325,4 +325,17 @@ export function quotedReplyStatus(diag: string): string | null {
   const open = flat.includes("-'") ? flat.indexOf("-'") : flat.indexOf('-"');
   const close = flat.includes("' ") ? flat.lastIndexOf("' ") : flat.lastIndexOf('" ');
   return open >= 0 && close > open + 2 ? findStatus(flat.slice(open + 2, close)) : null;
+}
+
+/** Whether Sisimai's Amazon SES decoder would read this notice (QUOTED_REPLY_DECODER). */
+export function readsQuotedStatus(root: Entity): boolean {
+  const d = QUOTED_REPLY_DECODER;
+  if (d.notXMailer.test(header(root.headers, 'x-mailer') ?? '')) return false;
+  return d.headers.some((h) => (header(root.headers, h) ?? '').trim() !== '');
+}
+
+/** A generic status (x.0.0, x.1.0) yields to the one inside the quoted remote reply of the diagnostic. */
+export function quotedStatus(r: RawRecipient): string | null {
+  if (!r.status || !r.diagnostic || !QUOTED_REPLY_DECODER.statuses.test(r.status)) return r.status;
+  return quotedReplyStatus(r.diagnostic) ?? r.status;
 }

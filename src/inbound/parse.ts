@@ -3,7 +3,7 @@
 import type { BounceReason } from '../core/bounce-reasons.js';
 import { classifyBounce, findReply, findStatus } from '../core/classify.js';
 import { isExplicit, pseudoStatus } from '../core/bounce-reasons.js';
-import { QUOTED_REPLY_DECODER, mailboxProvider, registryReason } from '../core/providers/index.js';
+import { mailboxProvider, registryReason } from '../core/providers/index.js';
 import { type Entity, decodeWords, header, leaves, parseEntity } from './mime.js';
 import { findAddress } from '../core/address.js';
 import {
@@ -16,7 +16,8 @@ import {
   rfc3464ErrorLines,
   ownErrorLines,
   fullerReply,
-  quotedReplyStatus,
+  readsQuotedStatus,
+  quotedStatus,
 } from './dsn.js';
 import {
   readNotice,
@@ -256,19 +257,6 @@ function bounceReport(root: Entity): Report | null {
   return { kind: 'dsn', recipients: raws.map(toRecipient), original };
 }
 
-/** Whether Sisimai's Amazon SES decoder would read this notice (QUOTED_REPLY_DECODER). */
-function readsQuotedStatus(root: Entity): boolean {
-  const d = QUOTED_REPLY_DECODER;
-  if (d.notXMailer.test(header(root.headers, 'x-mailer') ?? '')) return false;
-  return d.headers.some((h) => (header(root.headers, h) ?? '').trim() !== '');
-}
-
-/** A generic status (x.0.0, x.1.0) yields to the one inside the quoted remote reply of the diagnostic. */
-function quotedStatus(r: RawRecipient): string | null {
-  if (!r.status || !r.diagnostic || !QUOTED_REPLY_DECODER.statuses.test(r.status)) return r.status;
-  return quotedReplyStatus(r.diagnostic) ?? r.status;
-}
-
 const TRANSCRIPT = /^[ \t]*-+ Transcript of session follows/m;
 const SENDMAIL_SUBJECT = /^Warning: |see transcript for details\s*$/;
 
@@ -301,6 +289,8 @@ function applyFormat(format: NoticeFormat | null, root: Entity, raws: RawRecipie
   if (!format) return;
   for (const r of raws) {
     if (r.reason) continue;
+    const nc = format.noCause;
+    if (nc && nc.line.test((r.diagnostic ?? '').trimStart())) r.diagnostic = responseAfter(section, nc.response);
     const diag = r.diagnostic ?? '';
     const byCommand = r.command ? format.commands?.[r.command] : undefined;
     if (byCommand) {
@@ -321,6 +311,12 @@ function applyFormat(format: NoticeFormat | null, root: Entity, raws: RawRecipie
       r.status = pseudoStatus(reason, true);
     }
   }
+}
+
+/** The text from the line holding `marker` to the end of the error section (IMail's remote response), or null. */
+function responseAfter(section: string, marker: string): string | null {
+  const at = section.indexOf(marker);
+  return at < 0 ? null : section.slice(at, at + 4096);
 }
 
 /**

@@ -345,3 +345,49 @@ describe("parseReport: a status quoted inside another reply (Sisimai's Amazon SE
     expect(await read(headers)).to.deep.equal([['5.1.0', 'userunknown', true]]);
   });
 });
+
+describe("parseReport: IMail Server's notices (Sisimai Lhost::IMailServer)", () => {
+  // labels: Sisimai 5.1.0 run on these notices
+  const imail = (text: string) =>
+    Buffer.from(
+      [
+        'From: "Postmaster" <postmaster@mx.example.net>',
+        'To: sender@example.org',
+        'Subject:  Undeliverable Mail',
+        'X-Mailer: <SMTP32 v20010525>',
+        'Content-Type: text/plain; charset=us-ascii',
+        '',
+        text,
+        '',
+        'Original message follows.',
+        '',
+        'From: sender@example.org',
+        'To: jane@example.net',
+        'Subject: hello',
+        '',
+      ].join('\n'),
+    );
+  const read = async (text: string) =>
+    (await parseReport(imail(text))).recipients.map((x) => [x.address, x.status, x.reason]);
+
+  it('gives "undeliverable to a@b" its recipient and no cause', async () => {
+    expect(await read('undeliverable  to jane@example.net')).to.deep.equal([
+      ['jane@example.net', '5.0.900', 'undefined'],
+    ]);
+  });
+
+  it("reads the remote server's response that follows it", async () => {
+    const text = [
+      'undeliverable to jane@example.net',
+      'Body of message generated response:',
+      '550 5.1.1 <jane@example.net>... User unknown',
+    ].join('\n');
+    expect(await read(text)).to.deep.equal([['jane@example.net', '5.1.1', 'userunknown']]);
+  });
+
+  it('reads a "Cause: a@b" line with its cause', async () => {
+    expect(await read('Unknown user: jane@example.net')).to.deep.equal([
+      ['jane@example.net', '5.0.911', 'userunknown'],
+    ]);
+  });
+});
