@@ -269,6 +269,35 @@ describe('parseReport: an Exim-signed notice in a provider template (Sisimai Lho
   });
 });
 
+describe("parseReport: Exim's 'an undisclosed address (generated from a@b)'", () => {
+  // label: Sisimai 5.1.0 run on this notice (Exim: recipient jane@example.net, 5.0.900, undefined)
+  it('names the generated-from address and gives no cause when no error line follows', async () => {
+    const raw = [
+      'From: Mail Delivery System <Mailer-Daemon@mx.example.net>',
+      'To: sender@example.org',
+      'Subject: Mail delivery failed: returning message to sender',
+      '',
+      'This message was created automatically by mail delivery software.',
+      '',
+      'A message that you sent could not be delivered to one or more of its',
+      'recipients. This is a permanent error. The following address(es) failed:',
+      '',
+      '  an undisclosed address',
+      '    (generated from jane@example.net)',
+      '',
+      '------ This is a copy of the message, including all the headers. ------',
+      '',
+      'From: sender@example.org',
+      'To: jane@example.net',
+      '',
+    ].join('\n');
+    const r = await parseReport(raw);
+    expect(r.recipients.map((x) => [x.address, x.status, x.reason])).to.deep.equal([
+      ['jane@example.net', '5.0.900', 'undefined'],
+    ]);
+  });
+});
+
 describe("parseReport: several recipients in a notice only Sisimai's RFC 3464 text fallback reads", () => {
   it('gives the first recipient the text above the second one, the others their own lines', async () => {
     const raw = Buffer.from(
