@@ -242,8 +242,8 @@ function pickStatus(given: string | null, text: string): string | null {
   // "4.4.7 Message expired ... <421 4.4.2 Connection timed out>": the last remote reply is the cause.
   const nested = /<[245]\d\d[- ]([245]\.\d\.\d{1,3})\b[^<>]*>/.exec(text)?.[1] ?? null;
   if (nested && given && /^[45]\.4\.7$/.test(given) && nested[0] === given[0]) return nested;
-  const attached = /\b[245]\d\d[- ]['"]?([245]\.\d{1,2}\.\d{1,3})(?!\d)/.exec(text)?.[1] ?? null;
-  const found = attached ?? findStatus(text);
+  // the first status of the text, as Sisimai's SMTP::Status->find reads it (x.0.0 and 4.4.7 only when alone)
+  const found = findStatus(text);
   if (found && /^[45]\.[1-9]\.[1-9]\d*$/.test(found) && (!given || given[0] === found[0])) return found;
   if (!given) return found;
   if (given.endsWith('.0.0') && found && !found.endsWith('.0.0') && found[0] === given[0]) return found;

@@ -1,8 +1,8 @@
 // Reads RFC 3464 message/delivery-status fields into per-recipient records, and finds the
 // SMTP command / diagnostic a human-readable notice gives for one recipient. Pure functions.
 import { findAddress } from '../core/address.js';
-import { decodeWords } from './mime.js';
-import { DSN_FIELD_REASONS } from '../core/providers/index.js';
+import { type Entity, decodeWords, header } from './mime.js';
+import { DSN_FIELD_REASONS, QUOTED_REPLY_DECODER } from '../core/providers/index.js';
 import { findReply, findStatus } from '../core/classify.js';
 
 export interface RawRecipient {
@@ -277,18 +277,18 @@ export function paragraphFor(text: string, address: string, others: string[]): s
 }
 
 /**
- * `charsetText`: the human-readable part when it names its charset. Sisimai's RFC 3464 decoder (no vendor decoder took the notice) reads error text from the human-readable part only
- * when that part names its charset (its reading starts at "Content-Type: text/plain; charset="), and there only the
- * lines that start flush left (not with a space, a tab or "X") and hold an SMTP reply code or an "<a@b>" address:
- * an indented "    Unknown user" under the address gives no diagnostic (the recipient reads `undefined`). A `Status:` field
- * that holds a reply instead of a status code is the diagnostic.
+ * Sisimai's RFC 3464 decoder (no vendor decoder took the notice) reads error text only from where its reading starts,
+ * the delivery-status part: `textAfter` is the human-readable text that follows that part (a part before it, the usual
+ * place, is never read), and there only the lines that start flush left (not with a space, a tab or "X") and hold an
+ * SMTP reply code or an "<a@b>" address. A `Status:` field that holds a reply instead of a status code is the
+ * diagnostic.
  */
-export function rfc3464ErrorLines(statusText: string | null, charsetText: string | null): string | null {
+export function rfc3464ErrorLines(statusText: string | null, textAfter: string | null): string | null {
   // "Status: 553 Exceeded maximum inbound message size" (a reply where the status code belongs) replaces them
   const status = /^Status:[ \t]*([245]\d\d\b[^\n]*)$/im.exec(statusText?.slice(0, 16384) ?? '')?.[1];
   if (status && findReply(status.slice(0, 3))) return status.trim();
-  if (!charsetText) return null;
-  const lines = charsetText
+  if (!textAfter) return null;
+  const lines = textAfter
     .slice(0, 16384)
     .split(/\r?\n/)
     .filter((l) => l && !/^[ \tX]/.test(l) && (findReply(l) || /<[^<>@\s]*@[^<>\s]*>/.test(l)));
@@ -314,4 +314,28 @@ export function fullerReply(diag: string, para: string, status: string | null): 
   if (!/\(in reply to /i.test(p) || p.length <= d.length || !p.includes(d)) return diag;
   const detail = (status && !status.endsWith('.0.0') ? null : findStatus(p)) ?? findReply(p);
   return detail && !/\.0\.0$|00$/.test(detail) ? p : diag;
+}
+
+/**
+ * The status inside a quoted remote reply, as Sisimai's Amazon SES decoder reads it: the first status between the
+ * first "-'" (else '-"') and the last "' " (else '" '), when both occur in that order; null when there is none.
+ */
+export function quotedReplyStatus(diag: string): string | null {
+  const flat = diag.replace(/\s+/g, ' ');
+  const open = flat.includes("-'") ? flat.indexOf("-'") : flat.indexOf('-"');
+  const close = flat.includes("' ") ? flat.lastIndexOf("' ") : flat.lastIndexOf('" ');
+  return open >= 0 && close > open + 2 ? findStatus(flat.slice(open + 2, close)) : null;
+}
+
+/** Whether Sisimai's Amazon SES decoder would read this notice (QUOTED_REPLY_DECODER). */
+export function readsQuotedStatus(root: Entity): boolean {
+  const d = QUOTED_REPLY_DECODER;
+  if (d.notXMailer.test(header(root.headers, 'x-mailer') ?? '')) return false;
+  return d.headers.some((h) => (header(root.headers, h) ?? '').trim() !== '');
+}
+
+/** A generic status (x.0.0, x.1.0) yields to the one inside the quoted remote reply of the diagnostic. */
+export function quotedStatus(r: RawRecipient): string | null {
+  if (!r.status || !r.diagnostic || !QUOTED_REPLY_DECODER.statuses.test(r.status)) return r.status;
+  return quotedReplyStatus(r.diagnostic) ?? r.status;
 }

@@ -185,6 +185,7 @@ export function looseNotice(notice: string, exclude: Set<string>): RawRecipient[
   const raws = readNotice(section, addrs, exclude, { recipientLines: [] });
   // a recipient's own lines without a reason ("Name (a@b)" in a list): the notice's reason is everyone's
   for (const r of raws) {
+    if (r.diagnostic === null) continue; // the layout says no cause (Exim's "an undisclosed address")
     const own = (r.diagnostic ?? '')
       .toLowerCase()
       .split(r.address ?? '\0')

@@ -129,6 +129,15 @@ function linesAfter(section: string, address: string): string | null {
   return lines.slice(at + 1, next < 0 ? lines.length : next).join('\n');
 }
 
+/**
+ * Exim's "an undisclosed address\n    (generated from a@b)" (deliver.c: a redirect led to a hidden address) with no
+ * error line under it: Sisimai's Exim decoder takes the "generated from" address as the recipient and gives no cause.
+ */
+function undisclosedOnly(paragraph: string): boolean {
+  const left = paragraph.replace(/\ban undisclosed address\b/i, '').replace(/\(generated from [^()\n]*\)/i, '');
+  return left !== paragraph && !left.trim();
+}
+
 function readOne(section: string, address: string, all: string[], ownLine?: boolean, after?: boolean): RawRecipient {
   const sm = sendmailLine(section, address);
   const own = after && all.length === 1 && !sm ? linesAfter(section, address) : null;
@@ -141,6 +150,8 @@ function readOne(section: string, address: string, all: string[], ownLine?: bool
     .replace(/[<>:\s]/g, '');
   const hasCode = /\b[245]\d\d\b|\b[245]\.\d{1,3}\.\d{1,3}\b/.test(diag);
   // a format read from its text alone says nothing more than its recipient's line: no cause given (undefined)
+  // no cause under a hidden address: no diagnostic at all (a loose reading does not give it the notice's words)
+  if (undisclosedOnly(diag)) return failedRecipient(address, null, null);
   if (ownLine && rest.length < 8) diag = '';
   else if (all.length === 1 && (rest.length < 8 || (!hasCode && !ownLine))) diag = section;
   if (/remote host said:/i.test(diag))
@@ -155,6 +166,34 @@ function readOne(section: string, address: string, all: string[], ownLine?: bool
     if (g[1]) rec.reason = g[1];
   }
   return rec;
+}
+
+const EXPANDED_FROM = /^[ \t]+\(expanded from:[ \t]*<?([^\s<>()@]+@[^\s<>()]+)>?\)[ \t]*$/i;
+
+/**
+ * Sendmail's text notice: an indented "(expanded from: <a@b>)" line in the block under a recipient's line names the
+ * address the message was sent to (an alias expanded to the recipient). Sisimai's RFC 3464 text fallback takes that
+ * line for the recipient's; the reader keeps both, the address sent to as the recipient's original recipient.
+ */
+function addExpandedFrom(section: string, raws: RawRecipient[]): void {
+  const lines = section.split('\n');
+  const lineOf = new Map<string, number>();
+  lines.forEach((l, i) => {
+    const key = l.trim().replace(/^<|>$/g, '').toLowerCase();
+    if (key.includes('@') && !lineOf.has(key)) lineOf.set(key, i);
+  });
+  for (const r of raws) {
+    const at = r.address ? lineOf.get(r.address.toLowerCase()) : undefined;
+    if (at === undefined) continue;
+    for (const line of lines.slice(at + 1, at + 8)) {
+      if (!/^[ \t]/.test(line) || !line.trim()) break;
+      const m = EXPANDED_FROM.exec(line);
+      if (m) {
+        r.original = findAddress(m[1]) ?? r.original;
+        break;
+      }
+    }
+  }
 }
 
 /** The first recipient's error: everything above the second recipient's line (Sisimai RFC 3464's text fallback). */
@@ -197,6 +236,7 @@ export function readNotice(
   if (!addrs.length) return [];
   addrs = addrs.slice(0, MAX_NOTICE_RECIPIENTS);
   const raws = addrs.map((a) => readOne(section, a, addrs, format?.textOnly || format?.ownLine, format?.linesAfter));
+  addExpandedFrom(section, raws);
   if (preamble && raws.length > 1) withPreamble(raws[0] as RawRecipient, section, addrs[1] as string);
   return raws;
 }

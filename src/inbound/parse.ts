@@ -16,6 +16,8 @@ import {
   rfc3464ErrorLines,
   ownErrorLines,
   fullerReply,
+  readsQuotedStatus,
+  quotedStatus,
 } from './dsn.js';
 import {
   readNotice,
@@ -184,12 +186,7 @@ function dsnRecipients(
     .filter((r) => r.address || r.status);
   const all = list.map((r) => r.address ?? '').filter(Boolean);
   const section = errorSection(notice);
-  const own = generic
-    ? rfc3464ErrorLines(
-        part?.text ?? null,
-        leaves(root).find((p) => p.type === 'text/plain' && p.params.charset !== undefined)?.text ?? null,
-      )
-    : null;
+  const own = generic ? rfc3464ErrorLines(part?.text ?? null, textAfter(root, part)) : null;
   list.forEach((r, i) => {
     if (!r.address || !readText) return;
     const para = paragraphFor(section, r.address, all);
@@ -200,6 +197,21 @@ function dsnRecipients(
     else if (para) r.diagnostic = fullerReply(r.diagnostic as string, para, r.status);
   });
   return list;
+}
+
+/**
+ * The text parts after the delivery-status part, up to the returned message: Sisimai's RFC 3464 decoder starts reading
+ * at "Content-Type: message/delivery-status" of the flattened message, so a human-readable part before it is never
+ * read, one after it is.
+ */
+function textAfter(root: Entity, part: Entity | null): string | null {
+  const all = leaves(root);
+  const at = part ? all.indexOf(part) : -1;
+  if (at < 0) return null;
+  const after = all.slice(at + 1);
+  const end = after.findIndex((p) => p.type === 'message/rfc822' || p.type === 'text/rfc822-headers');
+  const texts = (end < 0 ? after : after.slice(0, end)).filter((p) => p.type.startsWith('text/plain'));
+  return texts.length ? texts.map((p) => p.text).join('\n') : null;
 }
 
 function senders(root: Entity, original: OriginalInfo): Set<string> {
@@ -219,6 +231,7 @@ function bounceReport(root: Entity): Report | null {
   let raws = format?.textOnly
     ? []
     : dsnRecipients(root, notice, !format?.statusOnly, generic, !!format?.textHoldsDiagnostic);
+  if (!format && readsQuotedStatus(root)) for (const r of raws) r.status = quotedStatus(r);
   if (raws.length === 1 && !format?.statusOnly) addContext(raws[0] as RawRecipient, root, notice);
   if (generic && raws.length === 1) (raws[0] as RawRecipient).leadForAgents = true;
   const failed = (header(root.headers, 'x-failed-recipients') ?? '')
@@ -276,6 +289,8 @@ function applyFormat(format: NoticeFormat | null, root: Entity, raws: RawRecipie
   if (!format) return;
   for (const r of raws) {
     if (r.reason) continue;
+    const nc = format.noCause;
+    if (nc && nc.line.test((r.diagnostic ?? '').trimStart())) r.diagnostic = responseAfter(section, nc.response);
     const diag = r.diagnostic ?? '';
     const byCommand = r.command ? format.commands?.[r.command] : undefined;
     if (byCommand) {
@@ -296,6 +311,12 @@ function applyFormat(format: NoticeFormat | null, root: Entity, raws: RawRecipie
       r.status = pseudoStatus(reason, true);
     }
   }
+}
+
+/** The text from the line holding `marker` to the end of the error section (IMail's remote response), or null. */
+function responseAfter(section: string, marker: string): string | null {
+  const at = section.indexOf(marker);
+  return at < 0 ? null : section.slice(at, at + 4096);
 }
 
 /**

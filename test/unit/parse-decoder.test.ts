@@ -7,8 +7,36 @@ import { formatReason } from '../../src/inbound/formats.js';
 import { parseEntity } from '../../src/inbound/mime.js';
 import { parseReport } from '../../src/inbound/parse.js';
 
-/** A multipart/report DSN: the human-readable part (with or without a charset), then the delivery-status part. */
-function dsn(o: { subject: string; text: string; status: string; charset?: boolean; headers?: string[] }): Buffer {
+/**
+ * A multipart/report DSN: the human-readable part (with or without a charset) and the delivery-status part, the text
+ * first unless `after`.
+ */
+function dsn(o: {
+  subject: string;
+  text: string;
+  status: string;
+  charset?: boolean;
+  headers?: string[];
+  after?: boolean;
+}): Buffer {
+  const text = [
+    '--b1',
+    o.charset === false ? 'Content-Type: text/plain' : 'Content-Type: text/plain; charset=us-ascii',
+    '',
+    o.text,
+    '',
+  ];
+  const status = [
+    '--b1',
+    'Content-Type: message/delivery-status',
+    '',
+    'Reporting-MTA: dns; mx.example.net',
+    '',
+    'Final-Recipient: rfc822; jane@example.net',
+    'Action: failed',
+    `Status: ${o.status}`,
+    '',
+  ];
   return Buffer.from(
     [
       'From: mailer-daemon@mx.example.net',
@@ -18,20 +46,7 @@ function dsn(o: { subject: string; text: string; status: string; charset?: boole
       'MIME-Version: 1.0',
       'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
       '',
-      '--b1',
-      o.charset === false ? 'Content-Type: text/plain' : 'Content-Type: text/plain; charset=us-ascii',
-      '',
-      o.text,
-      '',
-      '--b1',
-      'Content-Type: message/delivery-status',
-      '',
-      'Reporting-MTA: dns; mx.example.net',
-      '',
-      'Final-Recipient: rfc822; jane@example.net',
-      'Action: failed',
-      `Status: ${o.status}`,
-      '',
+      ...(o.after ? [...status, ...text] : [...text, ...status]),
       '--b1--',
       '',
     ].join('\r\n'),
@@ -46,15 +61,30 @@ describe('parseReport: the generic RFC 3464 reading (no vendor decoder takes the
     expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([['jane@example.net', 'undefined']]);
   });
 
-  it('reads a flush-left line with a reply code', async () => {
-    const text = 'Delivery failed.\n\n550 5.1.1 <jane@example.net>: Recipient address rejected: User unknown\n';
-    const r = await parseReport(dsn({ subject: 'Message not delivered', text, status: '5.0.0' }));
+  it('takes a "Mail Delivery System" From alone for no X1 notice (Sisimai\'s X1 also needs "Returned Mail: ")', async () => {
+    const raw = dsn({ subject: 'Message not delivered', text: LAYOUT, status: '5.0.0' })
+      .toString('latin1')
+      .replace('From: mailer-daemon@', 'From: "Mail Delivery System" <mailer-daemon@')
+      .replace('mx.example.net\r\nTo:', 'mx.example.net>\r\nTo:');
+    const r = await parseReport(Buffer.from(raw, 'latin1'));
+    expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([['jane@example.net', 'undefined']]);
+  });
+
+  // labels: Sisimai 5.1.0 run on these notices (its reading starts at the delivery-status part)
+  const REPLY = 'Delivery failed.\n\n550 5.1.1 <jane@example.net>: Recipient address rejected: User unknown\n';
+
+  it('reads a flush-left line with a reply code in a text part after the delivery-status part', async () => {
+    const r = await parseReport(dsn({ subject: 'Message not delivered', text: REPLY, status: '5.0.0', after: true }));
     expect(r.recipients.map((x) => x.reason)).to.deep.equal(['userunknown']);
   });
 
-  it('reads no text part that names no charset', async () => {
-    const text = '550 5.1.1 <jane@example.net>: Recipient address rejected: User unknown\n';
-    const r = await parseReport(dsn({ subject: 'Message not delivered', text, status: '5.0.0', charset: false }));
+  it('reads it whether or not that part names its charset', async () => {
+    const raw = dsn({ subject: 'Message not delivered', text: REPLY, status: '5.0.0', after: true, charset: false });
+    expect((await parseReport(raw)).recipients.map((x) => x.reason)).to.deep.equal(['userunknown']);
+  });
+
+  it('reads no text part before the delivery-status part (the usual place): undefined', async () => {
+    const r = await parseReport(dsn({ subject: 'Message not delivered', text: REPLY, status: '5.0.0' }));
     expect(r.recipients.map((x) => x.reason)).to.deep.equal(['undefined']);
   });
 
@@ -239,6 +269,35 @@ describe('parseReport: an Exim-signed notice in a provider template (Sisimai Lho
   });
 });
 
+describe("parseReport: Exim's 'an undisclosed address (generated from a@b)'", () => {
+  // label: Sisimai 5.1.0 run on this notice (Exim: recipient jane@example.net, 5.0.900, undefined)
+  it('names the generated-from address and gives no cause when no error line follows', async () => {
+    const raw = [
+      'From: Mail Delivery System <Mailer-Daemon@mx.example.net>',
+      'To: sender@example.org',
+      'Subject: Mail delivery failed: returning message to sender',
+      '',
+      'This message was created automatically by mail delivery software.',
+      '',
+      'A message that you sent could not be delivered to one or more of its',
+      'recipients. This is a permanent error. The following address(es) failed:',
+      '',
+      '  an undisclosed address',
+      '    (generated from jane@example.net)',
+      '',
+      '------ This is a copy of the message, including all the headers. ------',
+      '',
+      'From: sender@example.org',
+      'To: jane@example.net',
+      '',
+    ].join('\n');
+    const r = await parseReport(raw);
+    expect(r.recipients.map((x) => [x.address, x.status, x.reason])).to.deep.equal([
+      ['jane@example.net', '5.0.900', 'undefined'],
+    ]);
+  });
+});
+
 describe("parseReport: several recipients in a notice only Sisimai's RFC 3464 text fallback reads", () => {
   it('gives the first recipient the text above the second one, the others their own lines', async () => {
     const raw = Buffer.from(
@@ -264,6 +323,100 @@ describe("parseReport: several recipients in a notice only Sisimai's RFC 3464 te
     expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([
       ['ann@far.example.net', 'expired'],
       ['bob@far.example.net', 'onhold'],
+    ]);
+  });
+});
+
+describe("parseReport: a status quoted inside another reply (Sisimai's Amazon SES decoder and the others)", () => {
+  // labels: Sisimai 5.1.0 run on these three notices (RFC3464 5.1.0 userunknown; AmazonSES 5.7.1 securityerror)
+  const notice = (headers: string[]) =>
+    Buffer.from(
+      [
+        'From: mailer-daemon@mx.example.net',
+        'To: sender@example.org',
+        'Subject: Delivery Status Notification (Failure)',
+        ...headers,
+        'MIME-Version: 1.0',
+        'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
+        '',
+        '--b1',
+        'Content-Type: text/plain; charset=us-ascii',
+        '',
+        'The following message to <jane@example.net> was undeliverable.',
+        '',
+        '--b1',
+        'Content-Type: message/delivery-status',
+        '',
+        'Reporting-MTA: dns; mx.example.net',
+        '',
+        'Final-Recipient: rfc822; jane@example.net',
+        'Action: failed',
+        'Status: 5.0.0 (permanent failure)',
+        "Diagnostic-Code: smtp; 5.1.0 - Unknown address error 550-'5.7.1 Access denied' (delivery attempts: 0)",
+        '',
+        '--b1--',
+        '',
+      ].join('\n'),
+    );
+  const read = async (headers: string[]) =>
+    (await parseReport(notice(headers))).recipients.map((x) => [x.status, x.reason, x.hard]);
+
+  it('takes the first status of the text when no Amazon SES header is there (5.1.0: userunknown)', async () => {
+    expect(await read([])).to.deep.equal([['5.1.0', 'userunknown', true]]);
+  });
+
+  it('takes the status inside the quoted reply under X-SES-Outgoing (5.7.1: securityerror)', async () => {
+    expect(await read(['X-SES-Outgoing: 2024.01.01-192.0.2.1'])).to.deep.equal([['5.7.1', 'securityerror', false]]);
+  });
+
+  it('does not for Amazon WorkMail, which the Amazon SES decoder leaves alone', async () => {
+    const headers = ['X-SES-Outgoing: 2024.01.01-192.0.2.1', 'X-Mailer: Amazon WorkMail'];
+    expect(await read(headers)).to.deep.equal([['5.1.0', 'userunknown', true]]);
+  });
+});
+
+describe("parseReport: IMail Server's notices (Sisimai Lhost::IMailServer)", () => {
+  // labels: Sisimai 5.1.0 run on these notices
+  const imail = (text: string) =>
+    Buffer.from(
+      [
+        'From: "Postmaster" <postmaster@mx.example.net>',
+        'To: sender@example.org',
+        'Subject:  Undeliverable Mail',
+        'X-Mailer: <SMTP32 v20010525>',
+        'Content-Type: text/plain; charset=us-ascii',
+        '',
+        text,
+        '',
+        'Original message follows.',
+        '',
+        'From: sender@example.org',
+        'To: jane@example.net',
+        'Subject: hello',
+        '',
+      ].join('\n'),
+    );
+  const read = async (text: string) =>
+    (await parseReport(imail(text))).recipients.map((x) => [x.address, x.status, x.reason]);
+
+  it('gives "undeliverable to a@b" its recipient and no cause', async () => {
+    expect(await read('undeliverable  to jane@example.net')).to.deep.equal([
+      ['jane@example.net', '5.0.900', 'undefined'],
+    ]);
+  });
+
+  it("reads the remote server's response that follows it", async () => {
+    const text = [
+      'undeliverable to jane@example.net',
+      'Body of message generated response:',
+      '550 5.1.1 <jane@example.net>... User unknown',
+    ].join('\n');
+    expect(await read(text)).to.deep.equal([['jane@example.net', '5.1.1', 'userunknown']]);
+  });
+
+  it('reads a "Cause: a@b" line with its cause', async () => {
+    expect(await read('Unknown user: jane@example.net')).to.deep.equal([
+      ['jane@example.net', '5.0.911', 'userunknown'],
     ]);
   });
 });

@@ -94,3 +94,42 @@ describe('parseReport: recipients of notices of any layout', () => {
     expect(r.recipients.map((x) => x.address)).to.deep.equal(['carol@far.example.net']);
   });
 });
+
+describe("parseReport: Sendmail's '(expanded from: <a@b>)' under a recipient", () => {
+  // label: Sisimai 5.1.0 run on this notice (RFC 3464 text fallback: recipient jane@example.com, userunknown)
+  const raw = [
+    'From: Mail Delivery Subsystem <MAILER-DAEMON@mx.example.net>',
+    'To: <sender@example.org>',
+    'Subject: Returned mail: see transcript for details',
+    '',
+    '   ----- The following addresses had permanent fatal errors -----',
+    'jane.doe@mail.example.net',
+    '    (reason: 550 5.1.1 User unknown)',
+    '    (expanded from: <jane@example.com>)',
+    '',
+    '   ----- Transcript of session follows -----',
+    '... while talking to mx.example.net.:',
+    '>>> DATA',
+    '<<< 550 5.1.1 User unknown',
+    '',
+    '   ----- Message header follows -----',
+    '',
+    'Return-Path: <sender@example.org>',
+    'From: sender@example.org',
+    'To: jane@example.com',
+    'Subject: hello',
+    '',
+  ].join('\n');
+
+  it('keeps the address it reached and names the one it was sent to as the original recipient', async () => {
+    const r = await parseReport(raw);
+    expect(r.recipients.map((x) => [x.address, x.original_recipient, x.reason])).to.deep.equal([
+      ['jane.doe@mail.example.net', 'jane@example.com', 'userunknown'],
+    ]);
+  });
+
+  it('names no original recipient when no such line is in the block', async () => {
+    const r = await parseReport(raw.replace('    (expanded from: <jane@example.com>)\n', ''));
+    expect(r.recipients.map((x) => x.original_recipient)).to.deep.equal([undefined]);
+  });
+});

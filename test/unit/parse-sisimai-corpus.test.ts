@@ -42,9 +42,9 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
    */
   const WHOLE_FLOOR: Record<(typeof FIGURES)[number], number> = {
     kind: 100,
-    recipients: 96.4,
+    recipients: 97.3,
     hard: 98.2,
-    reason: 96.4,
+    reason: 97.3,
   };
   /**
    * The fourth round (Mailman 2.1, zoonru/PHP-Bounce-Handler, MimeKit, Exim's test suite), measured before any rule
@@ -80,7 +80,36 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
     hard: 97.5,
     reason: 95.1,
   };
-  const LATER_SETS = [...FOURTH_SETS, ...FIFTH_SETS];
+  /**
+   * The sixth round (Dada Mail, Majordomo 2, RIPE NCC's whois, froide, Freegle, Discourse, Zammad, php-imap, the
+   * Python bounced library), measured before any rule was changed for it (BENCHMARKS.md, "Bounce reading"): per
+   * figure, the share reached (rounded down); raise it, never lower it.
+   */
+  const SIXTH_SETS = [
+    'dada-mail/',
+    'majordomo2/',
+    'ripe-whois/',
+    'froide/',
+    'iznik-server/',
+    'discourse/',
+    'zammad/',
+    'php-imap/',
+    'bounced-py/',
+  ];
+  const SIXTH_FLOOR: Record<(typeof FIGURES)[number], number> = {
+    kind: 100,
+    recipients: 100,
+    hard: 100,
+    reason: 100,
+  };
+  /** Every held-out notice of every round: issue 37's bar (97%) on every figure, and the share reached (rounded down). */
+  const ALL_FLOOR: Record<(typeof FIGURES)[number], number> = {
+    kind: 100,
+    recipients: 97.4,
+    hard: 98.4,
+    reason: 97.2,
+  };
+  const LATER_SETS = [...FOURTH_SETS, ...FIFTH_SETS, ...SIXTH_SETS];
   let results: SampleResult[] = [];
   before(async () => {
     results = await measure(HELD_OUT_DIR);
@@ -123,5 +152,18 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
     const t = tally(fifth);
     expect(fifth.length).to.be.at.least(41);
     for (const f of FIGURES) expect(share(t, f), `${f}\n${missList(fifth).join('\n')}`).to.be.at.least(FIFTH_FLOOR[f]);
+  });
+
+  it('reads the sixth round at least as well as it did (per figure)', () => {
+    const sixth = results.filter((r) => SIXTH_SETS.some((p) => r.file.startsWith(p)));
+    const t = tally(sixth);
+    expect(sixth.length).to.be.at.least(44);
+    for (const f of FIGURES) expect(share(t, f), `${f}\n${missList(sixth).join('\n')}`).to.be.at.least(SIXTH_FLOOR[f]);
+  });
+
+  it('reads the whole held-out set at least as well as it did (per figure)', () => {
+    const t = tally(results);
+    expect(results.length).to.be.at.least(465);
+    for (const f of FIGURES) expect(share(t, f), `${f}\n${missList(results).join('\n')}`).to.be.at.least(ALL_FLOOR[f]);
   });
 });

@@ -32,7 +32,7 @@ import {
 } from './types.js';
 
 export type { CodeRule, NoticeFormat, Provider, ProviderInput } from './types.js';
-export { DSN_FIELD_REASONS, GENERIC_LHOST_SIGNS } from './mta.js';
+export { DSN_FIELD_REASONS, GENERIC_LHOST_SIGNS, QUOTED_REPLY_DECODER } from './mta.js';
 
 export const PROVIDERS: readonly Provider[] = [
   ...MICROSOFT_PROVIDERS,

@@ -64,6 +64,11 @@ export const INTERSCAN: NoticeFormat = {
 export const IMAIL: NoticeFormat = {
   family: 'IMailServer',
   detect: { subject: /^Undeliverable Mail /, xMailer: /^<SMTP32 v/ },
+  // Sisimai Lhost::IMailServer: "Cause: a@b" (9 or more characters before ": ") and "undeliverable to a@b" lines
+  recipientLines: [
+    new RegExp(`^[^:\\n]{9,}: <?(${ADDRESS_SOURCE})>?[ \\t]*$`),
+    new RegExp(`^undeliverable +to +<?(${ADDRESS_SOURCE})`),
+  ],
   end: [/^Original message follows\./m],
   reasons: [
     { reason: 'hostunknown', phrases: ['Unknown host'] },
@@ -73,6 +78,8 @@ export const IMAIL: NoticeFormat = {
     { reason: 'spamdetected', phrases: ['Blacklisted URL in message'] },
     { reason: 'expired', phrases: ['Delivery failed '] },
   ],
+  // "undeliverable to a@b" names its recipient and no cause (the cause, if any, is the remote server's response after it)
+  noCause: { line: /^undeliverable +to /, response: 'Body of message generated response:' },
 };
 
 /** GMX (and mail.com): Exim-like notices, one '"address":' or '<address>' line per recipient (go-sisimai Lhost::GMX). */

@@ -173,7 +173,8 @@ const NOTICES: readonly NoticeFormat[] = [
   },
   {
     family: 'X1',
-    detect: { subject: /^Returned Mail: |^Mail Delivery Failure/, from: /"Mail Deliver(?:y|ed) System" / },
+    need: 2,
+    detect: { subject: /^Returned Mail: /, from: /^"Mail Deliver System" / },
   },
   {
     family: 'X2',
@@ -326,6 +327,19 @@ export const GENERIC_LHOST_SIGNS: readonly { family: string; subject?: RegExp; r
   { family: 'qmail', subject: /^failure notice$/, received: /\(qmail \d+ invoked (?:for bounce|from network)\)/ },
   { family: 'V5sendmail', subject: /^Returned mail: / },
 ];
+
+/**
+ * Sisimai's Amazon SES decoder (its `inquire` on an email: an X-AWS-Outgoing or X-SES-Outgoing header, and no
+ * "Amazon WorkMail" X-Mailer): when a recipient's Status is x.0.0 or x.1.0, its status is the first one inside the
+ * quoted remote reply ("5.1.0 - Unknown address error 550-'5.7.1 ... Access denied' (delivery attempts: 0)" is
+ * 5.7.1). Every other decoder takes the first status of the text (5.1.0 there).
+ */
+export const QUOTED_REPLY_DECODER = {
+  family: 'AmazonSES',
+  headers: ['x-aws-outgoing', 'x-ses-outgoing'],
+  notXMailer: /Amazon WorkMail/,
+  statuses: /^[245]\.[01]\.0$/,
+} as const;
 
 /**
  * Vendor DSN fields whose value names the reason (a retry-class one is re-read against the text, as in Sisimai):

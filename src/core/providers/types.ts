@@ -79,6 +79,11 @@ export interface NoticeFormat {
    * indented "host X [addr]\n    LMTP error after DATA: 450 ..." lines are read in full, not the DSN's "450 ...").
    */
   textHoldsDiagnostic?: boolean;
+  /**
+   * a recipient's line that names no cause (IMail's "undeliverable to a@b"): its diagnostic is only the remote
+   * server's response the notice gives from the `response` marker on, else none (`undefined`), as Sisimai reads it
+   */
+  noCause?: { line: RegExp; response: string };
   /** phrases in the error text → reason (case-sensitive, as Sisimai matches them) */
   reasons?: readonly { reason: BounceReason; phrases: readonly string[] }[];
   /** enhanced status code → reason, applied before the phrases (Office 365) */
