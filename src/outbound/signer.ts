@@ -86,6 +86,11 @@ export class SignerPool {
 
   constructor(private log: Logger) {}
 
+  /** Signing jobs and SMTP transactions posted to the worker (or waiting to be) and not answered yet. */
+  get inFlight(): { signing: number; sending: number } {
+    return { signing: this.pending.size, sending: this.sends.size };
+  }
+
   /** Whether jobs go to the worker thread now. */
   get onWorker(): boolean {
     return this.ready && this.worker !== null;
