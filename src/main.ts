@@ -1,7 +1,8 @@
 // Composition root: load the configuration, start the service, drain on SIGTERM/SIGINT. With MTA_HTTP_WORKERS the
 // service is the node's primary process and forks that many HTTP workers; a worker runs this same command
 // (src/http/cluster.ts).
-import { loadConfig } from './config/load.js';
+import v8 from 'node:v8';
+import { heapGrowingPercent, loadConfig } from './config/load.js';
 import { checkBeforeStart } from './config/check.js';
 import type { Running } from './service.js';
 import type { HttpWorkers as Workers } from './http/cluster.js';
@@ -36,8 +37,18 @@ function staleBundle(): string | null {
   return why && why !== 'absent' && why !== 'MTA_FROM_SOURCE=1' ? why : null;
 }
 
+/**
+ * The heaps' growing factor (MTA_HEAP_GROWING_PERCENT), set before the service is loaded: the full collection at the
+ * end of start-up already uses it. V8 reads the flag at every full collection, in every thread of the process.
+ */
+function tuneHeap(): void {
+  const percent = heapGrowingPercent();
+  if (percent > 0) v8.setFlagsFromString(`--heap-growing-percent=${percent}`);
+}
+
 export async function main(configFile?: string): Promise<void> {
   const config = loadConfig({ file: configFile });
+  tuneHeap();
   // The service and everything it starts are loaded once the settings are read: a refused one is told without
   // loading Koa, the SMTP libraries and the rest (the precompiled bundle keeps them in their own chunks).
   const { startService } = await import('./service.js');

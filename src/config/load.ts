@@ -32,6 +32,9 @@ export const ENV_ONLY = [
   'MTA_PG_POOLED_TURNS',
   'MTA_PG_CLIENT',
   'MTA_PG_TRACE',
+  'MTA_MEMORY_TRACE',
+  'MTA_MEMORY_TRACE_MS',
+  'MTA_HEAP_GROWING_PERCENT',
   'MTA_FROM_SOURCE',
 ];
 
@@ -101,6 +104,7 @@ function checkValues(cfg: Config, env: NodeJS.ProcessEnv, envKeys: Set<string>):
     );
   pgPoolSize(env);
   pgPooledTurns(env);
+  heapGrowingPercent(env);
 }
 
 /**
@@ -122,6 +126,22 @@ export function pgPoolSize(env: NodeJS.ProcessEnv = process.env): number {
   if (!/^\d+$/.test(v) || Number(v) > 64)
     throw new ConfigError(
       `invalid configuration: MTA_PG_POOL_SIZE: an integer from 0 to 64 (or unset); got ${JSON.stringify(v)}`,
+    );
+  return Number(v);
+}
+
+/**
+ * How far `mta serve`'s V8 heaps may grow past what survived the last full collection before the next one, in percent
+ * (MTA_HEAP_GROWING_PERCENT, V8's --heap-growing-percent; 0: V8's own factor, which reached 4× at start-up and let a
+ * burst of mail fill the old generation with garbage up to ~144 MiB: BENCHMARKS.md "Session 20: peak memory").
+ */
+export const HEAP_GROWING_PERCENT = 50;
+export function heapGrowingPercent(env: NodeJS.ProcessEnv = process.env): number {
+  const v = env.MTA_HEAP_GROWING_PERCENT;
+  if (v === undefined || v === '') return HEAP_GROWING_PERCENT;
+  if (!/^\d+$/.test(v) || Number(v) > 300)
+    throw new ConfigError(
+      `invalid configuration: MTA_HEAP_GROWING_PERCENT: an integer from 0 to 300 (or unset); got ${JSON.stringify(v)}`,
     );
   return Number(v);
 }

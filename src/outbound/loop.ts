@@ -24,6 +24,7 @@ import { Preparing } from './preparing.js';
 import { ReadyQueues, type Item, type ReadyQueue } from './ready.js';
 import type { Control } from './control.js';
 import { outageLog } from '../services/store-health.js';
+import { traceMemory } from '../lib/memory-trace.js';
 
 /** Messages composed and signed at once (signing runs on libuv's pool; composing on the event loop). */
 const PREPARE_AT_ONCE = 32;
@@ -51,7 +52,12 @@ export interface LoopDeps extends DeliverDeps {
   /** DANE (MTA_DANE=on): added to a domain's plan once its MX hosts are known */
   dane?: DanePolicies;
   /** composes and signs off this thread (optional) */
-  signer?: { start(): void; stop(): Promise<void>; trim?(): Promise<void> };
+  signer?: {
+    start(): void;
+    stop(): Promise<void>;
+    trim?(): Promise<void>;
+    readonly inFlight?: { signing: number; sending: number };
+  };
 }
 
 /** A recipient the scheduler let start, its claim to be confirmed. */
@@ -108,6 +114,8 @@ export class OutboundLoop implements Component, Intake {
   private again = false;
   private starting = 0;
   private pending = new Set<Promise<unknown>>();
+  /** MTA_MEMORY_TRACE: stops this thread's sampler. */
+  private untrace: (() => void) | null = null;
 
   constructor(
     private ctx: Ctx,
@@ -129,6 +137,11 @@ export class OutboundLoop implements Component, Intake {
 
   async start(): Promise<void> {
     this.stopping = false;
+    this.untrace ??= traceMemory('main', () => ({
+      ...this.stats(),
+      preparing: this.preparing.size,
+      ...this.deps.signer?.inFlight,
+    }));
     this.deps.signer?.start();
     this.control?.start();
     this.wake();
@@ -679,6 +692,8 @@ export class OutboundLoop implements Component, Intake {
     await this.sink.close();
     this.control?.stop();
     this.trimmer.stop();
+    this.untrace?.();
+    this.untrace = null;
     this.deps.smtp.closeAll();
     await this.deps.signer?.stop();
     const n = this.claims.releaseAll(this.ctx.now());

@@ -13,6 +13,11 @@ export class Preparing {
     private atOnce = 32,
   ) {}
 
+  /** Emails being prepared or waiting for their turn, and those joined since. */
+  get size(): number {
+    return this.running.size;
+  }
+
   /** The email's prepared message (started now or joined); call release(seq) once done with it. */
   get(email: EmailRow): Promise<Prepared> {
     let c = this.running.get(email.seq);

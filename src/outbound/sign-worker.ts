@@ -15,6 +15,7 @@ import { composeAndSign, type SignJob } from './message.js';
 import { SmtpClient, type SmtpOptions, type Target, type SendOptions } from './smtp.js';
 import { fullGc } from './trim.js';
 import { BatchPort } from './batch-port.js';
+import { traceMemory } from '../lib/memory-trace.js';
 
 /** What SmtpClient.send takes, as one message (raw copied into a transferred buffer). */
 export interface SendArgs {
@@ -76,4 +77,5 @@ function handle(m: WorkerIn): void {
     (err: Error) => port.post({ id: m.id, error: err.message }),
   );
 }
+traceMemory('worker', () => ({ sessions: smtp?.openConnections ?? 0 }));
 port.post({ ready: true });

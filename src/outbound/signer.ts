@@ -39,6 +39,13 @@ function bundle(): Promise<string | null> {
   return code;
 }
 
+/**
+ * The worker's young generation: 12 MiB, two semi-spaces of 4 MiB (V8's default grows them to 16 MiB each during a
+ * burst: 32 MiB committed, ~24 MiB of the run's peak resident memory). What the worker allocates per message lives
+ * for one composition or one SMTP transaction, so the smaller nursery promotes no more (BENCHMARKS.md "Session 20").
+ */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 12 };
+
 /** Profiling flags pass to the worker; loaders (`--import tsx`) do not: its code is plain JavaScript. */
 const workerArgv = () => process.execArgv.filter((a) => /^--(cpu-prof|heap-prof)/.test(a));
 
@@ -85,6 +92,11 @@ export class SignerPool {
   private booting = false;
 
   constructor(private log: Logger) {}
+
+  /** Signing jobs and SMTP transactions posted to the worker (or waiting to be) and not answered yet. */
+  get inFlight(): { signing: number; sending: number } {
+    return { signing: this.pending.size, sending: this.sends.size };
+  }
 
   /** Whether jobs go to the worker thread now. */
   get onWorker(): boolean {
@@ -195,10 +207,10 @@ export class SignerPool {
   private spawn(js: string | URL | null): void {
     const w =
       js === null
-        ? new Worker(BOOT)
+        ? new Worker(BOOT, { resourceLimits: WORKER_LIMITS })
         : js instanceof URL
-          ? new Worker(js, { execArgv: workerArgv() })
-          : new Worker(js, { eval: true, execArgv: workerArgv() });
+          ? new Worker(js, { execArgv: workerArgv(), resourceLimits: WORKER_LIMITS })
+          : new Worker(js, { eval: true, execArgv: workerArgv(), resourceLimits: WORKER_LIMITS });
     this.worker = w;
     this.port = new BatchPort<WorkerIn>(w);
     w.unref();

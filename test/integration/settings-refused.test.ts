@@ -36,6 +36,11 @@ describe('mta serve: settings refused or warned about', function () {
     ['MTA_PG_POOL_SIZE=lots', { MTA_PG_POOL_SIZE: 'lots' }, /MTA_PG_POOL_SIZE: an integer from 0 to 64.*lots/],
     ['MTA_PG_POOLED_TURNS=yes', { MTA_PG_POOLED_TURNS: 'yes' }, /MTA_PG_POOLED_TURNS: on or off.*yes/],
     [
+      'MTA_HEAP_GROWING_PERCENT=1000',
+      { MTA_HEAP_GROWING_PERCENT: '1000' },
+      /MTA_HEAP_GROWING_PERCENT: an integer from 0 to 300.*1000/,
+    ],
+    [
       'an alert webhook URL without its secret',
       { MTA_ALERT_WEBHOOK_URL: 'https://ops.example/alerts' },
       /MTA_ALERT_WEBHOOK_SECRET: the secret that signs/,
