@@ -81,6 +81,8 @@ export class PlanConnection implements PlanScope {
     private readonly single = false,
     readonly db?: PgDatabase,
     readonly family: object = {},
+    /** its top-level transactions' COMMITs wait for the WAL flush (the pool's sessions are light) */
+    private readonly durable = false,
   ) {}
 
   /** fn (a step of a plan: synchronous) with the store's code seeing this connection (PgDatabase.scope). */
@@ -283,7 +285,8 @@ export class PlanConnection implements PlanScope {
   private async transaction(body: () => Gen<unknown>): Promise<unknown> {
     for (let attempt = 1; ; attempt++) {
       // BEGIN goes out with the transaction's first statement that needs an answer (or its COMMIT).
-      this.begin();
+      if (this.durable) this.begin('SET LOCAL synchronous_commit = on');
+      else this.begin();
       try {
         const v = await this.drive(body(), true);
         await this.exec('COMMIT');
@@ -349,11 +352,11 @@ function settle(q: Queued, r: pg.QueryResult): void {
 }
 
 /**
- * A plan sent with runPooled opened a transaction. While the synchronous connection still writes (until the flip,
- * docs/async-store.md step 3), a pooled transaction that holds a lock (a row it wrote, the team's credit lock) while
- * it waits for the event loop to send its next statement or its COMMIT can hang the node: the synchronous connection
- * blocks the event loop waiting for that lock, and PostgreSQL sees no cycle. Statements one at a time hold their
- * locks only while the server runs them.
+ * A plan sent with runPooled opened a transaction. A pooled transaction that holds a lock (a row it wrote, the team's
+ * credit lock) while it waits for the event loop to send its next statement or its COMMIT can hang the node if the
+ * synchronous connection waits for that lock: it blocks the event loop, and PostgreSQL sees no cycle. Statements one
+ * at a time hold their locks only while the server runs them. The transactions that take those locks run through
+ * runLocking, which allows them where every other holder of the same locks is on the pool too.
  */
 export class SingleStatements extends Error {
   constructor() {
@@ -398,7 +401,7 @@ export class PlanPool {
    * connection left inside a transaction, lost or failed is not given to the next plan.
    */
   async connection(
-    opts: { single?: boolean; db?: DB } = {},
+    opts: { single?: boolean; db?: DB; durable?: boolean } = {},
   ): Promise<{ conn: PlanConnection; release: (err?: unknown) => void }> {
     let client: pg.PoolClient;
     try {
@@ -414,7 +417,8 @@ export class PlanPool {
       lost = e;
     };
     client.on('error', onError);
-    const conn = new PlanConnection(client, opts.single, opts.db && isPg(opts.db) ? opts.db : undefined, this);
+    const db = opts.db && isPg(opts.db) ? opts.db : undefined;
+    const conn = new PlanConnection(client, opts.single, db, this, opts.durable);
     let released = false;
     const release = (err?: unknown) => {
       if (released) return;
@@ -438,7 +442,7 @@ export class PlanPool {
    * plan) is an error isConnectionLoss knows (08006): the adapters answer 503 and the loops back off, as with the
    * synchronous engine; the next plan tries a new connection. `db`: the store the plan reads (PgDatabase.scope).
    */
-  async run<T>(plan: Gen<T>, opts: { single?: boolean; db?: DB } = {}): Promise<T> {
+  async run<T>(plan: Gen<T>, opts: { single?: boolean; db?: DB; durable?: boolean } = {}): Promise<T> {
     this.inFlight++;
     try {
       const { conn, release } = await this.connection(opts);
@@ -462,23 +466,49 @@ export class PlanPool {
 }
 
 const pools = new WeakMap<DB, PlanPool>();
+/** Stores whose locking transactions run on their pool (runLocking). */
+const locking = new WeakSet<DB>();
 
-/** `mta serve` on PostgreSQL: the pool that runs `db`'s plans sent with runPooled (null: none, all synchronous). */
-export function usePool(db: DB, pool: PlanPool | null): void {
+/**
+ * `mta serve` on PostgreSQL: the pool that runs `db`'s plans sent with runPooled (null: none, all synchronous).
+ * `locking`: the transactions that take the team's credit lock or an Idempotency-Key's lock, or write the rows the
+ * submit turns and result batches lock, run there too (runLocking; MTA_PG_POOLED_TURNS on, with the turns).
+ */
+export function usePool(db: DB, pool: PlanPool | null, opts: { locking?: boolean } = {}): void {
   if (pool) pools.set(db, pool);
   else pools.delete(db);
+  if (pool && opts.locking) locking.add(db);
+  else locking.delete(db);
 }
 
 /** The pool of `db`, if the service gave it one (PostgreSQL, MTA_PG_POOL_SIZE > 0). */
 export const poolOf = (db: DB): PlanPool | undefined => pools.get(db);
 
+/** Whether `db` runs its locking transactions on its pool (usePool `locking`). */
+export const locksOnPool = (db: DB): boolean => locking.has(db) && pools.has(db);
+
 /**
  * Runs a plan on `db`'s pool, asynchronously, on a connection of its own (not in the open group-commit turn, not on
  * the session that holds the job locks); without a pool (SQLite, the CLI, MTA_PG_POOL_SIZE=0) as runPlan does. Only
  * for plans that need nothing of the synchronous connection's state (its open transaction, txMemo, turnState), and
- * made of single statements: a plan that opens a transaction fails with SingleStatements (see there why).
+ * made of single statements: a plan that opens a transaction fails with SingleStatements (see there why; the
+ * transactions go through runLocking).
  */
 export function runPooled<T>(db: DB, plan: Gen<T>): Promise<T> {
   const p = pools.get(db);
   return p ? p.run(plan, { single: true, db }) : runPlan(plan);
+}
+
+/**
+ * Runs a plan that takes the team's credit lock or writes rows a pooled transaction locks (a result batch, a cancel,
+ * a queue action, feedback, a tracking hit) where those locks are held: on `db`'s pool when the service runs its
+ * locking transactions there (usePool `locking`), its transactions allowed, the event loop free while it waits for a
+ * lock; otherwise (SQLite, the CLI, MTA_PG_POOLED_TURNS=off) as runPlan does, on the synchronous connection, where
+ * every holder of those locks then runs too. Nothing of the synchronous connection's state is seen (a `runSync`
+ * inside the plan throws). `durable`: its transactions' COMMITs wait for the WAL flush (work the API answers for);
+ * otherwise lightTx's bargain (the delivery loop's results).
+ */
+export function runLocking<T>(db: DB, plan: Gen<T>, opts: { durable: boolean }): Promise<T> {
+  const p = locksOnPool(db) ? pools.get(db) : undefined;
+  return p ? p.run(plan, { db, durable: opts.durable }) : runPlan(plan);
 }
