@@ -7,7 +7,7 @@
 // text, values, prepared name), so both engines' SQL stays in one place while the conversion lasts.
 import pg from 'pg';
 import { isPg, isRetryable, RETRIES, type DB, type Stmt } from '../db.js';
-import { runPlan, type Gen, type Op, type RunResult } from '../op.js';
+import { runPlan, transaction, type Gen, type Op, type RunResult } from '../op.js';
 import { notInLockstep } from '../lockstep.js';
 import { PgStatement, type PgDatabase, type PlanScope } from './database.js';
 import { isConnectionLoss, unreachable } from './errors.js';
@@ -511,4 +511,12 @@ export function runPooled<T>(db: DB, plan: Gen<T>): Promise<T> {
 export function runLocking<T>(db: DB, plan: Gen<T>, opts: { durable: boolean }): Promise<T> {
   const p = locksOnPool(db) ? pools.get(db) : undefined;
   return p ? p.run(plan, { db, durable: opts.durable }) : runPlan(plan);
+}
+
+/**
+ * runLocking for a plan of autocommitted statements that must be durable (the API answers after it): on the pool,
+ * in one durable transaction (the pool's sessions are light); elsewhere as it is, as before.
+ */
+export function runLockingDurable<T>(db: DB, make: () => Gen<T>): Promise<T> {
+  return locksOnPool(db) ? runLocking(db, transaction(db, make), { durable: true }) : runPlan(make());
 }
