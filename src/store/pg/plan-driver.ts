@@ -83,7 +83,16 @@ export class PlanConnection implements PlanScope {
     readonly family: object = {},
     /** its top-level transactions' COMMITs wait for the WAL flush (the pool's sessions are light) */
     private readonly durable = false,
+    /**
+     * Inside its top-level transactions, a `run` is queued like a `fire` (no round trip of its own), its outcome read
+     * from its answer once back; a plan that reads it earlier makes the transaction run again with each `run`
+     * waited for (`eager`). The synchronous engine defers its writes alike (PgStatement.run).
+     */
+    private readonly lazyRuns = false,
   ) {}
+  /** this transaction runs again with each `run` waited for (a plan read a write's outcome before its answer) */
+  private eager = false;
+  private readEarly = false;
 
   /** fn (a step of a plan: synchronous) with the store's code seeing this connection (PgDatabase.scope). */
   step<T>(fn: () => T): T {
@@ -190,6 +199,7 @@ export class PlanConnection implements PlanScope {
       }
       case 'run': {
         const d = describe(op.s, op.args, true);
+        if (this.lazyRuns && !this.eager && this.depth > 0) return this.lazyRun(this.enqueue(d, true));
         this.writes++;
         const q: Queued = { d };
         settle(q, (await this.sendAll(d))!);
@@ -251,6 +261,25 @@ export class PlanConnection implements PlanScope {
     }
   }
 
+  /** A queued write's outcome, read once its answer is back; read before, the transaction runs again (eager). */
+  private lazyRun(q: Queued): RunResult {
+    const done = () => {
+      if (!q.done) {
+        this.readEarly = true;
+        throw notInLockstep("a write's outcome read before its round trip");
+      }
+      return runResultOf(q);
+    };
+    return {
+      get changes() {
+        return done().changes;
+      },
+      get lastInsertRowid() {
+        return done().lastInsertRowid;
+      },
+    };
+  }
+
   /** Opens a transaction whose BEGIN (and `first` statements) go out with its first round trip. */
   begin(...first: string[]): void {
     this.queue = [];
@@ -289,11 +318,21 @@ export class PlanConnection implements PlanScope {
       else this.begin();
       try {
         const v = await this.drive(body(), true);
+        // A write's outcome read early (and the error caught by the plan): run again, each write waited for.
+        if (this.readEarly) throw notInLockstep("a write's outcome read before its round trip");
         await this.exec('COMMIT');
+        this.eager = false;
         return v;
       } catch (err) {
         this.queue = [];
         await this.c.query('ROLLBACK').catch(() => undefined);
+        if (this.readEarly && !this.eager) {
+          this.readEarly = false;
+          this.eager = true;
+          attempt--; // not a failure: the same attempt, waiting for each write
+          continue;
+        }
+        this.eager = false;
         if (!isRetryable(err) || attempt >= RETRIES) throw err;
       } finally {
         this.depth = 0;
@@ -401,7 +440,7 @@ export class PlanPool {
    * connection left inside a transaction, lost or failed is not given to the next plan.
    */
   async connection(
-    opts: { single?: boolean; db?: DB; durable?: boolean } = {},
+    opts: { single?: boolean; db?: DB; durable?: boolean; lazyRuns?: boolean } = {},
   ): Promise<{ conn: PlanConnection; release: (err?: unknown) => void }> {
     let client: pg.PoolClient;
     try {
@@ -418,7 +457,7 @@ export class PlanPool {
     };
     client.on('error', onError);
     const db = opts.db && isPg(opts.db) ? opts.db : undefined;
-    const conn = new PlanConnection(client, opts.single, db, this, opts.durable);
+    const conn = new PlanConnection(client, opts.single, db, this, opts.durable, opts.lazyRuns);
     let released = false;
     const release = (err?: unknown) => {
       if (released) return;
@@ -442,7 +481,10 @@ export class PlanPool {
    * plan) is an error isConnectionLoss knows (08006): the adapters answer 503 and the loops back off, as with the
    * synchronous engine; the next plan tries a new connection. `db`: the store the plan reads (PgDatabase.scope).
    */
-  async run<T>(plan: Gen<T>, opts: { single?: boolean; db?: DB; durable?: boolean } = {}): Promise<T> {
+  async run<T>(
+    plan: Gen<T>,
+    opts: { single?: boolean; db?: DB; durable?: boolean; lazyRuns?: boolean } = {},
+  ): Promise<T> {
     this.inFlight++;
     try {
       const { conn, release } = await this.connection(opts);
@@ -510,7 +552,7 @@ export function runPooled<T>(db: DB, plan: Gen<T>): Promise<T> {
  */
 export function runLocking<T>(db: DB, plan: Gen<T>, opts: { durable: boolean }): Promise<T> {
   const p = locksOnPool(db) ? pools.get(db) : undefined;
-  return p ? p.run(plan, { db, durable: opts.durable }) : runPlan(plan);
+  return p ? p.run(plan, { db, durable: opts.durable, lazyRuns: true }) : runPlan(plan);
 }
 
 /**
