@@ -47,7 +47,10 @@ export interface StartOptions {
   listen?: boolean;
   /** PostgreSQL: connections of the pool of asynchronous plans (default MTA_PG_POOL_SIZE, else 4; 0: none). */
   pgPoolSize?: number;
-  /** PostgreSQL with a pool: the group-commit turns run on it (default MTA_PG_POOLED_TURNS=on, else off). */
+  /**
+   * PostgreSQL with a pool: the group-commit turns and every holder of the credit lock run on it (default
+   * MTA_PG_POOLED_TURNS: on unless `off`).
+   */
   pooledTurns?: boolean;
 }
 
@@ -61,9 +64,12 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   // next due time, bookkeeping committed without waiting for its WAL flush as lightTx does (docs/async-store.md).
   const size = isPg(db) ? (opts.pgPoolSize ?? pgPoolSize()) : 0;
   const pool = size > 0 ? new PlanPool(config.databaseUrl!, size, { light: true }) : null;
-  usePool(db, pool);
-  // The submit turns on the pool, several in flight (MTA_PG_POOLED_TURNS; off: on the synchronous connection).
-  if (pool && (opts.pooledTurns ?? pgPooledTurns())) usePooledTurns(db, pool, Math.max(1, size - 1));
+  // The submit turns on the pool, several in flight, and with them every other transaction that takes the team's
+  // credit lock or writes the rows they lock: result batches, cancels, queue actions, feedback (MTA_PG_POOLED_TURNS,
+  // on by default; off: all of them on the synchronous connection, as before).
+  const pooledTurns = pool !== null && (opts.pooledTurns ?? pgPooledTurns());
+  usePool(db, pool, { locking: pooledTurns });
+  if (pooledTurns) usePooledTurns(db, pool, Math.max(1, size - 1));
   const ctx: Ctx = { db, config, now: opts.now ?? Date.now, log, parseReport, siblings: opts.siblings };
   for (const w of storeWarnings(db)) log.warn(w);
   const features = [api, ...(opts.features ?? FEATURES)].map((f) => f(ctx));

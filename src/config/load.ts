@@ -108,13 +108,14 @@ function checkValues(cfg: Config, env: NodeJS.ProcessEnv, envKeys: Set<string>):
 }
 
 /**
- * Whether `mta serve` on PostgreSQL runs its group-commit turns on the pool (MTA_PG_POOLED_TURNS=on; off by default
- * until every holder of the credit and idempotency locks runs there: docs/async-store.md step 2).
+ * Whether `mta serve` on PostgreSQL runs its group-commit turns, and every other holder of the credit and idempotency
+ * locks, on the pool (MTA_PG_POOLED_TURNS: on by default; `off`, the operator's way back: all on the synchronous
+ * connection, as before session 20; docs/async-store.md step 2).
  */
 export function pgPooledTurns(env: NodeJS.ProcessEnv = process.env): boolean {
   const v = env.MTA_PG_POOLED_TURNS;
-  if (v === undefined || v === '' || v === 'off') return false;
-  if (v === 'on') return true;
+  if (v === undefined || v === '' || v === 'on') return true;
+  if (v === 'off') return false;
   throw new ConfigError(`invalid configuration: MTA_PG_POOLED_TURNS: on or off (or unset); got ${JSON.stringify(v)}`);
 }
 

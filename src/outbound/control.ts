@@ -5,7 +5,7 @@ import { Registry, Gauge, Counter } from 'prom-client';
 import type { Ctx } from '../services/context.js';
 import * as store from '../services/delivery-control.js';
 import { utcDay } from '../core/shaping/warmup.js';
-import { wakeDomains } from '../services/delivery.js';
+import { wakeDomainsAsync } from '../services/delivery.js';
 import type { OutboundLoop } from './loop.js';
 import { outageLog } from '../services/store-health.js';
 
@@ -209,7 +209,11 @@ export class Control {
       ...new Set([...this.loop.ready.domains(site), ...(row ? (JSON.parse(row.domains_json) as string[]) : [])]),
     ];
     for (const d of domains) this.loop.ready.noteDomain(site, d);
-    if (wakeDomains(this.ctx.db, domains, now)) this.loop.wake();
+    // PostgreSQL with a pool: one statement there, awaited (see wakeDomainsAsync); otherwise at once, as before.
+    wakeDomainsAsync(this.ctx.db, domains, now).then(
+      (n) => n > 0 && this.loop.wake(),
+      (err: Error) => this.ctx.log.error({ err: err.message, site }, 'resumed site: its waiting mail not woken'),
+    );
   }
 
   /** IPs a DNSBL listing suspends on every site (services/ip-health.ts), held or released as the store says. */

@@ -3,11 +3,22 @@
 // PostgreSQL: the batch's writes and COMMIT are sent without waiting (lightTxLater), the server checking that no
 // recipient changed since it was read; this thread goes on (HTTP requests, sends) while the server writes, and the
 // loop hears of the batch once its answer is read. A batch the server refused is written one email at a time.
+// PostgreSQL with the credit lock's holders on the pool (MTA_PG_POOLED_TURNS on, the default): each batch is a
+// transaction on the pool (its refunds take the team's credit lock, which a submit turn there may hold), one batch at
+// a time (the next one sees its writes, as on one connection), the results pushed meanwhile gathering for the next.
 import { lightTx as tx, lightTxLater } from '../services/delivery.js';
 import { isOutcomeRace, type OutcomeReads, type RecipientOutcome } from '../services/transition.js';
 import type { Ctx } from '../services/context.js';
 import type { TlsTally } from '../services/tls-reports.js';
-import { sitesOf, writeResultBatch, writeResultItem, type ResultItem as Item } from '../services/result-batch.js';
+import {
+  resultsOnPool,
+  sitesOf,
+  writeResultBatch,
+  writeResultBatchPooled,
+  writeResultItem,
+  writeResultItemPooled,
+  type ResultItem as Item,
+} from '../services/result-batch.js';
 import { isStoreUnavailable, outageLog } from '../services/store-health.js';
 
 /** While the store is unavailable (its database away), results wait in memory and are written again this often. */
@@ -20,6 +31,9 @@ export class ResultSink {
   private closed = false;
   /** Settles once the last batch sent is written (its COMMIT's answer read, and the loop told). */
   private written: Promise<void> = Promise.resolve();
+  /** On the pool: a batch is being written; a flush meanwhile waits for it (`again`). */
+  private flying = false;
+  private again = false;
   private outage: ReturnType<typeof outageLog>;
 
   constructor(
@@ -60,12 +74,17 @@ export class ResultSink {
       clearTimeout(this.timer);
       this.timer = null;
     }
+    if (this.flying) {
+      this.again = true;
+      return;
+    }
     const batch = this.pending;
     if (batch.length === 0) return;
     this.pending = [];
     this.count = 0;
     let written!: () => void;
     this.written = new Promise((resolve) => (written = resolve));
+    if (resultsOnPool(this.ctx)) return void this.flushPooled(batch, written);
     const finish = (err: unknown) => {
       if (err && this.outage.failed(err)) {
         this.retryLater(batch);
@@ -73,10 +92,9 @@ export class ResultSink {
       }
       if (!err) this.outage.ok();
       if (err) this.oneByOne(batch, err);
-      const due = batch.some((i) => i.outcomes.length === 0 || i.outcomes.some((o) => o.event === 'deferred'));
       this.onFlushed(
         batch.flatMap((i) => i.ids),
-        due,
+        isDue(batch),
       );
       written();
     };
@@ -86,6 +104,35 @@ export class ResultSink {
     } catch (err) {
       finish(err);
     }
+  }
+
+  /** flush on the pool: the batch's transaction awaited, then the next batch if results came meanwhile. */
+  private async flushPooled(batch: Item[], written: () => void): Promise<void> {
+    this.flying = true;
+    let err: unknown = null;
+    try {
+      await writeResultBatchPooled(this.ctx, [...perEmail(batch).values()], batch);
+    } catch (e) {
+      err = e;
+    }
+    let retry = false;
+    if (err && this.outage.failed(err)) {
+      this.retryLater(batch);
+      retry = true;
+    } else {
+      if (!err) this.outage.ok();
+      else await this.oneByOnePooled(batch, err);
+      this.onFlushed(
+        batch.flatMap((i) => i.ids),
+        isDue(batch),
+      );
+    }
+    this.flying = false;
+    // Results pushed while this batch was written go now (not while the store is away: with retryLater's timer).
+    const again = this.again && !retry;
+    this.again = false;
+    if (again) this.flush();
+    written();
   }
 
   /**
@@ -98,25 +145,24 @@ export class ResultSink {
     (this.timer ??= setTimeout(() => this.flush(), RESULT_RETRY_MS)).unref(); // no hold on a stopping process
   }
 
-  /** Once the batches sent so far are written (tests; shutdown). */
-  settled(): Promise<void> {
-    return this.written;
+  /** Once the batches sent so far (and those they held back, on the pool) are written (tests; shutdown). */
+  async settled(): Promise<void> {
+    for (let w = this.written; ; w = this.written) {
+      await w;
+      if (w === this.written) return;
+    }
   }
 
   /** Flushes, then drops anything pushed later (shutdown); settles once the last batch is written. */
   close(): Promise<void> {
     this.flush();
     this.closed = true;
-    return this.written;
+    return this.settled();
   }
 
   /** The batch failed as a whole: each email in a transaction of its own, each write checked at once. */
   private oneByOne(batch: readonly Item[], err: unknown): void {
-    // A status changed under the batch (an operator's cancel or purge on another connection): expected, rare.
-    this.ctx.log[isOutcomeRace(err) ? 'info' : 'error'](
-      { err: (err as Error).message, items: batch.length },
-      'batched result write failed; writing one email at a time',
-    );
+    this.logBatchFailure(batch, err);
     const later: Item[] = [];
     for (const item of batch) {
       try {
@@ -132,7 +178,38 @@ export class ResultSink {
     }
     if (later.length) this.retryLater(later);
   }
+
+  private logBatchFailure(batch: readonly Item[], err: unknown): void {
+    // A status changed under the batch (an operator's cancel or purge on another connection): expected, rare.
+    this.ctx.log[isOutcomeRace(err) ? 'info' : 'error'](
+      { err: (err as Error).message, items: batch.length },
+      'batched result write failed; writing one email at a time',
+    );
+  }
+
+  /** oneByOne on the pool: each email's transaction awaited in turn. */
+  private async oneByOnePooled(batch: readonly Item[], err: unknown): Promise<void> {
+    this.logBatchFailure(batch, err);
+    const later: Item[] = [];
+    for (const item of batch) {
+      try {
+        await writeResultItemPooled(this.ctx, item);
+      } catch (e) {
+        if (isStoreUnavailable(e)) later.push(item);
+        else
+          this.ctx.log.error(
+            { err: (e as Error).message, email_seq: item.emailSeq },
+            'result write failed; the lease will bring it back',
+          );
+      }
+    }
+    if (later.length) this.retryLater(later);
+  }
 }
+
+/** Whether some of the batch's recipients may be due again later (deferred, or settled without an outcome). */
+const isDue = (batch: readonly Item[]): boolean =>
+  batch.some((i) => i.outcomes.length === 0 || i.outcomes.some((o) => o.event === 'deferred'));
 
 /** The batch's items with one per email (outcomes and ids in the order pushed); sites are counted per item. */
 function perEmail(batch: readonly Item[]): Map<number, Item> {

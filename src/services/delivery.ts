@@ -13,7 +13,6 @@ export const confirmClaims = synced(queue.confirmClaims);
 export const releaseClaims = synced(queue.releaseClaims);
 export const dropClaims = synced(queue.dropClaims);
 export const nextDue = synced(queue.nextDue);
-export const wakeDomains = synced(queue.wakeDomains);
 export { type EmailRow } from '../store/emails.js';
 import { poolOf, runPooled } from '../store/pg/plan-driver.js';
 /**
@@ -27,6 +26,12 @@ export const claimDueAsync = (db: Db, now: number, until: number, limit: number,
 export const confirmClaimsAsync = (db: Db, ids: readonly number[], leases: readonly (number | null)[], until: number) =>
   runPooled(db, queue.confirmClaims(db, ids, leases, until));
 export const nextDueAsync = (db: Db, skip: readonly string[] = []) => runPooled(db, queue.nextDue(db, skip));
+/**
+ * wakeDomains awaited on the pool (one statement): on the synchronous connection it could wait for a recipient's row
+ * that a queue action or a cancel on the pool holds, stopping the event loop that transaction needs to go on.
+ */
+export const wakeDomainsAsync = (db: Db, domains: readonly string[], now: number) =>
+  runPooled(db, queue.wakeDomains(db, domains, now));
 /** The email's row (the delivery loop, right after its claim read the claimed emails ahead). */
 export const emailBySeq = synced(emailsStore.emailBySeq);
 export { tx, type DB } from '../store/db.js';

@@ -11,6 +11,7 @@ import { eventsOf } from '../store/events.js';
 import { getIdem, putIdem } from '../store/idempotency.js';
 import { isSuppressedLater } from '../store/suppressions.js';
 import { read, runPlan, transaction, type Gen, type Later } from '../store/op.js';
+import { runLocking } from '../store/pg/plan-driver.js';
 import { charge, prepareCharge, refund } from '../store/credits.js';
 import { secret } from '../store/settings.js';
 import { suppressionKey } from '../core/address.js';
@@ -246,9 +247,16 @@ function* ownEmail(ctx: Ctx, owner: Owner, id: string): Gen<emails.EmailRow> {
 export const getEmail = (ctx: Ctx, owner: Owner, id: string): Promise<emails.EmailRow> =>
   runPlan(ownEmail(ctx, owner, id));
 
-/** Moves a queued email to canceled, refunding its credits (one transaction). */
+/**
+ * Moves a queued email to canceled, refunding its credits (one transaction; PostgreSQL: on the pool with the other
+ * holders of the team's credit lock, store/pg/plan-driver.ts runLocking).
+ */
 export const cancelEmail = (ctx: Ctx, owner: Owner, id: string): Promise<Email> =>
-  runPlan(transaction(ctx.db, () => cancelPlan(ctx, owner, id)));
+  runLocking(
+    ctx.db,
+    transaction(ctx.db, () => cancelPlan(ctx, owner, id)),
+    { durable: true },
+  );
 
 function* cancelPlan(ctx: Ctx, owner: Owner, id: string): Gen<Email> {
   const teamId = owner.teamId;

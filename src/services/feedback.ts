@@ -12,6 +12,7 @@ import { findEmail, matchRecipients, type EmailMatch, type RecipientMatch } from
 import { fblSigner } from './fbl-auth.js';
 import type { Ctx } from './context.js';
 import { runPlan, transaction, type Gen } from '../store/op.js';
+import { runLocking } from '../store/pg/plan-driver.js';
 
 /** Raw bytes kept for a report that changed nothing; the rest is dropped (raw_size says how much). */
 export const RAW_CAP = 64 * 1024;
@@ -149,7 +150,9 @@ export async function recordFeedback(
     report.kind === 'arf' && (await runPlan(findEmail(ctx, report, env.rcptTo)))?.by === 'message_id'
       ? await fblSigner(ctx, raw)
       : null;
-  return runPlan(transaction(ctx.db, () => recordPlan(ctx, raw, env, read, report, messageId, id, signer)));
+  // PostgreSQL: on the pool with the result batches, which lock the same recipients' and emails' rows.
+  const tx = transaction(ctx.db, () => recordPlan(ctx, raw, env, read, report, messageId, id, signer));
+  return runLocking(ctx.db, tx, { durable: true });
 }
 
 function* recordPlan(

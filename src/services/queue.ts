@@ -5,6 +5,7 @@ import { QUEUE_STATES, appliesTo, type Holder, type QueueAction, type QueueState
 import * as qa from '../store/queue-admin.js';
 import { countable, summarizeFromCounts } from '../store/queue-counts.js';
 import { runPlan, transaction, type Gen } from '../store/op.js';
+import { runLocking } from '../store/pg/plan-driver.js';
 import { teamById } from '../store/teams.js';
 import { onEventPlan } from '../store/events.js';
 import { sites } from '../store/delivery-control.js';
@@ -208,7 +209,9 @@ export async function queueAction(
   let matched = 0;
   for (;;) {
     const started = performance.now();
-    const r = await runPlan(transaction(ctx.db, () => oneBatch(ctx, action, filter, after, started, o)));
+    // PostgreSQL: on the pool with the other holders of the credit lock (a purge refunds) and of these rows' locks.
+    const tx = transaction(ctx.db, () => oneBatch(ctx, action, filter, after, started, o));
+    const r = await runLocking(ctx.db, tx, { durable: true });
     matched += r.matched;
     if (r.matched && (action === 'release' || action === 'retry')) dueNow(ctx);
     if (r.last === null) return { matched };

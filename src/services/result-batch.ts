@@ -1,7 +1,8 @@
 // The delivery loop's results as plans (outbound/results.ts ResultSink runs them in its transactions): a batch of
 // many emails' outcomes written together, or one email's alone (after the batch failed). Each also drops the leases
 // of the recipients it settles, and counts the per-site and TLS-report figures, in the same transaction.
-import { synced, type Gen } from '../store/op.js';
+import { synced, transaction, type Gen } from '../store/op.js';
+import { locksOnPool, runLocking } from '../store/pg/plan-driver.js';
 import { settleClaim } from '../store/queue.js';
 import type { Ctx } from './context.js';
 import { countSiteOutcomesPlan } from './stats.js';
@@ -67,6 +68,25 @@ export function* resultItemPlan(ctx: Ctx, item: ResultItem): Gen<void> {
 /** The loop's result transactions are synchronous (lightTx, lightTxLater): these run the plans inside them. */
 export const writeResultBatch = synced(resultBatchPlan);
 export const writeResultItem = synced(resultItemPlan);
+
+/**
+ * PostgreSQL with the credit lock's holders on the pool (MTA_PG_POOLED_TURNS on): the result transactions run there
+ * (a refund takes the team's credit lock a submit turn may hold), each answered once its COMMIT is, committed
+ * without waiting for the WAL flush (lightTx's bargain). Otherwise the synchronous forms above, in lightTx.
+ */
+export const resultsOnPool = (ctx: Ctx): boolean => locksOnPool(ctx.db);
+export const writeResultBatchPooled = (ctx: Ctx, byEmail: readonly ResultItem[], items: readonly ResultItem[]) =>
+  runLocking(
+    ctx.db,
+    transaction(ctx.db, () => resultBatchPlan(ctx, byEmail, items)),
+    { durable: false },
+  );
+export const writeResultItemPooled = (ctx: Ctx, item: ResultItem) =>
+  runLocking(
+    ctx.db,
+    transaction(ctx.db, () => resultItemPlan(ctx, item)),
+    { durable: false },
+  );
 
 function* applyItem(ctx: Ctx, item: ResultItem, batch?: OutcomeWrite): Gen<void> {
   const settled = new Set<number>();

@@ -4,6 +4,7 @@ import { invalid, notFound } from '../core/errors.js';
 import { normaliseAddress, suppressionKey } from '../core/address.js';
 import * as store from '../store/suppressions.js';
 import { runPlan, type Gen } from '../store/op.js';
+import { runLockingDurable } from '../store/pg/plan-driver.js';
 import { decodeCursor, page } from './emails.js';
 import { presentSuppression } from './present.js';
 import type { Ctx } from './context.js';
@@ -24,8 +25,9 @@ function* listPlan(ctx: Ctx, teamId: string, limit: number, cursor?: string) {
   return yield* page(ctx.db, 'sup', rows, limit, presentSuppression);
 }
 
+// PostgreSQL: on the pool, where a result batch's hard bounce may hold the same address's row (plan-driver.ts).
 export const addSuppression = (ctx: Ctx, owner: Owner, rawAddress: unknown, reason: unknown = 'manual') =>
-  runPlan(addPlan(ctx, owner, rawAddress, reason));
+  runLockingDurable(ctx.db, () => addPlan(ctx, owner, rawAddress, reason));
 function* addPlan(ctx: Ctx, owner: Owner, rawAddress: unknown, reason: unknown) {
   requireLive(owner, 'change the suppression list');
   const teamId = owner.teamId;
@@ -43,7 +45,7 @@ function* addPlan(ctx: Ctx, owner: Owner, rawAddress: unknown, reason: unknown) 
 }
 
 export const removeSuppression = (ctx: Ctx, owner: Owner, rawAddress: unknown) =>
-  runPlan(removePlan(ctx, owner, rawAddress));
+  runLockingDurable(ctx.db, () => removePlan(ctx, owner, rawAddress));
 function* removePlan(ctx: Ctx, owner: Owner, rawAddress: unknown): Gen<void> {
   requireLive(owner, 'change the suppression list');
   const teamId = owner.teamId;

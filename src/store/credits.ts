@@ -1,6 +1,6 @@
 // Credit grants, the free monthly allowance and the ledger of charges and refunds.
 import { isPg, sql, type DB } from './db.js';
-import { all, allLater, get, getLater, read, run, type Gen } from './op.js';
+import { all, allLater, fire, get, getLater, read, run, type Gen } from './op.js';
 import { turnState } from './lockstep.js';
 import { allocate, monthOf, type Allocation, type GrantBalance } from '../core/credits.js';
 
@@ -45,14 +45,8 @@ const toBalance = (g: GrantRow): GrantBalance => ({
  * are serialized already), so a balance read is the balance written against. An advisory lock rather than the
  * team's row: each request of a group commit runs in its own savepoint, and locking a row again from a new
  * savepoint queues behind another node's waiter (a deadlock); a lock this transaction holds is simply granted again.
- */
-function* lockTeam(db: DB, teamId: string): Gen<void> {
-  const locked = yield* lockTeamLater(db, teamId);
-  if (locked) yield* read(locked);
-}
-/**
- * lockTeam, sent with the next statement that needs an answer (which the server runs after the lock is granted):
- * `yield* read(it)` waits for the lock. Null on SQLite (its writes are serialized).
+ * Sent with the next statement that needs an answer (which the server runs after the lock is granted): `yield*
+ * read(it)` waits for the lock. Null on SQLite (its writes are serialized).
  */
 function* lockTeamLater(db: DB, teamId: string) {
   if (!isPg(db)) return null;
@@ -143,14 +137,17 @@ export function* charge(
  * charged first: purchased credits before free ones). Returns how many were refunded.
  */
 export function* refund(db: DB, teamId: string, emailSeq: number, n: number, nowMs: number): Gen<number> {
-  yield* lockTeam(db, teamId);
+  const locked = yield* lockTeamLater(db, teamId);
   const kept = turnState(db, `credits ${teamId}`, () => ({ month: '', balance: null as Balance | null }));
   if (kept) kept.balance = null; // read again by the next charge
   const charged = sql<{ grant_id: string | null; month: string; net: number }>(
     db,
     'SELECT grant_id, month, -sum(amount) AS net FROM credit_ledger WHERE email_seq = ? GROUP BY grant_id, month HAVING -sum(amount) > 0 ORDER BY grant_id IS NULL, grant_id DESC',
   );
-  const rows = yield* all(charged, emailSeq);
+  // PostgreSQL: read with the lock (one round trip), once it is granted; what the refund writes goes with the next.
+  const later = yield* allLater(charged, emailSeq);
+  if (locked) yield* read(locked);
+  const rows = yield* read(later);
   let left = n;
   const ledger = sql(
     db,
@@ -165,9 +162,9 @@ export function* refund(db: DB, teamId: string, emailSeq: number, n: number, now
         'UPDATE free_usage SET used = max(0, used - ?) WHERE team_id = ? AND month = ?',
         'UPDATE free_usage SET used = greatest(0, used - ?) WHERE team_id = ? AND month = ?',
       );
-      yield* run(free, back, teamId, r.month);
-    } else yield* run(sql(db, 'UPDATE credit_grants SET remaining = remaining + ? WHERE id = ?'), back, r.grant_id);
-    yield* run(ledger, teamId, emailSeq, r.grant_id, r.month, back, nowMs);
+      yield* fire(free, back, teamId, r.month);
+    } else yield* fire(sql(db, 'UPDATE credit_grants SET remaining = remaining + ? WHERE id = ?'), back, r.grant_id);
+    yield* fire(ledger, teamId, emailSeq, r.grant_id, r.month, back, nowMs);
     left -= back;
   }
   return n - left;

@@ -242,8 +242,9 @@ export function* outcomeReadsLater(
 export const emailByPublicId = (db: DB, id: string) => get(sql<EmailRow>(db, 'SELECT * FROM emails WHERE id = ?'), id);
 export const setEmailStatus = (db: DB, seq: number, status: Status, at: number) =>
   run(sql(db, 'UPDATE emails SET status = ?, updated_at = ? WHERE seq = ?'), status, at, seq);
+// Nobody reads its outcome: sent with the next statement that needs an answer (no round trip of its own on the pool).
 export const setCreditsCharged = (db: DB, seq: number, n: number) =>
-  run(sql(db, 'UPDATE emails SET credits_charged = ? WHERE seq = ?'), n, seq);
+  fire(sql(db, 'UPDATE emails SET credits_charged = ? WHERE seq = ?'), n, seq);
 
 export const deliveriesOf = (db: DB, emailSeq: number) =>
   all(sql<DeliveryRow>(db, 'SELECT * FROM deliveries WHERE email_seq = ? ORDER BY id'), emailSeq);

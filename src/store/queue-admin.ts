@@ -1,7 +1,7 @@
 // Queue-control SQL over the waiting recipients (status not final, partial indexes of migration 012): one
 // WHERE from the filters, list, summary groups, candidate batches of an action, and hold/release/retry writes.
 import { sql, type DB } from './db.js';
-import { all, run, type Gen } from './op.js';
+import { all, fire, type Gen } from './op.js';
 import type { DeliveryRow } from './emails.js';
 import type { Holder, QueueState } from '../core/status.js';
 
@@ -162,5 +162,5 @@ export function* writeQueueState(
     next_attempt_at = CASE WHEN @held THEN NULL WHEN @due THEN ${max}(@now, coalesce(leased_until, 0), @notBefore) ELSE next_attempt_at END,
     updated_at = @now WHERE id = @id`;
   const held = heldBy === null ? 0 : 1;
-  yield* run(sql(db, text('max'), text('greatest')), { id, held, by: heldBy, due: due ? 1 : 0, now, notBefore });
+  yield* fire(sql(db, text('max'), text('greatest')), { id, held, by: heldBy, due: due ? 1 : 0, now, notBefore });
 }

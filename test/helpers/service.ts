@@ -137,6 +137,8 @@ export async function startTestService(
     dataDir?: string;
     /** PostgreSQL: the service's pool of asynchronous plans (default: the service's; 0: none) */
     pgPoolSize?: number;
+    /** PostgreSQL: the submit turns and the credit lock's holders on the pool (default: the service's, on) */
+    pooledTurns?: boolean;
   } = {},
 ): Promise<TestService> {
   const dataDir = opts.dataDir ?? tempDir();
@@ -158,6 +160,12 @@ export async function startTestService(
     overrides: opts.overrides,
   });
   const log = pino({ level: opts.logLevel ?? process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const svc = await startService(config, { now: opts.now, log, features: opts.features, pgPoolSize: opts.pgPoolSize });
+  const svc = await startService(config, {
+    now: opts.now,
+    log,
+    features: opts.features,
+    pgPoolSize: opts.pgPoolSize,
+    pooledTurns: opts.pooledTurns,
+  });
   return new TestService(svc, config);
 }

@@ -15,7 +15,9 @@ describe('PostgreSQL: round trips per accepted email', function () {
   let team: string;
   before(async function () {
     if (testEngine() !== 'pg') this.skip();
-    s = await startTestService({ features: [], env: { MTA_RATE_LIMIT: '0' } });
+    // The synchronous connection's turns (MTA_PG_POOLED_TURNS=off, the way back); the pooled turns' round trips are
+    // pg-pooled-turns.test.ts's.
+    s = await startTestService({ features: [], env: { MTA_RATE_LIMIT: '0' }, pooledTurns: false });
     team = s.team().id;
     insertVerifiedDomain(s.db, team, 'acme.test');
     s.credits(team, 100);
@@ -73,7 +75,7 @@ describe('PostgreSQL: a team’s webhook endpoints are remembered across turns',
   let key: string;
   before(async function () {
     if (testEngine() !== 'pg') this.skip();
-    s = await startTestService({ features: [webhooks] });
+    s = await startTestService({ features: [webhooks], pooledTurns: false }); // the synchronous turns' reads
     other = openDb('', { databaseUrl: s.config.databaseUrl! }); // another node's connection
     team = s.team().id;
     key = s.key(team, 'test');

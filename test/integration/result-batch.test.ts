@@ -19,6 +19,7 @@ import {
   OutcomeRace,
   verifyOutcomesPlan,
 } from '../../src/services/transition.js';
+import { locksOnPool, poolOf } from '../../src/store/pg/plan-driver.js';
 import { testEngine, type TestService } from '../helpers/service.js';
 import { flushCounted, resultEnv, writeChecked, type ResultEnv } from './result-env.js';
 
@@ -69,8 +70,13 @@ describe('result writer: a batch of outcomes in one transaction', function () {
       [once],
     );
 
+    // PostgreSQL with the credit lock's holders on the pool (MTA_PG_POOLED_TURNS on, the default): the batch is a
+    // transaction there, awaited; otherwise on the synchronous connection, its COMMIT sent without waiting.
+    const pool = locksOnPool(s.db) ? poolOf(s.db)! : null;
+    const poolBefore = pool && { roundTrips: pool.roundTrips, statements: pool.statements };
     const c = flushCounted(s, sink);
-    if (c) {
+    if (c && pool) expect(c.roundTrips, 'nothing on the synchronous connection').to.equal(0);
+    else if (c) {
       // BEGIN with the batch's reads (the split email read once: its items are applied together); the writes,
       // checked by the server, with the COMMIT, sent without waiting. Whatever the number of emails.
       expect(c.roundTrips, 'round trips').to.equal(2);
@@ -82,6 +88,13 @@ describe('result writer: a batch of outcomes in one transaction', function () {
     // The loop hears of the batch once it is written: at once on SQLite, when the COMMIT's answer is read on PostgreSQL.
     if (testEngine() === 'pg') expect(flushed).to.deep.equal([]);
     await sink.settled();
+    if (pool && poolBefore) {
+      // The same two round trips on a connection of the pool: BEGIN with the batch's reads; the writes, checked by
+      // the server, with the COMMIT.
+      expect(pool.roundTrips - poolBefore.roundTrips, 'round trips on the pool').to.equal(2);
+      // Not merged as the synchronous client merges INSERTs (store/pg/coalesce.ts): one statement per write here.
+      expect(pool.statements - poolBefore.statements, 'statements on the pool').to.be.at.most(130);
+    }
 
     expect(flushed.sort((a, b) => a - b)).to.deep.equal(claimed.map((c) => c.id).sort((a, b) => a - b));
     for (const [i, seq] of singles.entries()) {

@@ -7,7 +7,7 @@
 // text, values, prepared name), so both engines' SQL stays in one place while the conversion lasts.
 import pg from 'pg';
 import { isPg, isRetryable, RETRIES, type DB, type Stmt } from '../db.js';
-import { runPlan, type Gen, type Op, type RunResult } from '../op.js';
+import { runPlan, transaction, type Gen, type Op, type RunResult } from '../op.js';
 import { notInLockstep } from '../lockstep.js';
 import { PgStatement, type PgDatabase, type PlanScope } from './database.js';
 import { isConnectionLoss, unreachable } from './errors.js';
@@ -81,7 +81,18 @@ export class PlanConnection implements PlanScope {
     private readonly single = false,
     readonly db?: PgDatabase,
     readonly family: object = {},
+    /** its top-level transactions' COMMITs wait for the WAL flush (the pool's sessions are light) */
+    private readonly durable = false,
+    /**
+     * Inside its top-level transactions, a `run` is queued like a `fire` (no round trip of its own), its outcome read
+     * from its answer once back; a plan that reads it earlier makes the transaction run again with each `run`
+     * waited for (`eager`). The synchronous engine defers its writes alike (PgStatement.run).
+     */
+    private readonly lazyRuns = false,
   ) {}
+  /** this transaction runs again with each `run` waited for (a plan read a write's outcome before its answer) */
+  private eager = false;
+  private readEarly = false;
 
   /** fn (a step of a plan: synchronous) with the store's code seeing this connection (PgDatabase.scope). */
   step<T>(fn: () => T): T {
@@ -188,6 +199,7 @@ export class PlanConnection implements PlanScope {
       }
       case 'run': {
         const d = describe(op.s, op.args, true);
+        if (this.lazyRuns && !this.eager && this.depth > 0) return this.lazyRun(this.enqueue(d, true));
         this.writes++;
         const q: Queued = { d };
         settle(q, (await this.sendAll(d))!);
@@ -249,6 +261,25 @@ export class PlanConnection implements PlanScope {
     }
   }
 
+  /** A queued write's outcome, read once its answer is back; read before, the transaction runs again (eager). */
+  private lazyRun(q: Queued): RunResult {
+    const done = () => {
+      if (!q.done) {
+        this.readEarly = true;
+        throw notInLockstep("a write's outcome read before its round trip");
+      }
+      return runResultOf(q);
+    };
+    return {
+      get changes() {
+        return done().changes;
+      },
+      get lastInsertRowid() {
+        return done().lastInsertRowid;
+      },
+    };
+  }
+
   /** Opens a transaction whose BEGIN (and `first` statements) go out with its first round trip. */
   begin(...first: string[]): void {
     this.queue = [];
@@ -283,14 +314,25 @@ export class PlanConnection implements PlanScope {
   private async transaction(body: () => Gen<unknown>): Promise<unknown> {
     for (let attempt = 1; ; attempt++) {
       // BEGIN goes out with the transaction's first statement that needs an answer (or its COMMIT).
-      this.begin();
+      if (this.durable) this.begin('SET LOCAL synchronous_commit = on');
+      else this.begin();
       try {
         const v = await this.drive(body(), true);
+        // A write's outcome read early (and the error caught by the plan): run again, each write waited for.
+        if (this.readEarly) throw notInLockstep("a write's outcome read before its round trip");
         await this.exec('COMMIT');
+        this.eager = false;
         return v;
       } catch (err) {
         this.queue = [];
         await this.c.query('ROLLBACK').catch(() => undefined);
+        if (this.readEarly && !this.eager) {
+          this.readEarly = false;
+          this.eager = true;
+          attempt--; // not a failure: the same attempt, waiting for each write
+          continue;
+        }
+        this.eager = false;
         if (!isRetryable(err) || attempt >= RETRIES) throw err;
       } finally {
         this.depth = 0;
@@ -349,11 +391,11 @@ function settle(q: Queued, r: pg.QueryResult): void {
 }
 
 /**
- * A plan sent with runPooled opened a transaction. While the synchronous connection still writes (until the flip,
- * docs/async-store.md step 3), a pooled transaction that holds a lock (a row it wrote, the team's credit lock) while
- * it waits for the event loop to send its next statement or its COMMIT can hang the node: the synchronous connection
- * blocks the event loop waiting for that lock, and PostgreSQL sees no cycle. Statements one at a time hold their
- * locks only while the server runs them.
+ * A plan sent with runPooled opened a transaction. A pooled transaction that holds a lock (a row it wrote, the team's
+ * credit lock) while it waits for the event loop to send its next statement or its COMMIT can hang the node if the
+ * synchronous connection waits for that lock: it blocks the event loop, and PostgreSQL sees no cycle. Statements one
+ * at a time hold their locks only while the server runs them. The transactions that take those locks run through
+ * runLocking, which allows them where every other holder of the same locks is on the pool too.
  */
 export class SingleStatements extends Error {
   constructor() {
@@ -398,7 +440,7 @@ export class PlanPool {
    * connection left inside a transaction, lost or failed is not given to the next plan.
    */
   async connection(
-    opts: { single?: boolean; db?: DB } = {},
+    opts: { single?: boolean; db?: DB; durable?: boolean; lazyRuns?: boolean } = {},
   ): Promise<{ conn: PlanConnection; release: (err?: unknown) => void }> {
     let client: pg.PoolClient;
     try {
@@ -414,7 +456,8 @@ export class PlanPool {
       lost = e;
     };
     client.on('error', onError);
-    const conn = new PlanConnection(client, opts.single, opts.db && isPg(opts.db) ? opts.db : undefined, this);
+    const db = opts.db && isPg(opts.db) ? opts.db : undefined;
+    const conn = new PlanConnection(client, opts.single, db, this, opts.durable, opts.lazyRuns);
     let released = false;
     const release = (err?: unknown) => {
       if (released) return;
@@ -438,7 +481,10 @@ export class PlanPool {
    * plan) is an error isConnectionLoss knows (08006): the adapters answer 503 and the loops back off, as with the
    * synchronous engine; the next plan tries a new connection. `db`: the store the plan reads (PgDatabase.scope).
    */
-  async run<T>(plan: Gen<T>, opts: { single?: boolean; db?: DB } = {}): Promise<T> {
+  async run<T>(
+    plan: Gen<T>,
+    opts: { single?: boolean; db?: DB; durable?: boolean; lazyRuns?: boolean } = {},
+  ): Promise<T> {
     this.inFlight++;
     try {
       const { conn, release } = await this.connection(opts);
@@ -462,23 +508,57 @@ export class PlanPool {
 }
 
 const pools = new WeakMap<DB, PlanPool>();
+/** Stores whose locking transactions run on their pool (runLocking). */
+const locking = new WeakSet<DB>();
 
-/** `mta serve` on PostgreSQL: the pool that runs `db`'s plans sent with runPooled (null: none, all synchronous). */
-export function usePool(db: DB, pool: PlanPool | null): void {
+/**
+ * `mta serve` on PostgreSQL: the pool that runs `db`'s plans sent with runPooled (null: none, all synchronous).
+ * `locking`: the transactions that take the team's credit lock or an Idempotency-Key's lock, or write the rows the
+ * submit turns and result batches lock, run there too (runLocking; MTA_PG_POOLED_TURNS on, with the turns).
+ */
+export function usePool(db: DB, pool: PlanPool | null, opts: { locking?: boolean } = {}): void {
   if (pool) pools.set(db, pool);
   else pools.delete(db);
+  if (pool && opts.locking) locking.add(db);
+  else locking.delete(db);
 }
 
 /** The pool of `db`, if the service gave it one (PostgreSQL, MTA_PG_POOL_SIZE > 0). */
 export const poolOf = (db: DB): PlanPool | undefined => pools.get(db);
 
+/** Whether `db` runs its locking transactions on its pool (usePool `locking`). */
+export const locksOnPool = (db: DB): boolean => locking.has(db) && pools.has(db);
+
 /**
  * Runs a plan on `db`'s pool, asynchronously, on a connection of its own (not in the open group-commit turn, not on
  * the session that holds the job locks); without a pool (SQLite, the CLI, MTA_PG_POOL_SIZE=0) as runPlan does. Only
  * for plans that need nothing of the synchronous connection's state (its open transaction, txMemo, turnState), and
- * made of single statements: a plan that opens a transaction fails with SingleStatements (see there why).
+ * made of single statements: a plan that opens a transaction fails with SingleStatements (see there why; the
+ * transactions go through runLocking).
  */
 export function runPooled<T>(db: DB, plan: Gen<T>): Promise<T> {
   const p = pools.get(db);
   return p ? p.run(plan, { single: true, db }) : runPlan(plan);
+}
+
+/**
+ * Runs a plan that takes the team's credit lock or writes rows a pooled transaction locks (a result batch, a cancel,
+ * a queue action, feedback, a tracking hit) where those locks are held: on `db`'s pool when the service runs its
+ * locking transactions there (usePool `locking`), its transactions allowed, the event loop free while it waits for a
+ * lock; otherwise (SQLite, the CLI, MTA_PG_POOLED_TURNS=off) as runPlan does, on the synchronous connection, where
+ * every holder of those locks then runs too. Nothing of the synchronous connection's state is seen (a `runSync`
+ * inside the plan throws). `durable`: its transactions' COMMITs wait for the WAL flush (work the API answers for);
+ * otherwise lightTx's bargain (the delivery loop's results).
+ */
+export function runLocking<T>(db: DB, plan: Gen<T>, opts: { durable: boolean }): Promise<T> {
+  const p = locksOnPool(db) ? pools.get(db) : undefined;
+  return p ? p.run(plan, { db, durable: opts.durable, lazyRuns: true }) : runPlan(plan);
+}
+
+/**
+ * runLocking for a plan of autocommitted statements that must be durable (the API answers after it): on the pool,
+ * in one durable transaction (the pool's sessions are light); elsewhere as it is, as before.
+ */
+export function runLockingDurable<T>(db: DB, make: () => Gen<T>): Promise<T> {
+  return locksOnPool(db) ? runLocking(db, transaction(db, make), { durable: true }) : runPlan(make());
 }
