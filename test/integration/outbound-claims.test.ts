@@ -13,7 +13,7 @@ import { runSync } from '../../src/store/op.js';
 import { claimDue, lightTx } from '../../src/store/queue.js';
 
 describe('outbound delivery: claim bookkeeping', function () {
-  this.timeout(20000);
+  this.timeout(30_000);
   let e: OutboundEnv | undefined;
   beforeEach(() => {
     e = undefined;
@@ -128,8 +128,13 @@ describe('outbound delivery: claim bookkeeping', function () {
     await sleep(400);
     expect(e.mx.messages).to.have.length(0);
     expect((await e.s.api('GET', `/v1/emails/${m.id}`, { key: e.live })).body.status).to.equal('queued');
+    const taken = () => loop().stats().claimed + loop().stats().intake;
+    const before = taken();
     e.s.db.exec(testEngine() === 'pg' ? 'DROP TRIGGER fail_confirm ON deliveries' : 'DROP TRIGGER fail_confirm');
-    await e.waitStatus(m.id, ['delivered'], 5000);
+    // The job the loop held through the failures is the one that starts, not one claimed again from the store once
+    // its lease (30 s) ran out: a count, where a 5 s deadline failed under the parallel test phase's load.
+    await e.waitStatus(m.id, ['delivered'], 15_000);
+    expect(taken() - before, 'taken from the store again').to.equal(0);
     expect(e.mx.messages).to.have.length(1);
     expect(loop().stats()).to.include({ held: 0, active: 0, queued: 0 });
   });
