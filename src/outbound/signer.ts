@@ -19,7 +19,7 @@ const MAX_FAILURES = 3;
  * worker bundle built with it, dist/sign-worker.cjs: no esbuild run at each start or after each rest. Run from
  * source, the worker is bundled when it starts (below).
  */
-const PREBUILT =
+const prebuilt = (): URL | null =>
   process.env.MTA_PREBUILT_WORKER === '1' ? new URL('../../dist/sign-worker.cjs', import.meta.url) : null;
 
 let code: Promise<string | null> | null = null;
@@ -194,7 +194,8 @@ export class SignerPool {
     this.started = true;
     if (this.worker || this.booting || this.failures >= MAX_FAILURES) return;
     this.stopped = false;
-    if (PREBUILT) return this.spawn(PREBUILT);
+    const file = prebuilt(); // read at each start: the tests run from source choose per file (test/helpers/prebuilt.ts)
+    if (file) return this.spawn(file);
     this.booting = true;
     void bundle().then((js) => {
       code = null; // not kept (1.4 MB): a restart bundles again

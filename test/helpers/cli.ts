@@ -1,14 +1,12 @@
 // Runs the `mta` executable as a real child process and returns its exit code, stdout and stderr.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pino from 'pino';
-import { openDb } from '../../src/store/db.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createKeyPlan, createTeamPlan } from '../../src/services/keys.js';
 import { runSync } from '../../src/store/op.js';
-import { openTestDb, pgUrlFor, testEngine } from './service.js';
+import { openTestDb, pgUrlFor, seedSqlite, testEngine } from './service.js';
 import { insertVerifiedDomain } from './factories.js';
 import type { TestDns } from './dns.js';
 
@@ -34,8 +32,7 @@ export async function mta(
   opts: { noStore?: boolean; cwd?: string; timeout?: number } = {},
 ) {
   const dir = env.MTA_DATA_DIR;
-  if (dir && !opts.noStore && !CREATORS.has(args[0]) && testEngine() === 'sqlite')
-    if (!fs.existsSync(path.join(dir, 'mta.sqlite'))) openDb(dir).close();
+  if (dir && !opts.noStore && !CREATORS.has(args[0]) && testEngine() === 'sqlite') seedSqlite(dir);
   env = await withEngine(env);
   try {
     const r = await run(process.execPath, [BIN, ...args], {
@@ -73,6 +70,18 @@ export function loopbackEnv(
   };
 }
 
+const PARENT_WATCH = path.resolve('test/helpers/parent-watch.cjs');
+/** `mta serve` children still running: sent SIGTERM when this process exits (a test that failed before closing one). */
+const liveChildren = new Set<ChildProcess>();
+let exitHooked = false;
+function killChildrenOnExit(): void {
+  if (exitHooked) return;
+  exitHooked = true;
+  process.on('exit', () => {
+    for (const c of liveChildren) c.kill('SIGTERM');
+  });
+}
+
 /**
  * Runs `mta serve` as a child process; resolves with its HTTP base URL once its listening line is logged. `log()` is
  * what it wrote to stderr (its JSON log), `errors()` the lines at error level or above, `died()` whether and how it
@@ -88,10 +97,14 @@ export async function serveChild(env: Record<string, string>): Promise<{
   // No scheduled DNS re-check unless the test asks for one: the default (every 5 minutes, on the clock) would fail
   // the test DNS's sender domain whenever a run crosses a multiple of 5 minutes (a 422 domain_not_verified then).
   env = await withEngine({ MTA_DNS_CHECK_CRON: '0 0 1 1 *', ...env });
-  const child = spawn(process.execPath, [BIN, 'serve'], {
+  // The child ends with this process: told on its exit (below), and on its own when it finds itself orphaned (the
+  // preloaded parent-watch.cjs: this process killed before its after hooks closed the child).
+  const child = spawn(process.execPath, ['--require', PARENT_WATCH, BIN, 'serve'], {
     env: { PATH: process.env.PATH!, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  liveChildren.add(child);
+  killChildrenOnExit();
   let output = ''; // stdout and stderr as they came, the last 20,000 characters
   let ended: string | null = null;
   const keep = (c: unknown) => {
@@ -100,6 +113,7 @@ export async function serveChild(env: Record<string, string>): Promise<{
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   child.once('exit', (code, signal) => {
+    liveChildren.delete(child);
     ended = `exited ${signal ?? code}`;
   });
   const died = () => (ended === null ? null : `${ended}; its last output:\n${output.slice(-4000)}`);

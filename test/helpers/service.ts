@@ -1,6 +1,8 @@
 // Starts the real service on port 0 with a fresh SQLite file in a temp folder, and offers a small HTTP client for
 // the API (each /v1 answer checked against the OpenAPI document, test/helpers/contract.ts) plus factories for
 // teams, keys and credits.
+import fs from 'node:fs';
+import path from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
@@ -122,9 +124,29 @@ async function fromTemplate(server: string): Promise<string> {
   return createDatabase(server, undefined, { template: await template });
 }
 
+let sqliteTemplate: string | undefined;
+/**
+ * SQLite: a data folder without a store gets a copy of one migrated once per process (the file copy costs a fraction
+ * of running every migration, with its fsyncs, for each test service), as PostgreSQL's copies from a template above.
+ * A migrated store holds no secret or key until first used (store/settings.ts makes them then), so copies share none.
+ */
+export function seedSqlite(dataDir: string): void {
+  const file = path.join(dataDir, 'mta.sqlite');
+  if (fs.existsSync(file)) return;
+  if (sqliteTemplate === undefined) {
+    const dir = tempDir('mta-template-');
+    openDb(dir).close(); // closing the last connection checkpoints the WAL into the file and removes it
+    sqliteTemplate = path.join(dir, 'mta.sqlite');
+  }
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  fs.copyFileSync(sqliteTemplate, file);
+}
+
 /** Opens the store of a data folder as the service would on this run's engine (for tests that inspect it). */
 export async function openTestDb(dataDir: string): Promise<DB> {
-  return testEngine() === 'pg' ? openDb(dataDir, { databaseUrl: await pgUrlFor(dataDir) }) : openDb(dataDir);
+  if (testEngine() === 'pg') return openDb(dataDir, { databaseUrl: await pgUrlFor(dataDir) });
+  seedSqlite(dataDir);
+  return openDb(dataDir);
 }
 
 export async function startTestService(
@@ -142,6 +164,7 @@ export async function startTestService(
   } = {},
 ): Promise<TestService> {
   const dataDir = opts.dataDir ?? tempDir();
+  if (testEngine() === 'sqlite') seedSqlite(dataDir);
   const config = loadConfig({
     env: {
       MTA_DATA_DIR: dataDir,

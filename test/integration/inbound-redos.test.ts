@@ -17,21 +17,27 @@ import { listInboundReports } from '../../src/store/inbound-reports.js';
 import { applyOutcomesPlan } from '../../src/services/transition.js';
 import { smtpPort, smtpSend, buildDsn } from './inbound-fixtures.js';
 import { pathologicalInputs } from './redos-inputs.js';
+import { mainThreadCpuMs } from '../helpers/growth.js';
 import { runSync } from '../../src/store/op.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Polls GET /healthz every 20 ms until stopped; resolves with every answer's latency (ms). */
+/**
+ * Polls GET /healthz every 20 ms until stopped; resolves with, for every answer, the CPU time this process's main
+ * thread (the service's event loop, in this process) spent while the request waited for it, in ms. A report read on
+ * that thread would show as its reading time in one answer; the main thread's CPU time, unlike the wall time it took,
+ * does not grow with the load of the box (a 200 ms wall-clock bound failed at load 12: docs/testing.md).
+ */
 function pollHealth(url: string): { stop(): Promise<number[]> } {
   const times: number[] = [];
   let running = true;
   const loop = (async () => {
     while (running) {
-      const t = performance.now();
+      const t = mainThreadCpuMs();
       const res = await fetch(`${url}/healthz`);
       await res.arrayBuffer();
       expect(res.status).to.equal(200);
-      times.push(performance.now() - t);
+      times.push(mainThreadCpuMs() - t);
       await sleep(20);
     }
   })();
@@ -52,7 +58,7 @@ describe('inbound listener: pathological reports keep the service responsive', f
   });
   after(() => s.close());
 
-  it('answers /healthz within 200 ms while it reads each pathological report, and stores each one', async () => {
+  it('answers /healthz within 200 ms of its event loop while it reads each pathological report, and stores each one', async () => {
     const to = `fbl@${s.config.bounceDomain}`;
     const inputs = Object.entries(pathologicalInputs(to));
     const health = pollHealth(s.url);
@@ -65,7 +71,7 @@ describe('inbound listener: pathological reports keep the service responsive', f
     const times = await health.stop();
     expect(took).to.be.lessThan(30_000);
     expect(times.length).to.be.greaterThan(5);
-    expect(Math.max(...times), `slowest /healthz of ${times.length}`).to.be.lessThan(200);
+    expect(Math.max(...times), `most main-thread CPU ms during one /healthz of ${times.length}`).to.be.lessThan(200);
     const stored = runSync(listInboundReports(s.db, null, 1000));
     expect(stored).to.have.length(inputs.length);
     expect(stored.every((r) => JSON.parse(r.parsed_json).error === undefined)).to.equal(true);
@@ -120,7 +126,7 @@ describe('inbound listener: a report over the parse budget', function () {
     const r = await smtpSend(smtpPort(s), { from: '', to: [verp] }, raw);
     const times = await health.stop();
     expect(r.code, r.response).to.equal(250);
-    expect(Math.max(...times)).to.be.lessThan(200);
+    expect(Math.max(...times), 'most main-thread CPU ms during one /healthz').to.be.lessThan(200);
     const row = runSync(listInboundReports(s.db, null, 1))[0];
     expect(JSON.parse(row.parsed_json)).to.deep.include({ kind: 'other', recipients: [], error: 'timeout' });
     expect(row.outcome).to.not.equal('applied');

@@ -13,7 +13,7 @@ import { runSync } from '../../src/store/op.js';
 import { claimDue, lightTx } from '../../src/store/queue.js';
 
 describe('outbound delivery: claim bookkeeping', function () {
-  this.timeout(20000);
+  this.timeout(30_000);
   let e: OutboundEnv | undefined;
   beforeEach(() => {
     e = undefined;
@@ -128,8 +128,13 @@ describe('outbound delivery: claim bookkeeping', function () {
     await sleep(400);
     expect(e.mx.messages).to.have.length(0);
     expect((await e.s.api('GET', `/v1/emails/${m.id}`, { key: e.live })).body.status).to.equal('queued');
+    const taken = () => loop().stats().claimed + loop().stats().intake;
+    const before = taken();
     e.s.db.exec(testEngine() === 'pg' ? 'DROP TRIGGER fail_confirm ON deliveries' : 'DROP TRIGGER fail_confirm');
-    await e.waitStatus(m.id, ['delivered'], 5000);
+    // The job the loop held through the failures is the one that starts, not one claimed again from the store once
+    // its lease (30 s) ran out: a count, where a 5 s deadline failed under the parallel test phase's load.
+    await e.waitStatus(m.id, ['delivered'], 15_000);
+    expect(taken() - before, 'taken from the store again').to.equal(0);
     expect(e.mx.messages).to.have.length(1);
     expect(loop().stats()).to.include({ held: 0, active: 0, queued: 0 });
   });
@@ -145,7 +150,7 @@ describe('outbound delivery: claim bookkeeping', function () {
 });
 
 describe('outbound delivery: a slow domain does not starve the others', function () {
-  this.timeout(20000);
+  this.timeout(40_000);
   let e: OutboundEnv | undefined;
   afterEach(() => e?.close());
 
@@ -154,18 +159,28 @@ describe('outbound delivery: a slow domain does not starve the others', function
     const gate = new Promise<void>((r) => {
       release = r;
     });
+    let stalled = 0;
     e = await outboundEnv({
       env: { MTA_RETRY_MAX_SECONDS: '30', MTA_OUTBOUND_TIMEOUT_SECONDS: '10' },
       overrides: { outboundPerDomainConcurrency: 2 },
       features: [(ctx) => ({ components: [createOutbound(ctx, { maxHeld: 10, batch: 5 })] })],
-      script: { data: (rcpts) => (rcpts[0].endsWith('@rcpt.test') ? { until: gate } : undefined) },
+      script: { data: (rcpts) => (rcpts[0].endsWith('@rcpt.test') ? (stalled++, { until: gate }) : undefined) },
     });
     const slow = await Promise.all(Array.from({ length: 16 }, (_, i) => e!.send({ to: `s${i}@rcpt.test` })));
-    await sleep(300);
-    const t0 = Date.now();
+    // Both of the slow domain's sessions stall in DATA before the healthy domain's email is posted.
+    for (const end = Date.now() + 10_000; stalled < 2 && Date.now() < end;) await sleep(5);
+    expect(stalled, 'sessions stalled at the slow MX').to.equal(2);
     const fast = await e.send({ to: 'quick@other.test' });
-    await e.waitStatus(fast.id, ['delivered'], 3000);
-    expect(Date.now() - t0).to.be.lessThan(1500);
+    await e.waitStatus(fast.id, ['delivered'], 15_000);
+    // An order, not a latency (a wall-clock bound of 1.5 s failed under the parallel test phase's load): the healthy
+    // domain's email was delivered while the slow domain's sessions still stalled, before any of them timed out
+    // (10 s per command) and was deferred. Starved, it would have waited for those time-outs.
+    const slowEvents = (await Promise.all(slow.map((m) => e!.events(m.id)))).flat();
+    expect(
+      slowEvents.filter((ev) => ev.type !== 'queued').map((ev) => ev.type),
+      'slow-domain events before the healthy one was delivered',
+    ).to.deep.equal([]);
+    expect(e.mx.messages.filter((m) => m.to[0].endsWith('@rcpt.test'))).to.have.length(0);
     release();
     for (const s of slow) await e.waitStatus(s.id, ['delivered'], 10000);
     expect(e.mx.to('quick@other.test')).to.have.length(1);

@@ -4,14 +4,15 @@ import { expect } from 'chai';
 import { parseReport } from '../../src/inbound/parse.js';
 import { parseReplyLine } from '../../src/core/classify.js';
 import { pathologicalInputs, dsn } from '../integration/redos-inputs.js';
+import { cpuMsOf } from '../helpers/growth.js';
 
 describe('inbound reader: pathological input', function () {
   this.timeout(30_000);
   for (const [name, raw] of Object.entries(pathologicalInputs('fbl@bounces.mta.test'))) {
-    it(`${name} (${Math.round(raw.length / 1024)} KB) parses in under 500 ms`, async () => {
-      const t = performance.now();
-      const report = await parseReport(raw);
-      expect(performance.now() - t).to.be.lessThan(500);
+    // CPU time, not wall time: the parallel test phase stretched a 500 ms wall-clock bound (docs/testing.md).
+    it(`${name} (${Math.round(raw.length / 1024)} KB) parses in under 500 ms of CPU time`, async () => {
+      const { ms, value: report } = await cpuMsOf(() => parseReport(raw));
+      expect(ms).to.be.lessThan(500);
       expect(report.kind).to.be.oneOf(['dsn', 'arf', 'other']);
       expect(report.recipients.length).to.be.at.most(100);
     });
@@ -31,7 +32,7 @@ describe('inbound reader: pathological input', function () {
     expect(r.recipients[0]).to.include({ address: 'someone@dest.test', status: '5.1.1', action: 'failed' });
   });
 
-  it('splits reply lines as before (code, enhanced code, text)', () => {
+  it('splits reply lines as before (code, enhanced code, text)', async () => {
     expect(parseReplyLine('550-5.1.1 <x@y.test>: User unknown')).to.deep.equal({
       code: 550,
       enhanced: '5.1.1',
@@ -44,8 +45,7 @@ describe('inbound reader: pathological input', function () {
     });
     expect(parseReplyLine('550')).to.include({ code: 550, enhanced: null });
     expect(parseReplyLine('5501 nope').code).to.equal(null);
-    const t = performance.now();
-    parseReplyLine(`550 ${' '.repeat(50_000)}\u2028x\u2028`);
-    expect(performance.now() - t).to.be.lessThan(100);
+    const { ms } = await cpuMsOf(() => parseReplyLine(`550 ${' '.repeat(50_000)}\u2028x\u2028`));
+    expect(ms, 'CPU ms').to.be.lessThan(100);
   });
 });

@@ -1,0 +1,10 @@
+// Loaded first in every mocha process (.mocharc.json `require`). Test services run the sources in-process (tsx), so
+// each one's outbound worker would be bundled by esbuild when it starts (src/outbound/signer.ts): ~0.45 CPU-s per
+// service (esbuild's own process included), measured in session 20, for a few hundred services per engine. While the
+// bundle is fresh (dist/ newer than every source it was built from: bin/bundle.js, as `mta serve` children decide),
+// the tests start that worker from dist/sign-worker.cjs instead, the same code built the same way
+// (src/outbound/worker-build.mjs) once; test/unit/signer.test.ts still covers the bundling at start. With a stale
+// or absent bundle (sources edited since `npm run build`) nothing changes. MTA_PREBUILT_WORKER=0 turns it off.
+import { bundleStaleness } from '../../bin/bundle.js';
+
+if (process.env.MTA_PREBUILT_WORKER === undefined && bundleStaleness() === null) process.env.MTA_PREBUILT_WORKER = '1';
