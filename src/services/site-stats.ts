@@ -7,6 +7,7 @@ import type { Ctx } from './context.js';
 import type { Owner } from './keys.js';
 import { HOUR_MS, rate, rates, statsMode, statsRange, type StatsQuery } from './stats.js';
 import { runPlan, type Gen } from '../store/op.js';
+import { isPg, txMemoed, txRemember } from '../store/db.js';
 
 /** The site of test-mode recipients: their outcomes are simulated, no site is ever reached. */
 export const SIMULATED_SITE = 'simulated';
@@ -96,6 +97,14 @@ const domainSites = new WeakMap<Ctx['db'], Map<string, { site: string; at: numbe
  * (its `seen_at` keeps it from the retention pass, services/retention.ts DOMAIN_SITE_KEEP_DAYS).
  */
 function* noteSite(ctx: Ctx, domain: string, site: string): Gen<void> {
+  // A transaction on the PostgreSQL pool may be rolled back and run again (docs/async-store.md "Session 20"): what it
+  // wrote is not known committed here, so it is remembered for that transaction only, and written once in each.
+  if (isPg(ctx.db) && ctx.db.scope) {
+    if (txMemoed(ctx.db, `site ${domain}`)?.value === site) return;
+    txRemember(ctx.db, `site ${domain}`, site);
+    yield* store.noteDomainSite(ctx.db, domain, site, ctx.now());
+    return;
+  }
   let m = domainSites.get(ctx.db);
   if (!m) domainSites.set(ctx.db, (m = new Map()));
   const now = ctx.now();

@@ -22,8 +22,9 @@ export interface ResultEnv {
   send(to: string[]): Promise<number>;
 }
 
-export async function resultEnv(): Promise<ResultEnv> {
-  const s = await startTestService({ features: [] });
+/** `pooledTurns: false`: PostgreSQL's result batches on the synchronous connection (MTA_PG_POOLED_TURNS=off). */
+export async function resultEnv(opts: { pooledTurns?: boolean } = {}): Promise<ResultEnv> {
+  const s = await startTestService({ features: [], pooledTurns: opts.pooledTurns });
   const teamId = s.team().id;
   const key = s.key(teamId, 'test');
   return {
