@@ -3,6 +3,7 @@
 import { createResolver } from '../services/resolver.js';
 import { secretOf, onEvent, setIntake } from '../services/delivery.js';
 import { shapingFor } from '../services/shaping.js';
+import { afterWrites } from '../services/siblings.js';
 import type { Ctx } from '../services/context.js';
 import { MxResolver } from './mx.js';
 import { SmtpClient } from './smtp.js';
@@ -110,8 +111,10 @@ export function createOutbound(
   setIntake(ctx.db, loop); // new mail due now comes straight in while the loop has room (services/delivery.ts)
   // Wake-up: an accepted email appends its `queued` event; the loop looks at once (and claims only when Intake did
   // not take its recipients: OutboundLoop.tick). An operator's release or retry nudges it to claim (services/queue.ts).
+  // The look comes once the email's transaction committed: on PostgreSQL a submit turn on the pool commits after
+  // this (its event is written inside it), and a claim or next-due read made before would not see a scheduled email.
   onEvent(ctx.db, (_db, ev) => {
-    if (ev.type === 'queued') loop!.poke();
+    if (ev.type === 'queued') afterWrites(ctx.db, () => loop!.poke());
   });
   return loop;
 }
