@@ -4,9 +4,8 @@
 // signature (covering From, whole body) or passes SPF for its MAIL FROM, by a domain aligned (same organisational
 // domain, as DMARC's relaxed alignment) with the domain of the reporter's own address in the report
 // (report_metadata/email). mailauth does the checks, DNS through the configured resolver (MTA_DNS_SERVERS).
-import { authenticate } from 'mailauth';
 import { getAlignment } from 'mailauth/lib/tools.js';
-import { createResolver } from './resolver.js';
+import { checkMessage } from './receiving.js';
 import type { Ctx } from './context.js';
 
 export interface ReportAuth {
@@ -55,20 +54,8 @@ export async function reportAuth(
 ): Promise<ReportAuth> {
   const reporter = domainOf(reporterEmail);
   if (!reporter) return { authenticated: false, by: null };
-  const resolver = createResolver(ctx.config, {
-    timeoutMs: Math.max(1, Math.round(ctx.config.dnsCheckTimeoutSeconds * 1000)),
-  });
   try {
-    const res = await authenticate(raw, {
-      ip: env.remoteIp ?? '127.0.0.1',
-      helo: env.helo ?? undefined,
-      sender: env.mailFrom ?? undefined,
-      mta: ctx.config.hostname,
-      resolver: (name: string, type: string) => resolver.resolve(name, type) as Promise<never>,
-      disableArc: true,
-      disableBimi: true,
-      disableDmarc: true,
-    } as Parameters<typeof authenticate>[1]);
+    const res = await checkMessage(ctx, raw, env, { disableDmarc: true });
     const passing = ((res.dkim?.results ?? []) as DkimResult[])
       .filter((r) => r.status?.result === 'pass' && !r.canonBodyLengthLimited && coversFrom(r) && r.signingDomain)
       .map((r) => (r.signingDomain as string).toLowerCase());

@@ -40,25 +40,36 @@ export interface Verdicts {
   dmarc: string;
 }
 
+/** mailauth's checks of `raw` as received from `env` (DNS through MTA_DNS_SERVERS; ARC and BIMI off). Throws on trouble. */
+export function checkMessage(
+  ctx: Pick<Ctx, 'config'>,
+  raw: Buffer,
+  env: { mailFrom: string | null; remoteIp: string | null; helo?: string | null },
+  opts: { disableDmarc?: boolean } = {},
+) {
+  const resolver = createResolver(ctx.config, {
+    timeoutMs: Math.max(1, Math.round(ctx.config.dnsCheckTimeoutSeconds * 1000)),
+  });
+  return authenticate(raw, {
+    ip: env.remoteIp ?? '127.0.0.1',
+    helo: env.helo ?? undefined,
+    sender: env.mailFrom ?? undefined,
+    mta: ctx.config.hostname,
+    resolver: (name: string, type: string) => resolver.resolve(name, type) as Promise<never>,
+    disableArc: true,
+    disableBimi: true,
+    ...opts,
+  } as Parameters<typeof authenticate>[1]);
+}
+
 /** SPF (of MAIL FROM, else HELO), DKIM (the best signature) and DMARC as mailauth reports them; `temperror` on trouble. */
 export async function verdicts(
   ctx: Pick<Ctx, 'config' | 'now'>,
   raw: Buffer,
   env: { mailFrom: string | null; remoteIp: string | null; helo: string | null },
 ): Promise<Verdicts> {
-  const resolver = createResolver(ctx.config, {
-    timeoutMs: Math.max(1, Math.round(ctx.config.dnsCheckTimeoutSeconds * 1000)),
-  });
   try {
-    const res = await authenticate(raw, {
-      ip: env.remoteIp ?? '127.0.0.1',
-      helo: env.helo ?? undefined,
-      sender: env.mailFrom ?? undefined,
-      mta: ctx.config.hostname,
-      resolver: (name: string, type: string) => resolver.resolve(name, type) as Promise<never>,
-      disableArc: true,
-      disableBimi: true,
-    });
+    const res = await checkMessage(ctx, raw, env);
     const dkim = res.dkim?.results ?? [];
     const best = dkim.find((r) => r.status?.result === 'pass') ?? dkim[0];
     return {
