@@ -168,15 +168,20 @@ export class ResultSink {
       try {
         tx(this.ctx.db, () => writeResultItem(this.ctx, item));
       } catch (e) {
-        if (isStoreUnavailable(e)) later.push(item);
-        else
-          this.ctx.log.error(
-            { err: (e as Error).message, email_seq: item.emailSeq },
-            'result write failed; the lease will bring it back',
-          );
+        this.itemFailed(item, e, later);
       }
     }
     if (later.length) this.retryLater(later);
+  }
+
+  /** One email's write failed: kept for later while the store is away, else logged (its lease brings it back). */
+  private itemFailed(item: Item, e: unknown, later: Item[]): void {
+    if (isStoreUnavailable(e)) later.push(item);
+    else
+      this.ctx.log.error(
+        { err: (e as Error).message, email_seq: item.emailSeq },
+        'result write failed; the lease will bring it back',
+      );
   }
 
   private logBatchFailure(batch: readonly Item[], err: unknown): void {
@@ -195,12 +200,7 @@ export class ResultSink {
       try {
         await writeResultItemPooled(this.ctx, item);
       } catch (e) {
-        if (isStoreUnavailable(e)) later.push(item);
-        else
-          this.ctx.log.error(
-            { err: (e as Error).message, email_seq: item.emailSeq },
-            'result write failed; the lease will bring it back',
-          );
+        this.itemFailed(item, e, later);
       }
     }
     if (later.length) this.retryLater(later);
