@@ -7,17 +7,14 @@
 // hangs nor loses a credit.
 import { expect } from 'chai';
 import nodemailer from 'nodemailer';
-import { ApiError } from '../../src/core/errors.js';
-import { newId } from '../../src/core/ids.js';
 import { feature as submission } from '../../src/features/submission.js';
 import { ResultSink } from '../../src/outbound/results.js';
 import type { Ctx } from '../../src/services/context.js';
-import { charge, prepareCharge } from '../../src/store/credits.js';
 import { sql } from '../../src/store/db.js';
-import * as emails from '../../src/store/emails.js';
 import { groupPlan } from '../../src/store/group-commit.js';
 import { get, type Gen } from '../../src/store/op.js';
 import { locksOnPool } from '../../src/store/pg/plan-driver.js';
+import { chargedAccept } from '../helpers/charged-accept.js';
 import { insertVerifiedDomain } from '../helpers/factories.js';
 import { startTestService, tempDir, testEngine, type TestService } from '../helpers/service.js';
 import { submissionPort } from './submission-env.js';
@@ -111,37 +108,7 @@ describe('PostgreSQL, the flip: two nodes race through the server’s locks, non
 
   /** An accept's store work (credit lock and balance, the email and its recipient, the charge), then `holdS` on the server. */
   function* acceptAndHold(ctx: Ctx, teamId: string, to: string, holdS = 0): Gen<number> {
-    const now = ctx.now();
-    const prepared = yield* prepareCharge(ctx.db, teamId, now);
-    const row = {
-      id: newId('em', now),
-      team_id: teamId,
-      test_mode: 0,
-      status: 'queued',
-      from_addr: 'app@acme.test',
-      to_json: JSON.stringify([to]),
-      cc_json: null,
-      bcc_json: null,
-      reply_to: null,
-      subject: 'race',
-      html: null,
-      text: 'hello',
-      tags_json: null,
-      headers_json: null,
-      tracking_opens: 0,
-      tracking_clicks: 0,
-      scheduled_at: null,
-      credits_charged: 1,
-      sender_domain: 'acme.test',
-      created_at: now,
-      updated_at: now,
-      attachments_json: null,
-      raw_message: 0,
-    } as emails.NewEmail;
-    const rcpt = { recipient: to, kind: 'to', domain: 'x.test', status: 'queued', next_attempt_at: now } as const;
-    const seq = yield* emails.insertEmail(ctx.db, row, [], [rcpt as unknown as emails.NewDelivery]);
-    if (!(yield* charge(ctx.db, teamId, seq, 1, 0, now, prepared)))
-      throw new ApiError('insufficient_credits', 'insufficient_credits', 'not enough credits');
+    const { seq } = yield* chargedAccept(ctx, teamId, to, 'race');
     // The turn keeps the team's credit lock while the server sleeps, then needs this node's event loop to COMMIT.
     if (holdS) yield* get(sql(ctx.db, `SELECT pg_sleep(${holdS}) AS slept`));
     return seq;

@@ -8,19 +8,16 @@
 // store/emails.ts insertEmail) around an insert without its `queued` event (services/transition.ts still runs
 // through runSync: a synchronous statement inside a pooled plan is refused, as the last test shows).
 import { expect } from 'chai';
-import { ApiError } from '../../src/core/errors.js';
-import { newId } from '../../src/core/ids.js';
 import type { Ctx } from '../../src/services/context.js';
 import { idempotent, submitEmail } from '../../src/services/emails.js';
 import type { Principal } from '../../src/services/keys.js';
 import { submitMessage } from '../../src/services/submission.js';
 import { sql, type DB } from '../../src/store/db.js';
 import { afterCommit, groupPlan, whenCommitted } from '../../src/store/group-commit.js';
-import { charge, prepareCharge } from '../../src/store/credits.js';
-import * as emails from '../../src/store/emails.js';
-import { get, run, runSync, type Gen } from '../../src/store/op.js';
+import { get, run, runSync } from '../../src/store/op.js';
 import { poolOf } from '../../src/store/pg/plan-driver.js';
 import { usePooledTurns, type PooledTurns } from '../../src/store/pg/pooled-turns.js';
+import { chargedAccept } from '../helpers/charged-accept.js';
 import { insertVerifiedDomain } from '../helpers/factories.js';
 import { startTestService, tempDir, testEngine, type TestService } from '../helpers/service.js';
 
@@ -53,41 +50,7 @@ describe('PostgreSQL: group-commit turns on the pool, several in flight', functi
   const pool = (s: TestService) => poolOf(s.db)!;
 
   /** An accept's store work: the credit lock and balance, the email and its delivery, the charge (no event). */
-  function* accept(ctx: Ctx, p: Principal, to: string): Gen<{ id: string; seq: number }> {
-    const now = ctx.now();
-    const prepared = yield* prepareCharge(ctx.db, p.teamId, now);
-    const id = newId('em', now);
-    const row: emails.NewEmail = {
-      id,
-      team_id: p.teamId,
-      test_mode: 0,
-      status: 'queued',
-      from_addr: 'a@acme.test',
-      to_json: JSON.stringify([to]),
-      cc_json: null,
-      bcc_json: null,
-      reply_to: null,
-      subject: 'pooled',
-      html: null,
-      text: 'hello',
-      tags_json: null,
-      headers_json: null,
-      tracking_opens: 0,
-      tracking_clicks: 0,
-      scheduled_at: null,
-      credits_charged: 1,
-      sender_domain: 'acme.test',
-      created_at: now,
-      updated_at: now,
-      attachments_json: null,
-      raw_message: 0,
-    } as emails.NewEmail;
-    const rcpt = { recipient: to, kind: 'to', domain: 'x.test', status: 'queued', next_attempt_at: now } as const;
-    const seq = yield* emails.insertEmail(ctx.db, row, [], [rcpt as unknown as emails.NewDelivery]);
-    if (!(yield* charge(ctx.db, p.teamId, seq, 1, 0, now, prepared)))
-      throw new ApiError('insufficient_credits', 'insufficient_credits', 'not enough credits');
-    return { id, seq };
-  }
+  const accept = (ctx: Ctx, p: Principal, to: string) => chargedAccept(ctx, p.teamId, to, 'pooled');
   /** Submits one accept per address in one event-loop turn of node s; each answer or error code, in order. */
   const together = (s: TestService, p: Principal, tos: string[], key?: (i: number) => string | undefined) =>
     tos.map((to, i) =>
