@@ -154,6 +154,7 @@ export async function startChild(extraEnv: Record<string, string> = {}, nodeArgs
         'MTA_PG_COMMIT_AHEAD',
         'MTA_PG_POOLED_TURNS',
         'MTA_PG_POOL_SIZE',
+        'MTA_HEAP_GROWING_PERCENT',
         'MTA_MEMORY_TRACE',
         'MTA_MEMORY_TRACE_MS',
       ].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])),
