@@ -93,10 +93,10 @@ export class Claims {
   /** Claims due recipients in rounds while there is room, on the synchronous connection. */
   claimMore(): void {
     const now = this.ctx.now();
-    const skip = this.host.skip(now);
-    if (skip.length && now < this.skipAfter) return;
+    if (this.host.skip(now).length && now < this.skipAfter) return;
     for (let round = 0; round < ROUNDS && this.host.room() > 0; round++) {
       const limit = Math.min(this.o.batch, this.host.room());
+      const skip = this.host.skip(now); // again each round: the last one may have filled a domain's share
       this.queries++;
       const rows = tx(this.ctx.db, () => claimDue(this.ctx.db, now, now + this.o.leaseMs, limit, skip));
       if (!this.took(rows, this.freshOf(rows), limit, skip, now)) return;
@@ -106,11 +106,11 @@ export class Claims {
   /** claimMore on the pool, each round awaited (with its emails' rows); rows that arrive while stopping stay held. */
   async claimMorePooled(): Promise<void> {
     const now = this.ctx.now();
-    const skip = this.host.skip(now);
-    if (skip.length && now < this.skipAfter) return;
+    if (this.host.skip(now).length && now < this.skipAfter) return;
     for (let round = 0; round < ROUNDS && this.host.room() > 0; round++) {
       if (this.host.stopping()) return;
       const limit = Math.min(this.o.batch, this.host.room());
+      const skip = this.host.skip(this.ctx.now());
       this.queries++;
       // Each round's lease from its own start: awaited rounds take time, and a lease counted from the first
       // round's start would end early (another node could claim a recipient this one still holds).

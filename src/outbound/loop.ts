@@ -21,7 +21,7 @@ import type { Prepared } from './compose.js';
 import type { SourcePools } from './sources.js';
 import { IdleTrim, fullGc } from './trim.js';
 import { Preparing } from './preparing.js';
-import { ReadyQueues, type Item, type ReadyQueue } from './ready.js';
+import { fullAt, ReadyQueues, type Item, type ReadyQueue } from './ready.js';
 import type { Control } from './control.js';
 import { outageLog } from '../services/store-health.js';
 import { traceMemory } from '../lib/memory-trace.js';
@@ -82,6 +82,8 @@ export class OutboundLoop implements Component, Intake {
   private knownResults = 0;
   private active = 0;
   private resolving = 0;
+  /** `resolving` by recipient domain. */
+  private resolvingBy = new Map<string, number>();
   private inflight = new Set<Promise<void>>();
   private preparing: Preparing;
   private matcher: SiteMatcher;
@@ -125,7 +127,7 @@ export class OutboundLoop implements Component, Intake {
     this.outage = outageLog(ctx.log.child({ component: 'delivery' }), 'delivery loop');
     this.claims = new Claims(ctx, o, {
       room: () => this.o.maxHeld - this.ready.total - this.resolving,
-      skip: (now) => this.ready.slowDomains(now, this.o.maxHeld),
+      skip: (now) => this.skipped(now),
       stopping: () => this.stopping,
       accept: (rows, emails) => this.accept(rows, emails),
     });
@@ -305,7 +307,8 @@ export class OutboundLoop implements Component, Intake {
   /** Intake: new recipients due now, leased in their insert, while nothing older waits in the store and there is room. */
   reserve(n: number): number | null {
     if (this.stopping || !this.claims.caughtUp) return null;
-    if (this.ready.total + this.resolving + this.reserved + n > this.o.maxHeld) {
+    // A full or slow domain: the rest goes to the store, and the claims take it in order, leaving that domain's there.
+    if (this.ready.total + this.resolving + this.reserved + n > this.o.maxHeld || this.skipped(this.ctx.now()).length) {
       this.claims.caughtUp = false; // the rest goes to the store, and the claims take it in order
       return null;
     }
@@ -344,6 +347,18 @@ export class OutboundLoop implements Component, Intake {
     if (!all) return undefined;
     this.knownResults += rcpts.length;
     return knownReads(email, rcpts);
+  }
+
+  /**
+   * Domains left in the store for now: those of slow or full queues, and those with half the loop's memory on its
+   * way into a queue (claimed, their message and MX being made ready): a burst to one domain would otherwise fill
+   * the memory before its queue is seen to be full.
+   */
+  private skipped(now: number): string[] {
+    const out = this.ready.slowDomains(now, this.o.maxHeld);
+    const full = fullAt(this.o.maxHeld);
+    for (const [domain, n] of this.resolvingBy) if (n >= full && !out.includes(domain)) out.push(domain);
+    return out;
   }
 
   private accept(rows: Claimed[], known?: Map<number, EmailRow>): void {
@@ -388,6 +403,7 @@ export class OutboundLoop implements Component, Intake {
   /** Message built and signed once per email, MX → site, then into the site's ready queue. */
   private async resolve(email: EmailRow, domain: string, rcpts: Claimed[]): Promise<void> {
     this.resolving += rcpts.length;
+    this.resolvingBy.set(domain, (this.resolvingBy.get(domain) ?? 0) + rcpts.length);
     let prep: Prepared, route: Awaited<ReturnType<LoopDeps['mx']['route']>>, tls: TlsPlan | undefined;
     try {
       [prep, route, tls] = await Promise.all([
@@ -402,6 +418,9 @@ export class OutboundLoop implements Component, Intake {
       route = { kind: 'defer', text: 'internal error' };
     } finally {
       this.resolving -= rcpts.length;
+      const left = this.resolvingBy.get(domain)! - rcpts.length;
+      if (left > 0) this.resolvingBy.set(domain, left);
+      else this.resolvingBy.delete(domain);
       this.preparing.release(email.seq);
     }
     if (this.stopping) return;

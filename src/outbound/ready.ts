@@ -19,10 +19,18 @@ export interface Item {
 /**
  * A backlog over a quarter of the loop's memory whose oldest item has waited SLOW_MS, and which would take over
  * DRAIN_MS to drain at the rate the queue started items in the last second, is slow: its domains are not claimed for
- * now. A site that drains as fast as it fills (one busy domain) is never slow, however long its queue.
+ * now. A site that drains as fast as it fills (one busy domain) is never slow; but no queue may hold more than half
+ * of the loop's memory waiting (FULL_SHARE), however fast it drains: a burst to a site that stalls would otherwise
+ * fill the memory before it is seen to be slow (within SLOW_MS), and leave no room to claim any other domain's mail
+ * until its sessions time out.
  */
 const SLOW_MS = 1000;
 const DRAIN_MS = 2000;
+const FULL_SHARE = 0.5;
+/** How many of one site's (or one domain's, while their MX is looked up) recipients make it full. */
+export function fullAt(maxHeld: number): number {
+  return Math.max(20, maxHeld * FULL_SHARE);
+}
 
 export class ReadyQueue {
   private items: Item[] = [];
@@ -85,9 +93,10 @@ export class ReadyQueue {
     if (w === this.window) return Math.max(this.startsBefore, this.startsNow);
     return w === this.window + 1 ? this.startsNow : 0;
   }
-  /** Over a quarter of `maxHeld`, its oldest waiting over SLOW_MS, and more than DRAIN_MS of work at its rate. */
+  /** Half of `maxHeld` or more; or over a quarter, its oldest waiting over SLOW_MS, and more than DRAIN_MS of work at its rate. */
   isSlow(now: number, maxHeld: number): boolean {
     const n = this.length;
+    if (n >= fullAt(maxHeld)) return true;
     if (n < Math.max(20, maxHeld / 4) || now - (this.peek()?.since ?? now) <= SLOW_MS) return false;
     return n > (this.startRate(now) * DRAIN_MS) / 1000;
   }
