@@ -37,6 +37,8 @@ export interface DmarcSummary {
   from: string;
   to: string;
   reports: number;
+  /** Reports in the window left out: not authenticated (services/dmarc-auth.ts), so not believed. */
+  unauthenticated_reports: number;
   messages: number;
   dmarc_pass_rate: number;
   dkim_aligned_rate: number;
@@ -105,7 +107,8 @@ export async function summaryOf(ctx: Ctx, d: DomainRow, from: number, to: number
     domain: d.name,
     from: new Date(from).toISOString(),
     to: new Date(to).toISOString(),
-    reports: Number(totals.reports),
+    reports: Number(totals.reports ?? 0),
+    unauthenticated_reports: Number(totals.unauthenticated ?? 0),
     messages,
     dmarc_pass_rate: rate(sum('dmarc_pass'), messages),
     dkim_aligned_rate: rate(sum('dkim_aligned'), messages),

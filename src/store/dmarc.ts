@@ -100,12 +100,24 @@ export const dmarcReportsOfDomain = (
     limit,
   );
 
-/** The reports of a domain whose range begins in [from, to): how many, and the messages they stand for. */
+/**
+ * Which reports a summary counts: not those known unauthenticated (authenticated = 0: nothing aligned with the
+ * reporter vouched for the message, so anyone could have written it); NULL, a report stored before the check
+ * existed, still counts.
+ */
+const VOUCHED = 'coalesce(r.authenticated, 1) = 1';
+
+/**
+ * The reports of a domain whose range begins in [from, to) that a summary counts: how many, and the messages they
+ * stand for; and how many unauthenticated ones it leaves out.
+ */
 export function* dmarcReportTotals(db: DB, domainId: string, from: number, to: number) {
-  const stmt = sql<{ reports: number; messages: number | null }>(
+  const stmt = sql<{ reports: number | null; messages: number | null; unauthenticated: number | null }>(
     db,
-    `SELECT count(*) AS reports, sum(messages) AS messages FROM dmarc_reports
-     WHERE domain_id = ? AND begin_at >= ? AND begin_at < ?`,
+    `SELECT sum(CASE WHEN ${VOUCHED} THEN 1 ELSE 0 END) AS reports,
+     sum(CASE WHEN ${VOUCHED} THEN r.messages ELSE 0 END) AS messages,
+     sum(CASE WHEN ${VOUCHED} THEN 0 ELSE 1 END) AS unauthenticated FROM dmarc_reports r
+     WHERE r.domain_id = ? AND r.begin_at >= ? AND r.begin_at < ?`,
   );
   return (yield* get(stmt, domainId, from, to))!;
 }
@@ -124,7 +136,7 @@ export interface DmarcSourceRow {
 }
 
 /**
- * The records of a domain's reports beginning in [from, to), summed per source IP and reporting organisation (the
+ * The records of a domain's counted reports (VOUCHED) beginning in [from, to), summed per source IP and reporting organisation (the
  * pairs are few next to the records: the service folds them into one entry per source).
  */
 export const dmarcSources = (db: DB, domainId: string, from: number, to: number) =>
@@ -138,7 +150,7 @@ export const dmarcSources = (db: DB, domainId: string, from: number, to: number)
        sum(CASE WHEN c.disposition = 'quarantine' THEN c.count ELSE 0 END) AS disp_quarantine,
        sum(CASE WHEN c.disposition = 'reject' THEN c.count ELSE 0 END) AS disp_reject
      FROM dmarc_reports r JOIN dmarc_records c ON c.report_seq = r.seq
-     WHERE r.domain_id = ? AND r.begin_at >= ? AND r.begin_at < ?
+     WHERE r.domain_id = ? AND r.begin_at >= ? AND r.begin_at < ? AND ${VOUCHED}
      GROUP BY c.source_ip, r.org_name`,
     ),
     domainId,
@@ -146,7 +158,7 @@ export const dmarcSources = (db: DB, domainId: string, from: number, to: number)
     to,
   );
 
-/** Messages and DMARC passes per UTC day (ms of the day's start) of the reports beginning in [from, to). */
+/** Messages and DMARC passes per UTC day (ms of the day's start) of the counted reports beginning in [from, to). */
 export const dmarcDays = (db: DB, domainId: string, from: number, to: number) =>
   all(
     sql<{ day: number; messages: number; dmarc_pass: number }>(
@@ -154,7 +166,7 @@ export const dmarcDays = (db: DB, domainId: string, from: number, to: number) =>
       `SELECT (r.begin_at / 86400000) * 86400000 AS day, sum(c.count) AS messages,
        sum(c.count * c.dmarc_pass) AS dmarc_pass
      FROM dmarc_reports r JOIN dmarc_records c ON c.report_seq = r.seq
-     WHERE r.domain_id = ? AND r.begin_at >= ? AND r.begin_at < ?
+     WHERE r.domain_id = ? AND r.begin_at >= ? AND r.begin_at < ? AND ${VOUCHED}
      GROUP BY (r.begin_at / 86400000) ORDER BY 1`,
     ),
     domainId,

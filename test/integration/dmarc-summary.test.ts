@@ -12,7 +12,7 @@ import { feature as domainsFeature } from '../../src/features/domains.js';
 import { feature as dashboardFeature } from '../../src/features/dashboard.js';
 import { newId } from '../../src/core/ids.js';
 import { smtpPort, smtpSend } from './inbound-fixtures.js';
-import { aggregateReport as report } from '../helpers/dmarc-report.js';
+import { aggregateReport as report, reporterKey, signedBy } from '../helpers/dmarc-report.js';
 
 const DAY = 86_400_000;
 describe('DMARC summary of a domain', function () {
@@ -53,26 +53,60 @@ describe('DMARC summary of a domain', function () {
     domB = addDomain(teamB, 'other.test');
     keyA = s.key(teamA, 'test', ['domains:read', 'emails:read']);
     keyB = s.key(teamB, 'live', ['domains:read']);
+    // Each reporter signs its reports (a key on the loopback DNS, aligned with the report's own address), as the
+    // large ones do; a summary counts only reports something aligned with their reporter vouches for.
+    const google = reporterKey(dns, 'google.com');
+    const yahoo = reporterKey(dns, 'yahoo.com');
+    const mailru = reporterKey(dns, 'mail.ru');
     await send(
-      report('google.com', 'g1', 'example.com', day0, [
-        { ip: '192.0.2.10', count: 40 },
-        { ip: '203.0.113.5', count: 5, dkim: 'fail', spf: 'fail', disp: 'reject' },
-      ]),
+      await signedBy(
+        google,
+        report('google.com', 'g1', 'example.com', day0, [
+          { ip: '192.0.2.10', count: 40 },
+          { ip: '203.0.113.5', count: 5, dkim: 'fail', spf: 'fail', disp: 'reject' },
+        ]),
+      ),
     );
     await send(
-      report('Yahoo', 'y1', 'example.com', day0 + DAY, [
-        { ip: '192.0.2.10', count: 20 },
-        { ip: '198.51.100.7', count: 30, spf: 'fail' },
-        { ip: '203.0.113.5', count: 3, dkim: 'fail', spf: 'fail', disp: 'quarantine' },
-        { ip: '2001:DB8::10', count: 2 },
-      ]),
+      await signedBy(
+        yahoo,
+        report(
+          'Yahoo',
+          'y1',
+          'example.com',
+          day0 + DAY,
+          [
+            { ip: '192.0.2.10', count: 20 },
+            { ip: '198.51.100.7', count: 30, spf: 'fail' },
+            { ip: '203.0.113.5', count: 3, dkim: 'fail', spf: 'fail', disp: 'quarantine' },
+            { ip: '2001:DB8::10', count: 2 },
+          ],
+          'dmarc@yahoo.com',
+        ),
+      ),
     );
     await send(
-      report('Mail.Ru', 'm1', 'example.com', day0 - 20 * DAY, [
-        { ip: '203.0.113.99', count: 100, dkim: 'fail', spf: 'fail' },
+      await signedBy(
+        mailru,
+        report(
+          'Mail.Ru',
+          'm1',
+          'example.com',
+          day0 - 20 * DAY,
+          [{ ip: '203.0.113.99', count: 100, dkim: 'fail', spf: 'fail' }],
+          'dmarc@mail.ru',
+        ),
+      ),
+    );
+    await send(
+      await signedBy(google, report('google.com', 'o1', 'other.test', day0, [{ ip: '192.0.2.77', count: 9 }])),
+    );
+    // A forged one: claims to be Google's, signed by nobody. Stored and listed, counted nowhere.
+    await send(
+      report('google.com', 'f1', 'example.com', day0, [
+        { ip: '203.0.113.66', count: 1000, dkim: 'fail', spf: 'fail', disp: 'reject' },
       ]),
     );
-    await send(report('google.com', 'o1', 'other.test', day0, [{ ip: '192.0.2.77', count: 9 }]));
   });
   after(async () => {
     await s?.close();
@@ -84,7 +118,13 @@ describe('DMARC summary of a domain', function () {
     const r = await s.api('GET', `/v1/domains/${domA}/dmarc`, { key: keyA });
     expect(Date.now() - t0, 'a stalled resolver does not hold the summary').to.be.below(2500);
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
-    expect(r.body).to.include({ object: 'dmarc_summary', domain: 'example.com', reports: 2, messages: 100 });
+    expect(r.body).to.include({
+      object: 'dmarc_summary',
+      domain: 'example.com',
+      reports: 2,
+      messages: 100,
+      unauthenticated_reports: 1, // the forged f1's 1,000 messages from 203.0.113.66 are in no figure
+    });
     expect(Date.parse(r.body.to) - Date.parse(r.body.from)).to.equal(7 * DAY);
     expect(r.body.dmarc_pass_rate).to.equal(0.92); // 40 + 20 + 30 + 2 of 100
     expect(r.body.dkim_aligned_rate).to.equal(0.92);
@@ -114,7 +154,7 @@ describe('DMARC summary of a domain', function () {
     const from = new Date(day0 - 21 * DAY).toISOString();
     const to = new Date(day0 - 19 * DAY).toISOString();
     const r = await s.api('GET', `/v1/domains/${domA}/dmarc?from=${from}&to=${to}`, { key: keyA });
-    expect(r.body).to.include({ reports: 1, messages: 100, dmarc_pass_rate: 0, from, to });
+    expect(r.body).to.include({ reports: 1, messages: 100, dmarc_pass_rate: 0, unauthenticated_reports: 0, from, to });
     expect(r.body.sources).to.have.length(1);
     for (const [q, param] of [
       ['from=yesterday', 'from'],
@@ -131,14 +171,17 @@ describe('DMARC summary of a domain', function () {
   it("lists a domain's reports with a cursor, and hides another team's domain (404)", async () => {
     const p1 = await s.api('GET', `/v1/domains/${domA}/dmarc/reports?limit=2`, { key: keyA });
     expect(p1.status).to.equal(200);
-    expect(p1.body.data.map((x: any) => x.report_id)).to.deep.equal(['m1', 'y1']);
-    expect(p1.body.data[1]).to.include({ object: 'dmarc_report', org_name: 'Yahoo', records: 4, messages: 55 });
-    expect(p1.body.data[1].begin).to.equal(new Date(day0 + DAY).toISOString());
+    // Every report is listed, the forged one too, with whether it was authenticated.
+    expect(p1.body.data.map((x: any) => x.report_id)).to.deep.equal(['f1', 'm1']);
+    expect(p1.body.data[0]).to.include({ org_name: 'google.com', authenticated: false, authenticated_by: null });
+    expect(p1.body.data[1]).to.include({ authenticated: true, authenticated_by: 'dkim:mail.ru' });
     expect(p1.body.has_more).to.equal(true);
     const p2 = await s.api('GET', `/v1/domains/${domA}/dmarc/reports?limit=2&cursor=${p1.body.next_cursor}`, {
       key: keyA,
     });
-    expect(p2.body.data.map((x: any) => x.report_id)).to.deep.equal(['g1']);
+    expect(p2.body.data.map((x: any) => x.report_id)).to.deep.equal(['y1', 'g1']);
+    expect(p2.body.data[0]).to.include({ object: 'dmarc_report', org_name: 'Yahoo', records: 4, messages: 55 });
+    expect(p2.body.data[0].begin).to.equal(new Date(day0 + DAY).toISOString());
     expect(p2.body).to.include({ has_more: false, next_cursor: null });
     for (const p of [`/v1/domains/${domA}/dmarc`, `/v1/domains/${domA}/dmarc/reports`]) {
       const other = await s.api('GET', p, { key: keyB });
@@ -185,5 +228,8 @@ describe('DMARC summary of a domain', function () {
     expect(ips).to.deep.equal(['203.0.113.99', '203.0.113.5', '192.0.2.10', '198.51.100.7', '2001:db8::10']);
     expect(table).to.contain('host.spoofer.example').and.contain('out1.mta.test');
     expect(table.match(/data-ours="true"/g)).to.have.length(2);
+    expect(page.text).to.match(
+      /One more report, which nothing aligned with the reporter\s+vouched for, is not counted/,
+    );
   });
 });

@@ -33,8 +33,13 @@ export const DmarcSummary = Resource(
     domain: Type.String(),
     from: DateTime(),
     to: DateTime(),
-    reports: count('Reports whose date range begins in [from, to).'),
-    messages: count('Messages their records stand for.'),
+    reports: count(
+      'Reports whose date range begins in [from, to) and that are counted: authenticated ones (a DKIM signature or SPF pass aligned with the reporter) and ones received before the check existed.',
+    ),
+    unauthenticated_reports: count(
+      'Reports in the window left out of every figure here: nothing aligned with the reporter vouched for them (listed with authenticated false).',
+    ),
+    messages: count('Messages the counted reports stand for.'),
     dmarc_pass_rate: rate('Messages passing DMARC / messages (0 when none).'),
     dkim_aligned_rate: rate('Messages with an aligned DKIM pass / messages.'),
     spf_aligned_rate: rate('Messages with an aligned SPF pass / messages.'),

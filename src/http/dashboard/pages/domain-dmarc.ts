@@ -91,8 +91,13 @@ export async function dmarcSection(ctx: Ctx, teamId: string, domainId: string): 
     <p>
       ${s.reports} reports from receiving providers over the last ${DAYS} days cover ${s.messages} messages:
       ${percent(s.dmarc_pass_rate)} passed DMARC (DKIM aligned ${percent(s.dkim_aligned_rate)}, SPF aligned
-      ${percent(s.spf_aligned_rate)}).
+      ${percent(s.spf_aligned_rate)}). ${s.unauthenticated_reports ? unvouched(s.unauthenticated_reports) : ''}
     </p>
     ${passChart ? html`<div class="charts">${passChart}</div>` : ''} ${sourcesTable(s.sources)}
   </section>`;
 }
+
+/** The reports a summary leaves out (dmarc_summary.unauthenticated_reports), said on the page. */
+const unvouched = (n: number) =>
+  html`${n === 1 ? 'One more report, which nothing' : `${n} more reports, which nothing`} aligned with the reporter
+  vouched for, ${n === 1 ? 'is' : 'are'} not counted.`;
