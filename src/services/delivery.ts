@@ -49,8 +49,11 @@ export const teamById = synced(teamByIdPlan);
  * when it holds enough already, is stopping, or has older mail due in the store (that goes first, by claims).
  */
 export interface Intake {
-  /** A lease end for `n` new recipients due now, or null (insert them unleased, for the claims). */
-  reserve(n: number): number | null;
+  /**
+   * A lease end for `n` new recipients due now, or null (insert them unleased, for the claims). `domains`: theirs,
+   * when known (a domain whose queue is full or slow is not taken in).
+   */
+  reserve(n: number, domains?: readonly string[]): number | null;
   /** Once the transaction ended: the committed email and its leased recipients, or null (rolled back). */
   hand(n: number, email: Email | null, rows: ClaimedRow[]): void;
   /** New recipients stored unleased (scheduled for later, or refused): the loop must look in the store. */

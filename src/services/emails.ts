@@ -127,7 +127,7 @@ export function* insertChecked(
   const { kept, suppressed, credits } = yield* plan(ctx, p, c);
   const row = rowOf(ctx, p, c, credits, message !== undefined);
   const due = c.scheduledAt ?? row.created_at;
-  const lease = leaseNow(ctx, kept.length, due <= row.created_at);
+  const lease = leaseNow(ctx, kept, due <= row.created_at);
   const ids: (() => number)[] = [];
   const rcpts = kept.map((r) => ({
     recipient: r.address,
@@ -165,9 +165,15 @@ export function* insertChecked(
  * New recipients due now go straight to the delivery loop when it takes them (services/delivery.ts Intake):
  * inserted leased, handed over after the commit. Null: inserted unleased, for the loop's claims.
  */
-function leaseNow(ctx: Ctx, n: number, dueNow: boolean) {
+function leaseNow(ctx: Ctx, kept: readonly { domain: string }[], dueNow: boolean) {
+  const n = kept.length;
   const intake = n > 0 ? intakeOf(ctx.db) : undefined;
-  const until = dueNow ? (intake?.reserve(n) ?? null) : null;
+  const until = dueNow
+    ? (intake?.reserve(
+        n,
+        kept.map((r) => r.domain),
+      ) ?? null)
+    : null;
   if (!intake || until === null) {
     intake?.notTaken();
     return null;

@@ -177,8 +177,11 @@ describe('outbound delivery: a slow domain does not starve the others', function
     const slow = await Promise.all(Array.from({ length: 60 }, (_, i) => e!.send({ to: `s${i}@rcpt.test` })));
     // Both sessions stall in DATA and the slow domain's share of the memory (half of 40) fills.
     await until(() => stalled === 2 && loop().stats().queued >= 20, 20_000);
+    const taken = loop().stats().intake;
     const fast = await e.send({ to: 'quick@other.test' });
     await e.waitStatus(fast.id, ['delivered'], 20_000);
+    // Straight from its accept (Intake), though another domain's mail waits in the store.
+    expect(loop().stats().intake - taken, 'taken in straight from its insert').to.equal(1);
     // An order, not a latency: the healthy domain's email was delivered while the slow domain's sessions still
     // stalled, before any of them timed out (10 s per command) and was deferred.
     const slowEvents = (await Promise.all(slow.map((m) => e!.events(m.id)))).flat();
