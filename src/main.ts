@@ -55,7 +55,7 @@ export async function main(configFile?: string): Promise<void> {
   const { HttpWorkers, WORKER_ENV, workerSiblings } = await import('./http/cluster.js');
   const worker = process.env[WORKER_ENV];
   if (worker !== undefined) {
-    const siblings = workerSiblings();
+    const siblings = workerSiblings(config.httpLeaseMs);
     for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => {}); // the primary acts
     const log = createLogger(config.logLevel).child({ worker: Number(worker) });
     exitOnUncaught(log);

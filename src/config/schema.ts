@@ -14,6 +14,7 @@ export const ConfigSchema = Type.Object(
     httpHost: Type.String({ minLength: 1 }),
     /** PostgreSQL only: processes besides the primary that serve the HTTP API (src/http/cluster.ts); 0 = none. */
     httpWorkers: Type.Integer({ minimum: 0, maximum: 64 }),
+    httpLeaseMs: Type.Integer({ minimum: 50, maximum: 60_000 }),
     httpPort: Port,
     smtpHost: Type.String({ minLength: 1 }),
     smtpPort: Port,
@@ -147,6 +148,7 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_ALLOW_PRIVATE_WEBHOOKS: ['allowPrivateWebhooks', 'bool'],
   MTA_RATE_LIMIT: ['rateLimit', 'number'],
   MTA_HTTP_WORKERS: ['httpWorkers', 'int'],
+  MTA_HTTP_LEASE_MS: ['httpLeaseMs', 'int'],
   MTA_RATE_BURST: ['rateBurst', 'number'],
   MTA_RETRY_MIN_SECONDS: ['retryMinSeconds', 'number'],
   MTA_RETRY_MAX_SECONDS: ['retryMaxSeconds', 'number'],

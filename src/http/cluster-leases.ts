@@ -2,8 +2,8 @@
 // (RateLimiter.takeUpTo), spent here without a round trip, the rest given back (RateLimiter.give).
 import type { TakeResult } from '../core/rate-limit.js';
 
-/** How long a worker may spend tokens the primary lent it before it gives back the rest. */
-const LEASE_MS = 250;
+/** How long a worker may spend tokens the primary lent it before it gives back the rest (MTA_HTTP_LEASE_MS). */
+export const LEASE_MS = 250;
 /** Most tokens lent at once: a share of what the bucket holds (never more than half of it over the processes). */
 export const LEASE_MAX = 64;
 
@@ -22,7 +22,7 @@ interface Held {
 
 /**
  * A worker's side of the node's rate limits: the primary lends tokens of a key's bucket, spent here without a round
- * trip, renewed in the background while the key is busy; what is left when a key goes quiet for LEASE_MS goes back.
+ * trip, renewed in the background while the key is busy; what is left when a key goes quiet for the lease time (LEASE_MS by default) goes back.
  * The node never takes more than its bucket holds (tokens are only ever lent out of it); a key near its limit gets
  * leases of one token, asked for on use, so the last tokens go to whichever process asks first.
  */
@@ -31,8 +31,9 @@ export class Leases {
   constructor(
     private ask: (key: string) => Promise<Lease>,
     private giveBack: (key: string, n: number) => void,
+    private leaseMs = LEASE_MS,
   ) {
-    setInterval(() => this.sweep(Date.now()), LEASE_MS).unref();
+    setInterval(() => this.sweep(Date.now()), leaseMs).unref();
   }
 
   take(key: string): TakeResult | Promise<TakeResult> {
@@ -48,7 +49,7 @@ export class Leases {
 
   private spend(key: string, h: Held): TakeResult {
     h.tokens--;
-    h.until = Date.now() + LEASE_MS;
+    h.until = Date.now() + this.leaseMs;
     if (h.tokens < h.last.taken / 2 && h.last.taken >= PREFETCH_FROM && !h.asking) void this.renew(key);
     return { ok: true, remaining: h.last.remaining + h.tokens, reset: h.last.reset, retryAfter: 1 };
   }
@@ -68,7 +69,7 @@ export class Leases {
       (r) => {
         h.tokens += r.taken;
         h.last = r;
-        h.until = Date.now() + LEASE_MS;
+        h.until = Date.now() + this.leaseMs;
         done();
       },
       (err: Error) => {

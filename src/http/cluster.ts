@@ -101,7 +101,8 @@ async function answer(send: (m: Msg) => void, m: Extract<Msg, { t: 'call' }>, ru
 // ---------------------------------------------------------------- worker side
 
 /** An HTTP worker's channel to its primary (process IPC). */
-export function workerSiblings(): Siblings & {
+/** `leaseMs`: how long lent rate-limit tokens are kept once their key goes quiet (MTA_HTTP_LEASE_MS). */
+export function workerSiblings(leaseMs: number): Siblings & {
   serve(ctx: Ctx, server: http.Server, close: () => Promise<void>): void;
 } {
   if (!process.send) throw new Error(`${WORKER_ENV} is set but this process has no IPC channel to a primary`);
@@ -111,6 +112,7 @@ export function workerSiblings(): Siblings & {
   const leases = new Leases(
     (key) => calls.ask(send, 'lease', [key]) as Promise<Lease>,
     (key, n) => send({ t: 'give', key, n }),
+    leaseMs,
   );
   const intake = new RemoteIntake(send);
   let db: Ctx['db'] | null = null;

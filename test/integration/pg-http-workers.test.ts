@@ -106,6 +106,9 @@ describe('PostgreSQL: one node with HTTP workers (MTA_HTTP_WORKERS)', function (
       // during a test that counts what a burst takes (a run at 0.2/s once took 11 where the lent token left 10).
       MTA_RATE_LIMIT: '0.02',
       MTA_RATE_BURST: '12',
+      // Lent tokens kept 3 s after their key's last use (250 ms by default): the test of a lent token left unspent
+      // sends 11 requests on the other worker meanwhile, which took over 250 ms at load 9 (11 accepted for 10).
+      MTA_HTTP_LEASE_MS: '3000',
       MTA_LOG_LEVEL: 'debug',
       MTA_DASHBOARD_PASSWORD: 'the operator password of this test',
     });
@@ -243,9 +246,9 @@ describe('PostgreSQL: one node with HTTP workers (MTA_HTTP_WORKERS)', function (
       statuses.push((await b.send('POST', '/v1/emails', lent, email(501 + i), `lent-b${i}`)).status);
     expect(await servedBy(node.log, 'lent-b0')).to.not.equal(await servedBy(node.log, 'lent-a'));
     expect(statuses.filter((s) => s === 202).length, `${statuses}`).to.equal(10); // one token is A's
-    // A's lease ends (250 ms) and its unspent token goes back: waited for (a 429 spends nothing), not slept on; at
-    // 0.02/s the bucket itself refills none within these 5 s.
-    const until = Date.now() + 5000;
+    // A's lease ends (3 s after its use, swept every 3 s) and its unspent token goes back: waited for (a 429 spends
+    // nothing), not slept on; at 0.02/s the bucket itself refills none within these 12 s.
+    const until = Date.now() + 12_000;
     let again = await b.send('POST', '/v1/emails', lent, email(520));
     while (again.status === 429 && Date.now() < until) {
       await sleep(50);
