@@ -327,17 +327,23 @@ function presetReason(r: RawRecipient, diagnostic: string | null): BounceReason 
   // codes are read from the text as given, phrases from the unfolded reply (unfoldReply)
   const text = diagnostic ?? '';
   const status = r.status && !r.status.endsWith('.0.0') ? r.status : (findStatus(text) ?? r.status);
+  const said = withoutPostfixHost(text);
   return registryReason({
-    text: unfoldReply(r.replies ? `${r.replies} ${text}` : text),
+    text: unfoldReply(r.replies ? `${r.replies} ${said}` : said),
     status,
     replycode: r.replycode ?? findReply(text, status?.[0]),
     command: r.command,
-    rhost: remoteHost(r, text),
+    rhost: r.rhost ?? (said === text ? remoteHost(r, text) : null),
     destination: r.address?.split('@')[1] ?? null,
     lhost: r.lhost ?? null,
     notice: (r.reason as BounceReason | null | undefined) ?? null,
     lead: r.lead ?? null,
   });
+}
+
+/** The text without Postfix's "host NAME[ADDR] said:" (Sisimai's Postfix decoder takes no remote host from it). */
+function withoutPostfixHost(text: string): string {
+  return text.replace(/\bhost\s+[\w.-]+\[[\w.:]*\]\s+said:/gi, 'said:');
 }
 
 /** The host that returned the reply: Remote-MTA, else the "host X [addr]" of the notice's text. */

@@ -52,3 +52,44 @@ describe('parseReport: provider (which mailbox provider answered)', () => {
     }
   });
 });
+
+describe('parseReport: a Postfix notice\'s "host X[addr] said:" is not the remote host (Sisimai\'s Postfix decoder)', () => {
+  const reply = (host: string) =>
+    `<kim@example.net>: host ${host}[192.0.2.7] said: 552 1 Requested mail action\n` +
+    '    aborted, mailbox not found (in reply to end of DATA command)\n';
+  const textOnly = (host: string) =>
+    Buffer.from(
+      'From: MAILER-DAEMON@mx.example.org (Mail Delivery System)\nTo: news@example.org\n' +
+        'Date: Tue, 3 Mar 2026 10:00:00 +0000\nSubject: Undelivered Mail Returned to Sender\n' +
+        'Content-Type: text/plain; charset=us-ascii\n\nThis is the mail system at host mx.example.org.\n\n' +
+        "I'm sorry to have to inform you that your message could not\nbe delivered to one or more recipients.\n\n" +
+        `                   The mail system\n\n${reply(host)}`,
+    );
+  const withRemoteMta = (host: string) =>
+    Buffer.from(
+      'From: MAILER-DAEMON@mx.example.org (Mail Delivery System)\nTo: news@example.org\n' +
+        'Date: Tue, 3 Mar 2026 10:00:00 +0000\nSubject: Undelivered Mail Returned to Sender\nMIME-Version: 1.0\n' +
+        'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"\n\n--b1\n' +
+        'Content-Type: text/plain; charset=us-ascii\n\nThis is the mail system at host mx.example.org.\n\n' +
+        `                   The mail system\n\n${reply(host)}\n--b1\nContent-Type: message/delivery-status\n\n` +
+        'Reporting-MTA: dns; mx.example.org\n\nFinal-Recipient: rfc822; kim@example.net\nAction: failed\n' +
+        `Status: 5.0.0\nRemote-MTA: dns; ${host}\nDiagnostic-Code: smtp; 552 1 Requested mail action aborted,\n` +
+        '    mailbox not found\n\n--b1--\n',
+    );
+
+  it('reads the reply generically when the notice has no Remote-MTA (a user-unknown text after DATA: filtered)', async () => {
+    const r = await parseReport(textOnly('mta5.am0.yahoodns.net'));
+    expect(r.recipients.map((x) => [x.address, x.reason, x.hard])).to.deep.equal([
+      ['kim@example.net', 'filtered', false],
+    ]);
+    // still named as the provider that answered
+    expect(r.recipients[0]?.provider).to.equal('yahoo');
+  });
+
+  it("reads the remote host's table when a Remote-MTA names it (Yahoo's 'mailbox not found': userunknown)", async () => {
+    const r = await parseReport(withRemoteMta('mta5.am0.yahoodns.net'));
+    expect(r.recipients.map((x) => [x.address, x.reason, x.hard])).to.deep.equal([
+      ['kim@example.net', 'userunknown', true],
+    ]);
+  });
+});

@@ -111,8 +111,15 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
   const SEVENTH_FLOOR: Record<(typeof FIGURES)[number], number> = {
     kind: 100,
     recipients: 99,
-    hard: 96.1,
-    reason: 91.3,
+    hard: 97.1,
+    reason: 93.2,
+  };
+  /** Every held-out notice of every round (569): the share reached (rounded down); raise it, never lower it. */
+  const EVERY_FLOOR: Record<(typeof FIGURES)[number], number> = {
+    kind: 100,
+    recipients: 97.7,
+    hard: 98.2,
+    reason: 96.4,
   };
   /** The held-out notices of rounds 1-6: issue 37's bar (97%) on every figure, and the share reached (rounded down). */
   const ALL_FLOOR: Record<(typeof FIGURES)[number], number> = {
@@ -179,6 +186,13 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
     expect(seventh.length).to.be.at.least(104);
     for (const f of FIGURES)
       expect(share(t, f), `${f}\n${missList(seventh).join('\n')}`).to.be.at.least(SEVENTH_FLOOR[f]);
+  });
+
+  it('reads the whole held-out set at least as well as it did (per figure)', () => {
+    const t = tally(results);
+    expect(results.length).to.be.at.least(569);
+    for (const f of FIGURES)
+      expect(share(t, f), `${f}\n${missList(results).join('\n')}`).to.be.at.least(EVERY_FLOOR[f]);
   });
 
   it('reads rounds 1-6 at least as well as they did (per figure)', () => {
