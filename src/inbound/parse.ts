@@ -375,6 +375,8 @@ function toRecipient(r: RawRecipient): ReportRecipient {
     status: r.status,
     replycode: r.replycode,
     diagnostic,
+    // Sisimai::Fact reads a multi-line reply's phrases without its repeated "550-5.7.1" prefixes
+    phrases: diagnostic ? unfoldReply(diagnostic) : null,
     command: r.command,
     action: r.action,
     spec: r.spec,

@@ -93,3 +93,39 @@ describe('parseReport: a Postfix notice\'s "host X[addr] said:" is not the remot
     ]);
   });
 });
+
+describe('parseReport: a multi-line reply is read without its repeated code prefixes (Sisimai::Fact)', () => {
+  const notice = (reply: string) =>
+    Buffer.from(
+      'From: MAILER-DAEMON@mx.example.org (Mail Delivery System)\nTo: news@example.org\n' +
+        'Date: Tue, 3 Mar 2026 10:00:00 +0000\nSubject: Undelivered Mail Returned to Sender\n' +
+        'Content-Type: text/plain; charset=us-ascii\n\nThis is the mail system at host mx.example.org.\n\n' +
+        `                   The mail system\n\n<lee@example.net>: host mx.example.net[192.0.2.9] said:\n${reply}`,
+    );
+
+  it('finds a phrase split by "450-4.2.1" line prefixes (speeding), its status still read from the reply', async () => {
+    const r = await parseReport(
+      notice(
+        '    450-4.2.1 The user you are trying to contact is receiving mail at a rate\n' +
+          '    that 450-4.2.1 prevents additional messages from being delivered. Please\n' +
+          '    resend your 450-4.2.1 message at a later time. (in reply to RCPT TO command)\n',
+      ),
+    );
+    expect(r.recipients.map((x) => [x.address, x.reason, x.status, x.hard])).to.deep.equal([
+      ['lee@example.net', 'speeding', '4.2.1', false],
+    ]);
+  });
+
+  it('finds a phrase split by a bare "550-" prefix (hostunknown)', async () => {
+    const r = await parseReport(
+      notice(
+        '    550-The mail server could not deliver mail to lee@example.net.  The account\n' +
+          '    550-or domain may not exist, they may be blacklisted, or missing the proper\n' +
+          '    dns 550 entries. (in reply to RCPT TO command)\n',
+      ),
+    );
+    expect(r.recipients.map((x) => [x.address, x.reason, x.hard])).to.deep.equal([
+      ['lee@example.net', 'hostunknown', true],
+    ]);
+  });
+});
