@@ -110,16 +110,16 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
   const SEVENTH_SETS = ['alaveteli/', 'hitobito/', 'crisp-bounce-parser/'];
   const SEVENTH_FLOOR: Record<(typeof FIGURES)[number], number> = {
     kind: 100,
-    recipients: 99,
-    hard: 98,
-    reason: 96.1,
+    recipients: 100,
+    hard: 99,
+    reason: 97.1,
   };
   /** Every held-out notice of every round (569): the share reached (rounded down); raise it, never lower it. */
   const EVERY_FLOOR: Record<(typeof FIGURES)[number], number> = {
     kind: 100,
-    recipients: 97.7,
-    hard: 98.4,
-    reason: 97,
+    recipients: 97.8,
+    hard: 98.5,
+    reason: 97.1,
   };
   /** The held-out notices of rounds 1-6: issue 37's bar (97%) on every figure, and the share reached (rounded down). */
   const ALL_FLOOR: Record<(typeof FIGURES)[number], number> = {
