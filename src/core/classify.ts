@@ -105,7 +105,8 @@ export function textMatches(reason: BounceReason, text: string): boolean {
   return (rule.aligned ?? []).some((parts) => aligned(text, parts));
 }
 
-function aligned(text: string, parts: readonly string[]): boolean {
+/** Whether the text holds each of the parts, in this order (Sisimai::String->aligned). */
+export function aligned(text: string, parts: readonly string[]): boolean {
   let at = 0;
   for (const p of parts) {
     const i = text.indexOf(p, at);

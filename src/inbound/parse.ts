@@ -227,10 +227,13 @@ function bounceReport(root: Entity): Report | null {
   const original = readOriginal(root);
   const notice = noticeText(root);
   const format = detectFormat(root, notice);
-  const generic = !format && !vendorDecoded(root);
+  const generic = !format && !vendorDecoded(root, notice);
+  // a vendor decoder (Postfix) that finds none of its opening lines reads nothing: Sisimai's RFC 3464 decoder reads
+  // the delivery-status part then, never the text before it
+  const noOpening = generic && vendorDecoded(root);
   let raws = format?.textOnly
     ? []
-    : dsnRecipients(root, notice, !format?.statusOnly, generic, !!format?.textHoldsDiagnostic);
+    : dsnRecipients(root, notice, !format?.statusOnly && !noOpening, generic, !!format?.textHoldsDiagnostic);
   if (!format && readsQuotedStatus(root)) for (const r of raws) r.status = quotedStatus(r);
   if (raws.length === 1 && !format?.statusOnly) addContext(raws[0] as RawRecipient, root, notice);
   if (generic && raws.length === 1) (raws[0] as RawRecipient).leadForAgents = true;
