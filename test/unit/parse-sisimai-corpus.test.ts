@@ -104,22 +104,23 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
   };
   /**
    * The seventh round (Alaveteli, hitobito, and Crisp's email-bounce-parser: Postfix notice texts stored under a fixed
-   * Postfix header, test/fixtures/held-out/SOURCES.md), measured before any rule was changed for it (BENCHMARKS.md,
-   * "Bounce reading"): per figure, the share reached (rounded down); raise it, never lower it.
+   * Postfix header, test/fixtures/held-out/SOURCES.md), measured before any rule was changed for it, and go-gmime's
+   * three, measured after (BENCHMARKS.md, "Bounce reading"): per figure, the share reached (rounded down); raise it,
+   * never lower it.
    */
-  const SEVENTH_SETS = ['alaveteli/', 'hitobito/', 'crisp-bounce-parser/'];
+  const SEVENTH_SETS = ['alaveteli/', 'hitobito/', 'crisp-bounce-parser/', 'go-gmime/'];
   const SEVENTH_FLOOR: Record<(typeof FIGURES)[number], number> = {
     kind: 100,
     recipients: 100,
     hard: 99,
     reason: 97.1,
   };
-  /** Every held-out notice of every round (569): the share reached (rounded down); raise it, never lower it. */
+  /** Every held-out notice of every round (572): the share reached (rounded down); raise it, never lower it. */
   const EVERY_FLOOR: Record<(typeof FIGURES)[number], number> = {
     kind: 100,
-    recipients: 97.8,
-    hard: 98.5,
-    reason: 97.1,
+    recipients: 97.9,
+    hard: 98.6,
+    reason: 97.2,
   };
   /** The held-out notices of rounds 1-6: issue 37's bar (97%) on every figure, and the share reached (rounded down). */
   const ALL_FLOOR: Record<(typeof FIGURES)[number], number> = {
@@ -183,14 +184,14 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
   it('reads the seventh round at least as well as it did (per figure)', () => {
     const seventh = results.filter((r) => SEVENTH_SETS.some((p) => r.file.startsWith(p)));
     const t = tally(seventh);
-    expect(seventh.length).to.be.at.least(104);
+    expect(seventh.length).to.be.at.least(107);
     for (const f of FIGURES)
       expect(share(t, f), `${f}\n${missList(seventh).join('\n')}`).to.be.at.least(SEVENTH_FLOOR[f]);
   });
 
   it('reads the whole held-out set at least as well as it did (per figure)', () => {
     const t = tally(results);
-    expect(results.length).to.be.at.least(569);
+    expect(results.length).to.be.at.least(572);
     for (const f of FIGURES)
       expect(share(t, f), `${f}\n${missList(results).join('\n')}`).to.be.at.least(EVERY_FLOOR[f]);
   });
