@@ -113,14 +113,14 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
     kind: 100,
     recipients: 100,
     hard: 99,
-    reason: 97.1,
+    reason: 99,
   };
   /** Every held-out notice of every round (572): the share reached (rounded down); raise it, never lower it. */
   const EVERY_FLOOR: Record<(typeof FIGURES)[number], number> = {
     kind: 100,
     recipients: 97.9,
     hard: 98.6,
-    reason: 97.2,
+    reason: 97.5,
   };
   /** The held-out notices of rounds 1-6: issue 37's bar (97%) on every figure, and the share reached (rounded down). */
   const ALL_FLOOR: Record<(typeof FIGURES)[number], number> = {
