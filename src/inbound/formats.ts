@@ -65,17 +65,18 @@ export function formatReason(
 
 /**
  * Whether a message no notice format takes would still be taken by one of Sisimai's other vendor decoders
- * (Amavis, Sendmail, Postfix, qmail, V5sendmail); if not, Sisimai reads it with its generic RFC 3464 decoder. Without
- * the notice's text: whether its headers are a vendor decoder's, whether or not that decoder finds its opening lines.
+ * (Amavis, Sendmail, Postfix, qmail, V5sendmail, Yandex): its signs, and its opening lines in the notice's text where
+ * the decoder needs them; if not, Sisimai reads it with its generic RFC 3464 decoder.
  */
-export function vendorDecoded(root: Entity, notice?: string): boolean {
+export function vendorDecoded(root: Entity, notice: string): boolean {
   const subject = decodeWords(header(root.headers, 'subject') ?? '');
   const from = decodeWords(header(root.headers, 'from') ?? '');
   const received = root.headers.get('received') ?? [];
   return GENERIC_LHOST_SIGNS.some(
     (d) =>
       (d.subject?.test(subject) || d.from?.test(from) || (d.received && received.some((r) => d.received?.test(r)))) &&
-      (!d.starts || notice === undefined || startsReading(notice, d.starts)),
+      (!d.needs || (header(root.headers, d.needs) ?? '').trim() !== '') &&
+      (!d.starts || startsReading(notice, d.starts)),
   );
 }
 

@@ -189,7 +189,9 @@ function dsnRecipients(
   const own = generic ? rfc3464ErrorLines(part?.text ?? null, textAfter(root, part)) : null;
   list.forEach((r, i) => {
     if (!r.address || !readText) return;
-    const para = paragraphFor(section, r.address, all);
+    // Sisimai's RFC 3464 decoder (no vendor decoder takes the notice) starts reading at the delivery-status part: the
+    // text before it says nothing about the recipient there (its command, a fuller reply)
+    const para = generic ? null : paragraphFor(section, r.address, all);
     r.command = commandIn(para ?? '') ?? commandIn(r.diagnostic ?? '');
     if (!r.diagnostic && generic) r.diagnostic = i === 0 ? own : null;
     else if (!r.diagnostic && para) r.diagnostic = para;
@@ -228,12 +230,9 @@ function bounceReport(root: Entity): Report | null {
   const notice = noticeText(root);
   const format = detectFormat(root, notice);
   const generic = !format && !vendorDecoded(root, notice);
-  // a vendor decoder (Postfix) that finds none of its opening lines reads nothing: Sisimai's RFC 3464 decoder reads
-  // the delivery-status part then, never the text before it
-  const noOpening = generic && vendorDecoded(root);
   let raws = format?.textOnly
     ? []
-    : dsnRecipients(root, notice, !format?.statusOnly && !noOpening, generic, !!format?.textHoldsDiagnostic);
+    : dsnRecipients(root, notice, !format?.statusOnly, generic, !!format?.textHoldsDiagnostic);
   if (!format && readsQuotedStatus(root)) for (const r of raws) r.status = quotedStatus(r);
   if (raws.length === 1 && !format?.statusOnly) addContext(raws[0] as RawRecipient, root, notice);
   if (generic && raws.length === 1) (raws[0] as RawRecipient).leadForAgents = true;

@@ -471,4 +471,14 @@ describe("parseReport: Sisimai's Postfix decoder reads nothing without one of it
       ['tom@example.net', 'filtered', false],
     ]);
   });
+
+  it('reads the delivery-status part alone when no vendor decoder takes the notice at all (Sisimai RFC 3464)', async () => {
+    const raw = notice('This is the mail system at host relay.example.org.')
+      .toString('latin1')
+      .replace('Subject: Undelivered Mail Returned to Sender', 'Subject: Message not delivered');
+    const r = await parseReport(Buffer.from(raw, 'latin1'));
+    expect(r.recipients.map((x) => [x.address, x.reason, x.hard])).to.deep.equal([
+      ['tom@example.net', 'filtered', false],
+    ]);
+  });
 });

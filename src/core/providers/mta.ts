@@ -327,6 +327,8 @@ export const GENERIC_LHOST_SIGNS: readonly {
   from?: RegExp;
   /** the decoder reads nothing unless a line of the notice holds one of these, each in order (Sisimai `aligned`) */
   starts?: readonly (readonly string[])[];
+  /** a header the decoder also needs, with a value */
+  needs?: string;
 }[] = [
   { family: 'Amavis', from: /^"Content-filter at / },
   { family: 'Sendmail', subject: /see transcript for details|^Warning: / },
@@ -343,6 +345,8 @@ export const GENERIC_LHOST_SIGNS: readonly {
     ],
   },
   { family: 'Postfix', subject: /.SMTP server: errors from / },
+  // Sisimai::Lhost::Yandex: From mailer-daemon@yandex.ru with an X-Yandex-Uniq header
+  { family: 'Yandex', from: /^mailer-daemon@yandex\.ru$/, needs: 'x-yandex-uniq' },
   { family: 'qmail', subject: /^failure notice$/, received: /\(qmail \d+ invoked (?:for bounce|from network)\)/ },
   { family: 'V5sendmail', subject: /^Returned mail: / },
 ];
