@@ -28,6 +28,11 @@ export interface BounceFacts {
   reason?: BounceReason | null;
   /** the notice's own words about this recipient, read with the diagnostic's phrases (not for codes) */
   context?: string | null;
+  /**
+   * the diagnostic as its phrases are read, when that differs from `diagnostic` (a multi-line reply without its
+   * repeated "550-5.7.1" prefixes, as Sisimai::Fact reads it); its codes are still read from `diagnostic`
+   */
+  phrases?: string | null;
 }
 export interface BounceReading {
   reason: BounceReason;
@@ -100,7 +105,8 @@ export function textMatches(reason: BounceReason, text: string): boolean {
   return (rule.aligned ?? []).some((parts) => aligned(text, parts));
 }
 
-function aligned(text: string, parts: readonly string[]): boolean {
+/** Whether the text holds each of the parts, in this order (Sisimai::String->aligned). */
+export function aligned(text: string, parts: readonly string[]): boolean {
   let at = 0;
   for (const p of parts) {
     const i = text.indexOf(p, at);
@@ -174,6 +180,7 @@ interface Ctx {
 /** Full reading of one bounced recipient, Sisimai-style. */
 export function classifyBounce(f: BounceFacts): BounceReading {
   const text = (f.diagnostic ?? '').replace(/\s+/g, ' ').trim();
+  const words = f.phrases ? f.phrases.replace(/\s+/g, ' ').trim() : text;
   const status = pickStatus(cleanStatus(f.status), text);
   const given = f.replycode != null && f.replycode !== '' ? String(f.replycode) : null;
   let replycode = given ?? findReply(text, status?.[0]);
@@ -181,7 +188,7 @@ export function classifyBounce(f: BounceFacts): BounceReading {
   const ctx: Ctx = {
     status: status ?? '',
     reply: replycode ?? '',
-    text: phraseText(text, readsAlone(text, status, f.spec) ? null : f.context),
+    text: phraseText(words, readsAlone(words, status, f.spec) ? null : f.context),
     command: (f.command ?? '').toUpperCase(),
     action: (f.action ?? '').toLowerCase(),
     spec: (f.spec ?? 'SMTP').toUpperCase() || 'SMTP',

@@ -123,7 +123,6 @@ export const REPLY_RULES: readonly ReplyRule[] = [
       'mailbox unavailable or access denied',
       'recipient rejected: temporarily inactive',
       'recipient suspend the service',
-      'the email account that you tried to reach is inactive',
       'this account has been disabled or discontinued',
       'this account has been temporarily suspended',
       'this address no longer accepts mail',
@@ -610,8 +609,6 @@ export const REPLY_RULES: readonly ReplyRule[] = [
       'mail sent from your ip address has been temporarily rate limited',
       'please try again slower',
       'receiving mail at a rate that prevents additional messages from being delivered',
-      // Outlook.com 4.7.500: throttled,
-      'server busy. please try again later from',
     ],
   },
   {

@@ -2,6 +2,7 @@
 // tables (the tables themselves are data in the provider registry, src/core/providers/). Pure functions.
 import { ADDRESS_SOURCE } from '../core/address.js';
 import type { BounceReason } from '../core/bounce-reasons.js';
+import { aligned } from '../core/classify.js';
 import { type NoticeFormat, NOTICE_FORMATS, GENERIC_LHOST_SIGNS } from '../core/providers/index.js';
 import { type Entity, decodeWords, header } from './mime.js';
 
@@ -64,13 +65,22 @@ export function formatReason(
 
 /**
  * Whether a message no notice format takes would still be taken by one of Sisimai's other vendor decoders
- * (Amavis, Sendmail, Postfix, qmail, V5sendmail); if not, Sisimai reads it with its generic RFC 3464 decoder.
+ * (Amavis, Sendmail, Postfix, qmail, V5sendmail, Yandex): its signs, and its opening lines in the notice's text where
+ * the decoder needs them; if not, Sisimai reads it with its generic RFC 3464 decoder.
  */
-export function vendorDecoded(root: Entity): boolean {
+export function vendorDecoded(root: Entity, notice: string): boolean {
   const subject = decodeWords(header(root.headers, 'subject') ?? '');
   const from = decodeWords(header(root.headers, 'from') ?? '');
   const received = root.headers.get('received') ?? [];
   return GENERIC_LHOST_SIGNS.some(
-    (d) => d.subject?.test(subject) || d.from?.test(from) || (d.received && received.some((r) => d.received?.test(r))),
+    (d) =>
+      (d.subject?.test(subject) || d.from?.test(from) || (d.received && received.some((r) => d.received?.test(r)))) &&
+      (!d.needs || (header(root.headers, d.needs) ?? '').trim() !== '') &&
+      (!d.starts || startsReading(notice, d.starts)),
   );
+}
+
+/** Whether a line of the notice holds one of the decoder's opening line signs (its parts in order). */
+function startsReading(notice: string, starts: readonly (readonly string[])[]): boolean {
+  return notice.split('\n').some((line) => starts.some((parts) => aligned(line, parts)));
 }

@@ -63,11 +63,20 @@ export const SERVICE_LOCAL =
 /** Sentences that name the sender, not a recipient (Exim deliver.c: "A message sent by\n\n  <sender>\n\ncould not be"). */
 export const SENDER_LINES: readonly RegExp[] = [new RegExp(`^A message sent by\\s+<(${ADDR_SRC})>`, 'im')];
 
+/** A Postfix recipient line at the left margin: "<address>: " and the reply or cause. */
+const POSTFIX_RECIPIENT_HEAD = /^<[^<>\s@]+@[^<>\s]+>: \S/;
+
 /** Addresses that the notice presents as failed recipients, in order of appearance. */
 export function recipientLines(section: string, exclude: Set<string>, own?: readonly RegExp[]): string[] {
   const found: string[] = [];
   const patterns = own ?? [...RECIPIENT_LINES, ...FORMAT_RECIPIENT_LINES];
+  let underRecipient = false;
   for (const line of section.split('\n')) {
+    // Postfix's "<rcpt>: host X said: ..." at the left margin, its reply wrapped on indented lines below: an
+    // indented "<address>:" there is part of the reply (Sisimai's Postfix decoder takes recipients at the margin)
+    const indented = /^[ \t]/.test(line);
+    if (indented && underRecipient) continue;
+    underRecipient = indented ? underRecipient : POSTFIX_RECIPIENT_HEAD.test(line);
     if (!line.includes('@')) continue; // every pattern captures an address
     for (const re of patterns) {
       const a = findAddress(re.exec(line)?.[1]);

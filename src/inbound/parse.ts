@@ -189,7 +189,9 @@ function dsnRecipients(
   const own = generic ? rfc3464ErrorLines(part?.text ?? null, textAfter(root, part)) : null;
   list.forEach((r, i) => {
     if (!r.address || !readText) return;
-    const para = paragraphFor(section, r.address, all);
+    // Sisimai's RFC 3464 decoder (no vendor decoder takes the notice) starts reading at the delivery-status part: the
+    // text before it says nothing about the recipient there (its command, a fuller reply)
+    const para = generic ? null : paragraphFor(section, r.address, all);
     r.command = commandIn(para ?? '') ?? commandIn(r.diagnostic ?? '');
     if (!r.diagnostic && generic) r.diagnostic = i === 0 ? own : null;
     else if (!r.diagnostic && para) r.diagnostic = para;
@@ -227,7 +229,7 @@ function bounceReport(root: Entity): Report | null {
   const original = readOriginal(root);
   const notice = noticeText(root);
   const format = detectFormat(root, notice);
-  const generic = !format && !vendorDecoded(root);
+  const generic = !format && !vendorDecoded(root, notice);
   let raws = format?.textOnly
     ? []
     : dsnRecipients(root, notice, !format?.statusOnly, generic, !!format?.textHoldsDiagnostic);
@@ -327,17 +329,23 @@ function presetReason(r: RawRecipient, diagnostic: string | null): BounceReason 
   // codes are read from the text as given, phrases from the unfolded reply (unfoldReply)
   const text = diagnostic ?? '';
   const status = r.status && !r.status.endsWith('.0.0') ? r.status : (findStatus(text) ?? r.status);
+  const said = withoutPostfixHost(text);
   return registryReason({
-    text: unfoldReply(r.replies ? `${r.replies} ${text}` : text),
+    text: unfoldReply(r.replies ? `${r.replies} ${said}` : said),
     status,
     replycode: r.replycode ?? findReply(text, status?.[0]),
     command: r.command,
-    rhost: remoteHost(r, text),
+    rhost: r.rhost ?? (said === text ? remoteHost(r, text) : null),
     destination: r.address?.split('@')[1] ?? null,
     lhost: r.lhost ?? null,
     notice: (r.reason as BounceReason | null | undefined) ?? null,
     lead: r.lead ?? null,
   });
+}
+
+/** The text without Postfix's "host NAME[ADDR] said:" (Sisimai's Postfix decoder takes no remote host from it). */
+function withoutPostfixHost(text: string): string {
+  return text.replace(/\bhost\s+[\w.-]+\[[\w.:]*\]\s+said:/gi, 'said:');
 }
 
 /** The host that returned the reply: Remote-MTA, else the "host X [addr]" of the notice's text. */
@@ -369,6 +377,8 @@ function toRecipient(r: RawRecipient): ReportRecipient {
     status: r.status,
     replycode: r.replycode,
     diagnostic,
+    // Sisimai::Fact reads a multi-line reply's phrases without its repeated "550-5.7.1" prefixes
+    phrases: diagnostic ? unfoldReply(diagnostic) : null,
     command: r.command,
     action: r.action,
     spec: r.spec,

@@ -148,6 +148,21 @@ describe('classifyBounce: a reply text that names a reason beats a generic statu
   });
 });
 
+describe("classifyBounce: a provider's own phrases are not generic (Sisimai keeps them in its Rhost tables)", () => {
+  it("reads Google's and Microsoft's own texts generically when no host table applies", () => {
+    const read = (status: string, reply: string, text: string, command: string) =>
+      classifyBounce({ status, replycode: reply, diagnostic: text, command }).reason;
+    // Sisimai::Rhost::Google's "inactive" account; generically 5.2.1 is filtered
+    expect(read('5.2.1', '550', '550 5.2.1 The email account that you tried to reach is inactive.', 'RCPT')).to.equal(
+      'filtered',
+    );
+    // Sisimai::Rhost::Microsoft's 4.7.500 "Server busy" (speeding there); generically a 4.7.x status: securityerror
+    expect(
+      read('4.7.500', '451', '451 4.7.500 Server busy. Please try again later from [192.0.2.1].', 'DATA'),
+    ).to.equal('securityerror');
+  });
+});
+
 describe('provider (Sisimai Rhost) tables, gated on the remote host or recipient domain', () => {
   const gmail = 'gmail-smtp-in.l.google.com';
   const cases: [string | null, string | null, string, string, string, string | null][] = [

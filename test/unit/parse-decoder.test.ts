@@ -96,7 +96,9 @@ describe('parseReport: the generic RFC 3464 reading (no vendor decoder takes the
   });
 
   it('still reads the text under the address when a vendor decoder (Postfix) takes the notice', async () => {
-    const r = await parseReport(dsn({ subject: 'Undelivered Mail Returned to Sender', text: LAYOUT, status: '5.0.0' }));
+    // Sisimai's Postfix decoder takes it: its subject and one of its opening lines
+    const text = `This is the mail system at host mx.example.net.\n\n${LAYOUT}`;
+    const r = await parseReport(dsn({ subject: 'Undelivered Mail Returned to Sender', text, status: '5.0.0' }));
     expect(r.recipients.map((x) => x.reason)).to.not.deep.equal(['undefined']);
   });
 });
@@ -417,6 +419,66 @@ describe("parseReport: IMail Server's notices (Sisimai Lhost::IMailServer)", () 
   it('reads a "Cause: a@b" line with its cause', async () => {
     expect(await read('Unknown user: jane@example.net')).to.deep.equal([
       ['jane@example.net', '5.0.911', 'userunknown'],
+    ]);
+  });
+});
+
+describe("parseReport: Sisimai's Postfix decoder reads nothing without one of its opening lines", () => {
+  const notice = (opening: string) =>
+    Buffer.from(
+      [
+        'From: MAILER-DAEMON@relay.example.org (Mail Delivery System)',
+        'To: ann@example.org',
+        'Date: Tue, 3 Mar 2026 10:00:00 +0000',
+        'Subject: Undelivered Mail Returned to Sender',
+        'MIME-Version: 1.0',
+        'Content-Type: multipart/report; report-type=delivery-status; boundary="b7"',
+        '',
+        '--b7',
+        'Content-Type: text/plain; charset=us-ascii',
+        '',
+        opening,
+        '',
+        '<tom@example.net>: host mx.example.net[192.0.2.5] said: 550 No such user here',
+        '    (in reply to RCPT TO command)',
+        '',
+        '--b7',
+        'Content-Type: message/delivery-status',
+        '',
+        'Reporting-MTA: dns; relay.example.org',
+        '',
+        'Final-Recipient: rfc822; tom@example.net',
+        'Action: failed',
+        'Status: 5.0.0',
+        'Remote-MTA: dns; mx.example.net',
+        'Diagnostic-Code: smtp; 550 No such user here',
+        '',
+        '--b7--',
+        '',
+      ].join('\n'),
+    );
+
+  it('reads the notice text when it opens as Postfix does (the reply to RCPT: userunknown)', async () => {
+    const r = await parseReport(notice('This is the mail system at host relay.example.org.'));
+    expect(r.recipients.map((x) => [x.address, x.reason, x.hard])).to.deep.equal([
+      ['tom@example.net', 'userunknown', true],
+    ]);
+  });
+
+  it('reads the delivery-status part alone when it does not (no command known: filtered)', async () => {
+    const r = await parseReport(notice('This is an automated message from the relay at Example.'));
+    expect(r.recipients.map((x) => [x.address, x.reason, x.hard])).to.deep.equal([
+      ['tom@example.net', 'filtered', false],
+    ]);
+  });
+
+  it('reads the delivery-status part alone when no vendor decoder takes the notice at all (Sisimai RFC 3464)', async () => {
+    const raw = notice('This is the mail system at host relay.example.org.')
+      .toString('latin1')
+      .replace('Subject: Undelivered Mail Returned to Sender', 'Subject: Message not delivered');
+    const r = await parseReport(Buffer.from(raw, 'latin1'));
+    expect(r.recipients.map((x) => [x.address, x.reason, x.hard])).to.deep.equal([
+      ['tom@example.net', 'filtered', false],
     ]);
   });
 });

@@ -133,3 +133,31 @@ describe("parseReport: Sendmail's '(expanded from: <a@b>)' under a recipient", (
     expect(r.recipients.map((x) => x.original_recipient)).to.deep.equal([undefined]);
   });
 });
+
+describe("parseReport: an address inside a Postfix notice's wrapped reply is no recipient", () => {
+  const raw = Buffer.from(
+    [
+      'From: MAILER-DAEMON@mx.example.org (Mail Delivery System)',
+      'To: news@example.org',
+      'Date: Tue, 3 Mar 2026 10:00:00 +0000',
+      'Subject: Undelivered Mail Returned to Sender',
+      'Content-Type: text/plain; charset=us-ascii',
+      '',
+      'This is the mail system at host mx.example.org.',
+      '',
+      '                   The mail system',
+      '',
+      '<ada@relay.example.net>: host mx1.relay.example.net[192.0.2.11] said: 550 5.1.1',
+      '    <bounce-7f3a@news.example.org>: sender not allowed to use this relay (in',
+      '    reply to RCPT TO command)',
+      '',
+    ].join('\n'),
+  );
+
+  it('keeps the recipient at the left margin, not the address the reply names on its second line', async () => {
+    const r = await parseReport(raw);
+    expect(r.recipients.map((x) => [x.address, x.reason, x.status])).to.deep.equal([
+      ['ada@relay.example.net', 'userunknown', '5.1.1'],
+    ]);
+  });
+});

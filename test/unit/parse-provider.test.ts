@@ -52,3 +52,80 @@ describe('parseReport: provider (which mailbox provider answered)', () => {
     }
   });
 });
+
+describe('parseReport: a Postfix notice\'s "host X[addr] said:" is not the remote host (Sisimai\'s Postfix decoder)', () => {
+  const reply = (host: string) =>
+    `<kim@example.net>: host ${host}[192.0.2.7] said: 552 1 Requested mail action\n` +
+    '    aborted, mailbox not found (in reply to end of DATA command)\n';
+  const textOnly = (host: string) =>
+    Buffer.from(
+      'From: MAILER-DAEMON@mx.example.org (Mail Delivery System)\nTo: news@example.org\n' +
+        'Date: Tue, 3 Mar 2026 10:00:00 +0000\nSubject: Undelivered Mail Returned to Sender\n' +
+        'Content-Type: text/plain; charset=us-ascii\n\nThis is the mail system at host mx.example.org.\n\n' +
+        "I'm sorry to have to inform you that your message could not\nbe delivered to one or more recipients.\n\n" +
+        `                   The mail system\n\n${reply(host)}`,
+    );
+  const withRemoteMta = (host: string) =>
+    Buffer.from(
+      'From: MAILER-DAEMON@mx.example.org (Mail Delivery System)\nTo: news@example.org\n' +
+        'Date: Tue, 3 Mar 2026 10:00:00 +0000\nSubject: Undelivered Mail Returned to Sender\nMIME-Version: 1.0\n' +
+        'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"\n\n--b1\n' +
+        'Content-Type: text/plain; charset=us-ascii\n\nThis is the mail system at host mx.example.org.\n\n' +
+        `                   The mail system\n\n${reply(host)}\n--b1\nContent-Type: message/delivery-status\n\n` +
+        'Reporting-MTA: dns; mx.example.org\n\nFinal-Recipient: rfc822; kim@example.net\nAction: failed\n' +
+        `Status: 5.0.0\nRemote-MTA: dns; ${host}\nDiagnostic-Code: smtp; 552 1 Requested mail action aborted,\n` +
+        '    mailbox not found\n\n--b1--\n',
+    );
+
+  it('reads the reply generically when the notice has no Remote-MTA (a user-unknown text after DATA: filtered)', async () => {
+    const r = await parseReport(textOnly('mta5.am0.yahoodns.net'));
+    expect(r.recipients.map((x) => [x.address, x.reason, x.hard])).to.deep.equal([
+      ['kim@example.net', 'filtered', false],
+    ]);
+    // still named as the provider that answered
+    expect(r.recipients[0]?.provider).to.equal('yahoo');
+  });
+
+  it("reads the remote host's table when a Remote-MTA names it (Yahoo's 'mailbox not found': userunknown)", async () => {
+    const r = await parseReport(withRemoteMta('mta5.am0.yahoodns.net'));
+    expect(r.recipients.map((x) => [x.address, x.reason, x.hard])).to.deep.equal([
+      ['kim@example.net', 'userunknown', true],
+    ]);
+  });
+});
+
+describe('parseReport: a multi-line reply is read without its repeated code prefixes (Sisimai::Fact)', () => {
+  const notice = (reply: string) =>
+    Buffer.from(
+      'From: MAILER-DAEMON@mx.example.org (Mail Delivery System)\nTo: news@example.org\n' +
+        'Date: Tue, 3 Mar 2026 10:00:00 +0000\nSubject: Undelivered Mail Returned to Sender\n' +
+        'Content-Type: text/plain; charset=us-ascii\n\nThis is the mail system at host mx.example.org.\n\n' +
+        `                   The mail system\n\n<lee@example.net>: host mx.example.net[192.0.2.9] said:\n${reply}`,
+    );
+
+  it('finds a phrase split by "450-4.2.1" line prefixes (speeding), its status still read from the reply', async () => {
+    const r = await parseReport(
+      notice(
+        '    450-4.2.1 The user you are trying to contact is receiving mail at a rate\n' +
+          '    that 450-4.2.1 prevents additional messages from being delivered. Please\n' +
+          '    resend your 450-4.2.1 message at a later time. (in reply to RCPT TO command)\n',
+      ),
+    );
+    expect(r.recipients.map((x) => [x.address, x.reason, x.status, x.hard])).to.deep.equal([
+      ['lee@example.net', 'speeding', '4.2.1', false],
+    ]);
+  });
+
+  it('finds a phrase split by a bare "550-" prefix (hostunknown)', async () => {
+    const r = await parseReport(
+      notice(
+        '    550-The mail server could not deliver mail to lee@example.net.  The account\n' +
+          '    550-or domain may not exist, they may be blacklisted, or missing the proper\n' +
+          '    dns 550 entries. (in reply to RCPT TO command)\n',
+      ),
+    );
+    expect(r.recipients.map((x) => [x.address, x.reason, x.hard])).to.deep.equal([
+      ['lee@example.net', 'hostunknown', true],
+    ]);
+  });
+});

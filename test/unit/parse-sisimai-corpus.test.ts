@@ -102,14 +102,34 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
     hard: 100,
     reason: 100,
   };
-  /** Every held-out notice of every round: issue 37's bar (97%) on every figure, and the share reached (rounded down). */
+  /**
+   * The seventh round (Alaveteli, hitobito, and Crisp's email-bounce-parser: Postfix notice texts stored under a fixed
+   * Postfix header, test/fixtures/held-out/SOURCES.md), measured before any rule was changed for it, and go-gmime's
+   * three, measured after (BENCHMARKS.md, "Bounce reading"): per figure, the share reached (rounded down); raise it,
+   * never lower it.
+   */
+  const SEVENTH_SETS = ['alaveteli/', 'hitobito/', 'crisp-bounce-parser/', 'go-gmime/'];
+  const SEVENTH_FLOOR: Record<(typeof FIGURES)[number], number> = {
+    kind: 100,
+    recipients: 100,
+    hard: 99,
+    reason: 99,
+  };
+  /** Every held-out notice of every round (572): the share reached (rounded down); raise it, never lower it. */
+  const EVERY_FLOOR: Record<(typeof FIGURES)[number], number> = {
+    kind: 100,
+    recipients: 97.9,
+    hard: 98.6,
+    reason: 97.5,
+  };
+  /** The held-out notices of rounds 1-6: issue 37's bar (97%) on every figure, and the share reached (rounded down). */
   const ALL_FLOOR: Record<(typeof FIGURES)[number], number> = {
     kind: 100,
     recipients: 97.4,
     hard: 98.4,
     reason: 97.2,
   };
-  const LATER_SETS = [...FOURTH_SETS, ...FIFTH_SETS, ...SIXTH_SETS];
+  const LATER_SETS = [...FOURTH_SETS, ...FIFTH_SETS, ...SIXTH_SETS, ...SEVENTH_SETS];
   let results: SampleResult[] = [];
   before(async () => {
     results = await measure(HELD_OUT_DIR);
@@ -161,9 +181,26 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
     for (const f of FIGURES) expect(share(t, f), `${f}\n${missList(sixth).join('\n')}`).to.be.at.least(SIXTH_FLOOR[f]);
   });
 
+  it('reads the seventh round at least as well as it did (per figure)', () => {
+    const seventh = results.filter((r) => SEVENTH_SETS.some((p) => r.file.startsWith(p)));
+    const t = tally(seventh);
+    expect(seventh.length).to.be.at.least(107);
+    for (const f of FIGURES)
+      expect(share(t, f), `${f}\n${missList(seventh).join('\n')}`).to.be.at.least(SEVENTH_FLOOR[f]);
+  });
+
   it('reads the whole held-out set at least as well as it did (per figure)', () => {
     const t = tally(results);
-    expect(results.length).to.be.at.least(465);
-    for (const f of FIGURES) expect(share(t, f), `${f}\n${missList(results).join('\n')}`).to.be.at.least(ALL_FLOOR[f]);
+    expect(results.length).to.be.at.least(572);
+    for (const f of FIGURES)
+      expect(share(t, f), `${f}\n${missList(results).join('\n')}`).to.be.at.least(EVERY_FLOOR[f]);
+  });
+
+  it('reads rounds 1-6 at least as well as they did (per figure)', () => {
+    const upToSixth = results.filter((r) => !SEVENTH_SETS.some((p) => r.file.startsWith(p)));
+    const t = tally(upToSixth);
+    expect(upToSixth.length).to.be.at.least(465);
+    for (const f of FIGURES)
+      expect(share(t, f), `${f}\n${missList(upToSixth).join('\n')}`).to.be.at.least(ALL_FLOOR[f]);
   });
 });

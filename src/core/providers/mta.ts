@@ -320,10 +320,33 @@ const VENDOR_PHRASES: Phrases = [
  * Sendmail, Postfix, qmail, V5sendmail (each module's `inquire` preconditions on From, Subject and Received). A DSN
  * that neither a notice format nor one of these takes is read as Sisimai's generic RFC 3464 decoder reads it.
  */
-export const GENERIC_LHOST_SIGNS: readonly { family: string; subject?: RegExp; received?: RegExp; from?: RegExp }[] = [
+export const GENERIC_LHOST_SIGNS: readonly {
+  family: string;
+  subject?: RegExp;
+  received?: RegExp;
+  from?: RegExp;
+  /** the decoder reads nothing unless a line of the notice holds one of these, each in order (Sisimai `aligned`) */
+  starts?: readonly (readonly string[])[];
+  /** a header the decoder also needs, with a value */
+  needs?: string;
+}[] = [
   { family: 'Amavis', from: /^"Content-filter at / },
   { family: 'Sendmail', subject: /see transcript for details|^Warning: / },
-  { family: 'Postfix', subject: /^Undelivered Mail Returned to Sender$|.SMTP server: errors from / },
+  {
+    family: 'Postfix',
+    subject: /^Undelivered Mail Returned to Sender$/,
+    // Sisimai::Lhost::Postfix's opening lines (bounce(5)): "This is the mail system at host ...", "The Postfix program"
+    starts: [
+      ['The ', 'Postfix '],
+      ['The ', 'mail system'],
+      ['The ', 'program'],
+      ['This is the', 'Postfix'],
+      ['This is the', 'mail system'],
+    ],
+  },
+  { family: 'Postfix', subject: /.SMTP server: errors from / },
+  // Sisimai::Lhost::Yandex: From mailer-daemon@yandex.ru with an X-Yandex-Uniq header
+  { family: 'Yandex', from: /^mailer-daemon@yandex\.ru$/, needs: 'x-yandex-uniq' },
   { family: 'qmail', subject: /^failure notice$/, received: /\(qmail \d+ invoked (?:for bounce|from network)\)/ },
   { family: 'V5sendmail', subject: /^Returned mail: / },
 ];
