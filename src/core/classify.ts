@@ -156,13 +156,19 @@ export function parseReplyLine(line: string): ReplyInput {
   return { code: Number(m[1]), enhanced: enhanced ?? findStatus(text), text: flat };
 }
 
-/** Live SMTP reply or DSN Diagnostic-Code → reason and hard flag (command defaults to RCPT). */
-export function classifyReply(input: ReplyInput & { command?: string | null }): ReplyClass {
+/**
+ * Live SMTP reply or DSN Diagnostic-Code → reason and hard flag (command defaults to RCPT); `reason`: what the provider
+ * registry said of it, if anything (kept as a notice's preset reason is).
+ */
+export function classifyReply(
+  input: ReplyInput & { command?: string | null; reason?: BounceReason | null },
+): ReplyClass {
   const r = classifyBounce({
     status: input.enhanced,
     replycode: input.code,
     diagnostic: input.text,
     command: input.command ?? 'RCPT',
+    reason: input.reason,
   });
   return { reason: r.reason, hard: r.hard };
 }

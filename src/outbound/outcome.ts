@@ -1,7 +1,7 @@
 // Turns what one attempt learned about a recipient (a Verdict) into the RecipientOutcome that
 // applyOutcomes records: event data (decisions.md names), classification, retry time or expiry. Pure.
 import { classifyReply, parseReplyLine } from '../core/classify.js';
-import { mailboxProvider } from '../core/providers/index.js';
+import { mailboxProvider, registryReason } from '../core/providers/index.js';
 import { retryDelayMs, expired, type RetryPolicy } from '../core/retry.js';
 import type { RecipientOutcome } from '../services/transition.js';
 import type { Verdict } from './verdict.js';
@@ -39,6 +39,23 @@ function replyData(reply: string | null) {
   if (!reply) return {};
   const p = parseReplyLine(reply);
   return { smtp_code: p.code, enhanced_status: p.enhanced, smtp_response: p.text };
+}
+
+/**
+ * A live reply's reason and hard flag, read as a bounce notice's reply is: the provider registry first, the MX host
+ * that answered standing for a notice's Remote-MTA (Outlook's "451 4.7.500 Server busy" is its throttling, Google's
+ * "account ... is inactive" its suspension), then the generic reading.
+ */
+export function readReply(reply: string, command: string | null | undefined, mxHost?: string | null) {
+  const p = parseReplyLine(reply);
+  const reason = registryReason({
+    text: p.text,
+    status: p.enhanced ?? null,
+    replycode: p.code === null ? null : String(p.code),
+    command: command ?? 'RCPT',
+    rhost: mxHost ?? null,
+  });
+  return classifyReply({ ...p, command, reason });
 }
 
 function withoutEmpty(o: Record<string, unknown>): Record<string, unknown> {
@@ -80,7 +97,7 @@ export function toOutcome(
       };
     case 'rejected': {
       const p = parseReplyLine(v.reply);
-      const c = classifyReply({ ...p, command: v.command });
+      const c = readReply(v.reply, v.command, info.mx_host);
       return {
         deliveryId: d.id,
         event: 'rejected',
@@ -95,7 +112,7 @@ export function toOutcome(
       };
     }
     case 'deferred':
-      return deferral(d, v, base, policy, now, random);
+      return deferral(d, v, base, policy, now, random, info.mx_host);
   }
 }
 
@@ -106,12 +123,11 @@ function deferral(
   policy: RetryPolicy,
   now: number,
   random: number,
+  mxHost?: string,
 ): RecipientOutcome {
   const reason =
     v.reason ??
-    (v.reply && parseReplyLine(v.reply).code !== null
-      ? classifyReply({ ...parseReplyLine(v.reply), command: v.command }).reason
-      : 'networkerror');
+    (v.reply && parseReplyLine(v.reply).code !== null ? readReply(v.reply, v.command, mxHost).reason : 'networkerror');
   const data = withoutEmpty({
     ...base,
     ...replyData(v.reply),
