@@ -44,18 +44,20 @@ function replyData(reply: string | null) {
 /**
  * A live reply's reason and hard flag, read as a bounce notice's reply is: the provider registry first, the MX host
  * that answered standing for a notice's Remote-MTA (Outlook's "451 4.7.500 Server busy" is its throttling, Google's
- * "account ... is inactive" its suspension), then the generic reading.
+ * "account ... is inactive" its suspension), then the generic reading; a registry's bare `rejected` gives way to it.
  */
 export function readReply(reply: string, command: string | null | undefined, mxHost?: string | null) {
   const p = parseReplyLine(reply);
-  const reason = registryReason({
+  const known = registryReason({
     text: p.text,
     status: p.enhanced ?? null,
     replycode: p.code === null ? null : String(p.code),
     command: command ?? 'RCPT',
     rhost: mxHost ?? null,
   });
-  return classifyReply({ ...p, command, reason });
+  // Sisimai's catch-all `rejected` (Yahoo's table gives it to all its [TSxx] codes) says less than the reply's own
+  // reading (badreputation, blocked, securityerror): then the reply decides, as before the registry was asked here.
+  return classifyReply({ ...p, command, reason: known === 'rejected' ? null : known });
 }
 
 function withoutEmpty(o: Record<string, unknown>): Record<string, unknown> {

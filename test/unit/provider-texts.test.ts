@@ -1,9 +1,9 @@
 // Mailbox providers' own current rejection texts (test/fixtures/synthetic/provider-texts.json, each with its source):
-// read as a live SMTP reply (classifyReply) and inside a Postfix DSN (parseReport), never hard, with the provider named.
+// read as a live SMTP reply from the provider's MX host (outbound/outcome.ts readReply) and inside a Postfix DSN (parseReport), never hard, with the provider named.
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { classifyReply, parseReplyLine } from '../../src/core/classify.js';
 import { parseReport } from '../../src/inbound/parse.js';
+import { readReply } from '../../src/outbound/outcome.js';
 
 interface ProviderText {
   provider: string;
@@ -62,7 +62,8 @@ describe("providers' own rejection texts", () => {
   });
   for (const t of texts) {
     it(`${t.provider}: ${t.line.slice(0, 60)} → ${t.reason}`, async () => {
-      const live = classifyReply(parseReplyLine(t.line));
+      // as the delivery loop reads it, from the provider's MX host
+      const live = readReply(t.line, 'RCPT', t.host);
       expect(live).to.deep.equal({ reason: t.reason, hard: false });
       const report = await parseReport(dsn(t));
       expect(report.recipients).to.have.length(1);
