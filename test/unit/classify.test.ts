@@ -280,3 +280,16 @@ describe('provider (Sisimai Rhost) tables, gated on the remote host or recipient
     expect(providerOf('mx.example.org', 'example.org')).to.equal(null);
   });
 });
+
+describe('classifyBounce: the mailboxfull phrases are Sisimai’s, no looser', () => {
+  const smtp = (diagnostic: string) => ({ status: '5.0.0', spec: 'SMTP', action: 'failed', diagnostic });
+  it('"rejected: over quota" under a generic status reads onhold (Sisimai lists no bare "over quota")', () => {
+    expect(classifyBounce(smtp('552 <ann@example.net> rejected: over quota')).reason).to.equal('onhold');
+    expect(classifyBounce(smtp('552 mailbox quota nearly reached, message kept out')).reason).to.equal('onhold');
+  });
+  it('its listed phrases still read mailboxfull', () => {
+    expect(classifyBounce(smtp('552 5.2.2 <ann@example.net>: user is over quota')).reason).to.equal('mailboxfull');
+    expect(classifyBounce(smtp('552 maildir over quota')).reason).to.equal('mailboxfull');
+    expect(classifyBounce(smtp('552 Requested action aborted: mailbox is full')).reason).to.equal('mailboxfull');
+  });
+});
