@@ -127,8 +127,10 @@ export function dsnRecipient(f: Map<string, string>): RawRecipient {
   const diag = decodeWords(f.get('diagnostic-code') ?? '') || null;
   const dm = diag ? fieldOf(diag, ';') : null;
   const status = /[245]\.\d{1,3}\.\d{1,3}/.exec(f.get('status') ?? '')?.[0] ?? null;
-  // "Status: 5.2.1 (mailbox disabled, not accepting messages)": like Sisimai, the comment is part of the error text
-  const comment = / \(([^()]+)\)\s*$/.exec(f.get('status') ?? '')?.[1];
+  // "Status: 5.2.1 (mailbox disabled, not accepting messages)": go-sisimai reads the comment as part of the error text,
+  // Sisimai 5.1.0 never does ("Status: 4.0.0 (host name lookup failure)" with Action: delayed is expired there); the
+  // reader follows it except in a PowerMTA DSN (X-PowerMTA-* fields), whose comments go-sisimai's labels rest on
+  const comment = powerMta(f) ? / \(([^()]+)\)\s*$/.exec(f.get('status') ?? '')?.[1] : undefined;
   const text = dm ? dm[1] : diag;
   return {
     address,
@@ -142,6 +144,12 @@ export function dsnRecipient(f: Map<string, string>): RawRecipient {
     original: findAddress(f.get('original-recipient')),
     reason: fieldReason(f),
   };
+}
+
+/** Whether a recipient's fields are PowerMTA's (it writes X-PowerMTA-BounceCategory beside each recipient). */
+function powerMta(f: Map<string, string>): boolean {
+  for (const k of f.keys()) if (k.startsWith('x-powermta-')) return true;
+  return false;
 }
 
 /** The host name of a "dns; host.name" field (Remote-MTA, Reporting-MTA), lower-case, or null. */
