@@ -115,12 +115,24 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
     hard: 99,
     reason: 99,
   };
-  /** Every held-out notice of every round (572): the share reached (rounded down); raise it, never lower it. */
+  /**
+   * The eighth round (KumoMTA's, listmonk's, nodemailer/mailparser's and schleuder's whole notices), measured before
+   * any rule was changed for it (kind, recipients, hard/soft 100%, reason 85.7%; BENCHMARKS.md, "Bounce reading"):
+   * per figure, the share reached (rounded down); raise it, never lower it.
+   */
+  const EIGHTH_SETS = ['kumomta/', 'listmonk/', 'mailparser/', 'schleuder/'];
+  const EIGHTH_FLOOR: Record<(typeof FIGURES)[number], number> = {
+    kind: 100,
+    recipients: 100,
+    hard: 100,
+    reason: 100,
+  };
+  /** Every held-out notice of every round (586): the share reached (rounded down); raise it, never lower it. */
   const EVERY_FLOOR: Record<(typeof FIGURES)[number], number> = {
     kind: 100,
     recipients: 97.9,
     hard: 98.6,
-    reason: 97.5,
+    reason: 97.6,
   };
   /** The held-out notices of rounds 1-6: issue 37's bar (97%) on every figure, and the share reached (rounded down). */
   const ALL_FLOOR: Record<(typeof FIGURES)[number], number> = {
@@ -129,7 +141,7 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
     hard: 98.4,
     reason: 97.2,
   };
-  const LATER_SETS = [...FOURTH_SETS, ...FIFTH_SETS, ...SIXTH_SETS, ...SEVENTH_SETS];
+  const LATER_SETS = [...FOURTH_SETS, ...FIFTH_SETS, ...SIXTH_SETS, ...SEVENTH_SETS, ...EIGHTH_SETS];
   let results: SampleResult[] = [];
   before(async () => {
     results = await measure(HELD_OUT_DIR);
@@ -189,15 +201,23 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
       expect(share(t, f), `${f}\n${missList(seventh).join('\n')}`).to.be.at.least(SEVENTH_FLOOR[f]);
   });
 
+  it('reads the eighth round at least as well as it did (per figure)', () => {
+    const eighth = results.filter((r) => EIGHTH_SETS.some((p) => r.file.startsWith(p)));
+    const t = tally(eighth);
+    expect(eighth.length).to.be.at.least(14);
+    for (const f of FIGURES)
+      expect(share(t, f), `${f}\n${missList(eighth).join('\n')}`).to.be.at.least(EIGHTH_FLOOR[f]);
+  });
+
   it('reads the whole held-out set at least as well as it did (per figure)', () => {
     const t = tally(results);
-    expect(results.length).to.be.at.least(572);
+    expect(results.length).to.be.at.least(586);
     for (const f of FIGURES)
       expect(share(t, f), `${f}\n${missList(results).join('\n')}`).to.be.at.least(EVERY_FLOOR[f]);
   });
 
   it('reads rounds 1-6 at least as well as they did (per figure)', () => {
-    const upToSixth = results.filter((r) => !SEVENTH_SETS.some((p) => r.file.startsWith(p)));
+    const upToSixth = results.filter((r) => ![...SEVENTH_SETS, ...EIGHTH_SETS].some((p) => r.file.startsWith(p)));
     const t = tally(upToSixth);
     expect(upToSixth.length).to.be.at.least(465);
     for (const f of FIGURES)
