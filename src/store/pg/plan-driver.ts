@@ -408,6 +408,22 @@ export class SingleStatements extends Error {
 /** Longest wait for a new connection before a plan fails as the database unreachable (503, back-off by the caller). */
 const CONNECT_TIMEOUT_MS = 5000;
 
+/**
+ * What a connection of the pool is taken for (metrics, issue 38 session 21): a submit turn, the delivery loop's
+ * single statements (claims, lease confirmations, next due time, wake-ups), a result batch, anything else.
+ */
+export const POOL_KINDS = ['turn', 'claim', 'result', 'other'] as const;
+export type PoolKind = (typeof POOL_KINDS)[number];
+/** Per kind: connections taken, the time waited for them and held, the statements and round trips sent on them. */
+export interface PoolKindStats {
+  acquires: number;
+  waitSeconds: number;
+  holdSeconds: number;
+  statements: number;
+  roundTrips: number;
+}
+const seconds = (from: bigint) => Number(process.hrtime.bigint() - from) / 1e9;
+
 /** Plans run on PostgreSQL through a pool: several at once, none holding the event loop while it waits. */
 export class PlanPool {
   private readonly pool: pg.Pool;
@@ -415,6 +431,14 @@ export class PlanPool {
   statements = 0;
   roundTrips = 0;
   inFlight = 0;
+  /** Per kind of use (PoolKind): see PoolKindStats. */
+  readonly byKind = Object.fromEntries(
+    POOL_KINDS.map((k) => [k, { acquires: 0, waitSeconds: 0, holdSeconds: 0, statements: 0, roundTrips: 0 }]),
+  ) as Record<PoolKind, PoolKindStats>;
+  /** Connections held now, and their integral over time (connection-seconds; busy on average = its rate). */
+  busy = 0;
+  private busyArea = 0;
+  private busySince = process.hrtime.bigint();
 
   /**
    * `light`: every transaction of the pool's connections commits without waiting for its WAL flush
@@ -440,14 +464,21 @@ export class PlanPool {
    * connection left inside a transaction, lost or failed is not given to the next plan.
    */
   async connection(
-    opts: { single?: boolean; db?: DB; durable?: boolean; lazyRuns?: boolean } = {},
+    opts: { single?: boolean; db?: DB; durable?: boolean; lazyRuns?: boolean; kind?: PoolKind } = {},
   ): Promise<{ conn: PlanConnection; release: (err?: unknown) => void }> {
     let client: pg.PoolClient;
+    const stats = this.byKind[opts.kind ?? 'other'];
+    const asked = process.hrtime.bigint();
     try {
       client = await this.pool.connect();
     } catch (err) {
       throw unreachable((err as Error).message);
+    } finally {
+      stats.waitSeconds += seconds(asked);
     }
+    const taken = process.hrtime.bigint();
+    stats.acquires++;
+    this.held(1);
     // pg-pool listens for a connection's 'error' only while it is idle: checked out, a connection the server ends
     // between two statements (57P01 at a restart) would emit an error nobody hears, which ends the process. Heard
     // here, it marks the connection broken (its next statement fails as the database away).
@@ -465,10 +496,27 @@ export class PlanPool {
       client.off('error', onError);
       this.statements += conn.statements;
       this.roundTrips += conn.roundTrips;
+      stats.statements += conn.statements;
+      stats.roundTrips += conn.roundTrips;
+      stats.holdSeconds += seconds(taken);
+      this.held(-1);
       const broken = err !== undefined && (conn.depth > 0 || !(err as { code?: string }).code || isConnectionLoss(err));
       client.release(broken ? (err as Error) : lost);
     };
     return { conn, release };
+  }
+
+  /** Connections held: `d` more (or fewer), the time-integral kept up to now. */
+  private held(d: number): void {
+    const now = process.hrtime.bigint();
+    this.busyArea += (this.busy * Number(now - this.busySince)) / 1e9;
+    this.busySince = now;
+    this.busy += d;
+  }
+
+  /** Connection-seconds held so far (its rate over an interval: connections busy on average). */
+  get busySeconds(): number {
+    return this.busyArea + (this.busy * Number(process.hrtime.bigint() - this.busySince)) / 1e9;
   }
 
   /** The error a plan on the pool fails with: a connection lost without a SQLSTATE as the database unreachable. */
@@ -483,7 +531,7 @@ export class PlanPool {
    */
   async run<T>(
     plan: Gen<T>,
-    opts: { single?: boolean; db?: DB; durable?: boolean; lazyRuns?: boolean } = {},
+    opts: { single?: boolean; db?: DB; durable?: boolean; lazyRuns?: boolean; kind?: PoolKind } = {},
   ): Promise<T> {
     this.inFlight++;
     try {
@@ -538,7 +586,7 @@ export const locksOnPool = (db: DB): boolean => locking.has(db) && pools.has(db)
  */
 export function runPooled<T>(db: DB, plan: Gen<T>): Promise<T> {
   const p = pools.get(db);
-  return p ? p.run(plan, { single: true, db }) : runPlan(plan);
+  return p ? p.run(plan, { single: true, db, kind: 'claim' }) : runPlan(plan);
 }
 
 /**
@@ -550,9 +598,9 @@ export function runPooled<T>(db: DB, plan: Gen<T>): Promise<T> {
  * inside the plan throws). `durable`: its transactions' COMMITs wait for the WAL flush (work the API answers for);
  * otherwise lightTx's bargain (the delivery loop's results).
  */
-export function runLocking<T>(db: DB, plan: Gen<T>, opts: { durable: boolean }): Promise<T> {
+export function runLocking<T>(db: DB, plan: Gen<T>, opts: { durable: boolean; kind?: PoolKind }): Promise<T> {
   const p = locksOnPool(db) ? pools.get(db) : undefined;
-  return p ? p.run(plan, { db, durable: opts.durable, lazyRuns: true }) : runPlan(plan);
+  return p ? p.run(plan, { db, durable: opts.durable, lazyRuns: true, kind: opts.kind }) : runPlan(plan);
 }
 
 /**
