@@ -11,6 +11,7 @@ import { runPlan, transaction, type Gen, type Op, type RunResult } from '../op.j
 import { notInLockstep } from '../lockstep.js';
 import { PgStatement, type PgDatabase, type PlanScope } from './database.js';
 import { isConnectionLoss, unreachable } from './errors.js';
+import { answerOf as mergedAnswerOf, coalesce, type Query } from './coalesce.js';
 
 // Integers (int8) and numerics as JS numbers, as the synchronous engine reads them (timestamps are ms).
 const asNumber = (v: string | null) => (v === null ? null : Number(v));
@@ -27,6 +28,8 @@ export interface Queued {
   conn?: PlanConnection;
   /** sent to the server (its answer may not be back yet) */
   sent?: boolean;
+  /** a write whose outcome nobody reads (fire): an `ON CONFLICT DO NOTHING` INSERT may merge (./coalesce.ts) */
+  blind?: boolean;
   done?: boolean;
   rows?: unknown[];
   count?: number;
@@ -114,9 +117,9 @@ export class PlanConnection implements PlanScope {
   }
 
   /** Queues a statement for the next round trip (a write counts: what was read may no longer be current). */
-  enqueue(d: Described, write = false): Queued {
+  enqueue(d: Described, write = false, blind = false): Queued {
     if (write) this.writes++;
-    const q: Queued = { d, conn: this };
+    const q: Queued = { d, conn: this, blind };
     this.queue.push(q);
     return q;
   }
@@ -153,13 +156,53 @@ export class PlanConnection implements PlanScope {
       return this.send(last);
     }
     this.roundTrips++;
-    const sent = items.map((q) => ((q.sent = true), this.send(q.d)));
-    if (last) sent.push(this.send(last));
+    // The queued INSERTs of one prepared statement as one multi-row INSERT, as the synchronous client sends them
+    // (./coalesce.ts: the same rules; a merged statement fails as one, which a turn answers by running its requests
+    // one after another, each in a savepoint that nothing merges across).
+    const plan = this.merge(items);
+    for (const q of items) q.sent = true;
+    const sent = this.corked(() => {
+      const all = plan.batch.map((d) => this.send(d));
+      if (last) all.push(this.send(last));
+      return all;
+    });
     const settled = await Promise.allSettled(sent);
     const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
-    items.forEach((q, i) => settle(q, (settled[i] as PromiseFulfilledResult<pg.QueryResult>).value));
-    return last ? (settled[items.length] as PromiseFulfilledResult<pg.QueryResult>).value : undefined;
+    items.forEach((q, i) => {
+      const at = plan.place[i];
+      settle(q, mergedAnswerOf((settled[at.at] as PromiseFulfilledResult<pg.QueryResult>).value, at));
+    });
+    return last ? (settled[plan.batch.length] as PromiseFulfilledResult<pg.QueryResult>).value : undefined;
+  }
+
+  /**
+   * fn's statements written to the socket as one (pg writes each pipelined query's messages on their own, uncorking
+   * after each: one write, one TCP segment and one read on the server per statement).
+   */
+  private corked<T>(fn: () => T): T {
+    const stream = (this.c as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection
+      ?.stream;
+    stream?.cork?.();
+    try {
+      return fn();
+    } finally {
+      stream?.uncork?.();
+    }
+  }
+
+  /** The statements to send for `items` (their INSERTs merged) and where each one's answer is. */
+  private merge(items: Queued[]): { batch: Described[]; place: { at: number; row: number; of: number }[] } {
+    if (items.length < 2)
+      return { batch: items.map((q) => q.d), place: items.map((_, i) => ({ at: i, row: 0, of: 1 })) };
+    const parents = this.db?.client.parents;
+    const qs: Query[] = items.map((q) => ({ ...q.d, blind: q.blind }));
+    const plan = coalesce(qs, (table) => parents?.get(table) ?? (parents ? NO_PARENTS : undefined));
+    const own = new Map(qs.map((q, i) => [q, items[i].d]));
+    return {
+      batch: plan.batch.map((b) => own.get(b) ?? { text: b.text, values: b.values, name: b.name, array: !!b.array }),
+      place: plan.place,
+    };
   }
 
   /** Sends what is queued (see sendAll). */
@@ -181,7 +224,7 @@ export class PlanConnection implements PlanScope {
   async answer(op: Op): Promise<unknown> {
     switch (op.k) {
       case 'fire':
-        this.enqueue(describe(op.s, op.args, false), true);
+        this.enqueue(describe(op.s, op.args, false), true, true);
         return undefined;
       case 'getLater':
       case 'allLater':
@@ -224,7 +267,7 @@ export class PlanConnection implements PlanScope {
   answerLater(op: Op): { value?: unknown; park?: Handle } {
     switch (op.k) {
       case 'fire':
-        this.enqueue(describe(op.s, op.args, false), true);
+        this.enqueue(describe(op.s, op.args, false), true, true);
         return {};
       case 'getLater':
       case 'allLater':
@@ -384,8 +427,10 @@ export class PlanConnection implements PlanScope {
   }
 }
 
-function settle(q: Queued, r: pg.QueryResult): void {
-  q.rows = rowsOf(q.d, r);
+const NO_PARENTS: ReadonlySet<string> = new Set();
+
+function settle(q: Queued, r: { rows?: unknown[]; rowCount?: number | null }): void {
+  q.rows = rowsOf(q.d, r as pg.QueryResult);
   q.count = r.rowCount ?? 0;
   q.done = true;
 }
