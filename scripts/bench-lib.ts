@@ -290,9 +290,19 @@ export async function dbCountersOf(
   };
 }
 
+interface Use {
+  acquires: number;
+  wait: number;
+  hold: number;
+  answer: number;
+  commit: number;
+  statements: number;
+  trips: number;
+}
+const NO_USE: Use = { acquires: 0, wait: 0, hold: 0, answer: 0, commit: 0, statements: 0, trips: 0 };
 /** Per kind of use of the service's PostgreSQL pool (its /metrics): acquires, wait, hold, statements, round trips. */
 export interface PoolCounters {
-  kinds: Record<string, { acquires: number; wait: number; hold: number; statements: number; trips: number }>;
+  kinds: Record<string, Use>;
   busy: number;
 }
 export async function poolCountersOf(child: Pick<Child, 'http'>): Promise<PoolCounters | null> {
@@ -303,13 +313,15 @@ export async function poolCountersOf(child: Pick<Child, 'http'>): Promise<PoolCo
     acquires: 'acquires',
     wait_seconds: 'wait',
     hold_seconds: 'hold',
+    answer_seconds: 'answer',
+    commit_seconds: 'commit',
     statements: 'statements',
     round_trips: 'trips',
   } as const;
   for (const m of text.matchAll(/^mta_db_pool_(\w+?)_total\{kind="(\w+)"\} ([0-9.e+-]+)$/gm)) {
     const key = keys[m[1] as keyof typeof keys];
     if (!key) continue;
-    kinds[m[2]] ??= { acquires: 0, wait: 0, hold: 0, statements: 0, trips: 0 };
+    kinds[m[2]] ??= { ...NO_USE };
     kinds[m[2]][key] = Number(m[3]);
   }
   return { kinds, busy: Number(/^mta_db_pool_busy_seconds_total ([0-9.e+-]+)$/m.exec(text)?.[1] ?? NaN) };
@@ -319,12 +331,12 @@ export async function poolCountersOf(child: Pick<Child, 'http'>): Promise<PoolCo
 export function poolReport(a: PoolCounters, b: PoolCounters, n: number, seconds: number): string {
   const parts = Object.keys(b.kinds).flatMap((k) => {
     const x = b.kinds[k];
-    const y = a.kinds[k] ?? { acquires: 0, wait: 0, hold: 0, statements: 0, trips: 0 };
+    const y = a.kinds[k] ?? NO_USE;
     const acq = x.acquires - y.acquires;
     if (acq <= 0) return [];
     const ms = (v: number) => fmt((v / acq) * 1000, 2);
     return [
-      `${k} ${acq} taken (${fmt(acq / n, 3)}/email), wait ${ms(x.wait - y.wait)} ms, held ${ms(x.hold - y.hold)} ms each, ${fmt((x.statements - y.statements) / n, 2)} statements and ${fmt((x.trips - y.trips) / n, 2)} round trips/email`,
+      `${k} ${acq} taken (${fmt(acq / n, 3)}/email), wait ${ms(x.wait - y.wait)} ms, held ${ms(x.hold - y.hold)} ms each (answers ${ms(x.answer - y.answer)}, COMMIT ${ms(x.commit - y.commit)}), ${fmt((x.statements - y.statements) / n, 2)} statements and ${fmt((x.trips - y.trips) / n, 2)} round trips/email`,
     ];
   });
   return `${parts.join('; ')}; connections busy ${fmt((b.busy - a.busy) / seconds, 2)} on average`;

@@ -131,6 +131,12 @@ function poolMetrics(ctx: Ctx, registry: Registry): void {
     ['mta_db_pool_acquires_total', 'Connections taken from the PostgreSQL pool, by kind of use.', 'acquires'],
     ['mta_db_pool_wait_seconds_total', 'Time spent waiting for a connection of the pool, by kind.', 'waitSeconds'],
     ['mta_db_pool_hold_seconds_total', 'Time connections of the pool were held, by kind.', 'holdSeconds'],
+    [
+      'mta_db_pool_answer_seconds_total',
+      "Of the time held: waiting for the server's answers (and for the event loop to read them), by kind.",
+      'answerSeconds',
+    ],
+    ['mta_db_pool_commit_seconds_total', 'Of that: waiting for COMMITs, by kind.', 'commitSeconds'],
     ['mta_db_pool_statements_total', 'SQL statements sent on the pool, by kind.', 'statements'],
     ['mta_db_pool_round_trips_total', 'Round trips on the pool, by kind.', 'roundTrips'],
   ];

@@ -60,6 +60,8 @@ const runResultOf = (q: Queued): RunResult => {
   return { changes: q.count ?? 0, lastInsertRowid: id };
 };
 
+const seconds = (from: bigint) => Number(process.hrtime.bigint() - from) / 1e9;
+
 /** Transactions begun on any connection: what txMemo remembers is kept per (connection, transaction). */
 let serials = 0;
 
@@ -69,6 +71,9 @@ export class PlanConnection implements PlanScope {
   depth = 0;
   statements = 0;
   roundTrips = 0;
+  /** seconds spent awaiting the server's answers, and of those the COMMITs' (PoolKindStats) */
+  answerSeconds = 0;
+  commitSeconds = 0;
   txSerial = 0;
   writes = 0;
   lockstep = false;
@@ -136,6 +141,17 @@ export class PlanConnection implements PlanScope {
    * after another, an error stopping the rest (autocommit: what follows a failed write is not run).
    */
   private async sendAll(last?: Described): Promise<pg.QueryResult | undefined> {
+    const t0 = process.hrtime.bigint();
+    try {
+      return await this.sendQueued(last);
+    } finally {
+      const s = seconds(t0);
+      this.answerSeconds += s;
+      if (last?.text === 'COMMIT') this.commitSeconds += s;
+    }
+  }
+
+  private async sendQueued(last?: Described): Promise<pg.QueryResult | undefined> {
     const items = this.queue;
     this.queue = [];
     if (!items.length && !last) return undefined;
@@ -464,10 +480,13 @@ export interface PoolKindStats {
   acquires: number;
   waitSeconds: number;
   holdSeconds: number;
+  /** of the time held: waiting for the server's answers (its round trips, with the event loop's delay to read them) */
+  answerSeconds: number;
+  /** of that: waiting for COMMITs (with a durable one's WAL flush) */
+  commitSeconds: number;
   statements: number;
   roundTrips: number;
 }
-const seconds = (from: bigint) => Number(process.hrtime.bigint() - from) / 1e9;
 
 /** Plans run on PostgreSQL through a pool: several at once, none holding the event loop while it waits. */
 export class PlanPool {
@@ -478,7 +497,10 @@ export class PlanPool {
   inFlight = 0;
   /** Per kind of use (PoolKind): see PoolKindStats. */
   readonly byKind = Object.fromEntries(
-    POOL_KINDS.map((k) => [k, { acquires: 0, waitSeconds: 0, holdSeconds: 0, statements: 0, roundTrips: 0 }]),
+    POOL_KINDS.map((k) => [
+      k,
+      { acquires: 0, waitSeconds: 0, holdSeconds: 0, answerSeconds: 0, commitSeconds: 0, statements: 0, roundTrips: 0 },
+    ]),
   ) as Record<PoolKind, PoolKindStats>;
   /** Connections held now, and their integral over time (connection-seconds; busy on average = its rate). */
   busy = 0;
@@ -544,6 +566,8 @@ export class PlanPool {
       stats.statements += conn.statements;
       stats.roundTrips += conn.roundTrips;
       stats.holdSeconds += seconds(taken);
+      stats.answerSeconds += conn.answerSeconds;
+      stats.commitSeconds += conn.commitSeconds;
       this.held(-1);
       const broken = err !== undefined && (conn.depth > 0 || !(err as { code?: string }).code || isConnectionLoss(err));
       client.release(broken ? (err as Error) : lost);
