@@ -30,6 +30,9 @@ import {
   threadCpuOf,
   benchDatabaseUrl,
   dbCountersOf,
+  pgServerCpu,
+  poolCountersOf,
+  poolReport,
 } from './bench-lib.js';
 
 interface Sink {
@@ -294,6 +297,8 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
     threads: new Map(threadCpuOf(child.proc.pid)),
   };
   const db0 = databaseUrl ? await dbCountersOf(child) : null;
+  const pool0 = databaseUrl ? await poolCountersOf(child) : null;
+  const pgCpu0 = databaseUrl ? await pgServerCpu() : NaN;
   const traceFile = process.env.BENCH_PG_TRACE;
   const traceFrom = traceFile && fs.existsSync(traceFile) ? fs.statSync(traceFile).size : 0;
   const t0 = Date.now();
@@ -343,6 +348,15 @@ async function runOnce(run: Run, n: number): Promise<Record<string, number>> {
     const per = (k: 'statements' | 'trips' | 'wait') => (db1[k] - db0[k]) / sink.count;
     console.log(
       `delivery[${run.name}]: PostgreSQL per delivered email: ${fmt(per('statements'), 2)} statements, ${fmt(per('trips'), 2)} round trips, ${fmt(per('wait') * 1000, 2)} ms main-thread wait (${fmt(db1.wait - db0.wait, 1)} s in all)`,
+    );
+    const pool1 = await poolCountersOf(child);
+    if (pool0 && pool1)
+      console.log(
+        `delivery[${run.name}]: the pool per delivered email: ${poolReport(pool0, pool1, sink.count, (last - t0) / 1000)}`,
+      );
+    const pgCpu = (await pgServerCpu()) - pgCpu0;
+    console.log(
+      `delivery[${run.name}]: PostgreSQL server CPU during the run: ${fmt(pgCpu, 1)} s (${fmt((pgCpu / sink.count) * 1e6, 0)} µs per delivered email)`,
     );
   }
   if (traceFile && fs.existsSync(traceFile)) {

@@ -291,6 +291,84 @@ export async function dbCountersOf(
   };
 }
 
+interface Use {
+  acquires: number;
+  wait: number;
+  hold: number;
+  answer: number;
+  commit: number;
+  statements: number;
+  trips: number;
+}
+const NO_USE: Use = { acquires: 0, wait: 0, hold: 0, answer: 0, commit: 0, statements: 0, trips: 0 };
+/** Per kind of use of the service's PostgreSQL pool (its /metrics): acquires, wait, hold, statements, round trips. */
+export interface PoolCounters {
+  kinds: Record<string, Use>;
+  busy: number;
+}
+export async function poolCountersOf(child: Pick<Child, 'http'>): Promise<PoolCounters | null> {
+  const text = await (await fetch(`${child.http}/metrics`)).text();
+  if (!/^mta_db_pool_busy_seconds_total /m.test(text)) return null;
+  const kinds: PoolCounters['kinds'] = {};
+  const keys = {
+    acquires: 'acquires',
+    wait_seconds: 'wait',
+    hold_seconds: 'hold',
+    answer_seconds: 'answer',
+    commit_seconds: 'commit',
+    statements: 'statements',
+    round_trips: 'trips',
+  } as const;
+  for (const m of text.matchAll(/^mta_db_pool_(\w+?)_total\{kind="(\w+)"\} ([0-9.e+-]+)$/gm)) {
+    const key = keys[m[1] as keyof typeof keys];
+    if (!key) continue;
+    kinds[m[2]] ??= { ...NO_USE };
+    kinds[m[2]][key] = Number(m[3]);
+  }
+  return { kinds, busy: Number(/^mta_db_pool_busy_seconds_total ([0-9.e+-]+)$/m.exec(text)?.[1] ?? NaN) };
+}
+
+/** The pool's use between two readings, per delivered (or accepted) email `n` over `seconds` of wall time. */
+export function poolReport(a: PoolCounters, b: PoolCounters, n: number, seconds: number): string {
+  const parts = Object.keys(b.kinds).flatMap((k) => {
+    const x = b.kinds[k];
+    const y = a.kinds[k] ?? NO_USE;
+    const acq = x.acquires - y.acquires;
+    if (acq <= 0) return [];
+    const ms = (v: number) => fmt((v / acq) * 1000, 2);
+    return [
+      `${k} ${acq} taken (${fmt(acq / n, 3)}/email), wait ${ms(x.wait - y.wait)} ms, held ${ms(x.hold - y.hold)} ms each (answers ${ms(x.answer - y.answer)}, COMMIT ${ms(x.commit - y.commit)}), ${fmt((x.statements - y.statements) / n, 2)} statements and ${fmt((x.trips - y.trips) / n, 2)} round trips/email`,
+    ];
+  });
+  return `${parts.join('; ')}; connections busy ${fmt((b.busy - a.busy) / seconds, 2)} on average`;
+}
+
+/**
+ * CPU seconds (user + system) of the bench's PostgreSQL server so far: its postmaster and every live child (backends,
+ * WAL writer…), found by the cluster's postmaster.pid. NaN when the bench did not start the cluster (BENCH_PG_URL).
+ */
+export async function pgServerCpu(): Promise<number> {
+  if (process.env.BENCH_PG_URL) return NaN;
+  const { sharedPg } = await import('../test/helpers/pg.js');
+  const { dir } = await sharedPg();
+  try {
+    const master = Number(fs.readFileSync(path.join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    let sum = cpuSecondsOf(master);
+    for (const pid of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        const st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        if (Number(st.slice(st.lastIndexOf(') ') + 2).split(' ')[1]) === master) sum += cpuSecondsOf(Number(pid));
+      } catch {
+        /* gone */
+      }
+    }
+    return sum;
+  } catch {
+    return NaN;
+  }
+}
+
 /** The API benches' email (a sign-in code: text, html and a tag), as a JSON body. */
 export const SIGNIN_EMAIL = JSON.stringify({
   from: 'Bench <bench@bench.example>',

@@ -12,7 +12,9 @@ import {
   onEmailEvent,
   pendingDeliveries,
   pendingOutboxRows,
+  poolWork,
   storeWork,
+  type PoolKindStats,
 } from '../services/metrics.js';
 import type { MountFn } from './app.js';
 import type { Ctx } from '../services/context.js';
@@ -119,6 +121,45 @@ function storeMetrics(ctx: Ctx, registry: Registry): void {
         this.inc(read(storeWork(ctx)!));
       },
     });
+  poolMetrics(ctx, registry);
+}
+
+/** PostgreSQL with a pool: its use by kind (turn, claim, result, other), and connections held over time. */
+function poolMetrics(ctx: Ctx, registry: Registry): void {
+  if (!poolWork(ctx)) return;
+  const byKind: [string, string, keyof PoolKindStats][] = [
+    ['mta_db_pool_acquires_total', 'Connections taken from the PostgreSQL pool, by kind of use.', 'acquires'],
+    ['mta_db_pool_wait_seconds_total', 'Time spent waiting for a connection of the pool, by kind.', 'waitSeconds'],
+    ['mta_db_pool_hold_seconds_total', 'Time connections of the pool were held, by kind.', 'holdSeconds'],
+    [
+      'mta_db_pool_answer_seconds_total',
+      "Of the time held: waiting for the server's answers (and for the event loop to read them), by kind.",
+      'answerSeconds',
+    ],
+    ['mta_db_pool_commit_seconds_total', 'Of that: waiting for COMMITs, by kind.', 'commitSeconds'],
+    ['mta_db_pool_statements_total', 'SQL statements sent on the pool, by kind.', 'statements'],
+    ['mta_db_pool_round_trips_total', 'Round trips on the pool, by kind.', 'roundTrips'],
+  ];
+  for (const [name, help, key] of byKind)
+    new Counter({
+      name,
+      help,
+      labelNames: ['kind'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [kind, s] of poolWork(ctx)?.kinds ?? []) this.inc({ kind }, s[key]);
+      },
+    });
+  new Counter({
+    name: 'mta_db_pool_busy_seconds_total',
+    help: 'Connection-seconds of the pool held (its rate: connections busy on average).',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(poolWork(ctx)?.busySeconds ?? 0);
+    },
+  });
 }
 
 export function createMetrics(ctx: Ctx): Metrics {

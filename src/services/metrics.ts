@@ -5,10 +5,21 @@ import { onEvent, type EventListener } from '../store/events.js';
 import { countPendingOutbox } from '../store/webhooks.js';
 import { storeCounters } from '../store/db.js';
 import { runPlan } from '../store/op.js';
+import { poolOf, POOL_KINDS, type PoolKindStats } from '../store/pg/plan-driver.js';
+export type { PoolKindStats };
 import type { Ctx } from './context.js';
 
 /** PostgreSQL engine counters (null on SQLite). */
 export const storeWork = (ctx: Ctx) => storeCounters(ctx.db);
+/**
+ * PostgreSQL with a pool (MTA_PG_POOL_SIZE > 0): per kind of use (turn, claim, result, other), the connections taken,
+ * the time waited for them and held, the statements and round trips sent on them; and the connection-seconds held
+ * (null without a pool).
+ */
+export function poolWork(ctx: Ctx): { kinds: [string, PoolKindStats][]; busySeconds: number } | null {
+  const p = poolOf(ctx.db);
+  return p ? { kinds: POOL_KINDS.map((k) => [k, p.byKind[k]]), busySeconds: p.busySeconds } : null;
+}
 export const pendingDeliveries = (ctx: Ctx): Promise<number> => runPlan(countPendingDeliveries(ctx.db));
 export const dueDeliveries = (ctx: Ctx): Promise<number> => runPlan(countDueDeliveries(ctx.db, ctx.now()));
 /** Seconds the longest-waiting due recipient has been due (0 when none is): the queue's lag. */

@@ -79,13 +79,13 @@ export const writeResultBatchPooled = (ctx: Ctx, byEmail: readonly ResultItem[],
   runLocking(
     ctx.db,
     transaction(ctx.db, () => resultBatchPlan(ctx, byEmail, items)),
-    { durable: false },
+    { durable: false, kind: 'result' },
   );
 export const writeResultItemPooled = (ctx: Ctx, item: ResultItem) =>
   runLocking(
     ctx.db,
     transaction(ctx.db, () => resultItemPlan(ctx, item)),
-    { durable: false },
+    { durable: false, kind: 'result' },
   );
 
 function* applyItem(ctx: Ctx, item: ResultItem, batch?: OutcomeWrite): Gen<void> {

@@ -49,7 +49,19 @@ describe('operations: metrics and retention', () => {
       expect(statements).to.be.greaterThan(3 * 3);
       expect(text).to.match(/^mta_db_round_trips_total \d+$/m);
       expect(text).to.match(/^mta_db_wait_seconds_total [0-9.e-]+$/m);
-    } else expect(statements).to.equal(-1);
+      // The pool's use by kind: the three accepts ran as turns on it (MTA_PG_POOLED_TURNS on by default).
+      const turn = (name: string) =>
+        Number(new RegExp(`^mta_db_pool_${name}_total\\{kind="turn"\\} ([0-9.e-]+)$`, 'm').exec(text)?.[1]);
+      expect(turn('acquires')).to.be.within(1, 3);
+      expect(turn('statements')).to.be.greaterThan(3 * 3);
+      expect(turn('hold_seconds')).to.be.at.least(turn('answer_seconds'));
+      expect(turn('answer_seconds')).to.be.at.least(turn('commit_seconds'));
+      expect(turn('commit_seconds')).to.be.greaterThan(0);
+      expect(text).to.match(/^mta_db_pool_busy_seconds_total [0-9.e-]+$/m);
+    } else {
+      expect(statements).to.equal(-1);
+      expect(text).not.to.contain('mta_db_pool_');
+    }
   });
 
   it('drops idempotency records after 24 hours and inbound reports after 30 days, nothing younger', async () => {

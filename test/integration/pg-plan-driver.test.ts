@@ -197,7 +197,9 @@ describe('PostgreSQL: store plans run asynchronously through a pool', function (
       }),
     );
     expect(seen).to.equal(2);
-    expect(pool.statements - statements).to.equal(6);
+    // BEGIN, the two INSERTs as one (merged as the synchronous client merges them, store/pg/coalesce.ts), the read,
+    // the last INSERT and the COMMIT.
+    expect(pool.statements - statements).to.equal(5);
     expect(pool.roundTrips - trips).to.equal(2);
     expect(await pool.run(get(count))).to.equal(3);
     // A refused write in the pipeline fails the transaction at the read it travelled with; nothing of it is kept.
@@ -212,6 +214,29 @@ describe('PostgreSQL: store plans run asynchronously through a pool', function (
     );
     expect(err?.code).to.equal('23505');
     expect(await pool.run(get(count))).to.equal(3);
+  });
+
+  it('merges a transaction’s queued INSERTs of one statement, each run answered with its own row', async () => {
+    db.exec('CREATE TABLE plan_ids (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v BIGINT NOT NULL)');
+    (db as unknown as { loadCatalog(): void }).loadCatalog(); // its identity column: run() answers lastInsertRowid
+    const put = sql(db, 'INSERT INTO plan_ids (v) VALUES (?)');
+    const count = sql<number>(db, 'SELECT count(*) AS n FROM plan_ids').pluck();
+    const statements = pool.statements;
+    const { n, ids } = await pool.run(
+      transaction(db, function* () {
+        const outs = [];
+        for (const v of [10, 11, 12, 13, 14]) outs.push(yield* run(put, v)); // queued (lazyRuns), not waited for
+        const n = yield* get(count);
+        return { n, ids: outs.map((o) => o.lastInsertRowid) };
+      }),
+      { db, lazyRuns: true },
+    );
+    expect(n).to.equal(5);
+    // BEGIN, the five INSERTs as two (4 rows and 1: coalesce.ts's chunks), the read, COMMIT; eight one by one.
+    expect(pool.statements - statements).to.equal(5);
+    const rows = await pool.run(all(sql<{ id: number; v: number }>(db, 'SELECT id, v FROM plan_ids ORDER BY v')));
+    expect(ids).to.deep.equal(rows.map((r) => r.id));
+    expect(new Set(ids).size).to.equal(5);
   });
 
   it('really pipelines: through 100 ms each way, a transaction of six statements takes two round trips', async () => {

@@ -11,6 +11,7 @@ import { runPlan, transaction, type Gen, type Op, type RunResult } from '../op.j
 import { notInLockstep } from '../lockstep.js';
 import { PgStatement, type PgDatabase, type PlanScope } from './database.js';
 import { isConnectionLoss, unreachable } from './errors.js';
+import { answerOf as mergedAnswerOf, coalesce, type Query } from './coalesce.js';
 
 // Integers (int8) and numerics as JS numbers, as the synchronous engine reads them (timestamps are ms).
 const asNumber = (v: string | null) => (v === null ? null : Number(v));
@@ -27,6 +28,8 @@ export interface Queued {
   conn?: PlanConnection;
   /** sent to the server (its answer may not be back yet) */
   sent?: boolean;
+  /** a write whose outcome nobody reads (fire): an `ON CONFLICT DO NOTHING` INSERT may merge (./coalesce.ts) */
+  blind?: boolean;
   done?: boolean;
   rows?: unknown[];
   count?: number;
@@ -57,6 +60,8 @@ const runResultOf = (q: Queued): RunResult => {
   return { changes: q.count ?? 0, lastInsertRowid: id };
 };
 
+const seconds = (from: bigint) => Number(process.hrtime.bigint() - from) / 1e9;
+
 /** Transactions begun on any connection: what txMemo remembers is kept per (connection, transaction). */
 let serials = 0;
 
@@ -66,6 +71,9 @@ export class PlanConnection implements PlanScope {
   depth = 0;
   statements = 0;
   roundTrips = 0;
+  /** seconds spent awaiting the server's answers, and of those the COMMITs' (PoolKindStats) */
+  answerSeconds = 0;
+  commitSeconds = 0;
   txSerial = 0;
   writes = 0;
   lockstep = false;
@@ -114,9 +122,9 @@ export class PlanConnection implements PlanScope {
   }
 
   /** Queues a statement for the next round trip (a write counts: what was read may no longer be current). */
-  enqueue(d: Described, write = false): Queued {
+  enqueue(d: Described, write = false, blind = false): Queued {
     if (write) this.writes++;
-    const q: Queued = { d, conn: this };
+    const q: Queued = { d, conn: this, blind };
     this.queue.push(q);
     return q;
   }
@@ -133,6 +141,17 @@ export class PlanConnection implements PlanScope {
    * after another, an error stopping the rest (autocommit: what follows a failed write is not run).
    */
   private async sendAll(last?: Described): Promise<pg.QueryResult | undefined> {
+    const t0 = process.hrtime.bigint();
+    try {
+      return await this.sendQueued(last);
+    } finally {
+      const s = seconds(t0);
+      this.answerSeconds += s;
+      if (last?.text === 'COMMIT') this.commitSeconds += s;
+    }
+  }
+
+  private async sendQueued(last?: Described): Promise<pg.QueryResult | undefined> {
     const items = this.queue;
     this.queue = [];
     if (!items.length && !last) return undefined;
@@ -153,13 +172,53 @@ export class PlanConnection implements PlanScope {
       return this.send(last);
     }
     this.roundTrips++;
-    const sent = items.map((q) => ((q.sent = true), this.send(q.d)));
-    if (last) sent.push(this.send(last));
+    // The queued INSERTs of one prepared statement as one multi-row INSERT, as the synchronous client sends them
+    // (./coalesce.ts: the same rules; a merged statement fails as one, which a turn answers by running its requests
+    // one after another, each in a savepoint that nothing merges across).
+    const plan = this.merge(items);
+    for (const q of items) q.sent = true;
+    const sent = this.corked(() => {
+      const all = plan.batch.map((d) => this.send(d));
+      if (last) all.push(this.send(last));
+      return all;
+    });
     const settled = await Promise.allSettled(sent);
     const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
-    items.forEach((q, i) => settle(q, (settled[i] as PromiseFulfilledResult<pg.QueryResult>).value));
-    return last ? (settled[items.length] as PromiseFulfilledResult<pg.QueryResult>).value : undefined;
+    items.forEach((q, i) => {
+      const at = plan.place[i];
+      settle(q, mergedAnswerOf((settled[at.at] as PromiseFulfilledResult<pg.QueryResult>).value, at));
+    });
+    return last ? (settled[plan.batch.length] as PromiseFulfilledResult<pg.QueryResult>).value : undefined;
+  }
+
+  /**
+   * fn's statements written to the socket as one (pg writes each pipelined query's messages on their own, uncorking
+   * after each: one write, one TCP segment and one read on the server per statement).
+   */
+  private corked<T>(fn: () => T): T {
+    const stream = (this.c as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection
+      ?.stream;
+    stream?.cork?.();
+    try {
+      return fn();
+    } finally {
+      stream?.uncork?.();
+    }
+  }
+
+  /** The statements to send for `items` (their INSERTs merged) and where each one's answer is. */
+  private merge(items: Queued[]): { batch: Described[]; place: { at: number; row: number; of: number }[] } {
+    if (items.length < 2)
+      return { batch: items.map((q) => q.d), place: items.map((_, i) => ({ at: i, row: 0, of: 1 })) };
+    const parents = this.db?.client.parents;
+    const qs: Query[] = items.map((q) => ({ ...q.d, blind: q.blind }));
+    const plan = coalesce(qs, (table) => parents?.get(table) ?? (parents ? NO_PARENTS : undefined));
+    const own = new Map(qs.map((q, i) => [q, items[i].d]));
+    return {
+      batch: plan.batch.map((b) => own.get(b) ?? { text: b.text, values: b.values, name: b.name, array: !!b.array }),
+      place: plan.place,
+    };
   }
 
   /** Sends what is queued (see sendAll). */
@@ -181,7 +240,7 @@ export class PlanConnection implements PlanScope {
   async answer(op: Op): Promise<unknown> {
     switch (op.k) {
       case 'fire':
-        this.enqueue(describe(op.s, op.args, false), true);
+        this.enqueue(describe(op.s, op.args, false), true, true);
         return undefined;
       case 'getLater':
       case 'allLater':
@@ -224,7 +283,7 @@ export class PlanConnection implements PlanScope {
   answerLater(op: Op): { value?: unknown; park?: Handle } {
     switch (op.k) {
       case 'fire':
-        this.enqueue(describe(op.s, op.args, false), true);
+        this.enqueue(describe(op.s, op.args, false), true, true);
         return {};
       case 'getLater':
       case 'allLater':
@@ -384,8 +443,10 @@ export class PlanConnection implements PlanScope {
   }
 }
 
-function settle(q: Queued, r: pg.QueryResult): void {
-  q.rows = rowsOf(q.d, r);
+const NO_PARENTS: ReadonlySet<string> = new Set();
+
+function settle(q: Queued, r: { rows?: unknown[]; rowCount?: number | null }): void {
+  q.rows = rowsOf(q.d, r as pg.QueryResult);
   q.count = r.rowCount ?? 0;
   q.done = true;
 }
@@ -408,6 +469,25 @@ export class SingleStatements extends Error {
 /** Longest wait for a new connection before a plan fails as the database unreachable (503, back-off by the caller). */
 const CONNECT_TIMEOUT_MS = 5000;
 
+/**
+ * What a connection of the pool is taken for (metrics, issue 38 session 21): a submit turn, the delivery loop's
+ * single statements (claims, lease confirmations, next due time, wake-ups), a result batch, anything else.
+ */
+export const POOL_KINDS = ['turn', 'claim', 'result', 'other'] as const;
+export type PoolKind = (typeof POOL_KINDS)[number];
+/** Per kind: connections taken, the time waited for them and held, the statements and round trips sent on them. */
+export interface PoolKindStats {
+  acquires: number;
+  waitSeconds: number;
+  holdSeconds: number;
+  /** of the time held: waiting for the server's answers (its round trips, with the event loop's delay to read them) */
+  answerSeconds: number;
+  /** of that: waiting for COMMITs (with a durable one's WAL flush) */
+  commitSeconds: number;
+  statements: number;
+  roundTrips: number;
+}
+
 /** Plans run on PostgreSQL through a pool: several at once, none holding the event loop while it waits. */
 export class PlanPool {
   private readonly pool: pg.Pool;
@@ -415,6 +495,17 @@ export class PlanPool {
   statements = 0;
   roundTrips = 0;
   inFlight = 0;
+  /** Per kind of use (PoolKind): see PoolKindStats. */
+  readonly byKind = Object.fromEntries(
+    POOL_KINDS.map((k) => [
+      k,
+      { acquires: 0, waitSeconds: 0, holdSeconds: 0, answerSeconds: 0, commitSeconds: 0, statements: 0, roundTrips: 0 },
+    ]),
+  ) as Record<PoolKind, PoolKindStats>;
+  /** Connections held now, and their integral over time (connection-seconds; busy on average = its rate). */
+  busy = 0;
+  private busyArea = 0;
+  private busySince = process.hrtime.bigint();
 
   /**
    * `light`: every transaction of the pool's connections commits without waiting for its WAL flush
@@ -440,14 +531,21 @@ export class PlanPool {
    * connection left inside a transaction, lost or failed is not given to the next plan.
    */
   async connection(
-    opts: { single?: boolean; db?: DB; durable?: boolean; lazyRuns?: boolean } = {},
+    opts: { single?: boolean; db?: DB; durable?: boolean; lazyRuns?: boolean; kind?: PoolKind } = {},
   ): Promise<{ conn: PlanConnection; release: (err?: unknown) => void }> {
     let client: pg.PoolClient;
+    const stats = this.byKind[opts.kind ?? 'other'];
+    const asked = process.hrtime.bigint();
     try {
       client = await this.pool.connect();
     } catch (err) {
       throw unreachable((err as Error).message);
+    } finally {
+      stats.waitSeconds += seconds(asked);
     }
+    const taken = process.hrtime.bigint();
+    stats.acquires++;
+    this.held(1);
     // pg-pool listens for a connection's 'error' only while it is idle: checked out, a connection the server ends
     // between two statements (57P01 at a restart) would emit an error nobody hears, which ends the process. Heard
     // here, it marks the connection broken (its next statement fails as the database away).
@@ -465,10 +563,29 @@ export class PlanPool {
       client.off('error', onError);
       this.statements += conn.statements;
       this.roundTrips += conn.roundTrips;
+      stats.statements += conn.statements;
+      stats.roundTrips += conn.roundTrips;
+      stats.holdSeconds += seconds(taken);
+      stats.answerSeconds += conn.answerSeconds;
+      stats.commitSeconds += conn.commitSeconds;
+      this.held(-1);
       const broken = err !== undefined && (conn.depth > 0 || !(err as { code?: string }).code || isConnectionLoss(err));
       client.release(broken ? (err as Error) : lost);
     };
     return { conn, release };
+  }
+
+  /** Connections held: `d` more (or fewer), the time-integral kept up to now. */
+  private held(d: number): void {
+    const now = process.hrtime.bigint();
+    this.busyArea += (this.busy * Number(now - this.busySince)) / 1e9;
+    this.busySince = now;
+    this.busy += d;
+  }
+
+  /** Connection-seconds held so far (its rate over an interval: connections busy on average). */
+  get busySeconds(): number {
+    return this.busyArea + (this.busy * Number(process.hrtime.bigint() - this.busySince)) / 1e9;
   }
 
   /** The error a plan on the pool fails with: a connection lost without a SQLSTATE as the database unreachable. */
@@ -483,7 +600,7 @@ export class PlanPool {
    */
   async run<T>(
     plan: Gen<T>,
-    opts: { single?: boolean; db?: DB; durable?: boolean; lazyRuns?: boolean } = {},
+    opts: { single?: boolean; db?: DB; durable?: boolean; lazyRuns?: boolean; kind?: PoolKind } = {},
   ): Promise<T> {
     this.inFlight++;
     try {
@@ -538,7 +655,7 @@ export const locksOnPool = (db: DB): boolean => locking.has(db) && pools.has(db)
  */
 export function runPooled<T>(db: DB, plan: Gen<T>): Promise<T> {
   const p = pools.get(db);
-  return p ? p.run(plan, { single: true, db }) : runPlan(plan);
+  return p ? p.run(plan, { single: true, db, kind: 'claim' }) : runPlan(plan);
 }
 
 /**
@@ -550,9 +667,9 @@ export function runPooled<T>(db: DB, plan: Gen<T>): Promise<T> {
  * inside the plan throws). `durable`: its transactions' COMMITs wait for the WAL flush (work the API answers for);
  * otherwise lightTx's bargain (the delivery loop's results).
  */
-export function runLocking<T>(db: DB, plan: Gen<T>, opts: { durable: boolean }): Promise<T> {
+export function runLocking<T>(db: DB, plan: Gen<T>, opts: { durable: boolean; kind?: PoolKind }): Promise<T> {
   const p = locksOnPool(db) ? pools.get(db) : undefined;
-  return p ? p.run(plan, { db, durable: opts.durable, lazyRuns: true }) : runPlan(plan);
+  return p ? p.run(plan, { db, durable: opts.durable, lazyRuns: true, kind: opts.kind }) : runPlan(plan);
 }
 
 /**

@@ -91,7 +91,7 @@ export class PooledTurns {
   private async run(t: Turn): Promise<void> {
     let lease: Awaited<ReturnType<PlanPool['connection']>>;
     try {
-      lease = await this.pool.connection({ db: this.db });
+      lease = await this.pool.connection({ db: this.db, kind: 'turn' });
     } catch (err) {
       return this.fail(t, err);
     }
