@@ -11,7 +11,13 @@ import { onEventPlan } from '../store/events.js';
 import { sites } from '../store/delivery-control.js';
 import { teamNamedPlan, type Owner } from './keys.js';
 import { nudged } from './siblings.js';
-import { applyQueueActionPlan } from './transition.js';
+import {
+  applyQueueActionPlan,
+  isOutcomeRace,
+  OutcomeBatch,
+  readOutcomesAheadPlan,
+  verifyOutcomesPlan,
+} from './transition.js';
 import { enqueueEvent } from './webhooks.js';
 import type { Ctx } from './context.js';
 
@@ -192,6 +198,10 @@ export interface ActionOptions {
  * Applies an action to every matching recipient, BATCH at a time, each batch one transaction through the
  * one transition writer (a crash keeps the batches committed; running it again finishes the rest). Yields
  * to the event loop between batches. Answers how many recipients it changed.
+ * A batch is written set-wise: its emails' rows read in one go, a purge's compare-and-set writes in one statement
+ * whose outcome is checked at the transaction's end (PostgreSQL: by the server, with its COMMIT; no write waited for
+ * on the way). A recipient or email changed meanwhile by another connection (a delivery result, another node's
+ * action) fails the batch, which is undone and run again one recipient at a time, each outcome read at once.
  */
 export async function queueAction(
   ctx: Ctx,
@@ -210,8 +220,14 @@ export async function queueAction(
   for (;;) {
     const started = performance.now();
     // PostgreSQL: on the pool with the other holders of the credit lock (a purge refunds) and of these rows' locks.
-    const tx = transaction(ctx.db, () => oneBatch(ctx, action, filter, after, started, o));
-    const r = await runLocking(ctx.db, tx, { durable: true });
+    const batch = (setWise: boolean) => {
+      const tx = transaction(ctx.db, () => oneBatch(ctx, action, filter, after, started, o, setWise));
+      return runLocking(ctx.db, tx, { durable: true });
+    };
+    const r = await batch(true).catch((err: unknown) => {
+      if (!isOutcomeRace(err)) throw err;
+      return batch(false);
+    });
     matched += r.matched;
     if (r.matched && (action === 'release' || action === 'retry')) dueNow(ctx);
     if (r.last === null) return { matched };
@@ -230,7 +246,11 @@ function dueNow(ctx: Ctx): void {
 /** Time one transaction may take before it commits what it did (whole emails) and lets the API run. */
 const BATCH_MS = 60;
 
-/** One transaction: up to BATCH recipients, whole emails, stopping after BATCH_MS. `last`: the cursor, null at the end. */
+/**
+ * One transaction: up to BATCH recipients, whole emails. `setWise`: the emails' rows read at once and a purge's
+ * writes checked at the end (see queueAction); otherwise one email after another, stopping after BATCH_MS.
+ * `last`: the cursor, null at the end.
+ */
 function* oneBatch(
   ctx: Ctx,
   action: QueueAction,
@@ -238,21 +258,33 @@ function* oneBatch(
   after: { seq: number; id: number },
   started: number,
   o: ActionOptions,
+  setWise: boolean,
 ): Gen<{ matched: number; last: { seq: number; id: number } | null }> {
   const rows = yield* qa.candidates(ctx.db, filter, ctx.now(), after, BATCH);
   const byEmail = new Map<number, Set<number>>();
   for (const r of rows) byEmail.set(r.email_seq, (byEmail.get(r.email_seq) ?? new Set()).add(r.id));
+  const by = { source: o.source ?? 'operator', note: o.note } as const;
+  const end = rows.length < BATCH ? null : { seq: rows[rows.length - 1].email_seq, id: rows[rows.length - 1].id };
   let matched = 0;
+  if (setWise) {
+    const ahead = yield* readOutcomesAheadPlan(
+      ctx,
+      [...byEmail.keys()].map((seq) => ({ seq })),
+    );
+    const writes = new OutcomeBatch();
+    for (const [seq, ids] of byEmail)
+      matched += yield* applyQueueActionPlan(ctx, seq, ids, action, by, { pre: yield* ahead(seq), writes });
+    // PostgreSQL: checked by the server, the race (if any) failing the transaction; SQLite: each row written now.
+    yield* verifyOutcomesPlan(ctx, writes, true);
+    return { matched, last: end };
+  }
   for (const [seq, ids] of byEmail) {
-    matched += yield* applyQueueActionPlan(ctx, seq, ids, action, { source: o.source ?? 'operator', note: o.note });
+    matched += yield* applyQueueActionPlan(ctx, seq, ids, action, by);
     const done = { seq, id: Math.max(...ids) };
     if (performance.now() - started > BATCH_MS && done.seq !== rows[rows.length - 1].email_seq)
       return { matched, last: done };
   }
-  return {
-    matched,
-    last: rows.length < BATCH ? null : { seq: rows[rows.length - 1].email_seq, id: rows[rows.length - 1].id },
-  };
+  return { matched, last: end };
 }
 
 /**
