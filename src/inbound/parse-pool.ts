@@ -28,7 +28,15 @@ export interface ParsePoolOptions {
 }
 
 export const DEFAULT_PARSE_TIMEOUT_MS = 2000;
+/** Boot from source: registers tsx in the worker (its own loader thread and compiler: seconds of CPU per start). */
 const BOOT = new URL('./parse-worker.mjs', import.meta.url);
+/**
+ * The precompiled service (dist/mta.mjs; scripts/build.mjs defines MTA_PREBUILT_WORKER as "1" there) starts its
+ * workers from dist/parse-worker.mjs, built with it; so do the tests while the bundle is fresh
+ * (test/helpers/prebuilt.ts). Read at each start.
+ */
+const boot = (): URL =>
+  process.env.MTA_PREBUILT_WORKER === '1' ? new URL('../../dist/parse-worker.mjs', import.meta.url) : BOOT;
 /** Workers that die before they are ready, in a row, before the pool gives up (a broken install, not a report). */
 const MAX_BOOT_FAILURES = 3;
 
@@ -194,7 +202,7 @@ class Pool implements ParsePool {
   }
 
   private spawn(): void {
-    const worker = new Worker(BOOT, { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: 256 } });
+    const worker = new Worker(boot(), { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: 256 } });
     const slot: Slot = { worker, booted: false, busy: null, timer: null, idle: null, ending: false };
     let lastError: Error | null = null;
     this.slots.add(slot);

@@ -359,8 +359,12 @@ export function* appendStatusEventPlan(
   );
 }
 
-/** One recipient under a queue action by `by`: its status after it, or null when the action does not apply. */
-/** `scheduledAt`: the email's scheduled_at; a released recipient never attempted waits for it (never sent early). */
+/**
+ * One recipient under a queue action by `by`: its status after it, or null when the action does not apply.
+ * `scheduledAt`: the email's scheduled_at; a released recipient never attempted waits for it (never sent early).
+ * `writes`: a purge's compare-and-set joins the batch, taken as done (verifyOutcomes checks it); without, it is
+ * written and its outcome read at once.
+ */
 function* actOn(
   ctx: Ctx,
   d: QueueRow,
@@ -368,6 +372,7 @@ function* actOn(
   by: Holder,
   now: number,
   scheduledAt: number | null,
+  writes?: OutcomeBatch,
 ): Gen<Status | null> {
   const move = queueTransition(
     {
@@ -385,8 +390,9 @@ function* actOn(
   if (move === null) return null;
   if (action === 'purge') {
     const w = { status: move.status, attempts: d.attempts, next_attempt_at: null, last_reply: d.last_reply };
+    if (writes) writes.delivery({ id: d.id, from: d.status, w: { ...w, reason: 'purged' }, settle: false });
     // Delivered (or bounced) by another connection since it was read: not purged.
-    if (!(yield* writeDeliveryFrom(ctx.db, d.id, d.status, { ...w, reason: 'purged' }, now))) return null;
+    else if (!(yield* writeDeliveryFrom(ctx.db, d.id, d.status, { ...w, reason: 'purged' }, now))) return null;
   }
   const notBefore = action === 'release' && d.attempts === 0 ? (scheduledAt ?? 0) : 0;
   yield* writeQueueState(ctx.db, d.id, move.heldBy, move.due, now, notBefore);
@@ -399,6 +405,8 @@ function* actOn(
  * the operator's holds, core/status queueTransition); a purge ends them
  * `failed` (reason `purged`), refunds live credits and may move the email delivery_delayed → failed.
  * Must run inside a transaction; applying it twice changes nothing more. Returns the recipients changed.
+ * `batch` (services/queue.ts, a batch of emails in one transaction): `pre`, the email's rows read ahead
+ * (readOutcomesAhead); `writes`, where a purge's recipient and email status writes wait for verifyOutcomes, set-wise.
  */
 export function* applyQueueActionPlan(
   ctx: Ctx,
@@ -406,16 +414,19 @@ export function* applyQueueActionPlan(
   ids: ReadonlySet<number>,
   action: QueueAction,
   by: { source: Holder; note?: string },
+  batch: Pick<OutcomeWrite, 'pre' | 'writes'> = {},
 ): Gen<number> {
+  const { pre, writes } = batch;
   const now = ctx.now();
-  const email = yield* emailHeadBySeq(ctx.db, emailSeq);
+  const email = pre ? pre.head : yield* emailHeadBySeq(ctx.db, emailSeq);
   if (!email) return 0;
-  const rows = yield* queueRowsOf(ctx.db, emailSeq);
+  // The same columns either way (SELECT * of deliveries).
+  const rows = pre ? (pre.deliveries as QueueRow[]) : yield* queueRowsOf(ctx.db, emailSeq);
   const data: Record<string, unknown> = { action, source: by.source };
   if (action === 'purge') Object.assign(data, { reason: 'purged' }, by.note ? { message: by.note } : {});
   const events: { type: EventType; recipient: string }[] = [];
   for (const d of rows) {
-    const to = ids.has(d.id) ? yield* actOn(ctx, d, action, by.source, now, email.scheduled_at) : null;
+    const to = ids.has(d.id) ? yield* actOn(ctx, d, action, by.source, now, email.scheduled_at, writes) : null;
     if (to === null) continue;
     d.status = to;
     events.push({ type: to, recipient: d.recipient });
@@ -426,7 +437,7 @@ export function* applyQueueActionPlan(
       ? yield* refund(ctx.db, email.team_id, emailSeq, events.length, now)
       : 0;
   const path = emailPath(email.status, aggregate(rows.map((d) => d.status)), true);
-  const status = yield* moveEmail(ctx, email, path, now);
+  const status = yield* moveEmail(ctx, email, path, now, writes);
   if (refunded) yield* setCreditsCharged(ctx.db, emailSeq, email.credits_charged - refunded);
   const fresh = { ...email, status, credits_charged: email.credits_charged - refunded, updated_at: now };
   const own = new Set(events.map((e) => e.type));

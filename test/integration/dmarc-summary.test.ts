@@ -116,7 +116,10 @@ describe('DMARC summary of a domain', function () {
   it('sums the last 7 days by source, largest first, with ours and reverse DNS, for a test key', async () => {
     const t0 = Date.now();
     const r = await s.api('GET', `/v1/domains/${domA}/dmarc`, { key: keyA });
-    expect(Date.now() - t0, 'a stalled resolver does not hold the summary').to.be.below(2500);
+    // The reverse lookups answer by their deadline (1.5 s, services/reverse-dns.ts), the stalled name as null (below).
+    // The bound is against a lookup left to the resolver's defaults (c-ares: 4 tries of 5 s, 20 s and more), not the
+    // 1.5 s (was 2.5 s: the parallel test phase's load can stretch that).
+    expect(Date.now() - t0, 'a stalled resolver does not hold the summary').to.be.below(10_000);
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     expect(r.body).to.include({
       object: 'dmarc_summary',

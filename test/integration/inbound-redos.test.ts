@@ -54,7 +54,10 @@ describe('inbound listener: pathological reports keep the service responsive', f
   this.timeout(90_000);
   let s: TestService;
   before(async () => {
-    s = await startTestService({ features: [inbound] });
+    // A parse budget of 20 s, not the default 2 s of wall time, which a loaded box stretched (at load ~10 a report
+    // read as `timeout`): that each input is read in linear time is parse-redos's CPU-time bound (at most ~300 ms),
+    // and a report over the budget is the next describe's.
+    s = await startTestService({ features: [inbound], env: { MTA_INBOUND_PARSE_TIMEOUT_MS: '20000' } });
   });
   after(() => s.close());
 

@@ -13,7 +13,6 @@ describe('outbound delivery: test mode, scheduling, cancel, sessions', function 
 
   it('test keys walk the live statuses by simulation, never opening a connection or touching suppressions', async () => {
     e = await outboundEnv();
-    const t0 = Date.now();
     const ids: Record<string, string> = {};
     for (const local of ['delivered', 'bounced', 'complained', 'delayed', 'someone']) {
       ids[local] = (await e.send({ to: `${local}@rcpt.test` }, e.test)).id;
@@ -25,8 +24,9 @@ describe('outbound delivery: test mode, scheduling, cancel, sessions', function 
       delayed: 'delivered',
       someone: 'delivered',
     };
-    for (const [local, status] of Object.entries(want)) await e.waitStatus(ids[local], [status], 4000, e.test);
-    expect(Date.now() - t0).to.be.lessThan(3000);
+    // Deadlines only (was: all within 3 s, which the parallel test phase's load can stretch): delayed@'s simulated
+    // retry is 1 s away (outbound/simulate.ts); what each email went through is asserted below.
+    for (const [local, status] of Object.entries(want)) await e.waitStatus(ids[local], [status], 15_000, e.test);
     const types = async (local: string) => (await e!.events(ids[local], e!.test)).map((x: any) => x.type);
     expect(await types('delivered')).to.deep.equal(['queued', 'sent', 'delivered']);
     expect(await types('complained')).to.deep.equal(['queued', 'sent', 'delivered', 'complained']);

@@ -94,22 +94,36 @@ describe('PostgreSQL: group-commit turns on the pool, several in flight', functi
   });
 
   it('keeps the event loop free while turns wait, and has several in flight at once', async () => {
-    const sleep = sql(a.db, 'SELECT pg_sleep(0.3) AS slept');
+    // Each turn's statement says when the server began it and when its sleep ended: the three were in flight at once
+    // when each began before any had ended (one after another, each begins after the previous one ended). The
+    // server's times, not the test's wall clock (was: all three within 800 ms, which the parallel phase's load can
+    // stretch).
+    const sleep = sql<{ began: number; ended: number }>(
+      a.db,
+      `WITH s AS MATERIALIZED (SELECT pg_sleep(1)) SELECT extract(epoch FROM statement_timestamp()) * 1000 AS began,
+      extract(epoch FROM clock_timestamp()) * 1000 AS ended FROM s`,
+    );
     let ticks = 0;
     const timer = setInterval(() => ticks++, 10);
-    const t0 = Date.now();
-    const turns: Promise<unknown>[] = [];
+    const turns: Promise<{ began: number; ended: number } | undefined>[] = [];
+    let rows: { began: number; ended: number }[];
     try {
-      // Three event-loop turns, three group-commit turns: each waits 300 ms on its own connection.
+      // Three event-loop turns, three group-commit turns: each waits 1 s on its own connection.
       for (let i = 0; i < 3; i++) {
         turns.push(groupPlan(a.db, () => get(sleep)));
         await new Promise((r) => setImmediate(r));
       }
-      await Promise.all(turns);
+      rows = (await Promise.all(turns)).map((r) => r!);
     } finally {
       clearInterval(timer);
     }
-    expect(Date.now() - t0).to.be.below(800); // one after another: 900 ms at least
+    expect(
+      rows.map((r) => r.ended - r.began).every((ms) => ms >= 999),
+      'the sleep between',
+    ).to.equal(true);
+    expect(Math.max(...rows.map((r) => r.began)), 'each began before any ended').to.be.below(
+      Math.min(...rows.map((r) => r.ended)),
+    );
     expect(ticks).to.be.above(10);
   });
 

@@ -92,13 +92,15 @@ describe('mta queue hold/release/purge against a running service', function () {
     const listed = await cli('list', '--domain', 'held.test');
     expect(listed.map((r: { state: string }) => r.state)).to.deep.equal(['held', 'held']);
 
-    // Release: due at once, delivered by the running loop within about a second.
-    const t0 = Date.now();
+    // Release: due at once, delivered by the running loop's next look. An order, not a wall-clock bound (1.5 s, which
+    // the parallel test phase's load stretched): the loop keeps retrying the other domain (every 0.2–0.5 s) and looks
+    // at the store at each of those retries at the latest, so the released recipients are delivered before the other
+    // domain has been tried more than a few times again (held, they would never be).
     expect(await cli('release', '--domain', 'held.test')).to.deep.equal({ matched: 2 });
-    const cliMs = Date.now() - t0;
-    while (delivered('held.test').length < 2 && Date.now() - t0 < 8000) await sleep(20);
+    const triesAtRelease = triesOf('purged.test');
+    for (const end = Date.now() + 20_000; delivered('held.test').length < 2 && Date.now() < end;) await sleep(20);
     expect(delivered('held.test').sort()).to.deep.equal(['a@held.test', 'b@held.test']);
-    expect(Date.now() - t0 - cliMs, 'delivered within about a second of the release').to.be.lessThan(1500);
+    expect(triesOf('purged.test') - triesAtRelease, "delivered at the loop's next look").to.be.at.most(3);
     expect(await settled(heldId, 'delivered')).to.equal('delivered');
 
     // Purge: ends failed/purged at once; the loop never attempts it again.

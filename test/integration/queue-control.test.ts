@@ -61,10 +61,10 @@ describe('queue control: hold, release, retry', function () {
         oldest_seconds: summary.body.groups[0].oldest_seconds,
       },
     ]);
-    const t0 = Date.now();
     expect((await admin('POST', '/queue/release?domain=held.test')).body).to.deep.equal({ matched: 3 });
-    for (const h of held) await e.waitStatus(h.id, ['delivered'], 3000);
-    expect(Date.now() - t0, 'released recipients are due at once').to.be.lessThan(2000);
+    // Due at once: a recipient left held (next_attempt_at NULL) is never attempted, so the wait is a deadline only
+    // (was: within 2 s, which the parallel test phase's load can stretch and which told nothing more).
+    for (const h of held) await e.waitStatus(h.id, ['delivered'], 20_000);
     const events = await e.events(held[0].id);
     const ops = events.filter((x: any) => x.data.source === 'operator');
     expect(ops.map((x: any) => [x.type, x.data.action])).to.deep.equal([
@@ -111,10 +111,10 @@ describe('queue control: hold, release, retry', function () {
     expect(list.body[0]).to.include({ attempts: 1, state: 'deferred' });
     expect(list.body[0].last_reply).to.match(/Try again later/);
     refuse = false;
-    const t0 = Date.now();
     expect((await admin('POST', '/queue/retry', { email: sent[0].id })).body).to.deep.equal({ matched: 1 });
-    await e.waitStatus(sent[0].id, ['delivered'], 3000);
-    expect(Date.now() - t0).to.be.lessThan(2500);
+    // The backoff skipped: without, the next attempt is about ten minutes away (above), far beyond this deadline
+    // (was: within 2.5 s, a bound the parallel test phase's load can stretch).
+    await e.waitStatus(sent[0].id, ['delivered'], 20_000);
     expect(
       (await e.s.api('GET', `/v1/emails/${sent[1].id}`, { key: e.live })).body.status,
       'the other keeps its backoff',

@@ -15,8 +15,9 @@ const TOKEN = 'admin-token-for-tests-0123456789';
 const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.ceil(xs.length * 0.99) - 1];
 
 describe('queue purge', function () {
-  // PostgreSQL with the credit lock's holders on the pool (the default since session 20): the purge waits for each of
-  // its writes (one round trip each), ~100 s for 10,000 recipients at load 1 (docs/async-store.md "Session 20").
+  // PostgreSQL with the credit lock's holders on the pool (the default since session 20): each batch is written
+  // set-wise since session 21 (services/queue.ts; it waited for each write before, ~100 s at load 1). The webhook
+  // dispatcher sends the 10,000 webhooks meanwhile, each claim a round trip on the synchronous connection.
   this.timeout(300_000);
   let s: TestService;
   let rx: Receiver;

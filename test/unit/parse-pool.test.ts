@@ -20,6 +20,20 @@ describe('report parser pool (worker threads, time budget)', function () {
     expect(await pool.parse(ordinary)).to.deep.equal(await parseReport(ordinary));
   });
 
+  it('reads the same from a worker that runs the sources (tsx in the thread: the service run from src/)', async () => {
+    // The other tests' workers start from dist/parse-worker.mjs while the bundle is fresh (test/helpers/prebuilt.ts).
+    const prebuilt = process.env.MTA_PREBUILT_WORKER;
+    process.env.MTA_PREBUILT_WORKER = '0';
+    const fromSource = createParsePool({ size: 1 });
+    try {
+      expect(await fromSource.parse(ordinary, 60_000)).to.deep.equal(await parseReport(ordinary));
+    } finally {
+      if (prebuilt === undefined) delete process.env.MTA_PREBUILT_WORKER;
+      else process.env.MTA_PREBUILT_WORKER = prebuilt;
+      await fromSource.close();
+    }
+  });
+
   it('abandons a report over its budget, then reads the next one with a fresh worker', async () => {
     const slow = Buffer.from(pathologicalInputs('fbl@b.test')['5,000 recipient lines'] as string);
     // An order, not a wall-clock bound (1 s, which the parallel test phase's load can stretch): the answer over budget
