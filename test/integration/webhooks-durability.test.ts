@@ -122,6 +122,12 @@ describe('webhooks: durability, rotation and disabling', function () {
       rx.respond = () => 500;
       await s.api('POST', '/v1/emails', { key, body: SEND });
       await rx.waitFor(2);
+      // The second attempt recorded before the clock moves (its record, after the answer, would otherwise see the
+      // 3 days pass and disable the endpoint then: PostgreSQL records on the pool, later than the POST).
+      const attempts = async () =>
+        (await s.api('GET', `/v1/webhooks/${ep.id}/deliveries`, { key })).body.data[0]?.attempt_count;
+      for (const end = Date.now() + 10_000; (await attempts()) !== 2 && Date.now() < end;) await sleep(20);
+      expect(await attempts()).to.equal(2);
       expect((await s.api('GET', `/v1/webhooks/${ep.id}`, { key })).body.enabled).to.equal(true);
       clock.advance(3 * 24 * 3600_000 + 60_000); // the pending retry is now due, and fails once more
       await rx.waitFor(3);

@@ -653,9 +653,9 @@ export const locksOnPool = (db: DB): boolean => locking.has(db) && pools.has(db)
  * made of single statements: a plan that opens a transaction fails with SingleStatements (see there why; the
  * transactions go through runLocking).
  */
-export function runPooled<T>(db: DB, plan: Gen<T>): Promise<T> {
+export function runPooled<T>(db: DB, plan: Gen<T>, kind: PoolKind = 'claim'): Promise<T> {
   const p = pools.get(db);
-  return p ? p.run(plan, { single: true, db, kind: 'claim' }) : runPlan(plan);
+  return p ? p.run(plan, { single: true, db, kind }) : runPlan(plan);
 }
 
 /**
