@@ -1,6 +1,6 @@
 // Turns what one attempt learned about a recipient (a Verdict) into the RecipientOutcome that
 // applyOutcomes records: event data (decisions.md names), classification, retry time or expiry. Pure.
-import { classifyReply, parseReplyLine } from '../core/classify.js';
+import { classifyReply, parseReplyLine, type ReplyInput } from '../core/classify.js';
 import { mailboxProvider, registryReason } from '../core/providers/index.js';
 import { retryDelayMs, expired, type RetryPolicy } from '../core/retry.js';
 import type { RecipientOutcome } from '../services/transition.js';
@@ -46,8 +46,8 @@ function replyData(reply: string | null) {
  * that answered standing for a notice's Remote-MTA (Outlook's "451 4.7.500 Server busy" is its throttling, Google's
  * "account ... is inactive" its suspension), then the generic reading; a registry's bare `rejected` gives way to it.
  */
-export function readReply(reply: string, command: string | null | undefined, mxHost?: string | null) {
-  const p = parseReplyLine(reply);
+export function readReply(reply: string | ReplyInput, command: string | null | undefined, mxHost?: string | null) {
+  const p = typeof reply === 'string' ? parseReplyLine(reply) : reply;
   const known = registryReason({
     text: p.text,
     status: p.enhanced ?? null,
@@ -99,7 +99,7 @@ export function toOutcome(
       };
     case 'rejected': {
       const p = parseReplyLine(v.reply);
-      const c = readReply(v.reply, v.command, info.mx_host);
+      const c = readReply(p, v.command, info.mx_host);
       return {
         deliveryId: d.id,
         event: 'rejected',
@@ -127,14 +127,13 @@ function deferral(
   random: number,
   mxHost?: string,
 ): RecipientOutcome {
-  const reason =
-    v.reason ??
-    (v.reply && parseReplyLine(v.reply).code !== null ? readReply(v.reply, v.command, mxHost).reason : 'networkerror');
+  const p = v.reply ? parseReplyLine(v.reply) : null;
+  const reason = v.reason ?? (p && p.code !== null ? readReply(p, v.command, mxHost).reason : 'networkerror');
   const data = withoutEmpty({
     ...base,
     ...replyData(v.reply),
     ...(v.enhanced ? { enhanced_status: v.enhanced } : {}),
-    smtp_response: v.reply ? parseReplyLine(v.reply).text : v.error,
+    smtp_response: p ? p.text : v.error,
     reason,
     hard: false,
   });
