@@ -2,9 +2,9 @@
 // or an SMTP submission's own bytes; the composing and signing itself is message.ts (a worker thread's, when up).
 import type { EmailRow } from '../services/delivery.js';
 import type { Ctx } from '../services/context.js';
-import { applyTracking } from '../services/tracking.js';
+import { applyTracking, trackingReady } from '../services/tracking.js';
 import { cachedSigningKeyFor } from '../services/sending-domain.js';
-import { storedAttachments, storedMessage } from '../services/email-content.js';
+import { storedContent } from '../services/email-content.js';
 import { composeRaw, composeAndSign, type ComposeFields, type SignKeys, type Signer } from './message.js';
 
 export { composeRaw, composeAndSign, type ComposeFields, type SignKeys, type SignJob, type Signer } from './message.js';
@@ -14,17 +14,32 @@ export type Prepared =
   | { ok: true; raw: Buffer; returnDomain: string }
   | { ok: false; error: 'domain_not_verified' | 'compose_failed'; message: string };
 
+const tracked = (email: EmailRow) => email.html !== null && (email.tracking_clicks === 1 || email.tracking_opens === 1);
+
 /** The unsigned RFC 5322 message of an email (CRLF line ends). */
 export async function composeMessage(ctx: Ctx, email: EmailRow): Promise<Buffer> {
-  const message = storedMessage(ctx, email);
+  const [{ message, attachments }] = await Promise.all([
+    storedContent(ctx, email),
+    tracked(email) && trackingReady(ctx),
+  ]);
   if (message) return message;
   const html = email.html === null ? undefined : applyTracking(ctx, email, email.html);
-  return composeRaw(email, html, ctx.config.hostname, storedAttachments(ctx, email));
+  return composeRaw(email, html, ctx.config.hostname, attachments);
 }
 
-/** Compose + sign with the sending domain's key; never throws. */
+/**
+ * Compose + sign with the sending domain's key; never throws on a message that cannot be built (a store error
+ * reading the key rejects, as before). What the message is built from is read first, awaited (the key, remembered;
+ * the tracking secret, once; a submission's bytes or the attachments): on PostgreSQL those reads go to the pool, so
+ * building the message reads nothing on the synchronous connection.
+ */
 export async function prepareEmail(ctx: Ctx, email: EmailRow, signer: Signer = composeAndSign): Promise<Prepared> {
-  const key = cachedSigningKeyFor(ctx, email.team_id, email.sender_domain);
+  const content = storedContent(ctx, email);
+  void content.catch(() => {}); // awaited below, inside the try (a missing message is compose_failed, as before)
+  const [key] = await Promise.all([
+    cachedSigningKeyFor(ctx, email.team_id, email.sender_domain),
+    tracked(email) && trackingReady(ctx),
+  ]);
   if (!key)
     return {
       ok: false,
@@ -51,9 +66,15 @@ export async function prepareEmail(ctx: Ctx, email: EmailRow, signer: Signer = c
       scheduled_at: f.scheduled_at,
       created_at: f.created_at,
     };
-    const message = storedMessage(ctx, email) ?? undefined;
-    const attachments = message ? [] : storedAttachments(ctx, email);
-    const raw = await signer({ fields, html, hostname: ctx.config.hostname, keys, attachments, message });
+    const { message, attachments } = await content;
+    const raw = await signer({
+      fields,
+      html,
+      hostname: ctx.config.hostname,
+      keys,
+      attachments,
+      message: message ?? undefined,
+    });
     return { ok: true, raw, returnDomain: key.returnPath ?? ctx.config.bounceDomain };
   } catch (err) {
     ctx.log.error({ err: (err as Error).message, email: email.id }, 'could not compose or sign');

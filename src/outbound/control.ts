@@ -4,6 +4,7 @@
 import { Registry, Gauge, Counter } from 'prom-client';
 import type { Ctx } from '../services/context.js';
 import * as store from '../services/delivery-control.js';
+import type { ControlReads, ControlWrite } from '../services/delivery-control.js';
 import { utcDay } from '../core/shaping/warmup.js';
 import { wakeDomainsAsync } from '../services/delivery.js';
 import type { OutboundLoop } from './loop.js';
@@ -19,6 +20,11 @@ export class Control {
   private hour = new Map<string, number[]>();
   private warm = new Set<string>();
   private ipHolds = new Map<string, string>();
+  /** The tick on its way (stop() waits for it), and whether stop() was called. */
+  private current: Promise<void> | null = null;
+  private stopped = false;
+  /** The lanes the last tick read (the sites whose lanes stop() writes). */
+  private lanes: { site: string }[] = [];
   private m = {
     queued: new Gauge({
       name: 'mta_site_queued',
@@ -88,14 +94,20 @@ export class Control {
 
   start(): void {
     this.restore();
-    this.tick();
+    this.current = this.tick();
   }
 
-  stop(): void {
+  /** No more ticks; once the one on its way is done, the lanes and sites are written one last time. */
+  async stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    await this.current;
     try {
-      this.persist();
+      const writes: ControlWrite[] = [];
+      const now = this.ctx.now();
+      this.persist(this.lanes, writes, now);
+      await store.writeControl(this.ctx, writes, now);
     } catch (err) {
       this.ctx.log.error({ err: (err as Error).message }, 'delivery state not saved');
     }
@@ -125,19 +137,35 @@ export class Control {
     return b.reduce((a, x) => a + x, 0);
   }
 
-  private tick(): void {
+  /**
+   * Once a second: what the store says (operator commands, warm-ups, IP holds, the lanes written), applied; then
+   * this loop's view written. Both awaited (PostgreSQL: on the pool; the event loop goes on), the next tick a second
+   * after this one ends.
+   */
+  private async tick(): Promise<void> {
     try {
-      this.applyCommands();
-      this.applyWarmups();
-      this.applyIpHolds();
+      const read = await store.controlReads(this.ctx);
+      if (this.stopped) return;
+      this.lanes = read.lanes;
+      const now = this.ctx.now();
+      const writes: ControlWrite[] = [];
+      const resumed = this.applyCommands(read.commands, writes, now);
+      this.applyWarmups(read.warmups);
+      const released = this.applyIpHolds(read.holds);
+      // Before this tick writes the sites' rows: a resumed site's domains set aside are read from its row first.
+      if (resumed.length || released) await this.wake(released ? null : resumed, now);
       this.setAsideBlocked();
-      this.persist();
+      this.persist(read.lanes, writes, now);
       this.loop.ready.prune();
+      await store.writeControl(this.ctx, writes, now);
       this.outage.ok();
     } catch (err) {
       if (!this.outage.failed(err)) this.ctx.log.error({ err: (err as Error).message }, 'delivery control tick failed');
     }
-    this.timer = setTimeout(() => this.tick(), 1000);
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.current = this.tick();
+    }, 1000);
     this.timer.unref();
   }
 
@@ -169,9 +197,9 @@ export class Control {
       if (c.created_at < now - 86_400_000) store.markApplied(this.ctx.db, c.id, now);
   }
 
-  private applyCommands(): void {
-    const now = this.ctx.now();
-    const commands = store.pendingCommands(this.ctx.db);
+  /** The operator's commands applied; the sites resumed (their waiting mail to wake). */
+  private applyCommands(commands: ControlReads['commands'], writes: ControlWrite[], now: number): string[] {
+    const resumed: string[] = [];
     for (const c of commands) {
       const ips = c.ip ? [c.ip] : [];
       if (c.kind === 'suspend') this.loop.sched.suspendSite(c.site, ips, c.seconds, c.reason ?? 'operator', now);
@@ -188,6 +216,7 @@ export class Control {
         `site ${c.site} ${c.kind === 'suspend' ? 'suspended' : 'resumed'} by the operator`,
       );
       this.persistSite(
+        writes,
         c.site,
         now,
         c.kind === 'suspend' && !c.ip
@@ -196,30 +225,42 @@ export class Control {
             ? 'clear'
             : undefined,
       );
-      store.markApplied(this.ctx.db, c.id, now);
-      if (c.kind === 'resume') this.wakeSite(c.site, now);
+      writes.push({ k: 'applied', id: c.id });
+      if (c.kind === 'resume') resumed.push(c.site);
     }
     if (commands.length) this.loop.pump();
+    return resumed;
   }
 
-  /** Mail of a resumed site set aside in the store is due again now (domains seen by this run or a previous one). */
-  private wakeSite(site: string, now: number): void {
-    const row = store.storedSites(this.ctx.db).find((s) => s.site === site);
-    const domains = [
-      ...new Set([...this.loop.ready.domains(site), ...(row ? (JSON.parse(row.domains_json) as string[]) : [])]),
-    ];
-    for (const d of domains) this.loop.ready.noteDomain(site, d);
-    // PostgreSQL with a pool: one statement there, awaited (see wakeDomainsAsync); otherwise at once, as before.
-    wakeDomainsAsync(this.ctx.db, domains, now).then(
-      (n) => n > 0 && this.loop.wake(),
-      (err: Error) => this.ctx.log.error({ err: err.message, site }, 'resumed site: its waiting mail not woken'),
-    );
+  /**
+   * Mail of resumed sites (null: every site this loop or the store knows, an IP hold released) set aside in the store
+   * is due again now (domains seen by this run or a previous one). PostgreSQL with a pool: the sites' read and each
+   * wake-up there, awaited; otherwise at once underneath, as before. A failure is logged, the tick goes on.
+   */
+  private async wake(sites: string[] | null, now: number): Promise<void> {
+    try {
+      const stored = await store.storedSitesAsync(this.ctx);
+      const names = sites ?? [...new Set([...this.loop.ready.siteMx().keys(), ...stored.map((s) => s.site)])];
+      for (const site of names) {
+        const row = stored.find((s) => s.site === site);
+        const domains = [
+          ...new Set([...this.loop.ready.domains(site), ...(row ? (JSON.parse(row.domains_json) as string[]) : [])]),
+        ];
+        for (const d of domains) this.loop.ready.noteDomain(site, d);
+        try {
+          if ((await wakeDomainsAsync(this.ctx.db, domains, now)) > 0) this.loop.wake();
+        } catch (err) {
+          this.ctx.log.error({ err: (err as Error).message, site }, 'resumed site: its waiting mail not woken');
+        }
+      }
+    } catch (err) {
+      this.ctx.log.error({ err: (err as Error).message }, 'resumed sites: their waiting mail not woken');
+    }
   }
 
   /** IPs a DNSBL listing suspends on every site (services/ip-health.ts), held or released as the store says. */
-  private applyIpHolds(): void {
-    const now = this.ctx.now();
-    const holds = store.storedIpHolds(this.ctx.db);
+  /** Whether an IP hold was released (the waiting mail of every site to wake). */
+  private applyIpHolds(holds: Map<string, string>): boolean {
     let released = false;
     for (const [ip, reason] of holds)
       if (this.ipHolds.get(ip) !== reason) {
@@ -233,18 +274,11 @@ export class Control {
         this.ctx.log.warn({ event: 'ip_release', ip }, `${ip} resumed on every site`);
       }
     this.ipHolds = holds;
-    if (released) {
-      for (const site of new Set([
-        ...this.loop.ready.siteMx().keys(),
-        ...store.storedSites(this.ctx.db).map((s) => s.site),
-      ]))
-        this.wakeSite(site, now);
-      this.loop.pump();
-    }
+    if (released) this.loop.pump();
+    return released;
   }
 
-  private applyWarmups(): void {
-    const rows = store.storedWarmups(this.ctx.db);
+  private applyWarmups(rows: ControlReads['warmups']): void {
     const seen = new Set<string>();
     for (const w of rows) {
       seen.add(w.ip);
@@ -292,39 +326,32 @@ export class Control {
     return v?.state === 'suspended' ? (v.until ?? Infinity) : now;
   }
 
-  /** Writes every lane and site; updates the gauges. */
-  private persist(): void {
-    const now = this.ctx.now();
+  /** Every lane and site into `writes` (`lanes`: those the store has, whose sites are written too); the gauges. */
+  private persist(lanes: readonly { site: string }[], writes: ControlWrite[], now: number): void {
     const counts = this.loop.siteCounts();
-    const siteNames = new Set([
-      ...this.loop.ready.siteMx().keys(),
-      ...store.storedLanes(this.ctx.db).map((l) => l.site),
-    ]);
+    const siteNames = new Set([...this.loop.ready.siteMx().keys(), ...lanes.map((l) => l.site)]);
     this.m.queued.reset();
     this.m.inFlight.reset();
-    store.inTx(this.ctx.db, () => {
-      for (const site of siteNames) {
-        const c = counts.get(site) ?? { queued: 0, inFlight: 0 };
-        this.m.queued.set({ site }, c.queued);
-        this.m.inFlight.set({ site }, c.inFlight);
-        const mx = this.loop.ready.siteMx().get(site);
-        const domains = JSON.stringify(this.loop.ready.domains(site));
-        if (mx)
-          store.upsertSite(
-            this.ctx.db,
-            {
-              site,
-              mx_json: JSON.stringify(mx),
-              queued: c.queued,
-              in_flight: c.inFlight,
-              sent_last_hour: this.sentLastHour(site, now),
-              domains_json: domains,
-            },
-            now,
-          );
-        this.persistSite(site, now);
-      }
-    });
+    for (const site of siteNames) {
+      const c = counts.get(site) ?? { queued: 0, inFlight: 0 };
+      this.m.queued.set({ site }, c.queued);
+      this.m.inFlight.set({ site }, c.inFlight);
+      const mx = this.loop.ready.siteMx().get(site);
+      const domains = JSON.stringify(this.loop.ready.domains(site));
+      if (mx)
+        writes.push({
+          k: 'site',
+          row: {
+            site,
+            mx_json: JSON.stringify(mx),
+            queued: c.queued,
+            in_flight: c.inFlight,
+            sent_last_hour: this.sentLastHour(site, now),
+            domains_json: domains,
+          },
+        });
+      this.persistSite(writes, site, now);
+    }
     for (const ip of this.warm) {
       const w = this.loop.sched.warmup(ip);
       if (w) this.m.warmDay.set({ ip }, w.startDay + Math.max(0, utcDay(now) - utcDay(w.startedAt)));
@@ -332,11 +359,16 @@ export class Control {
   }
 
   /** The lanes of one site to the store; `hold` also writes (or clears) the whole-site operator hold. */
-  private persistSite(site: string, now: number, hold?: { until: number | null; reason: string } | 'clear'): void {
+  private persistSite(
+    writes: ControlWrite[],
+    site: string,
+    now: number,
+    hold?: { until: number | null; reason: string } | 'clear',
+  ): void {
     for (const v of this.loop.sched.view(site, now)) {
-      store.upsertLane(
-        this.ctx.db,
-        {
+      writes.push({
+        k: 'lane',
+        row: {
           ip: v.ip,
           site,
           state: v.state,
@@ -347,16 +379,15 @@ export class Control {
           day: utcDay(now),
           sent_today: v.sentToday,
         },
-        now,
-      );
+      });
       this.m.state.set({ ip: v.ip, site }, STATE_VALUE[v.state]);
       this.m.sentToday.set({ ip: v.ip, site }, v.sentToday);
     }
-    if (hold === 'clear') store.removeLane(this.ctx.db, site, '*');
+    if (hold === 'clear') writes.push({ k: 'clear', site });
     else if (hold)
-      store.upsertLane(
-        this.ctx.db,
-        {
+      writes.push({
+        k: 'lane',
+        row: {
           ip: '*',
           site,
           state: 'suspended',
@@ -367,7 +398,6 @@ export class Control {
           day: -1,
           sent_today: 0,
         },
-        now,
-      );
+      });
   }
 }

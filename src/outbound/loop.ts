@@ -712,7 +712,7 @@ export class OutboundLoop implements Component, Intake {
       clearTimeout(t);
     }
     await this.sink.close();
-    this.control?.stop();
+    await this.control?.stop();
     this.trimmer.stop();
     this.untrace?.();
     this.untrace = null;

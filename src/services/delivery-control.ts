@@ -5,22 +5,80 @@ import type { Ctx } from './context.js';
 import { shapingFor } from './shaping.js';
 import { lightTx } from '../store/queue.js';
 import * as dc from '../store/delivery-control.js';
-import { runPlan, synced, type Gen } from '../store/op.js';
+import { runPlan, runSync, synced, transaction, type Gen } from '../store/op.js';
+import { locksOnPool, runLocking, runPooled } from '../store/pg/plan-driver.js';
 import { ipHolds } from '../store/ip-health.js';
 import { capToday, utcDay, warmupDay } from '../core/shaping/warmup.js';
 import { parseRate } from '../core/shaping/rules.js';
 
-// The delivery loop's controller (outbound/control.ts), synchronous in its tick and its lightTx: runSync.
-export const upsertLane = synced(dc.upsertLane);
-export const upsertSite = synced(dc.upsertSite);
+// The delivery loop's controller (outbound/control.ts): what it reads at start, synchronously (restore).
 export const pendingCommands = synced(dc.pendingCommands);
 export const markApplied = synced(dc.markApplied);
 export const storedLanes = synced(dc.lanes);
-export const storedSites = synced(dc.sites);
-export const storedWarmups = synced(dc.warmups);
-export const storedIpHolds = synced(ipHolds);
-export const removeLane = synced(dc.deleteLane);
-export const inTx = lightTx;
+
+/** What the controller's tick reads of the store, once a second. */
+export interface ControlReads {
+  commands: dc.CommandRow[];
+  warmups: dc.WarmupRow[];
+  holds: Map<string, string>;
+  lanes: dc.LaneRow[];
+}
+function* controlReadsPlan(db: Ctx['db']): Gen<ControlReads> {
+  return {
+    commands: yield* dc.pendingCommands(db),
+    warmups: yield* dc.warmups(db),
+    holds: yield* ipHolds(db),
+    lanes: yield* dc.lanes(db),
+  };
+}
+/**
+ * The tick's reads, awaited: on PostgreSQL with a pool on a connection of its own (four single statements; the event
+ * loop goes on), elsewhere at once underneath (SQLite, no pool).
+ */
+export const controlReads = (ctx: Pick<Ctx, 'db'>): Promise<ControlReads> =>
+  runPooled(ctx.db, controlReadsPlan(ctx.db), 'other');
+
+/** The sites' rows (a resumed site's domains set aside in the store), awaited as controlReads. */
+export const storedSitesAsync = (ctx: Pick<Ctx, 'db'>): Promise<dc.SiteRow[]> =>
+  runPooled(ctx.db, dc.sites(ctx.db), 'other');
+
+/** One of a tick's writes: a lane, a site's figures, a whole-site hold cleared, an operator command applied. */
+export type ControlWrite =
+  | { k: 'lane'; row: Omit<dc.LaneRow, 'updated_at'> }
+  | { k: 'site'; row: Omit<dc.SiteRow, 'updated_at'> }
+  | { k: 'clear'; site: string }
+  | { k: 'applied'; id: number };
+
+function* controlWritesPlan(db: Ctx['db'], writes: readonly ControlWrite[], now: number): Gen<void> {
+  for (const w of writes)
+    if (w.k === 'lane') yield* dc.upsertLane(db, w.row, now);
+    else if (w.k === 'site') yield* dc.upsertSite(db, w.row, now);
+    else if (w.k === 'clear') yield* dc.deleteLane(db, w.site, '*');
+    else yield* dc.markApplied(db, w.id, now);
+}
+
+/**
+ * Writes a tick's rows, in the order the tick made them, in one transaction committed without waiting for its WAL
+ * flush (lightTx's bargain: the rows are written again next second). PostgreSQL with MTA_PG_POOLED_TURNS on: on the
+ * pool (runLocking), the event loop free meanwhile; otherwise in a lightTx on the synchronous connection, as before
+ * (answered at once).
+ */
+export function writeControl(ctx: Pick<Ctx, 'db'>, writes: readonly ControlWrite[], now: number): Promise<void> {
+  const db = ctx.db;
+  if (!writes.length) return Promise.resolve();
+  if (locksOnPool(db))
+    return runLocking(
+      db,
+      transaction(db, () => controlWritesPlan(db, writes, now)),
+      { durable: false, kind: 'other' },
+    );
+  try {
+    lightTx(db, () => runSync(controlWritesPlan(db, writes, now)));
+    return Promise.resolve();
+  } catch (err) {
+    return Promise.reject(err as Error);
+  }
+}
 
 export class ControlError extends Error {}
 

@@ -4,8 +4,8 @@
 import { hash, randomBytes } from 'node:crypto';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import type { DB } from '../store/db.js';
 import { runPlan, runSync, transaction, type Gen } from '../store/op.js';
+import { runPooled } from '../store/pg/plan-driver.js';
 import { Remembered } from './remembered.js';
 import { keyRevoked } from './siblings.js';
 import * as store from '../store/teams.js';
@@ -142,16 +142,12 @@ const keys = new Remembered<store.KeyRow | undefined>({
   keep: (row) => row !== undefined && row.revoked_at === null,
 });
 
-const keyRowByHash = (db: DB, hash: string) => keys.getPlan(db, hash, () => store.keyByHash(db, hash));
-
 /**
  * The principal of a bearer key, or an authentication error. Revoked keys fail at once. On every request's path: its
- * key read is remembered (KEY_CACHE_MS), so most requests run no statement.
+ * key read is remembered (KEY_CACHE_MS), so most requests run no statement; the others read it, and touch its
+ * last use once a minute, on the pool on PostgreSQL (the event loop goes on), at once underneath elsewhere.
  */
-export const authenticate = (ctx: Ctx, header: string | undefined): Promise<Principal> =>
-  runPlan(authenticatePlan(ctx, header));
-
-function* authenticatePlan(ctx: Ctx, header: string | undefined): Gen<Principal> {
+export async function authenticate(ctx: Ctx, header: string | undefined): Promise<Principal> {
   if (!header)
     throw new ApiError(
       'authentication_error',
@@ -165,13 +161,14 @@ function* authenticatePlan(ctx: Ctx, header: string | undefined): Gen<Principal>
       'missing_api_key',
       'Malformed Authorization header: expected "Bearer <API_KEY>".',
     );
-  const row = yield* keyRowByHash(ctx.db, hashKey(m[1]));
+  const hash = hashKey(m[1]);
+  const row = await keys.getAsync(ctx.db, hash, () => runPooled(ctx.db, store.keyByHash(ctx.db, hash), 'other'));
   if (!row || row.revoked_at !== null)
     throw new ApiError('authentication_error', 'invalid_api_key', 'The API key is unknown or revoked.');
   const now = ctx.now();
   if ((lastTouch.get(row.id) ?? 0) < now - 60_000) {
     lastTouch.set(row.id, now);
-    yield* store.touchKey(ctx.db, row.id, now);
+    await runPooled(ctx.db, store.touchKey(ctx.db, row.id, now), 'other');
   }
   return { keyId: row.id, teamId: row.team_id, mode: row.mode, scopes: new Set(row.scopes.split(' ')) };
 }

@@ -4,8 +4,7 @@ import { countDueDeliveries, countPendingDeliveries, oldestDueAt } from '../stor
 import { onEvent, type EventListener } from '../store/events.js';
 import { countPendingOutbox } from '../store/webhooks.js';
 import { storeCounters } from '../store/db.js';
-import { runPlan } from '../store/op.js';
-import { poolOf, POOL_KINDS, type PoolKindStats } from '../store/pg/plan-driver.js';
+import { poolOf, POOL_KINDS, runPooled, type PoolKindStats } from '../store/pg/plan-driver.js';
 export type { PoolKindStats };
 import type { Ctx } from './context.js';
 
@@ -20,15 +19,19 @@ export function poolWork(ctx: Ctx): { kinds: [string, PoolKindStats][]; busySeco
   const p = poolOf(ctx.db);
   return p ? { kinds: POOL_KINDS.map((k) => [k, p.byKind[k]]), busySeconds: p.busySeconds } : null;
 }
-export const pendingDeliveries = (ctx: Ctx): Promise<number> => runPlan(countPendingDeliveries(ctx.db));
-export const dueDeliveries = (ctx: Ctx): Promise<number> => runPlan(countDueDeliveries(ctx.db, ctx.now()));
+// Each one statement (a count can take a while on a long queue): on PostgreSQL with a pool, awaited there, so a scrape
+// never holds the event loop; elsewhere at once underneath.
+export const pendingDeliveries = (ctx: Ctx): Promise<number> =>
+  runPooled(ctx.db, countPendingDeliveries(ctx.db), 'other');
+export const dueDeliveries = (ctx: Ctx): Promise<number> =>
+  runPooled(ctx.db, countDueDeliveries(ctx.db, ctx.now()), 'other');
 /** Seconds the longest-waiting due recipient has been due (0 when none is): the queue's lag. */
 export async function dueLagSeconds(ctx: Ctx): Promise<number> {
   const now = ctx.now();
-  const at = await runPlan(oldestDueAt(ctx.db, now));
+  const at = await runPooled(ctx.db, oldestDueAt(ctx.db, now), 'other');
   return at === null ? 0 : Math.max(0, (now - Number(at)) / 1000);
 }
-export const pendingOutboxRows = (ctx: Ctx): Promise<number> => runPlan(countPendingOutbox(ctx.db));
+export const pendingOutboxRows = (ctx: Ctx): Promise<number> => runPooled(ctx.db, countPendingOutbox(ctx.db), 'other');
 
 /** Calls `fn` for every event appended (inside its transaction; keep it cheap and never throw). */
 export const onEmailEvent = (ctx: Ctx, fn: EventListener): void => onEvent(ctx.db, fn);

@@ -18,6 +18,8 @@ interface Entries<V> {
   stamp: number;
   dropped: number;
   map: Map<string, { value: V; until: number }>;
+  /** getAsync's reads on their way, by key: callers asking meanwhile share one. */
+  reading: Map<string, Promise<V>>;
 }
 
 export class Remembered<V> {
@@ -48,12 +50,39 @@ export class Remembered<V> {
     return this.kept(db, e, key, yield* read(), now);
   }
 
+  /**
+   * get with a read answered later (a plan on the pool): no statement when remembered, one read on its way per key
+   * whoever asks meanwhile. A read that began before the entries were dropped (a write through this process, another
+   * connection's commit on SQLite) answers its callers but is not remembered.
+   */
+  getAsync(db: DB, key: string, read: () => Promise<V>): Promise<V> {
+    const e = this.entries(db);
+    const hit = e.map.get(key);
+    if (hit && hit.until > performance.now()) return Promise.resolve(hit.value);
+    const on = e.reading.get(key);
+    if (on) return on;
+    // Remembered only while still the key's read on its way (forget() drops it: a revoked key is not brought back).
+    const p: Promise<V> = read().then(
+      (value) => {
+        if (e.reading.get(key) !== p) return value;
+        e.reading.delete(key);
+        return this.kept(db, e, key, value, performance.now());
+      },
+      (err: unknown) => {
+        if (e.reading.get(key) === p) e.reading.delete(key);
+        throw err;
+      },
+    );
+    e.reading.set(key, p);
+    return p;
+  }
+
   private entries(db: DB): Entries<V> {
     const version = isPg(db) ? 0 : dataVersion(db);
     const stamp = this.o.stamp?.(db) ?? 0;
     let e = this.byDb.get(db);
     if (!e || e.version !== version || e.stamp !== stamp || e.dropped !== dropped)
-      this.byDb.set(db, (e = { version, stamp, dropped, map: new Map() }));
+      this.byDb.set(db, (e = { version, stamp, dropped, map: new Map(), reading: new Map() }));
     return e;
   }
 
@@ -68,5 +97,6 @@ export class Remembered<V> {
 
   forget(db: DB, key: string): void {
     this.byDb.get(db)?.map.delete(key);
+    this.byDb.get(db)?.reading.delete(key);
   }
 }

@@ -9,7 +9,8 @@ import {
   type SendingDomain,
 } from '../store/domains.js';
 import { isPg } from '../store/db.js';
-import { read, runSync, type Gen, type Later } from '../store/op.js';
+import { read, type Gen, type Later } from '../store/op.js';
+import { runPooled } from '../store/pg/plan-driver.js';
 import { Remembered } from './remembered.js';
 import type { Ctx } from './context.js';
 
@@ -86,6 +87,11 @@ const signingKeys = new Remembered<SigningKey>({
  * the same key, and two store reads per message are saved. Forgotten at any write of domains or keys through this
  * process (store/domains.ts generation) and, on SQLite, at any commit by another connection (the CLI: data_version);
  * on PostgreSQL, another node's change is seen within PG_KEY_TTL_MS. Only keys found are remembered.
+ * Awaited (the delivery loop's "making ready" stage): on PostgreSQL with a pool the reads go there, one read per key
+ * on its way, and the event loop goes on meanwhile (the key is read again every PG_KEY_TTL_MS, so this was the
+ * synchronous connection's steadiest reader during delivery); elsewhere (SQLite, no pool) at once underneath.
  */
-export const cachedSigningKeyFor = (ctx: Pick<Ctx, 'db'>, teamId: string, addressDomain: string) =>
-  signingKeys.get(ctx.db, `${teamId} ${addressDomain}`, () => runSync(signingKeyFor(ctx, teamId, addressDomain)));
+export const cachedSigningKeyFor = (ctx: Pick<Ctx, 'db'>, teamId: string, addressDomain: string): Promise<SigningKey> =>
+  signingKeys.getAsync(ctx.db, `${teamId} ${addressDomain}`, () =>
+    runPooled(ctx.db, signingKeyFor(ctx, teamId, addressDomain), 'other'),
+  );

@@ -8,11 +8,35 @@ import { secret } from '../store/settings.js';
 import { appendStatusEventPlan } from './transition.js';
 import type { Ctx } from './context.js';
 import { runPlan, runSync, transaction, type Gen } from '../store/op.js';
+import { runPooled } from '../store/pg/plan-driver.js';
 
 type Kind = 'o' | 'c';
 
 const signers = new WeakMap<Ctx['db'], TokenSigner>();
-// Read once per process; makeToken serves applyTracking, which outbound/compose.ts (branch pgturns) calls synchronously.
+const loading = new WeakMap<Ctx['db'], Promise<void>>();
+/**
+ * The token signer's secret, read once per process and awaited before it is needed: by the delivery loop before it
+ * builds a tracked message (outbound/compose.ts, whose applyTracking is synchronous) and by the tracking hits. On
+ * PostgreSQL with a pool the read goes there (the event loop goes on); elsewhere at once underneath.
+ */
+export function trackingReady(ctx: Pick<Ctx, 'db'>): Promise<void> {
+  if (signers.has(ctx.db)) return Promise.resolve();
+  let p = loading.get(ctx.db);
+  if (!p) {
+    p = runPooled(ctx.db, secret(ctx.db, 'tracking'), 'other').then(
+      (key) => {
+        if (!signers.has(ctx.db)) signers.set(ctx.db, new TokenSigner('tracking', key));
+      },
+      (err: unknown) => {
+        loading.delete(ctx.db);
+        throw err;
+      },
+    );
+    loading.set(ctx.db, p);
+  }
+  return p;
+}
+// Once trackingReady answered, remembered; before it (a caller that did not await it), read on the spot.
 const signerOf = (ctx: Ctx) =>
   signers.get(ctx.db) ??
   signers.set(ctx.db, new TokenSigner('tracking', runSync(secret(ctx.db, 'tracking')))).get(ctx.db)!;
@@ -120,6 +144,7 @@ const expired = (ctx: Ctx, email: EmailRow) => ctx.now() - email.created_at > TR
 
 /** An open-pixel hit: the first one per email becomes an `opened` event. False when the token is bad. */
 export async function recordOpen(ctx: Ctx, token: string): Promise<boolean> {
+  await trackingReady(ctx);
   const t = readToken(ctx, 'o', token);
   if (!t) return false;
   return runPlan(transaction(ctx.db, () => openPlan(ctx, t.emailId)));
@@ -140,6 +165,7 @@ function* openPlan(ctx: Ctx, emailId: string): Gen<boolean> {
  * email is gone), or null for a bad token.
  */
 export async function recordClick(ctx: Ctx, token: string, record = true): Promise<string | null> {
+  await trackingReady(ctx);
   const t = readToken(ctx, 'c', token);
   if (!t) return null;
   if (record) await runPlan(transaction(ctx.db, () => clickPlan(ctx, t.emailId, t.url)));
