@@ -48,7 +48,7 @@ export function buildApp(app: Ctx, opts: { routes?: RouteFn[]; mounts?: MountFn[
       }
       // A store that cannot write (a full disk) or reach its database: unhealthy, so that a load balancer sends the
       // traffic elsewhere.
-      const failure = storeFailure(app);
+      const failure = await storeFailure(app);
       ctx.status = failure ? 503 : 200;
       ctx.body = failure ? { status: 'unhealthy', reason: failure } : { status: 'ok' };
       return;

@@ -5,7 +5,8 @@
 // succeeds, as does nothing else: the service keeps running either way.
 // PostgreSQL's counterpart is a lost connection (./pg/sync-client.ts reconnects with back-off): unreachable() says
 // why while it lasts, trying a new connection when the back-off allows.
-import { isPg, type DB } from './db.js';
+import { isPg, sql, type DB } from './db.js';
+import { get, type Gen } from './op.js';
 import { isConnectionLoss } from './pg/sync-client.js';
 
 /** Error codes of SQLite that say the store cannot write (not a constraint or a bug of the statement). */
@@ -47,6 +48,9 @@ export function unreachable(db: DB): string | null {
   }
   return db.client.unreachable;
 }
+
+/** A statement that only asks the database to answer (/healthz on the pool: services/store-health.ts). */
+export const ping = (db: DB): Gen<unknown> => get(sql(db, 'SELECT 1 AS ok'));
 
 /** Notes an error a write met: true when it says the store cannot write (the store is then marked failing). */
 export function noteWriteError(db: DB, err: unknown): boolean {

@@ -10,10 +10,13 @@ export class PgError extends Error {
 
 /** SQLSTATEs of a connection the server ended: admin_shutdown, crash_shutdown, cannot_connect_now (class 08 aside). */
 const SHUTDOWN = new Set(['57P01', '57P02', '57P03']);
-/** Node's socket errors, and what `pg` and libpq say when the connection is gone without a SQLSTATE. */
+/**
+ * Node's socket errors, and what `pg` and libpq say when the connection is gone without a SQLSTATE (pg: "Client has
+ * encountered a connection error and is not queryable", a pooled connection the server ended between two statements).
+ */
 const SOCKET = /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN)$/;
 const LOST_TEXT =
-  /connection (terminated|lost|is closed)|server closed the connection|no connection to the server|could not connect|cannot connect|terminating connection|did not answer within|Connection refused/i;
+  /connection (terminated|lost|is closed)|server closed the connection|no connection to the server|could not connect|cannot connect|terminating connection|did not answer within|Connection refused|connection error and is not queryable/i;
 
 /**
  * Whether an error says the database cannot be reached (a lost or refused connection, a server shutting down), as
