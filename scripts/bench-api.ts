@@ -2,7 +2,7 @@
 // measured with autocannon against the service running as a child process. BENCH_CONNECTIONS
 // sets autocannon's connections (default 32): with more clients the figure shows capacity rather than latency.
 import autocannon from 'autocannon';
-import { startChild, mta, fmt, memoryOf, SIGNIN_EMAIL } from './bench-lib.js';
+import { startChild, mta, fmt, memoryOf, dbCountersOf, SIGNIN_EMAIL } from './bench-lib.js';
 
 export async function benchApi(opts: { seconds?: number; connections?: number } = {}) {
   const child = await startChild();
@@ -12,6 +12,8 @@ export async function benchApi(opts: { seconds?: number; connections?: number } 
     const body = SIGNIN_EMAIL;
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     await autocannon({ url: `${child.http}/v1/emails`, method: 'POST', headers, body, connections: 8, duration: 2 }); // warm-up
+    const pg = process.env.BENCH_ENGINE === 'pg' || !!process.env.BENCH_PG_URL;
+    const db0 = pg ? await dbCountersOf(child) : null;
     const r = await autocannon({
       url: `${child.http}/v1/emails`,
       method: 'POST',
@@ -33,6 +35,15 @@ export async function benchApi(opts: { seconds?: number; connections?: number } 
     console.log(
       `API  POST /v1/emails: ${fmt(result.accepted_per_s, 0)} accepted/s (202), non-2xx ${r.non2xx}, errors ${r.errors}; latency p50 ${result.latency_ms.p50} ms, p90 ${result.latency_ms.p90} ms, p99 ${result.latency_ms.p99} ms, max ${result.latency_ms.max} ms (${result.connections} connections, ${result.seconds} s, test key: delivery simulated in the same process)`,
     );
+    if (db0) {
+      // What the main connection (synchronous, each round trip holding the event loop) carried per accept; the
+      // /metrics read between the two counts is in it (a few statements).
+      const db1 = await dbCountersOf(child);
+      const per = (k: 'statements' | 'trips' | 'wait') => (db1[k] - db0[k]) / Math.max(1, ok);
+      console.log(
+        `API  PostgreSQL main connection per accepted email: ${fmt(per('statements'), 3)} statements, ${fmt(per('trips'), 3)} round trips, ${fmt(per('wait') * 1e6, 0)} µs main-thread wait (${db1.statements - db0.statements} statements in all)`,
+      );
+    }
     console.log(`API  service after the run: ${await memoryOf(child)}`);
     return result;
   } finally {
