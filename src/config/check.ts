@@ -85,6 +85,12 @@ export function startWarnings(cfg: Config, env: NodeJS.ProcessEnv): string[] {
       `unknown variable ${name} ignored: not a setting of this service${near ? ` (did you mean ${near}?)` : ''} (docs/operations.md "Settings")`,
     );
   }
+  // Issue 38 item 3 (session 22): with nothing left for the event loop to wait for on the store, a node of one
+  // process answered more and faster than one with workers (BENCHMARKS.md "Session 22: the synchronous connection").
+  if (cfg.httpWorkers > 0)
+    out.push(
+      `MTA_HTTP_WORKERS=${cfg.httpWorkers}: HTTP workers no longer pay (measured slower than one process now that the event loop never waits for PostgreSQL) and are to be retired; set 0 (docs/operations.md "HTTP workers")`,
+    );
   if (!cfg.hostname.replace(/\.$/, '').includes('.'))
     out.push(
       `MTA_HOSTNAME "${cfg.hostname}" is not a fully qualified name: it is the EHLO name and goes into the SPF and MX records suggested to teams; set MTA_HOSTNAME to this host's public name (mail.example.com)`,
