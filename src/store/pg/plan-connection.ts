@@ -29,6 +29,8 @@ let serials = 0;
 /** One plan's connection: its queue of statements not sent yet and its transaction depth. */
 export class PlanConnection implements PlanScope {
   private queue: Queued[] = [];
+  /** fireAtCommit's statements in a pooled turn: sent after the queue, with the COMMIT (commit()) */
+  private tail: Queued[] = [];
   depth = 0;
   statements = 0;
   roundTrips = 0;
@@ -245,6 +247,8 @@ export class PlanConnection implements PlanScope {
     switch (op.k) {
       case 'fire':
         this.enqueue(describe(op.s, op.args, false), true, true);
+        // fireAtCommit in the turn's transaction: sent with its COMMIT (elsewhere, as a fire)
+        if (op.atCommit && this.depth === 1) this.tail.push(this.queue.pop()!);
         return {};
       case 'getLater':
       case 'allLater':
@@ -287,14 +291,17 @@ export class PlanConnection implements PlanScope {
   /** Opens a transaction whose BEGIN (and `first` statements) go out with its first round trip. */
   begin(...first: string[]): void {
     this.queue = [];
+    this.tail = [];
     this.enqueue(raw('BEGIN'));
     for (const text of first) this.enqueue(raw(text));
     this.depth = 1;
     this.txSerial = ++serials;
   }
 
-  /** Sends what is queued with the COMMIT; the transaction is over whatever the answer. */
+  /** Sends what is queued, then fireAtCommit's, with the COMMIT; the transaction ends whatever the answer. */
   async commit(): Promise<void> {
+    this.queue.push(...this.tail);
+    this.tail = [];
     try {
       await this.exec('COMMIT');
     } finally {
@@ -305,6 +312,7 @@ export class PlanConnection implements PlanScope {
   /** Drops what is queued and rolls the open transaction back (nothing thrown: a lost connection is discarded). */
   async rollback(): Promise<void> {
     this.queue = [];
+    this.tail = [];
     this.depth = 0;
     await this.c.query('ROLLBACK').catch(() => undefined);
   }
