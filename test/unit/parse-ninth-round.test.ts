@@ -107,3 +107,30 @@ describe('parseReport: Postfix\'s local "unknown user:" with no SMTP command (Si
     expect(await read(raw)).to.deep.equal([['tom@example.net', 'filtered', false]]);
   });
 });
+
+describe('parseReport: a Japanese failure report names its recipient after 送信先 ("destination")', () => {
+  it("takes the address after 送信先, not the list address of the copy's 宛先 (To) line", async () => {
+    const raw = [
+      'From: postmaster@mail.example.net',
+      'To: list-admin@example.org',
+      'Date: Tue, 3 Mar 2026 10:00:00 +0000',
+      'Subject: [list:01234] hello',
+      'MIME-Version: 1.0',
+      'Content-Type: text/plain; charset=utf-8',
+      'Content-Transfer-Encoding: 8bit',
+      '',
+      '送信エラーレポート',
+      '',
+      ' 件名:        [list:01234] hello',
+      ' 送信先:      tom@branch.example.net',
+      ' 原因:        The peer SMTP host reports that it received bad SMTP command syntax.',
+      '',
+      '                         ________________________',
+      '',
+      '宛先:     list@example.org (example list)',
+      '送信者:   SMTPGW/BRANCH',
+      '',
+    ];
+    expect((await read(raw)).map((r) => r[0])).to.deep.equal(['tom@branch.example.net']);
+  });
+});
