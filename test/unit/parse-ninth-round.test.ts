@@ -2,6 +2,7 @@
 // held-out notice's).
 import { expect } from 'chai';
 import { parseReport } from '../../src/inbound/parse.js';
+import { lastPostfixEntry } from '../../src/inbound/postfix-reply.js';
 
 const read = async (raw: string[]) =>
   ((await parseReport(Buffer.from(raw.join('\n')))).recipients ?? []).map((r) => [r.address, r.reason, r.hard]);
@@ -132,5 +133,54 @@ describe('parseReport: a Japanese failure report names its recipient after é€ä¿
       '',
     ];
     expect((await read(raw)).map((r) => r[0])).to.deep.equal(['tom@branch.example.net']);
+  });
+});
+
+describe("parseReport: Sisimai's Postfix decoder shares the notice's last entry with every generic Status", () => {
+  const raw = dsn({
+    from: 'MAILER-DAEMON@relay.example.org (Mail Delivery System)',
+    subject: 'Undelivered Mail Returned to Sender',
+    text: [
+      'This is the mail system at host relay.example.org.',
+      '',
+      "I'm sorry to have to inform you that your message could not",
+      "be delivered to one or more recipients. It's attached below.",
+      '',
+      '                   The mail system',
+      '',
+      '<amy@example.com>: host mx.example.com[192.0.2.7] said: 554 message refused:',
+      '    this user is gone from example.com (in reply to end of DATA command)',
+      '',
+      '<bob@example.net>: host mx.example.net[192.0.2.8] said: 550 5.1.1 No such',
+      '    user here (in reply to RCPT TO command)',
+    ],
+    fields: [
+      'Final-Recipient: rfc822; amy@example.com',
+      'Action: failed',
+      'Status: 5.0.0',
+      'Diagnostic-Code: X-Postfix; host mx.example.com[192.0.2.7] said: 554 message',
+      '    refused: this user is gone from example.com (in reply to end of DATA command)',
+      '',
+      'Final-Recipient: rfc822; bob@example.net',
+      'Action: failed',
+      'Status: 5.0.0',
+      'Diagnostic-Code: X-Postfix; host mx.example.net[192.0.2.8] said: 550 5.1.1 No',
+      '    such user here (in reply to RCPT TO command)',
+    ],
+  });
+
+  it('gives a 5.0.0 recipient the last entry\'s 5.1.1 (the first reads userunknown, not its own "filtered")', async () => {
+    const report = await parseReport(Buffer.from(raw.join('\n')));
+    expect((report.recipients ?? []).map((r) => [r.address, r.status, r.reason])).to.deep.equal([
+      ['amy@example.com', '5.1.1', 'userunknown'],
+      ['bob@example.net', '5.1.1', 'userunknown'],
+    ]);
+  });
+
+  it('reads the last entry with its wrapped lines', () => {
+    const section = raw.slice(14, 22).join('\n');
+    expect(lastPostfixEntry(section)).to.equal(
+      'host mx.example.net[192.0.2.8] said: 550 5.1.1 No such user here (in reply to RCPT TO command)',
+    );
   });
 });
