@@ -197,7 +197,7 @@ export function classifyBounce(f: BounceFacts): BounceReading {
     text: phraseText(words, readsAlone(words, status, f.spec) ? null : f.context),
     command: (f.command ?? '').toUpperCase(),
     action: (f.action ?? '').toLowerCase(),
-    spec: (f.spec ?? 'SMTP').toUpperCase() || 'SMTP',
+    spec: diagnosticType(f.spec),
     preset: f.reason ?? '',
   };
   const reason = decide(ctx);
@@ -275,7 +275,7 @@ function isTemporary(status: string | null, reply: string | null, text: string, 
 function decide(c: Ctx): BounceReason {
   if (c.preset && !RETRY_REASONS.has(c.preset)) return c.preset as BounceReason;
   if (c.status.startsWith('2.')) return 'delivered';
-  if (c.spec === 'SMTP' || isGenericStatus(c.status)) {
+  if (c.spec === 'SMTP') {
     for (const r of PRIMARY_ORDER) if (probe(r, c)) return r;
   }
   const other = anotherOne(c);
@@ -283,15 +283,6 @@ function decide(c: Ctx): BounceReason {
   if (c.action === 'delayed') return 'expired';
   if (textMatches('vacation', c.text)) return 'vacation';
   return c.text ? 'onhold' : 'undefined';
-}
-
-/**
- * A status that names no reason (x.0.0, or none): the text is read with the SMTP probes even under another
- * Diagnostic-Code type (Postfix's X-Postfix with "said: 550 ... User unknown" or "Name or service not known"),
- * so a reply text that names a reason beats the generic code.
- */
-function isGenericStatus(status: string): boolean {
-  return status === '' || status.endsWith('.0.0');
 }
 
 function anotherOne(c: Ctx): BounceReason | '' {
@@ -380,4 +371,10 @@ function probeSpam(c: Ctx): boolean {
   if (byName(c) === 'spamdetected') return true;
   if (EXCEPT_DATA.has(c.command)) return false;
   return textMatches('spamdetected', c.text);
+}
+
+/** The Diagnostic-Code type as Sisimai reads it: Postfix's own "X-Postfix" counts as SMTP (its Postfix decoder). */
+function diagnosticType(spec: string | null | undefined): string {
+  const type = (spec ?? 'SMTP').toUpperCase() || 'SMTP';
+  return type === 'X-POSTFIX' ? 'SMTP' : type;
 }

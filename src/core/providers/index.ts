@@ -127,6 +127,7 @@ export const NOTICE_ORDER: readonly string[] = [
   'mFILTER',
   'MailMarshalSMTP',
   'MailFoundry',
+  'Domino',
   'Notes',
   'Verizon',
   'CommuniGate',

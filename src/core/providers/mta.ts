@@ -137,6 +137,14 @@ const NOTICES: readonly NoticeFormat[] = [
     detect: { subject: /^Message delivery has failed$/, received: /\(MAILFOUNDRY\) id/ },
   },
   {
+    // HCL (Lotus) Domino: "DELIVERY FAILURE: ..." (Sisimai Lhost::Domino). Its "Cannot route mail to user" is
+    // filtered only in Domino's own notices, not in a gateway's DSN quoting Notes (X-Notes; ...) under Status 5.1.1;
+    // its userunknown and systemerror texts are read everywhere (VENDOR_PHRASES)
+    family: 'Domino',
+    detect: { subject: /^DELIVERY[ _]FAILURE:/ },
+    reasons: [{ reason: 'filtered', phrases: ['Cannot route mail to user'] }],
+  },
+  {
     family: 'Notes',
     detect: { subject: /^Undeliverable message/ },
     end: [/^------- Returned Message --------/m],
@@ -299,7 +307,6 @@ const VENDOR_PHRASES: Phrases = [
       'resolver.adr.recipnotfound',
       'unknown recipient',
       'the recipient name is not recognized',
-      'unknown user:',
       'invalid final delivery userid',
       'not listed in domino directory',
       'not listed in public name & address book',
@@ -307,7 +314,6 @@ const VENDOR_PHRASES: Phrases = [
     ],
   ],
   ['networkerror', [' had no relevant answers', ' responded with code nxdomain']],
-  ['filtered', ['cannot route mail to user']],
   ['systemerror', ['several matches found in domino directory']],
   ['hostunknown', ['resolver.adr.baddomain']],
   ['blocked', ['but my name was rejected']],
