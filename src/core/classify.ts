@@ -1,6 +1,7 @@
 // Classifies an SMTP reply or a DSN recipient (status, reply code, diagnostic text, command)
 // into a bounce reason, hard flag and status (Sisimai-compatible, pseudo-codes included). Pure.
 import { type BounceReason, RETRY_REASONS, isExplicit, isHard, pseudoStatus, NOT_BOUNCE } from './bounce-reasons.js';
+import { LIVE_PHRASES } from './reply-rules-live.js';
 import { LOCALISED_PHRASES } from './reply-rules-localised.js';
 import { REPLY_RULES, STATUS_REASONS, PRIMARY_ORDER, FALLBACK_ORDER, type ReplyRule } from './reply-rules.js';
 
@@ -33,6 +34,8 @@ export interface BounceFacts {
    * repeated "550-5.7.1" prefixes, as Sisimai::Fact reads it); its codes are still read from `diagnostic`
    */
   phrases?: string | null;
+  /** a live SMTP reply (the delivery loop's), read with the live-only phrases too (reply-rules-live.ts) */
+  live?: boolean;
 }
 export interface BounceReading {
   reason: BounceReason;
@@ -41,9 +44,18 @@ export interface BounceReading {
   replycode: string | null;
 }
 
-const RULES = new Map<BounceReason, ReplyRule>(
-  REPLY_RULES.map((r) => [r.reason, { ...r, includes: [...r.includes, ...(LOCALISED_PHRASES[r.reason] ?? [])] }]),
-);
+/** The phrase rules a notice is read with (Sisimai 5.1.0's lists, plus the localised phrases), and a live reply's. */
+function mergeRules(live: boolean): Map<BounceReason, ReplyRule> {
+  return new Map(
+    REPLY_RULES.map((r) => {
+      const more = live ? LIVE_PHRASES[r.reason] : undefined;
+      const includes = [...r.includes, ...(LOCALISED_PHRASES[r.reason] ?? []), ...(more?.includes ?? [])];
+      return [r.reason, { ...r, includes, aligned: [...(r.aligned ?? []), ...(more?.aligned ?? [])] }];
+    }),
+  );
+}
+const RULES = mergeRules(false);
+const LIVE_RULES = mergeRules(true);
 const EXCEPT_DATA = new Set(['CONN', 'EHLO', 'HELO', 'STARTTLS', 'AUTH', 'MAIL', 'RCPT']);
 const REPLY_CODES = new Set([
   '211',
@@ -96,9 +108,9 @@ const REPLY_CODES = new Set([
 ]);
 const IPV4 = /\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b/g;
 
-/** Does the (lower-case) text match the phrase rule of `reason`? */
-export function textMatches(reason: BounceReason, text: string): boolean {
-  const rule = RULES.get(reason);
+/** Does the (lower-case) text match the phrase rule of `reason` (a notice's, or with `live` a live reply's)? */
+export function textMatches(reason: BounceReason, text: string, live = false): boolean {
+  const rule = (live ? LIVE_RULES : RULES).get(reason);
   if (!rule || !text) return false;
   if (rule.excludes?.some((p) => text.includes(p))) return false;
   if (rule.includes.some((p) => text.includes(p))) return true;
@@ -169,6 +181,7 @@ export function classifyReply(
     diagnostic: input.text,
     command: input.command ?? 'RCPT',
     reason: input.reason,
+    live: true,
   });
   return { reason: r.reason, hard: r.hard };
 }
@@ -181,6 +194,7 @@ interface Ctx {
   action: string;
   spec: string;
   preset: string;
+  live: boolean;
 }
 
 /** Full reading of one bounced recipient, Sisimai-style. */
@@ -199,6 +213,7 @@ export function classifyBounce(f: BounceFacts): BounceReading {
     action: (f.action ?? '').toLowerCase(),
     spec: (f.spec ?? 'SMTP').toUpperCase() || 'SMTP',
     preset: f.reason ?? '',
+    live: f.live === true,
   };
   const reason = decide(ctx);
   return finish(reason, status, replycode, text);
@@ -281,7 +296,7 @@ function decide(c: Ctx): BounceReason {
   const other = anotherOne(c);
   if (other && other !== 'undefined') return other;
   if (c.action === 'delayed') return 'expired';
-  if (textMatches('vacation', c.text)) return 'vacation';
+  if (has(c, 'vacation')) return 'vacation';
   return c.text ? 'onhold' : 'undefined';
 }
 
@@ -298,7 +313,7 @@ function anotherOne(c: Ctx): BounceReason | '' {
   if (isExplicit(c.preset)) return c.preset as BounceReason;
   const byStatus = STATUS_REASONS[c.status] ?? '';
   if (byStatus && !RETRY_REASONS.has(byStatus) && c.spec === 'SMTP') return byStatus;
-  for (const r of FALLBACK_ORDER) if (textMatches(r, c.text)) return r;
+  for (const r of FALLBACK_ORDER) if (has(c, r)) return r;
   if (byStatus) return byStatus;
   const subject = c.status.slice(0, 3);
   if (subject === '5.6' || subject === '4.6') return 'contenterror';
@@ -314,23 +329,23 @@ function anotherOne(c: Ctx): BounceReason | '' {
 }
 
 const byName = (c: Ctx): string => STATUS_REASONS[c.status] ?? '';
+const has = (c: Ctx, reason: BounceReason): boolean => textMatches(reason, c.text, c.live);
 
 type Probe = (c: Ctx) => boolean;
 const PROBES: Partial<Record<BounceReason, Probe>> = {
-  mesgtoobig: (c) => byName(c) === 'mesgtoobig' || (byName(c) !== 'exceedlimit' && textMatches('mesgtoobig', c.text)),
-  suspend: (c) => c.reply === '525' || textMatches('suspend', c.text),
-  hasmoved: (c) => textMatches('hasmoved', c.text),
-  norelaying: (c) => !['CONN', 'EHLO', 'HELO'].includes(c.command) && textMatches('norelaying', c.text),
+  mesgtoobig: (c) => byName(c) === 'mesgtoobig' || (byName(c) !== 'exceedlimit' && has(c, 'mesgtoobig')),
+  suspend: (c) => c.reply === '525' || has(c, 'suspend'),
+  hasmoved: (c) => has(c, 'hasmoved'),
+  norelaying: (c) => !['CONN', 'EHLO', 'HELO'].includes(c.command) && has(c, 'norelaying'),
   userunknown: probeUserUnknown,
   filtered: probeFiltered,
-  notcompliantrfc: (c) => textMatches('notcompliantrfc', c.text),
-  badreputation: (c) => textMatches('badreputation', c.text),
-  contenterror: (c) => !probeSpam(c) && (byName(c) === 'contenterror' || textMatches('contenterror', c.text)),
+  notcompliantrfc: (c) => has(c, 'notcompliantrfc'),
+  badreputation: (c) => has(c, 'badreputation'),
+  contenterror: (c) => !probeSpam(c) && (byName(c) === 'contenterror' || has(c, 'contenterror')),
   rejected: probeRejected,
-  hostunknown: (c) =>
-    byName(c) === 'hostunknown' ? !textMatches('networkerror', c.text) : textMatches('hostunknown', c.text),
+  hostunknown: (c) => (byName(c) === 'hostunknown' ? !has(c, 'networkerror') : has(c, 'hostunknown')),
   spamdetected: probeSpam,
-  speeding: (c) => textMatches('speeding', c.text),
+  speeding: (c) => has(c, 'speeding'),
 };
 
 /**
@@ -344,7 +359,7 @@ function probe(reason: BounceReason, c: Ctx): boolean {
   if (NEED_STATUS.has(reason) && !c.status && !isExplicit(c.preset)) return false;
   const special = PROBES[reason];
   if (special) return special(c);
-  return byName(c) === reason || textMatches(reason, c.text);
+  return byName(c) === reason || has(c, reason);
 }
 
 function probeUserUnknown(c: Ctx): boolean {
@@ -352,25 +367,25 @@ function probeUserUnknown(c: Ctx): boolean {
   if (name === 'suspend') return false;
   if (name === 'userunknown') {
     const others: BounceReason[] = ['norelaying', 'blocked', 'mailboxfull', 'hasmoved', 'rejected', 'notaccept'];
-    return !others.some((r) => textMatches(r, c.text));
+    return !others.some((r) => has(c, r));
   }
-  return c.command === 'RCPT' && textMatches('userunknown', c.text);
+  return c.command === 'RCPT' && has(c, 'userunknown');
 }
 
 function probeFiltered(c: Ctx): boolean {
   const name = byName(c);
   if (name === 'suspend') return false;
-  if (name === 'filtered') return textMatches('userunknown', c.text) || textMatches('filtered', c.text);
+  if (name === 'filtered') return has(c, 'userunknown') || has(c, 'filtered');
   if (EXCEPT_DATA.has(c.command)) return false;
-  return textMatches('filtered', c.text) || textMatches('userunknown', c.text);
+  return has(c, 'filtered') || has(c, 'userunknown');
 }
 
 function probeRejected(c: Ctx): boolean {
   const name = byName(c) || 'undefined';
   if (name === 'rejected') return true;
-  if (c.command === 'MAIL') return textMatches('rejected', c.text);
-  if (c.command === 'DATA' && name !== 'userunknown') return textMatches('rejected', c.text);
-  if (!isExplicit(name) || name === 'securityerror' || name === 'systemerror') return textMatches('rejected', c.text);
+  if (c.command === 'MAIL') return has(c, 'rejected');
+  if (c.command === 'DATA' && name !== 'userunknown') return has(c, 'rejected');
+  if (!isExplicit(name) || name === 'securityerror' || name === 'systemerror') return has(c, 'rejected');
   return false;
 }
 
@@ -379,5 +394,5 @@ function probeSpam(c: Ctx): boolean {
   if (!c.status && !isExplicit(c.preset)) return false;
   if (byName(c) === 'spamdetected') return true;
   if (EXCEPT_DATA.has(c.command)) return false;
-  return textMatches('spamdetected', c.text);
+  return has(c, 'spamdetected');
 }

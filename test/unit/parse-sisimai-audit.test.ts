@@ -1,0 +1,75 @@
+// Session 22's audit against Sisimai 5.1.0's own rules (docs/inbound.md, "Session 22: audit against Sisimai"): a bounce
+// notice is read with Sisimai's decision logic and phrase lists, a live SMTP reply also with the reader's own phrases
+// (src/core/reply-rules-live.ts). Each notice here is this file's own; its expected reading is Sisimai 5.1.0's output on
+// it (run here on the same bytes), the live one what the delivery loop should make of the same reply.
+import { expect } from 'chai';
+import { parseReport } from '../../src/inbound/parse.js';
+import { readReply } from '../../src/outbound/outcome.js';
+
+function dsn(status: string, diagnostic: string, remote = 'mx.example.net'): Buffer {
+  return Buffer.from(
+    [
+      'From: Mail Delivery Subsystem <MAILER-DAEMON@relay.example.org>',
+      'To: <list-owner@example.org>',
+      'Subject: Delivery report',
+      'Date: Tue, 3 Mar 2026 09:00:00 +0000',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/report; report-type=delivery-status; boundary="b"',
+      '',
+      '--b',
+      'Content-Type: text/plain',
+      '',
+      'Delivery problems, see the report below.',
+      '',
+      '--b',
+      'Content-Type: message/delivery-status',
+      '',
+      'Reporting-MTA: dns; relay.example.org',
+      '',
+      'Final-Recipient: rfc822;ann@example.net',
+      'Action: failed',
+      `Status: ${status}`,
+      `Remote-MTA: dns; ${remote}`,
+      `Diagnostic-Code: smtp; ${diagnostic}`,
+      '',
+      '--b--',
+      '',
+    ].join('\n'),
+  );
+}
+
+async function noticeReason(status: string, diagnostic: string, remote?: string): Promise<[string, boolean | null]> {
+  const r = await parseReport(dsn(status, diagnostic, remote));
+  expect(r.recipients).to.have.length(1);
+  return [r.recipients[0]?.reason as string, r.recipients[0]?.hard ?? null];
+}
+
+describe('Sisimai audit: phrases neither Sisimai 5.1.0 list holds are read in live replies only', () => {
+  // [Status, reply, Sisimai 5.1.0's reason in a notice, the live reading]
+  const CASES: [string, string, string, string][] = [
+    [
+      '5.7.1',
+      "550 5.7.1 Access denied, sending domain example.org doesn't meet the required authentication level",
+      'securityerror',
+      'authfailure',
+    ],
+    // Sisimai lists it with "IP" in capitals and reads lower-cased text: it never matches there
+    [
+      '4.7.0',
+      '421 4.7.0 Mail sent from your IP address has been temporarily rate limited, try again later',
+      'securityerror',
+      'speeding',
+    ],
+    // Sisimai 5.1.0 has no failedstarttls: the phrase is one of its securityerror ones
+    ['5.7.0', '530 5.7.0 STARTTLS is required to send mail', 'securityerror', 'failedstarttls'],
+    ['4.0.0', "451 4.0.0 Temporary failure: user's space has been used up", 'onhold', 'mailboxfull'],
+    ['5.0.0', '550 5.0.0 Your access IP 192.0.2.9 has been rejected', 'onhold', 'blocked'],
+    ['5.0.0', '554 5.0.0 Message rejected: Email null MX domain', 'onhold', 'notaccept'],
+  ];
+  for (const [status, reply, notice, live] of CASES) {
+    it(`"${reply.slice(0, 60)}": ${notice} in a notice, ${live} live`, async () => {
+      expect(await noticeReason(status, reply)).to.deep.equal([notice, false]);
+      expect(readReply(reply, 'RCPT', 'mx.example.net').reason).to.equal(live);
+    });
+  }
+});
