@@ -69,15 +69,21 @@ export function formatReason(
  * the decoder needs them; if not, Sisimai reads it with its generic RFC 3464 decoder.
  */
 export function vendorDecoded(root: Entity, notice: string): boolean {
+  return vendorDecoder(root, notice) !== null;
+}
+
+/** The family of the Sisimai vendor decoder (GENERIC_LHOST_SIGNS) that would read a message no notice format takes. */
+export function vendorDecoder(root: Entity, notice: string): string | null {
   const subject = decodeWords(header(root.headers, 'subject') ?? '');
   const from = decodeWords(header(root.headers, 'from') ?? '');
   const received = root.headers.get('received') ?? [];
-  return GENERIC_LHOST_SIGNS.some(
+  const hit = GENERIC_LHOST_SIGNS.find(
     (d) =>
       (d.subject?.test(subject) || d.from?.test(from) || (d.received && received.some((r) => d.received?.test(r)))) &&
       (!d.needs || (header(root.headers, d.needs) ?? '').trim() !== '') &&
       (!d.starts || startsReading(notice, d.starts)),
   );
+  return hit?.family ?? null;
 }
 
 /** Whether a line of the notice holds one of the decoder's opening line signs (its parts in order). */

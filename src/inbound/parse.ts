@@ -34,7 +34,7 @@ import { looseNotice } from './loose-recipients.js';
 import { originalTo, readOriginal } from './original.js';
 import type { OriginalInfo } from '../core/report.js';
 import { readSesNotification } from './ses-json.js';
-import { type NoticeFormat, detectFormat, formatReason, vendorDecoded } from './formats.js';
+import { type NoticeFormat, detectFormat, formatReason, vendorDecoder } from './formats.js';
 
 import type { Action, Report, ReportRecipient } from '../core/report.js';
 
@@ -229,7 +229,8 @@ function bounceReport(root: Entity): Report | null {
   const original = readOriginal(root);
   const notice = noticeText(root);
   const format = detectFormat(root, notice);
-  const generic = !format && !vendorDecoded(root, notice);
+  const vendor = format ? null : vendorDecoder(root, notice);
+  const generic = !format && !vendor;
   let raws = format?.textOnly
     ? []
     : dsnRecipients(root, notice, !format?.statusOnly, generic, !!format?.textHoldsDiagnostic);
@@ -256,6 +257,8 @@ function bounceReport(root: Entity): Report | null {
   }
   if (raws.length === 1 && !(raws[0] as RawRecipient).address) (raws[0] as RawRecipient).address = originalTo(root);
   applyFormat(format, root, raws, errorSection(notice, format));
+  const decoder = format?.family ?? vendor ?? 'generic';
+  for (const r of raws) r.decoder = decoder;
   return { kind: 'dsn', recipients: raws.map(toRecipient), original };
 }
 
@@ -340,6 +343,7 @@ function presetReason(r: RawRecipient, diagnostic: string | null): BounceReason 
     lhost: r.lhost ?? null,
     notice: (r.reason as BounceReason | null | undefined) ?? null,
     lead: r.lead ?? null,
+    decoder: r.decoder ?? 'generic',
   });
 }
 

@@ -73,3 +73,56 @@ describe('Sisimai audit: phrases neither Sisimai 5.1.0 list holds are read in li
     });
   }
 });
+
+function postfix(line: string, spec: string, diagnostic: string): Buffer {
+  return Buffer.from(
+    [
+      'From: MAILER-DAEMON@mail.example.org (Mail Delivery System)',
+      'To: owner@example.org',
+      'Date: Tue, 3 Mar 2026 09:00:00 +0000',
+      'Subject: Undelivered Mail Returned to Sender',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/report; report-type=delivery-status; boundary="p1"',
+      '',
+      '--p1',
+      'Content-Type: text/plain; charset=us-ascii',
+      '',
+      'This is the mail system at host mail.example.org.',
+      '',
+      '                   The mail system',
+      '',
+      line,
+      '',
+      '--p1',
+      'Content-Type: message/delivery-status',
+      '',
+      'Reporting-MTA: dns; mail.example.org',
+      '',
+      'Final-Recipient: rfc822; ann@example.org',
+      'Action: failed',
+      'Status: 5.0.0',
+      `Diagnostic-Code: ${spec}; ${diagnostic}`,
+      '',
+      '--p1--',
+      '',
+    ].join('\n'),
+  );
+}
+
+describe("Sisimai audit: a vendor's phrases are read in its own decoder's notices (and live), not in a Postfix notice", () => {
+  it('"unknown user:" (IMail\'s) in a Postfix local delivery notice is filtered: a user-unknown text outside RCPT', async () => {
+    const r = await parseReport(postfix('<ann@example.org>: unknown user: "ann"', 'X-Postfix', 'unknown user: "ann"'));
+    expect(r.recipients.map((x) => [x.reason, x.hard])).to.deep.equal([['filtered', false]]);
+  });
+  it('"Unknown recipient" (Exchange\'s) relayed by Postfix after DATA is filtered; live at RCPT it is userunknown', async () => {
+    const line = '<ann@example.org>: host mx.example.org[192.0.2.4] said: 554 5.0.0 Unknown recipient';
+    const r = await parseReport(
+      postfix(`${line} (in reply to end of DATA command)`, 'smtp', '554 5.0.0 Unknown recipient'),
+    );
+    expect(r.recipients.map((x) => [x.reason, x.hard])).to.deep.equal([['filtered', false]]);
+    expect(readReply('550 5.0.0 Unknown recipient', 'RCPT', 'mx.example.org')).to.deep.equal({
+      reason: 'userunknown',
+      hard: true,
+    });
+  });
+});

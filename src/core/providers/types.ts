@@ -107,9 +107,12 @@ export interface Provider {
   codeRules?: readonly CodeRule[];
   /** the notices it sends */
   notices?: readonly NoticeFormat[];
-  /** phrases of its own that mean one reason wherever they occur (lower-case) */
-  vendorPhrases?: Phrases;
+  /** phrases of its own that mean one reason in the notices of the decoders named (lower-case), and in live replies */
+  vendorPhrases?: VendorPhrases;
 }
+
+/** [reason, phrases, the decoders (notice format families, `generic`) whose notices they are read in]. */
+export type VendorPhrases = readonly (readonly [BounceReason, readonly string[], readonly string[]])[];
 
 /** Phrases in the shape of a notice's `reasons`. */
 export function asReasons(p: Phrases): NonNullable<NoticeFormat['reasons']> {
