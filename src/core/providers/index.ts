@@ -227,11 +227,6 @@ export interface RecipientFacts extends ProviderInput {
   notice?: BounceReason | null;
   /** the notice's own words about this (single) recipient, ahead of its delivery-status part, if any */
   lead?: string | null;
-  /**
-   * which Sisimai decoder reads the notice (a notice format's family, `vendor` for GENERIC_LHOST_SIGNS' decoders,
-   * `generic` for its RFC 3464 decoder); absent for a live reply, which every table may read
-   */
-  decoder?: string | null;
 }
 
 const SOURCES: Readonly<Record<Source, (f: RecipientFacts) => BounceReason | null>> = {
