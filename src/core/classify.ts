@@ -36,6 +36,8 @@ export interface BounceFacts {
   phrases?: string | null;
   /** a live SMTP reply (the delivery loop's), read with the live-only phrases too (reply-rules-live.ts) */
   live?: boolean;
+  /** `reason` is final even when retry-class (the remote host's table said it: Sisimai::Fact keeps Rhost's answer) */
+  final?: boolean;
 }
 export interface BounceReading {
   reason: BounceReason;
@@ -195,6 +197,7 @@ interface Ctx {
   spec: string;
   preset: string;
   live: boolean;
+  final: boolean;
 }
 
 /** Full reading of one bounced recipient, Sisimai-style. */
@@ -214,6 +217,7 @@ export function classifyBounce(f: BounceFacts): BounceReading {
     spec: (f.spec ?? 'SMTP').toUpperCase() || 'SMTP',
     preset: f.reason ?? '',
     live: f.live === true,
+    final: f.final === true && !!f.reason,
   };
   const reason = decide(ctx);
   return finish(reason, status, replycode, text);
@@ -288,7 +292,7 @@ function isTemporary(status: string | null, reply: string | null, text: string, 
 }
 
 function decide(c: Ctx): BounceReason {
-  if (c.preset && !RETRY_REASONS.has(c.preset)) return c.preset as BounceReason;
+  if (c.preset && (c.final || !RETRY_REASONS.has(c.preset))) return c.preset as BounceReason;
   if (c.status.startsWith('2.')) return 'delivered';
   if (c.spec === 'SMTP' || isGenericStatus(c.status)) {
     for (const r of PRIMARY_ORDER) if (probe(r, c)) return r;

@@ -126,3 +126,15 @@ describe("Sisimai audit: a vendor's phrases are read in its own decoder's notice
     });
   });
 });
+
+describe("Sisimai audit: the remote host's table has the last word, a retry-class answer too (Sisimai::Fact)", () => {
+  it('Outlook\'s 5.4.4 "Invalid arguments" is networkerror (soft) from a Microsoft host, not the status\' hostunknown', async () => {
+    const outlook = 'example-net.mail.protection.outlook.com';
+    expect(await noticeReason('5.4.4', '550 5.4.4 Invalid arguments', outlook)).to.deep.equal(['networkerror', false]);
+    expect(
+      await noticeReason('5.4.4', '550 5.4.4 SMTPSEND.DNS.NonExistentDomain; nonexistent domain', outlook),
+    ).to.deep.equal(['networkerror', false]);
+    // from another host the status decides
+    expect(await noticeReason('5.4.4', '550 5.4.4 Invalid arguments')).to.deep.equal(['hostunknown', true]);
+  });
+});

@@ -4,9 +4,9 @@ import type { BounceReason } from '../bounce-reasons.js';
 import { type NoticeFormat, type Provider, type ProviderInput, type TableMode, readsEntry } from './types.js';
 
 type R = BounceReason;
-/** Google: [reply codes, status codes, phrase]; reply and status compared without their class digit, as Sisimai does. */
 /**
- * Google: [reply, status, phrase, reason, mode]. Notices are read with Sisimai 5.1.0's Rhost::Google (entries without a
+ * Google: [reply, status, phrase, reason, mode]; reply and status compared without their class digit, as Sisimai does.
+ * Notices are read with Sisimai 5.1.0's Rhost::Google (entries without a
  * mode, and `notice`), live replies with go-sisimai's and the reader's wording (without a mode, and `live`).
  */
 const GOOGLE: readonly (readonly [string, string, string, R, TableMode?])[] = [
@@ -48,7 +48,7 @@ const GOOGLE: readonly (readonly [string, string, string, R, TableMode?])[] = [
   ['552', '5.3.4', "your message exceeded google's message header size limits", 'exceedlimit'],
   ['552', '5.3.4', 'bytes per individual header size', 'exceedlimit'],
   ['552', '5.3.4', "exceeds google's header name limit of", 'exceedlimit'],
-  ['552', '5.3.4', "exceeds google's message header size limit", 'exceedlimit', 'live'],
+  ['552', '5.3.4', "exceeds google's message header size limit", 'exceedlimit'],
   ['421', '4.7.0', 'connection expired', 'expired'],
   ['451', '4.4.2', 'timeout - closing connection', 'expired'],
   // failedstarttls in Sisimai 5.2+; securityerror before

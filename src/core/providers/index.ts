@@ -249,9 +249,14 @@ function vendorPhraseReason(f: RecipientFacts): BounceReason | null {
 
 /** The reason the registry's knowledge gives this recipient, asked in PRECEDENCE order; null: the generic reading decides. */
 export function registryReason(f: RecipientFacts): BounceReason | null {
+  return registryAnswer(f)?.reason ?? null;
+}
+
+/** registryReason and the source that gave it. */
+export function registryAnswer(f: RecipientFacts): { reason: BounceReason; source: Source } | null {
   for (const source of PRECEDENCE) {
     const reason = SOURCES[source](f);
-    if (reason) return reason;
+    if (reason) return { reason, source };
   }
   return null;
 }
