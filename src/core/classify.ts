@@ -58,7 +58,8 @@ function mergeRules(live: boolean): Map<BounceReason, ReplyRule> {
 }
 const RULES = mergeRules(false);
 const LIVE_RULES = mergeRules(true);
-const EXCEPT_DATA = new Set(['CONN', 'EHLO', 'HELO', 'STARTTLS', 'AUTH', 'MAIL', 'RCPT']);
+/** Commands after which Sisimai's Filtered and SpamDetected rules do not read the text (their true()). */
+const EXCEPT_DATA = new Set(['CONN', 'EHLO', 'HELO', 'MAIL', 'RCPT']);
 const REPLY_CODES = new Set([
   '211',
   '214',
@@ -211,7 +212,7 @@ export function classifyBounce(f: BounceFacts): BounceReading {
   const ctx: Ctx = {
     status: status ?? '',
     reply: replycode ?? '',
-    text: phraseText(words, readsAlone(words, status, f.spec) ? null : f.context),
+    text: phraseText(words, readsAlone(words, status, f.spec) ? null : f.context, f.live === true),
     command: (f.command ?? '').toUpperCase(),
     action: (f.action ?? '').toLowerCase(),
     spec: (f.spec ?? 'SMTP').toUpperCase() || 'SMTP',
@@ -243,10 +244,15 @@ function readsAlone(text: string, status: string | null, spec: string | null | u
 
 const SPECIFIC_STATUS = /^[45]\.[1-9]\.[1-9]/;
 
-/** The lower-case text phrases are read in: the diagnostic, after the notice's own words when given (go-sisimai). */
-function phraseText(text: string, context: string | null | undefined): string {
+/**
+ * The lower-case text phrases are read in: the diagnostic, after the notice's own words when given (go-sisimai). A
+ * live reply's ends in a space, so a phrase ending in one ("blocked using ") matches at its end; a notice's does not,
+ * as Sisimai::Fact sweeps the diagnostic before its phrases are read.
+ */
+function phraseText(text: string, context: string | null | undefined, live: boolean): string {
   const all = context ? `${context.replace(/\s+/g, ' ').trim()} ${text}`.trim() : text;
-  return all ? `${all.toLowerCase()} ` : '';
+  if (!all) return '';
+  return live ? `${all.toLowerCase()} ` : all.toLowerCase();
 }
 
 function finish(reason: BounceReason, status: string | null, replycode: string | null, text: string): BounceReading {
@@ -295,7 +301,7 @@ function decide(c: Ctx): BounceReason {
   if (c.preset && (c.final || !RETRY_REASONS.has(c.preset))) return c.preset as BounceReason;
   if (c.status.startsWith('2.')) return 'delivered';
   if (c.spec === 'SMTP' || isGenericStatus(c.status)) {
-    for (const r of PRIMARY_ORDER) if (probe(r, c)) return r;
+    for (const r of c.live ? PRIMARY_ORDER : NOTICE_PRIMARY_ORDER) if (probe(r, c)) return r;
   }
   const other = anotherOne(c);
   if (other && other !== 'undefined') return other;
@@ -327,11 +333,16 @@ function anotherOne(c: Ctx): BounceReason | '' {
   if ((n > 400 && n < 408) || (n > 500 && n < 508)) return 'syntaxerror';
   if (c.action === 'delayed' || c.action === 'expired') return 'expired';
   if (c.command === 'EHLO' || c.command === 'HELO') return 'blocked';
-  // not in go-sisimai (no reason for 5.5.x there): a protocol error, after a greeting-time rejection (blocked)
-  if (subject === '5.5') return 'syntaxerror';
+  // a live reply only (not Sisimai's: no reason for 5.5.x there): a protocol error, after a greeting-time rejection
+  if (c.live && subject === '5.5') return 'syntaxerror';
   return '';
 }
 
+/**
+ * A notice's primary pass is Sisimai 5.1.0's (Reason.pm's first ClassOrder): no contenterror, whose true() returns
+ * nothing there (go-sisimai's has one); a content error is read by the fallback lists and the x.6 status class.
+ */
+const NOTICE_PRIMARY_ORDER = PRIMARY_ORDER.filter((r) => r !== 'contenterror');
 const byName = (c: Ctx): string => STATUS_REASONS[c.status] ?? '';
 const has = (c: Ctx, reason: BounceReason): boolean => textMatches(reason, c.text, c.live);
 

@@ -4,6 +4,7 @@
 // it (run here on the same bytes), the live one what the delivery loop should make of the same reply.
 import { expect } from 'chai';
 import { parseReport } from '../../src/inbound/parse.js';
+import { classifyBounce } from '../../src/core/classify.js';
 import { readReply } from '../../src/outbound/outcome.js';
 
 function dsn(status: string, diagnostic: string, remote = 'mx.example.net'): Buffer {
@@ -136,5 +137,37 @@ describe("Sisimai audit: the remote host's table has the last word, a retry-clas
     ).to.deep.equal(['networkerror', false]);
     // from another host the status decides
     expect(await noticeReason('5.4.4', '550 5.4.4 Invalid arguments')).to.deep.equal(['hostunknown', true]);
+  });
+});
+
+describe("Sisimai audit: Reason.pm's decision order in a notice", () => {
+  it("a 5.5.x status names no reason (onhold); a live reply keeps the reader's syntaxerror", async () => {
+    expect(await noticeReason('5.5.0', '550 5.5.0 Requested action not taken, try later')).to.deep.equal([
+      'onhold',
+      false,
+    ]);
+    expect(await noticeReason('5.5.1', '554 5.5.1 Error: no valid recipients')).to.deep.equal(['onhold', false]);
+    expect(readReply('550 5.5.0 Requested action not taken, try later', 'RCPT').reason).to.equal('syntaxerror');
+  });
+  it("a phrase ending in a space does not match at the end of a notice's diagnostic (Sisimai sweeps it)", async () => {
+    expect(await noticeReason('5.0.0', '554 5.0.0 Message refused, high spam score')).to.deep.equal(['onhold', false]);
+    expect(readReply('554 5.0.0 Message refused, high spam score', 'DATA').reason).to.equal('spamdetected');
+  });
+  it('contenterror is not in the primary pass: "sender rejected" after DATA wins over a header-size text', async () => {
+    const reply = '552 5.0.0 Header size exceeds maximum permitted, sender rejected (in reply to end of DATA command)';
+    expect(await noticeReason('5.0.0', reply)).to.deep.equal(['rejected', false]);
+  });
+  it("suspend is retry-class: a notice's suspend is read again, a mailbox-full text first (MailboxFull before Suspend)", () => {
+    const facts = { status: '5.0.0', diagnostic: '550 Mailbox full', reason: 'suspend' as const, spec: 'SMTP' };
+    expect(classifyBounce(facts).reason).to.equal('mailboxfull');
+    expect(classifyBounce({ ...facts, diagnostic: '550 Not delivered' }).reason).to.equal('suspend');
+  });
+  it('Filtered and SpamDetected read the text after STARTTLS or AUTH (only CONN, EHLO, HELO, MAIL, RCPT stop them)', () => {
+    expect(classifyBounce({ status: '5.0.0', diagnostic: '550 user reject', command: 'STARTTLS' }).reason).to.equal(
+      'filtered',
+    );
+    expect(classifyBounce({ status: '5.0.0', diagnostic: '550 user reject', command: 'RCPT' }).reason).to.equal(
+      'onhold',
+    );
   });
 });
