@@ -46,12 +46,16 @@ export interface BounceReading {
   replycode: string | null;
 }
 
-/** The phrase rules a notice is read with (Sisimai 5.1.0's lists, plus the localised phrases), and a live reply's. */
+/**
+ * The phrase rules a notice is read with (Sisimai 5.1.0's lists: it knows no other language), and a live reply's (plus
+ * the localised phrases and the live-only ones).
+ */
 function mergeRules(live: boolean): Map<BounceReason, ReplyRule> {
   return new Map(
     REPLY_RULES.map((r) => {
       const more = live ? LIVE_PHRASES[r.reason] : undefined;
-      const includes = [...r.includes, ...(LOCALISED_PHRASES[r.reason] ?? []), ...(more?.includes ?? [])];
+      const localised = live ? (LOCALISED_PHRASES[r.reason] ?? []) : [];
+      const includes = [...r.includes, ...localised, ...(more?.includes ?? [])];
       return [r.reason, { ...r, includes, aligned: [...(r.aligned ?? []), ...(more?.aligned ?? [])] }];
     }),
   );
