@@ -325,7 +325,7 @@ function isGenericStatus(status: string): boolean {
 
 function anotherOne(c: Ctx): BounceReason | '' {
   if (isExplicit(c.preset)) return c.preset as BounceReason;
-  const byStatus = STATUS_REASONS[c.status] ?? '';
+  const byStatus = byName(c);
   if (byStatus && !RETRY_REASONS.has(byStatus) && c.spec === 'SMTP') return byStatus;
   for (const r of FALLBACK_ORDER) if (has(c, r)) return r;
   if (byStatus) return byStatus;
@@ -347,7 +347,10 @@ function anotherOne(c: Ctx): BounceReason | '' {
  * nothing there (go-sisimai's has one); a content error is read by the fallback lists and the x.6 status class.
  */
 const NOTICE_PRIMARY_ORDER = PRIMARY_ORDER.filter((r) => r !== 'contenterror');
-const byName = (c: Ctx): string => STATUS_REASONS[c.status] ?? '';
+/** Status codes a notice reads as Sisimai 5.1.0's SMTP::Status names them, where the live table differs. */
+const NOTICE_STATUS: Readonly<Record<string, BounceReason>> = { '5.7.30': 'securityerror' };
+const byName = (c: Ctx): BounceReason | '' =>
+  (c.live ? undefined : NOTICE_STATUS[c.status]) ?? STATUS_REASONS[c.status] ?? '';
 const has = (c: Ctx, reason: BounceReason): boolean => textMatches(reason, c.text, c.live);
 
 type Probe = (c: Ctx) => boolean;

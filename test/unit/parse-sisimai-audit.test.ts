@@ -149,6 +149,12 @@ describe("Sisimai audit: Reason.pm's decision order in a notice", () => {
     expect(await noticeReason('5.5.1', '554 5.5.1 Error: no valid recipients')).to.deep.equal(['onhold', false]);
     expect(readReply('550 5.5.0 Requested action not taken, try later', 'RCPT').reason).to.equal('syntaxerror');
   });
+  it('status 5.7.30 is securityerror in a notice (Sisimai 5.1.0 has no failedstarttls), failedstarttls live', async () => {
+    expect(await noticeReason('5.7.30', '550 5.7.30 Requested action aborted')).to.deep.equal(['securityerror', false]);
+    expect(readReply('550 5.7.30 Requested action aborted', 'RCPT', 'mx.example.net').reason).to.equal(
+      'failedstarttls',
+    );
+  });
   it("a phrase ending in a space does not match at the end of a notice's diagnostic (Sisimai sweeps it)", async () => {
     expect(await noticeReason('5.0.0', '554 5.0.0 Message refused, high spam score')).to.deep.equal(['onhold', false]);
     expect(readReply('554 5.0.0 Message refused, high spam score', 'DATA').reason).to.equal('spamdetected');
