@@ -219,7 +219,7 @@ export function classifyBounce(f: BounceFacts): BounceReading {
     text: phraseText(words, readsAlone(words, status, f.spec) ? null : f.context, f.live === true),
     command: (f.command ?? '').toUpperCase(),
     action: (f.action ?? '').toLowerCase(),
-    spec: (f.spec ?? 'SMTP').toUpperCase() || 'SMTP',
+    spec: diagnosticType(f.spec),
     preset: f.reason ?? '',
     live: f.live === true,
     final: f.final === true && !!f.reason,
@@ -304,7 +304,7 @@ function isTemporary(status: string | null, reply: string | null, text: string, 
 function decide(c: Ctx): BounceReason {
   if (c.preset && (c.final || !RETRY_REASONS.has(c.preset))) return c.preset as BounceReason;
   if (c.status.startsWith('2.')) return 'delivered';
-  if (c.spec === 'SMTP' || isGenericStatus(c.status)) {
+  if (c.spec === 'SMTP') {
     for (const r of c.live ? PRIMARY_ORDER : NOTICE_PRIMARY_ORDER) if (probe(r, c)) return r;
   }
   const other = anotherOne(c);
@@ -312,15 +312,6 @@ function decide(c: Ctx): BounceReason {
   if (c.action === 'delayed') return 'expired';
   if (has(c, 'vacation')) return 'vacation';
   return c.text ? 'onhold' : 'undefined';
-}
-
-/**
- * A status that names no reason (x.0.0, or none): the text is read with the SMTP probes even under another
- * Diagnostic-Code type (Postfix's X-Postfix with "said: 550 ... User unknown" or "Name or service not known"),
- * so a reply text that names a reason beats the generic code.
- */
-function isGenericStatus(status: string): boolean {
-  return status === '' || status.endsWith('.0.0');
 }
 
 function anotherOne(c: Ctx): BounceReason | '' {
@@ -417,4 +408,10 @@ function probeSpam(c: Ctx): boolean {
   if (byName(c) === 'spamdetected') return true;
   if (EXCEPT_DATA.has(c.command)) return false;
   return has(c, 'spamdetected');
+}
+
+/** The Diagnostic-Code type as Sisimai reads it: Postfix's own "X-Postfix" counts as SMTP (its Postfix decoder). */
+function diagnosticType(spec: string | null | undefined): string {
+  const type = (spec ?? 'SMTP').toUpperCase() || 'SMTP';
+  return type === 'X-POSTFIX' ? 'SMTP' : type;
 }

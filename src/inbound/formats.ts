@@ -64,16 +64,11 @@ export function formatReason(
 }
 
 /**
- * Whether a message no notice format takes would still be taken by one of Sisimai's other vendor decoders
- * (Amavis, Sendmail, Postfix, qmail, V5sendmail, Yandex): its signs, and its opening lines in the notice's text where
- * the decoder needs them; if not, Sisimai reads it with its generic RFC 3464 decoder.
+ * The family of the Sisimai vendor decoder that would still take a message no notice format takes (Amavis, Sendmail,
+ * Postfix, qmail, V5sendmail, Yandex): its signs, and its opening lines in the notice's text where the decoder needs
+ * them; null: Sisimai reads it with its generic RFC 3464 decoder.
  */
-export function vendorDecoded(root: Entity, notice: string): boolean {
-  return vendorDecoder(root, notice) !== null;
-}
-
-/** The family of the Sisimai vendor decoder (GENERIC_LHOST_SIGNS) that would read a message no notice format takes. */
-export function vendorDecoder(root: Entity, notice: string): string | null {
+export function vendorFamily(root: Entity, notice: string): string | null {
   const subject = decodeWords(header(root.headers, 'subject') ?? '');
   const from = decodeWords(header(root.headers, 'from') ?? '');
   const received = root.headers.get('received') ?? [];

@@ -41,7 +41,16 @@ const MESSAGE_WORDS = [
 ];
 const TO_WORDS = new Set(['to', 'for', 'an', 'aan', 'para', 'per', 'pour', 'à', 'a', 'für', 'voor', 'uz', 'do']);
 /** Nouns that name the failed party right before its address ("unknown recipient: a@b"). */
-const PARTY_WORDS = new Set(['recipient', 'user', 'mailbox', 'address', 'empfänger', 'destinataire', 'destinatario']);
+const PARTY_WORDS = new Set([
+  'recipient',
+  'user',
+  'mailbox',
+  'address',
+  'empfänger',
+  'destinataire',
+  'destinatario',
+  '送信先', // Japanese "destination": Lotus Notes' 送信エラーレポート (delivery failure report) names its recipient so
+]);
 /** Failure words at the start of a sentence that names its address after them ("User unknown: a@b"). */
 const FAILURE_WORDS = [
   'unknown',

@@ -34,7 +34,8 @@ import { looseNotice } from './loose-recipients.js';
 import { originalTo, readOriginal } from './original.js';
 import type { OriginalInfo } from '../core/report.js';
 import { readSesNotification } from './ses-json.js';
-import { type NoticeFormat, detectFormat, formatReason, vendorDecoder } from './formats.js';
+import { type NoticeFormat, detectFormat, formatReason, vendorFamily } from './formats.js';
+import { lastPostfixEntry, shareLastEntry } from './postfix-reply.js';
 
 import type { Action, Report, ReportRecipient } from '../core/report.js';
 
@@ -229,11 +230,12 @@ function bounceReport(root: Entity): Report | null {
   const original = readOriginal(root);
   const notice = noticeText(root);
   const format = detectFormat(root, notice);
-  const vendor = format ? null : vendorDecoder(root, notice);
+  const vendor = format ? null : vendorFamily(root, notice);
   const generic = !format && !vendor;
   let raws = format?.textOnly
     ? []
     : dsnRecipients(root, notice, !format?.statusOnly, generic, !!format?.textHoldsDiagnostic);
+  if (vendor === 'Postfix') shareLastEntry(raws, lastPostfixEntry(errorSection(notice)));
   if (!format && readsQuotedStatus(root)) for (const r of raws) r.status = quotedStatus(r);
   if (raws.length === 1 && !format?.statusOnly) addContext(raws[0] as RawRecipient, root, notice);
   if (generic && raws.length === 1) (raws[0] as RawRecipient).leadForAgents = true;

@@ -6,6 +6,7 @@ import { locksOnPool, runLocking } from '../store/pg/plan-driver.js';
 import { settleClaim } from '../store/queue.js';
 import type { Ctx } from './context.js';
 import { countSiteOutcomesPlan } from './stats.js';
+import type { CounterTally } from './counter-tally.js';
 import { countTlsOutcomesPlan, type TlsTally } from './tls-reports.js';
 import {
   applyOutcomesPlan,
@@ -53,7 +54,7 @@ export function* resultBatchPlan(ctx: Ctx, byEmail: readonly ResultItem[], items
     const pre = yield* ahead(item.emailSeq);
     yield* applyItem(ctx, item, { pre, writes, sites: sitesOf(item) });
   }
-  for (const item of items) yield* countSite(ctx, item);
+  for (const item of items) yield* countSite(ctx, item, writes.tally);
   yield* countTlsOutcomesPlan(ctx, items);
   yield* verifyOutcomesPlan(ctx, writes, true);
 }
@@ -94,11 +95,12 @@ function* applyItem(ctx: Ctx, item: ResultItem, batch?: OutcomeWrite): Gen<void>
   for (const id of item.ids) if (!settled.has(id)) yield* settleClaim(ctx.db, id);
 }
 
-function* countSite(ctx: Ctx, item: ResultItem): Gen<void> {
+function* countSite(ctx: Ctx, item: ResultItem, tally?: CounterTally): Gen<void> {
   if (item.site)
     yield* countSiteOutcomesPlan(
       ctx,
       item.site,
       item.outcomes.map((o) => o.event),
+      tally,
     );
 }

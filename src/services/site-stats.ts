@@ -4,6 +4,7 @@
 import type { RecipientEvent, Status } from '../core/status.js';
 import * as store from '../store/stats.js';
 import type { Ctx } from './context.js';
+import type { CounterTally } from './counter-tally.js';
 import type { Owner } from './keys.js';
 import { HOUR_MS, rate, rates, statsMode, statsRange, type StatsQuery } from './stats.js';
 import { runPlan, type Gen } from '../store/op.js';
@@ -118,9 +119,14 @@ function* noteSite(ctx: Ctx, domain: string, site: string): Gen<void> {
 /**
  * Counts the recipient changes applyOutcomes wrote for one email, at their site (the delivery loop's, or the simulated
  * one in test mode) or, for a complaint, late bounce or expiry without one, at the site of the recipient's domain.
- * Inside the writing transaction.
+ * Inside the writing transaction; with `tally` (a batch of results), summed there and written with the batch.
  */
-export function* countSiteChangesPlan(ctx: Ctx, email: Counted, changes: readonly SiteChange[]): Gen<void> {
+export function* countSiteChangesPlan(
+  ctx: Ctx,
+  email: Counted,
+  changes: readonly SiteChange[],
+  tally?: CounterTally,
+): Gen<void> {
   if (!changes.length) return;
   const now = ctx.now();
   const sum = new Map<string, Map<string, number>>();
@@ -141,7 +147,10 @@ export function* countSiteChangesPlan(ctx: Ctx, email: Counted, changes: readonl
     }
   }
   const key = { teamId: email.team_id, testMode: email.test_mode, hour: Math.floor(now / HOUR_MS) * HOUR_MS };
-  for (const [s, m] of sum) for (const [type, n] of m) yield* store.bumpSiteStat(ctx.db, { ...key, site: s }, type, n);
+  for (const [s, m] of sum)
+    for (const [type, n] of m)
+      if (tally) tally.siteStat({ ...key, site: s }, type, n);
+      else yield* store.bumpSiteStat(ctx.db, { ...key, site: s }, type, n);
 }
 
 /** GET /v1/stats/sites: each site's figures over [from, to) (whole hours), by sent, largest first. */

@@ -5,6 +5,7 @@ import { EVENT_TYPES, type EventType, type RecipientEvent, type Status } from '.
 import { hasEventOfType } from '../store/events.js';
 import * as store from '../store/stats.js';
 import type { Ctx } from './context.js';
+import type { CounterTally } from './counter-tally.js';
 import type { Owner } from './keys.js';
 import { runPlan, type Gen } from '../store/op.js';
 
@@ -38,10 +39,22 @@ interface Counted {
 
 // The counters below run inside the writing transaction as plans (`yield*`: services/transition.ts, result-batch.ts).
 
-/** Counts an email's status changes (the path applyOutcomes took). Inside the writing transaction. */
-export function* countStatusChangesPlan(ctx: Ctx, email: Counted, path: readonly Status[]): Gen<void> {
+/**
+ * Counts an email's status changes (the path applyOutcomes took). Inside the writing transaction; with `tally` (a batch
+ * of results), summed there and written with the batch.
+ */
+export function* countStatusChangesPlan(
+  ctx: Ctx,
+  email: Counted,
+  path: readonly Status[],
+  tally?: CounterTally,
+): Gen<void> {
   const hour = hourOf(ctx.now());
-  for (const s of path) if (COUNTED.has(s)) yield* store.bumpStat(ctx.db, email.team_id, email.test_mode, hour, s);
+  for (const s of path) {
+    if (!COUNTED.has(s)) continue;
+    if (tally) tally.stat({ teamId: email.team_id, testMode: email.test_mode, hour }, s);
+    else yield* store.bumpStat(ctx.db, email.team_id, email.test_mode, hour, s);
+  }
 }
 
 /** A late (asynchronous) bounce of a delivered email: its status stays, but it counts as bounced, once. */
@@ -67,15 +80,22 @@ const SITE_KIND: Partial<Record<RecipientEvent, string>> = {
 const SITE_KEEP_MS = 48 * HOUR_MS;
 const pruned = new WeakMap<Ctx['db'], number>();
 
-/** Counts one site's attempt outcomes (delivery loop, inside the result transaction); prunes once an hour. */
-export function* countSiteOutcomesPlan(ctx: Ctx, site: string, events: readonly RecipientEvent[]): Gen<void> {
+/** Counts one site's attempt outcomes (delivery loop, inside the result transaction, or into the batch's `tally`); prunes once an hour. */
+export function* countSiteOutcomesPlan(
+  ctx: Ctx,
+  site: string,
+  events: readonly RecipientEvent[],
+  tally?: CounterTally,
+): Gen<void> {
   const hour = hourOf(ctx.now());
   const n = new Map<string, number>();
   for (const e of events) {
     const kind = SITE_KIND[e];
     if (kind) n.set(kind, (n.get(kind) ?? 0) + 1);
   }
-  for (const [kind, k] of n) yield* store.bumpSite(ctx.db, site, hour, kind, k);
+  for (const [kind, k] of n)
+    if (tally) tally.site(site, hour, kind, k);
+    else yield* store.bumpSite(ctx.db, site, hour, kind, k);
   if (pruned.get(ctx.db) !== hour) {
     yield* store.pruneSiteStats(ctx.db, hour - SITE_KEEP_MS);
     pruned.set(ctx.db, hour);

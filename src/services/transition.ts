@@ -41,6 +41,7 @@ import { isPg } from '../store/db.js';
 import type { Ctx } from './context.js';
 import { countEngagementPlan, countLateBouncePlan, countStatusChangesPlan } from './stats.js';
 import { countSiteChangesPlan, type SiteChange } from './site-stats.js';
+import { CounterTally } from './counter-tally.js';
 
 export interface RecipientOutcome {
   deliveryId: number;
@@ -205,6 +206,8 @@ export class OutcomeRace extends Error {
 export class OutcomeBatch {
   private readonly deliveries = new Map<number, DeliveryResult>();
   private readonly emails = new Map<number, { from: Status; status: Status }>();
+  /** The batch's counters (GET /v1/stats and /v1/stats/sites), written once per key with its rows. */
+  readonly tally = new CounterTally();
 
   delivery(r: DeliveryResult): void {
     const prior = this.deliveries.get(r.id);
@@ -230,6 +233,7 @@ export class OutcomeBatch {
       now,
       { checked },
     );
+    yield* this.tally.flush(ctx);
     return allWritten;
   }
 }
@@ -276,7 +280,7 @@ function* moveEmail(
   const status = path[path.length - 1];
   if (writes) writes.email(email.seq, status, email.status);
   else yield* setEmailStatus(ctx.db, email.seq, status, now);
-  yield* countStatusChangesPlan(ctx, email, path);
+  yield* countStatusChangesPlan(ctx, email, path, writes?.tally);
   return status;
 }
 
@@ -326,7 +330,7 @@ export function* applyOutcomesPlan(
   // A late bounce leaves a delivered email delivered (interface.md), yet it bounced: counted once per email.
   if (!path.includes('bounced') && changes.some((c) => c.event === 'async_bounce'))
     yield* countLateBouncePlan(ctx, email);
-  yield* countSiteChangesPlan(ctx, email, changes);
+  yield* countSiteChangesPlan(ctx, email, changes, writes?.tally);
   if (refunded) yield* setCreditsCharged(ctx.db, emailSeq, email.credits_charged - refunded);
   const fresh = { ...email, status, credits_charged: email.credits_charged - refunded, updated_at: now };
   const own = new Set(events.map((e) => e.type));

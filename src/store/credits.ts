@@ -1,7 +1,7 @@
 // Credit grants, the free monthly allowance and the ledger of charges and refunds.
 import { isPg, sql, type DB } from './db.js';
-import { all, allLater, fire, get, getLater, read, run, type Gen } from './op.js';
-import { turnState } from './lockstep.js';
+import { all, allLater, fire, fireAtCommit, get, getLater, read, run, type Gen } from './op.js';
+import { inPooledLockstep, notInLockstep, turnState } from './lockstep.js';
 import { allocate, monthOf, type Allocation, type GrantBalance } from '../core/credits.js';
 
 export interface GrantRow {
@@ -48,10 +48,26 @@ const toBalance = (g: GrantRow): GrantBalance => ({
  * Sent with the next statement that needs an answer (which the server runs after the lock is granted): `yield*
  * read(it)` waits for the lock. Null on SQLite (its writes are serialized).
  */
+const lockStmt = (db: DB) => sql(db, 'SELECT pg_advisory_xact_lock(1, hashtext(?))');
+const ledgerStmt = (db: DB) =>
+  sql(
+    db,
+    'INSERT INTO credit_ledger (team_id, email_seq, grant_id, month, amount, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+  );
 function* lockTeamLater(db: DB, teamId: string) {
   if (!isPg(db)) return null;
-  return yield* getLater(sql(db, 'SELECT pg_advisory_xact_lock(1, hashtext(?))'), teamId);
+  return yield* getLater(lockStmt(db), teamId);
 }
+
+/** What a transaction keeps per team (turnState): the balance its charges left, and whether it queued the lock. */
+interface Kept {
+  month: string;
+  balance: Balance | null;
+  /** a late charge queued the team's credit lock for the COMMIT (chargeAtCommit) */
+  locked?: boolean;
+}
+const keptOf = (db: DB, teamId: string, month: string) =>
+  turnState<Kept>(db, `credits ${teamId}`, () => ({ month, balance: null }));
 
 interface Balance {
   used: number;
@@ -70,6 +86,8 @@ function afterCharge(b: Balance, plan: Allocation[]): Balance {
 /** What a charge reads, asked for ahead (prepareCharge). */
 export interface PreparedCharge {
   month: string;
+  /** read without the team's credit lock: the charge is checked by the server at the COMMIT (chargeAtCommit) */
+  late: boolean;
   read: () => Gen<{ used: number; grants: GrantRow[] }>;
 }
 
@@ -80,11 +98,13 @@ export interface PreparedCharge {
  */
 export function* prepareCharge(db: DB, teamId: string, nowMs: number): Gen<PreparedCharge> {
   const month = monthOf(nowMs);
-  const locked = yield* lockTeamLater(db, teamId);
+  const late = inPooledLockstep(db);
+  const locked = late ? null : yield* lockTeamLater(db, teamId);
   const used = yield* getLater(usedStmt(db), teamId, month);
   const grants = yield* allLater(grantsStmt(db), teamId, nowMs);
   return {
     month,
+    late,
     read: function* () {
       if (locked) yield* read(locked);
       return { used: (yield* read(used))?.used ?? 0, grants: yield* read(grants) };
@@ -106,19 +126,24 @@ export function* charge(
   prepared?: PreparedCharge,
 ): Gen<Allocation[] | null> {
   const month = monthOf(nowMs);
-  const read = yield* (prepared?.month === month ? prepared : yield* prepareCharge(db, teamId, nowMs)).read();
+  const prep = prepared?.month === month ? prepared : yield* prepareCharge(db, teamId, nowMs);
+  const read = yield* prep.read();
   // PostgreSQL: the balance this transaction's earlier charges left (a turn's requests may all have read before any
   // charged: ./lockstep.ts), else what was read.
-  const kept = turnState(db, `credits ${teamId}`, () => ({ month, balance: null as Balance | null }));
+  const kept = keptOf(db, teamId, month);
   const balance = kept?.month === month && kept.balance ? kept.balance : read;
   // Grants read a moment earlier include every grant live now; allocate() leaves out any that ended since.
   const plan = allocate(n, freeMonthly - balance.used, balance.grants.map(toBalance), nowMs);
+  const late = prep.late && kept !== undefined && inPooledLockstep(db);
+  // A refusal is decided under the lock, where what is left counts the turn's charges (sent only with its COMMIT).
+  if (!plan && late) throw notInLockstep('credits short on a balance read without the lock');
   if (!plan) return null;
   if (kept) Object.assign(kept, { month, balance: afterCharge(balance, plan) });
-  const ledger = sql(
-    db,
-    'INSERT INTO credit_ledger (team_id, email_seq, grant_id, month, amount, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-  );
+  if (late) {
+    yield* chargeAtCommit(db, { teamId, emailSeq, month, freeMonthly, nowMs }, plan, kept);
+    return plan;
+  }
+  const ledger = ledgerStmt(db);
   for (const a of plan) {
     if (a.grantId === null) {
       const text =
@@ -133,12 +158,48 @@ export function* charge(
 }
 
 /**
+ * A pooled turn's charge (PostgreSQL; docs/async-store.md "Session 22"): the balance was read without the team's
+ * credit lock (prepareCharge `late`), so the lock and the charge's writes go out with the turn's COMMIT, in its last
+ * round trip, and the lock is held only while the server runs that round trip (not across a trip to this process and
+ * back, which ran a team's turns one after another). Each write applies only if the balance still covers it (a grant's
+ * `remaining`, the month's free allowance); one that does not fails with division by zero (22012), which undoes the
+ * turn, and the turn runs its requests again one after another, each charge then reading under the lock as before.
+ * Every other charge or refund of the team takes the same lock before it writes, so what is checked here is exact.
+ */
+function* chargeAtCommit(
+  db: DB,
+  c: { teamId: string; emailSeq: number; month: string; freeMonthly: number; nowMs: number },
+  plan: Allocation[],
+  kept: Kept,
+): Gen<void> {
+  if (!kept.locked) yield* fireAtCommit(lockStmt(db), c.teamId);
+  kept.locked = true;
+  for (const a of plan) {
+    if (a.grantId === null) yield* fireAtCommit(freeChecked(db), c.teamId, c.month, a.amount, c.freeMonthly);
+    else yield* fireAtCommit(grantChecked(db), a.amount, a.grantId, a.amount, c.nowMs);
+    yield* fire(ledgerStmt(db), c.teamId, c.emailSeq, a.grantId, c.month, -a.amount, c.nowMs);
+  }
+}
+/** PostgreSQL only: the free allowance's use, if it stays within the month's allowance; else division by zero. */
+const freeChecked = (db: DB) =>
+  sql(
+    db,
+    'WITH c AS (INSERT INTO free_usage (team_id, month, used) VALUES (?, ?, ?) ON CONFLICT (team_id, month) DO UPDATE SET used = free_usage.used + excluded.used WHERE free_usage.used + excluded.used <= ? RETURNING 1) SELECT 1 / count(*) FROM c',
+  );
+/** PostgreSQL only: a grant's charge, if it is live and covers it; else division by zero. */
+const grantChecked = (db: DB) =>
+  sql(
+    db,
+    'WITH c AS (UPDATE credit_grants SET remaining = remaining - ? WHERE id = ? AND remaining >= ? AND expires_at > ? RETURNING 1) SELECT 1 / count(*) FROM c',
+  );
+
+/**
  * Refunds up to `n` credits of an email back to the grants they came from (most recently
  * charged first: purchased credits before free ones). Returns how many were refunded.
  */
 export function* refund(db: DB, teamId: string, emailSeq: number, n: number, nowMs: number): Gen<number> {
   const locked = yield* lockTeamLater(db, teamId);
-  const kept = turnState(db, `credits ${teamId}`, () => ({ month: '', balance: null as Balance | null }));
+  const kept = keptOf(db, teamId, '');
   if (kept) kept.balance = null; // read again by the next charge
   const charged = sql<{ grant_id: string | null; month: string; net: number }>(
     db,
@@ -149,10 +210,7 @@ export function* refund(db: DB, teamId: string, emailSeq: number, n: number, now
   if (locked) yield* read(locked);
   const rows = yield* read(later);
   let left = n;
-  const ledger = sql(
-    db,
-    'INSERT INTO credit_ledger (team_id, email_seq, grant_id, month, amount, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-  );
+  const ledger = ledgerStmt(db);
   for (const r of rows) {
     if (left === 0) break;
     const back = Math.min(left, r.net);

@@ -74,6 +74,8 @@ let stepping: DB | null = null;
  * synchronous connection (stepPlan) or on a connection of the pool (./pg/pooled-turns.ts).
  */
 export const inLockstep = (db: DB): boolean => stepping === db || (isPg(db) && db.scope?.lockstep === true);
+/** Whether the running plan is a request of a pooled turn advanced in lockstep (./pg/pooled-turns.ts). */
+export const inPooledLockstep = (db: DB): boolean => isPg(db) && db.scope?.lockstep === true;
 
 /** Runs a request's plan on (from its start, with its read's answer, or with its error) to its next read or its end. */
 export function stepPlan(

@@ -17,7 +17,7 @@ import {
 
 /** What a plan yields: one statement (with its arguments), or a transaction around a sub-plan. */
 export type Op =
-  | { k: 'get' | 'all' | 'run' | 'fire' | 'getLater' | 'allLater'; s: Stmt; args: unknown[] }
+  | { k: 'get' | 'all' | 'run' | 'fire' | 'getLater' | 'allLater'; s: Stmt; args: unknown[]; atCommit?: boolean }
   | { k: 'exec'; db: DB; text: string }
   | { k: 'read'; later: Later<unknown> }
   | { k: 'tx'; db: DB; body: () => Gen<unknown> };
@@ -50,6 +50,14 @@ export function* run(s: Stmt, ...args: unknown[]): Gen<RunResult> {
 /** A write whose outcome nobody reads (db.ts fire: PostgreSQL may send it with a later statement). */
 export function* fire(s: Stmt, ...args: unknown[]): Gen<void> {
   yield { k: 'fire', s, args };
+}
+/**
+ * A fire sent with its transaction's COMMIT, in the same round trip, where the driver can (a pooled turn's requests
+ * in lockstep, ./pg/plan-connection.ts answerLater); elsewhere a fire. For a lock whose hold must not include a trip
+ * to this process and back (store/credits.ts: the team's credit lock of a pooled turn).
+ */
+export function* fireAtCommit(s: Stmt, ...args: unknown[]): Gen<void> {
+  yield { k: 'fire', s, args, atCommit: true };
 }
 /** Statements without arguments or answers (DDL, several at once on SQLite). */
 export function* exec(db: DB, text: string): Gen<void> {

@@ -16,18 +16,21 @@ export interface DeliveryResult {
   settle: boolean;
 }
 
-// The planner is told the batch's size each time: a plan kept from a small table would scan it whole.
+// The planner is told the batch's size each time (a plan made for this statement's values, and `LIMIT ?`: the batch's
+// length, since jsonb_to_recordset alone is estimated at 100 rows whatever it holds). With 100 rows expected, a table
+// of fewer than ~25,000 rows looks cheaper to scan whole and hash than to probe by key: every batch read all of
+// deliveries (or emails) on the server (test/integration/pg-result-plans.test.ts).
 // What the row holds where the write brings nothing (attempts, reply, reason) and its hold are taken from the row
 // itself, so a write made from what the delivery loop knows, without reading the row (a recipient inserted moments
 // ago, services/transition.ts knownReads), lands as one made from a fresh read: a recipient held meanwhile keeps
 // no retry time (as updateDelivery does for a held row it read).
-const DELIVERIES = `${PLAN_EACH_TIME} UPDATE deliveries d SET status = u.status,
+export const DELIVERIES = `${PLAN_EACH_TIME} UPDATE deliveries d SET status = u.status,
   attempts = coalesce(u.attempts, d.attempts), next_attempt_at = CASE WHEN d.held_at IS NULL THEN u.next END,
   last_reply = coalesce(u.last_reply, d.last_reply), reason = coalesce(u.reason, d.reason),
   first_attempt_at = coalesce(d.first_attempt_at, ?), updated_at = ?,
   leased_until = CASE WHEN u.settle THEN NULL ELSE d.leased_until END
-  FROM jsonb_to_recordset(?::jsonb) AS u(id bigint, from_status text, status text, attempts bigint, next bigint,
-    last_reply text, reason text, settle boolean)
+  FROM (SELECT * FROM jsonb_to_recordset(?::jsonb) AS u(id bigint, from_status text, status text, attempts bigint,
+    next bigint, last_reply text, reason text, settle boolean) LIMIT ?) u
   WHERE d.id = u.id AND d.status = u.from_status RETURNING d.id`;
 /**
  * A compare-and-set UPDATE … RETURNING checked by the server: unless every row was still in its from_status (the two
@@ -36,13 +39,13 @@ const DELIVERIES = `${PLAN_EACH_TIME} UPDATE deliveries d SET status = u.status,
  */
 const everyRow = (update: string, what: string) => `${PLAN_EACH_TIME} WITH w AS (${update.slice(PLAN_EACH_TIME.length)})
   SELECT CASE WHEN count(*) = ? THEN 0 ELSE ('outcome race: ' || (? - count(*)) || ' ${what} no longer in the status read')::int END FROM w`;
-const CHECKED = everyRow(DELIVERIES, 'recipient(s)');
-const EMAILS = `${PLAN_EACH_TIME} UPDATE emails e SET status = u.status, updated_at = ?
-  FROM jsonb_to_recordset(?::jsonb) AS u(seq bigint, status text) WHERE e.seq = u.seq`;
+export const CHECKED = everyRow(DELIVERIES, 'recipient(s)');
+export const EMAILS = `${PLAN_EACH_TIME} UPDATE emails e SET status = u.status, updated_at = ?
+  FROM (SELECT * FROM jsonb_to_recordset(?::jsonb) AS u(seq bigint, status text) LIMIT ?) u WHERE e.seq = u.seq`;
 // Each email written only if its status is still the one its new status was derived from.
-const EMAILS_CHECKED = everyRow(
+export const EMAILS_CHECKED = everyRow(
   `${PLAN_EACH_TIME} UPDATE emails e SET status = u.status, updated_at = ?
-  FROM jsonb_to_recordset(?::jsonb) AS u(seq bigint, from_status text, status text)
+  FROM (SELECT * FROM jsonb_to_recordset(?::jsonb) AS u(seq bigint, from_status text, status text) LIMIT ?) u
   WHERE e.seq = u.seq AND e.status = u.from_status RETURNING e.seq`,
   'email(s)',
 );
@@ -84,10 +87,10 @@ export function* writeDeliveriesFromLater(
   );
   if (opts.checked) {
     // Taken as written: if a row was not, the transaction fails (isOutcomeRaceError).
-    yield* fire(sql(db, CHECKED), now, now, json, rows.length, rows.length);
+    yield* fire(sql(db, CHECKED), now, now, json, rows.length, rows.length, rows.length);
     return () => everyWritten(null, 0);
   }
-  const answer = yield* allLater(sql<{ id: number }>(db, DELIVERIES), now, now, json);
+  const answer = yield* allLater(sql<{ id: number }>(db, DELIVERIES), now, now, json, rows.length);
   // Answered when the caller runs the plan (the synchronous engine reads it then): each id once, so every row came back.
   return () => everyWritten(answer, rows.length);
 }
@@ -108,9 +111,14 @@ export function* setEmailStatuses(
     return;
   }
   if (!opts.checked)
-    return yield* fire(sql(db, EMAILS), now, JSON.stringify(rows.map(({ seq, status }) => ({ seq, status }))));
+    return yield* fire(
+      sql(db, EMAILS),
+      now,
+      JSON.stringify(rows.map(({ seq, status }) => ({ seq, status }))),
+      rows.length,
+    );
   const json = JSON.stringify(rows.map((r) => ({ seq: r.seq, from_status: r.from, status: r.status })));
-  yield* fire(sql(db, EMAILS_CHECKED), now, json, rows.length, rows.length);
+  yield* fire(sql(db, EMAILS_CHECKED), now, json, rows.length, rows.length, rows.length);
 }
 
 /** The error of a `checked` write that found a recipient no longer in the status it was read in. */

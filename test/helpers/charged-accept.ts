@@ -12,6 +12,7 @@ export function* chargedAccept(
   teamId: string,
   to: string,
   subject: string,
+  freeMonthly = 0,
 ): Gen<{ id: string; seq: number }> {
   const now = ctx.now();
   const prepared = yield* prepareCharge(ctx.db, teamId, now);
@@ -43,7 +44,7 @@ export function* chargedAccept(
   } as emails.NewEmail;
   const rcpt = { recipient: to, kind: 'to', domain: 'x.test', status: 'queued', next_attempt_at: now } as const;
   const seq = yield* emails.insertEmail(ctx.db, row, [], [rcpt as unknown as emails.NewDelivery]);
-  if (!(yield* charge(ctx.db, teamId, seq, 1, 0, now, prepared)))
+  if (!(yield* charge(ctx.db, teamId, seq, 1, freeMonthly, now, prepared)))
     throw new ApiError('insufficient_credits', 'insufficient_credits', 'not enough credits');
   return { id, seq };
 }

@@ -109,8 +109,13 @@ describe('PostgreSQL, the flip: two nodes race through the server’s locks, non
   /** An accept's store work (credit lock and balance, the email and its recipient, the charge), then `holdS` on the server. */
   function* acceptAndHold(ctx: Ctx, teamId: string, to: string, holdS = 0): Gen<number> {
     const { seq } = yield* chargedAccept(ctx, teamId, to, 'race');
-    // The turn keeps the team's credit lock while the server sleeps, then needs this node's event loop to COMMIT.
-    if (holdS) yield* get(sql(ctx.db, `SELECT pg_sleep(${holdS}) AS slept`));
+    // The turn keeps the team's credit lock while the server sleeps, then needs this node's event loop to COMMIT. A
+    // turn in lockstep takes the lock only with its COMMIT (store/credits.ts chargeAtCommit); one run again request
+    // by request takes it with its first read and holds it across round trips, as this one does.
+    if (holdS) {
+      yield* get(sql(ctx.db, 'SELECT pg_advisory_xact_lock(1, hashtext(?)) AS locked'), teamId);
+      yield* get(sql(ctx.db, `SELECT pg_sleep(${holdS}) AS slept`));
+    }
     return seq;
   }
   const accept = (s: TestService, teamId: string, to: string, holdS = 0) =>

@@ -7,6 +7,9 @@
 // submit path's own plans (services/emails.ts idempotent: getIdem/putIdem; store/credits.ts prepareCharge/charge;
 // store/emails.ts insertEmail) around an insert without its `queued` event (services/transition.ts still runs
 // through runSync: a synchronous statement inside a pooled plan is refused, as the last test shows).
+// A turn in lockstep takes the team's credit lock only with its COMMIT, the charge checked there by the server
+// (store/credits.ts chargeAtCommit): the lock is free while the turn waits between round trips, and a balance spent
+// meanwhile by another node makes the turn run again request by request.
 import { expect } from 'chai';
 import type { Ctx } from '../../src/services/context.js';
 import { idempotent, submitEmail } from '../../src/services/emails.js';
@@ -182,6 +185,74 @@ describe('PostgreSQL: group-commit turns on the pool, several in flight', functi
     // Each node's requests went through its own turns on its pool.
     expect(turnsA.committed - committedA).to.be.at.least(1);
     expect(turnsB.committed - committedB).to.be.at.least(1);
+  });
+
+  it('charges the free allowance at the COMMIT too: of three accepts with two free credits left, two are kept', async () => {
+    const team = teamWith(0);
+    const month = new Date(a.ctx.now()).toISOString().slice(0, 7);
+    a.db.exec(`INSERT INTO free_usage (team_id, month, used) VALUES ('${team}', '${month}', 3)`);
+    const answers = await Promise.all(
+      ['f1@x.test', 'f2@x.test', 'f3@x.test'].map((to) =>
+        groupPlan(a.db, () => chargedAccept(a.ctx, team, to, 'free', 5)).then(
+          () => 'ok',
+          (e: { code?: string }) => e.code,
+        ),
+      ),
+    );
+    expect(answers.sort()).to.deep.equal(['insufficient_credits', 'ok', 'ok']);
+    const used = sql<number>(a.db, 'SELECT used FROM free_usage WHERE team_id = ?').pluck().get(team);
+    expect(Number(used)).to.equal(5);
+    expect(emailsOf(team)).to.equal(2);
+  });
+
+  /** A request that keeps its turn open between two round trips: its second read sleeps 400 ms on the server. */
+  const openTurn = (s: TestService) =>
+    groupPlan(s.db, function* () {
+      yield* get(sql(s.db, 'SELECT 1 AS one'));
+      yield* get(sql(s.db, 'SELECT pg_sleep(0.4) AS turn_kept_open'));
+    });
+  /** Until a session runs openTurn's sleep (seen from node b's synchronous connection). */
+  async function untilKeptOpen() {
+    const q = sql<number>(
+      b.db,
+      "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE ?",
+    ).pluck();
+    for (let i = 0; i < 500 && Number(q.get('%AS turn_kept_open%')) === 0; i++)
+      await new Promise((r) => setTimeout(r, 10));
+  }
+
+  it('takes the team’s credit lock only with its COMMIT: free while the turn waits between round trips', async () => {
+    const team = teamWith(10);
+    const kept = openTurn(a);
+    const accepted = together(a, live(team), ['late@x.test']);
+    await untilKeptOpen();
+    // Node b's synchronous connection, autocommit: the lock taken and let go at once if nobody holds it.
+    const free = sql<number>(b.db, 'SELECT CASE WHEN pg_try_advisory_xact_lock(1, hashtext(?)) THEN 1 ELSE 0 END')
+      .pluck()
+      .get(team);
+    await kept;
+    expect(await Promise.all(accepted)).to.have.nested.property('[0].ok', true);
+    expect(Number(free)).to.equal(1);
+    expect(left(team)).to.equal(9);
+  });
+
+  it('a balance another node spends between a turn’s read and its COMMIT: the server refuses the charge, the turn runs again, the credits exact', async () => {
+    const team = teamWith(1);
+    const replayed = turnsA.replayed;
+    const kept = openTurn(a);
+    const mine = together(a, live(team), ['mine@x.test']);
+    await untilKeptOpen();
+    // Node b's turn reads the same last credit and commits while node a's turn is open (the lock is free).
+    const [theirs] = await Promise.all(together(b, live(team), ['theirs@x.test']));
+    const [answer] = await Promise.all(mine);
+    await kept;
+    expect(theirs).to.include({ ok: true });
+    expect(answer).to.include({ ok: false, code: 'insufficient_credits' });
+    expect(turnsA.replayed - replayed).to.equal(1);
+    expect(left(team)).to.equal(0);
+    expect(emailsOf(team)).to.equal(1);
+    const ledger = sql<number>(a.db, 'SELECT -sum(amount) FROM credit_ledger WHERE team_id = ?').pluck().get(team);
+    expect(Number(ledger)).to.equal(1);
   });
 
   it('one Idempotency-Key in one turn makes one email; the others answer it, replayed', async () => {

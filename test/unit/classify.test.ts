@@ -126,6 +126,18 @@ describe('classifyBounce: a reply text that names a reason beats a generic statu
     });
     expect([r.reason, r.hard]).to.deep.equal(['hostunknown', true]);
   });
+  it("under another MTA's own Diagnostic-Code type (not X-Postfix) a 5.0.0 text is not read with the SMTP probes", () => {
+    // Sisimai's Postfix decoder turns X-Postfix into SMTP; any other X- type goes straight to its fallback reading,
+    // which names no hostunknown or userunknown: the text is onhold there
+    const facts = {
+      status: '5.0.0',
+      action: 'failed',
+      diagnostic: 'Host or domain name not found. Name service error for name=example.invalid type=A: Host not found',
+    };
+    const r = classifyBounce({ ...facts, spec: 'X-Mail-Gateway' });
+    expect([r.reason, r.hard]).to.deep.equal(['onhold', false]);
+    expect(classifyBounce({ ...facts, spec: 'X-Postfix' }).reason).to.equal('hostunknown');
+  });
   it('a retry-class reason of the notice (Exim delay warning: expired) yields to a reply that names spam', () => {
     const r = classifyBounce({
       status: null,

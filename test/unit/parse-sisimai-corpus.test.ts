@@ -127,12 +127,32 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
     hard: 100,
     reason: 100,
   };
-  /** Every held-out notice of every round (586): the share reached (rounded down); raise it, never lower it. */
+  /**
+   * The ninth round (fml8's regression bounces, Zimbra's, Request Tracker's, Postal's, Zammad's and bounceHammer's
+   * whole notices), measured before any rule was changed for it (kind 100%, recipients 86.7%, hard/soft 80.0%, reason
+   * 73.3%; BENCHMARKS.md, "Bounce reading"), then its rules: per figure, the share reached (rounded down); raise it,
+   * never lower it.
+   */
+  const NINTH_SETS = ['fml8/', 'zimbra/', 'request-tracker/', 'postal/', 'zammad2/', 'bouncehammer/'];
+  const NINTH_FLOOR: Record<(typeof FIGURES)[number], number> = {
+    kind: 100,
+    recipients: 90,
+    hard: 96.6,
+    reason: 90,
+  };
+  /** The held-out notices of rounds 1-8 (586): the share reached (rounded down); raise it, never lower it. */
   const EVERY_FLOOR: Record<(typeof FIGURES)[number], number> = {
     kind: 100,
     recipients: 97.9,
     hard: 98.9,
     reason: 97.9,
+  };
+  /** Every held-out notice of every round (616): the share reached (rounded down); raise it, never lower it. */
+  const ROUNDS_FLOOR: Record<(typeof FIGURES)[number], number> = {
+    kind: 100,
+    recipients: 97.5,
+    hard: 98.8,
+    reason: 97.5,
   };
   /** The held-out notices of rounds 1-6: issue 37's bar (97%) on every figure, and the share reached (rounded down). */
   const ALL_FLOOR: Record<(typeof FIGURES)[number], number> = {
@@ -141,7 +161,7 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
     hard: 98.9,
     reason: 97.6,
   };
-  const LATER_SETS = [...FOURTH_SETS, ...FIFTH_SETS, ...SIXTH_SETS, ...SEVENTH_SETS, ...EIGHTH_SETS];
+  const LATER_SETS = [...FOURTH_SETS, ...FIFTH_SETS, ...SIXTH_SETS, ...SEVENTH_SETS, ...EIGHTH_SETS, ...NINTH_SETS];
   let results: SampleResult[] = [];
   before(async () => {
     results = await measure(HELD_OUT_DIR);
@@ -178,6 +198,7 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
     { name: 'sixth', sets: SIXTH_SETS, floor: SIXTH_FLOOR, size: 44 },
     { name: 'seventh', sets: SEVENTH_SETS, floor: SEVENTH_FLOOR, size: 107 },
     { name: 'eighth', sets: EIGHTH_SETS, floor: EIGHTH_FLOOR, size: 14 },
+    { name: 'ninth', sets: NINTH_SETS, floor: NINTH_FLOOR, size: 30 },
   ];
   for (const round of ROUNDS)
     it(`reads the ${round.name} round at least as well as it did (per figure)`, () => {
@@ -190,13 +211,23 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
 
   it('reads the whole held-out set at least as well as it did (per figure)', () => {
     const t = tally(results);
-    expect(results.length).to.be.at.least(586);
+    expect(results.length).to.be.at.least(616);
     for (const f of FIGURES)
-      expect(share(t, f), `${f}\n${missList(results).join('\n')}`).to.be.at.least(EVERY_FLOOR[f]);
+      expect(share(t, f), `${f}\n${missList(results).join('\n')}`).to.be.at.least(ROUNDS_FLOOR[f]);
+  });
+
+  it('reads rounds 1-8 at least as well as they did (per figure)', () => {
+    const upToEighth = results.filter((r) => !NINTH_SETS.some((p) => r.file.startsWith(p)));
+    const t = tally(upToEighth);
+    expect(upToEighth.length).to.be.at.least(586);
+    for (const f of FIGURES)
+      expect(share(t, f), `${f}\n${missList(upToEighth).join('\n')}`).to.be.at.least(EVERY_FLOOR[f]);
   });
 
   it('reads rounds 1-6 at least as well as they did (per figure)', () => {
-    const upToSixth = results.filter((r) => ![...SEVENTH_SETS, ...EIGHTH_SETS].some((p) => r.file.startsWith(p)));
+    const upToSixth = results.filter(
+      (r) => ![...SEVENTH_SETS, ...EIGHTH_SETS, ...NINTH_SETS].some((p) => r.file.startsWith(p)),
+    );
     const t = tally(upToSixth);
     expect(upToSixth.length).to.be.at.least(465);
     for (const f of FIGURES)

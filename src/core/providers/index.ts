@@ -120,6 +120,7 @@ export const NOTICE_ORDER: readonly string[] = [
   'mFILTER',
   'MailMarshalSMTP',
   'MailFoundry',
+  'Domino',
   'Notes',
   'Verizon',
   'CommuniGate',

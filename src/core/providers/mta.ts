@@ -137,6 +137,14 @@ const NOTICES: readonly NoticeFormat[] = [
     detect: { subject: /^Message delivery has failed$/, received: /\(MAILFOUNDRY\) id/ },
   },
   {
+    // HCL (Lotus) Domino: "DELIVERY FAILURE: ..." (Sisimai Lhost::Domino). Its "Cannot route mail to user" is
+    // filtered only in Domino's own notices, not in a gateway's DSN quoting Notes (X-Notes; ...) under Status 5.1.1;
+    // its userunknown and systemerror texts are read everywhere (VENDOR_PHRASES)
+    family: 'Domino',
+    detect: { subject: /^DELIVERY[ _]FAILURE:/ },
+    reasons: [{ reason: 'filtered', phrases: ['Cannot route mail to user'] }],
+  },
+  {
     family: 'Notes',
     detect: { subject: /^Undeliverable message/ },
     end: [/^------- Returned Message --------/m],
@@ -308,12 +316,16 @@ const VENDOR_PHRASES: VendorPhrases = [
     ['unknown recipient', 'the recipient name is not recognized'],
     ['Office365', 'Exchange2007', 'generic'],
   ],
-  ['userunknown', ['unknown user:', 'invalid final delivery userid'], ['IMailServer', 'generic']],
-  ['userunknown', ['not listed in domino directory', 'not listed in public name & address book'], ['Notes', 'generic']],
+  // IMail's own (its "unknown user:" is read by its notice format; Sisimai has no generic "unknown user:")
+  ['userunknown', ['invalid final delivery userid'], ['IMailServer', 'generic']],
+  [
+    'userunknown',
+    ['not listed in domino directory', 'not listed in public name & address book'],
+    ['Domino', 'Notes', 'generic'],
+  ],
   ['userunknown', ["because the address couldn't be found"], ['Gmail', 'generic']],
   ['networkerror', [' had no relevant answers', ' responded with code nxdomain'], ['Gmail', 'generic']],
-  ['filtered', ['cannot route mail to user'], ['generic']],
-  ['systemerror', ['several matches found in domino directory'], ['generic']],
+  ['systemerror', ['several matches found in domino directory'], ['Domino', 'generic']],
   // go-sisimai's (not in Sisimai 5.1.0)
   ['hostunknown', ['resolver.adr.baddomain'], ['Office365', 'Exchange2007', 'generic']],
   ['blocked', ['but my name was rejected'], ['qmail', 'X4', 'Exim', 'MailRu', 'MXLogic', 'generic']],

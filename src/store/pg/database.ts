@@ -245,7 +245,7 @@ export class PgDatabase {
   }
   private syncWrites = 0;
   /**
-   * While a step of a plan run on the pool's connection runs (./plan-driver.ts PlanConnection): that connection, whose
+   * While a step of a plan run on the pool's connection runs (./plan-connection.ts PlanConnection): that connection, whose
    * transaction, writes and per-transaction memos (db.ts txMemo) the store's code sees through this object, and on
    * which the synchronous statements refuse to run (synchronousOnly). Null otherwise.
    */

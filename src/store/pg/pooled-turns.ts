@@ -14,7 +14,9 @@ import type { Gen } from '../op.js';
 import { notInLockstep, runAfter, type TurnRequest } from '../lockstep.js';
 import type { PgDatabase } from './database.js';
 import { isConnectionLoss } from './errors.js';
-import { answerOf, PlanPool, type Handle, type PlanConnection } from './plan-driver.js';
+import type { PlanConnection } from './plan-connection.js';
+import { PlanPool } from './plan-pool.js';
+import { answerOf, type Handle } from './plan-statements.js';
 
 /** One request of a turn, parked on a pooled read (its Handle). */
 interface Request extends TurnRequest<Handle> {
