@@ -51,9 +51,10 @@ export type BounceReason = (typeof BOUNCE_REASONS)[number];
 /** Reasons that are not bounces at all: `hard` is null for them. */
 export const NOT_BOUNCE: ReadonlySet<BounceReason> = new Set(['feedback', 'vacation', 'delivered']);
 
-/** Reasons whose reading should be re-checked against the text (Sisimai's "retry" list). */
+/** Reasons whose reading should be re-checked against the text (Sisimai 5.1.0's "retry" list, suspend included). */
 export const RETRY_REASONS: ReadonlySet<string> = new Set([
   'undefined',
+  'suspend',
   'onhold',
   'systemerror',
   'securityerror',

@@ -1,6 +1,7 @@
 // Classifies an SMTP reply or a DSN recipient (status, reply code, diagnostic text, command)
 // into a bounce reason, hard flag and status (Sisimai-compatible, pseudo-codes included). Pure.
 import { type BounceReason, RETRY_REASONS, isExplicit, isHard, pseudoStatus, NOT_BOUNCE } from './bounce-reasons.js';
+import { LIVE_PHRASES } from './reply-rules-live.js';
 import { LOCALISED_PHRASES } from './reply-rules-localised.js';
 import { REPLY_RULES, STATUS_REASONS, PRIMARY_ORDER, FALLBACK_ORDER, type ReplyRule } from './reply-rules.js';
 
@@ -33,6 +34,10 @@ export interface BounceFacts {
    * repeated "550-5.7.1" prefixes, as Sisimai::Fact reads it); its codes are still read from `diagnostic`
    */
   phrases?: string | null;
+  /** a live SMTP reply (the delivery loop's), read with the live-only phrases too (reply-rules-live.ts) */
+  live?: boolean;
+  /** `reason` is final even when retry-class (the remote host's table said it: Sisimai::Fact keeps Rhost's answer) */
+  final?: boolean;
 }
 export interface BounceReading {
   reason: BounceReason;
@@ -41,10 +46,24 @@ export interface BounceReading {
   replycode: string | null;
 }
 
-const RULES = new Map<BounceReason, ReplyRule>(
-  REPLY_RULES.map((r) => [r.reason, { ...r, includes: [...r.includes, ...(LOCALISED_PHRASES[r.reason] ?? [])] }]),
-);
-const EXCEPT_DATA = new Set(['CONN', 'EHLO', 'HELO', 'STARTTLS', 'AUTH', 'MAIL', 'RCPT']);
+/**
+ * The phrase rules a notice is read with (Sisimai 5.1.0's lists: it knows no other language), and a live reply's (plus
+ * the localised phrases and the live-only ones).
+ */
+function mergeRules(live: boolean): Map<BounceReason, ReplyRule> {
+  return new Map(
+    REPLY_RULES.map((r) => {
+      const more = live ? LIVE_PHRASES[r.reason] : undefined;
+      const localised = live ? (LOCALISED_PHRASES[r.reason] ?? []) : [];
+      const includes = [...r.includes, ...localised, ...(more?.includes ?? [])];
+      return [r.reason, { ...r, includes, aligned: [...(r.aligned ?? []), ...(more?.aligned ?? [])] }];
+    }),
+  );
+}
+const RULES = mergeRules(false);
+const LIVE_RULES = mergeRules(true);
+/** Commands after which Sisimai's Filtered and SpamDetected rules do not read the text (their true()). */
+const EXCEPT_DATA = new Set(['CONN', 'EHLO', 'HELO', 'MAIL', 'RCPT']);
 const REPLY_CODES = new Set([
   '211',
   '214',
@@ -96,9 +115,9 @@ const REPLY_CODES = new Set([
 ]);
 const IPV4 = /\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b/g;
 
-/** Does the (lower-case) text match the phrase rule of `reason`? */
-export function textMatches(reason: BounceReason, text: string): boolean {
-  const rule = RULES.get(reason);
+/** Does the (lower-case) text match the phrase rule of `reason` (a notice's, or with `live` a live reply's)? */
+export function textMatches(reason: BounceReason, text: string, live = false): boolean {
+  const rule = (live ? LIVE_RULES : RULES).get(reason);
   if (!rule || !text) return false;
   if (rule.excludes?.some((p) => text.includes(p))) return false;
   if (rule.includes.some((p) => text.includes(p))) return true;
@@ -169,6 +188,7 @@ export function classifyReply(
     diagnostic: input.text,
     command: input.command ?? 'RCPT',
     reason: input.reason,
+    live: true,
   });
   return { reason: r.reason, hard: r.hard };
 }
@@ -181,6 +201,8 @@ interface Ctx {
   action: string;
   spec: string;
   preset: string;
+  live: boolean;
+  final: boolean;
 }
 
 /** Full reading of one bounced recipient, Sisimai-style. */
@@ -194,11 +216,13 @@ export function classifyBounce(f: BounceFacts): BounceReading {
   const ctx: Ctx = {
     status: status ?? '',
     reply: replycode ?? '',
-    text: phraseText(words, readsAlone(words, status, f.spec) ? null : f.context),
+    text: phraseText(words, readsAlone(words, status, f.spec) ? null : f.context, f.live === true),
     command: (f.command ?? '').toUpperCase(),
     action: (f.action ?? '').toLowerCase(),
     spec: diagnosticType(f.spec),
     preset: f.reason ?? '',
+    live: f.live === true,
+    final: f.final === true && !!f.reason,
   };
   const reason = decide(ctx);
   return finish(reason, status, replycode, text);
@@ -224,10 +248,15 @@ function readsAlone(text: string, status: string | null, spec: string | null | u
 
 const SPECIFIC_STATUS = /^[45]\.[1-9]\.[1-9]/;
 
-/** The lower-case text phrases are read in: the diagnostic, after the notice's own words when given (go-sisimai). */
-function phraseText(text: string, context: string | null | undefined): string {
+/**
+ * The lower-case text phrases are read in: the diagnostic, after the notice's own words when given (go-sisimai). A
+ * live reply's ends in a space, so a phrase ending in one ("blocked using ") matches at its end; a notice's does not,
+ * as Sisimai::Fact sweeps the diagnostic before its phrases are read.
+ */
+function phraseText(text: string, context: string | null | undefined, live: boolean): string {
   const all = context ? `${context.replace(/\s+/g, ' ').trim()} ${text}`.trim() : text;
-  return all ? `${all.toLowerCase()} ` : '';
+  if (!all) return '';
+  return live ? `${all.toLowerCase()} ` : all.toLowerCase();
 }
 
 function finish(reason: BounceReason, status: string | null, replycode: string | null, text: string): BounceReading {
@@ -273,23 +302,23 @@ function isTemporary(status: string | null, reply: string | null, text: string, 
 }
 
 function decide(c: Ctx): BounceReason {
-  if (c.preset && !RETRY_REASONS.has(c.preset)) return c.preset as BounceReason;
+  if (c.preset && (c.final || !RETRY_REASONS.has(c.preset))) return c.preset as BounceReason;
   if (c.status.startsWith('2.')) return 'delivered';
   if (c.spec === 'SMTP') {
-    for (const r of PRIMARY_ORDER) if (probe(r, c)) return r;
+    for (const r of c.live ? PRIMARY_ORDER : NOTICE_PRIMARY_ORDER) if (probe(r, c)) return r;
   }
   const other = anotherOne(c);
   if (other && other !== 'undefined') return other;
   if (c.action === 'delayed') return 'expired';
-  if (textMatches('vacation', c.text)) return 'vacation';
+  if (has(c, 'vacation')) return 'vacation';
   return c.text ? 'onhold' : 'undefined';
 }
 
 function anotherOne(c: Ctx): BounceReason | '' {
   if (isExplicit(c.preset)) return c.preset as BounceReason;
-  const byStatus = STATUS_REASONS[c.status] ?? '';
+  const byStatus = byName(c);
   if (byStatus && !RETRY_REASONS.has(byStatus) && c.spec === 'SMTP') return byStatus;
-  for (const r of FALLBACK_ORDER) if (textMatches(r, c.text)) return r;
+  for (const r of FALLBACK_ORDER) if (has(c, r)) return r;
   if (byStatus) return byStatus;
   const subject = c.status.slice(0, 3);
   if (subject === '5.6' || subject === '4.6') return 'contenterror';
@@ -299,29 +328,37 @@ function anotherOne(c: Ctx): BounceReason | '' {
   if ((n > 400 && n < 408) || (n > 500 && n < 508)) return 'syntaxerror';
   if (c.action === 'delayed' || c.action === 'expired') return 'expired';
   if (c.command === 'EHLO' || c.command === 'HELO') return 'blocked';
-  // not in go-sisimai (no reason for 5.5.x there): a protocol error, after a greeting-time rejection (blocked)
-  if (subject === '5.5') return 'syntaxerror';
+  // a live reply only (not Sisimai's: no reason for 5.5.x there): a protocol error, after a greeting-time rejection
+  if (c.live && subject === '5.5') return 'syntaxerror';
   return '';
 }
 
-const byName = (c: Ctx): string => STATUS_REASONS[c.status] ?? '';
+/**
+ * A notice's primary pass is Sisimai 5.1.0's (Reason.pm's first ClassOrder): no contenterror, whose true() returns
+ * nothing there (go-sisimai's has one); a content error is read by the fallback lists and the x.6 status class.
+ */
+const NOTICE_PRIMARY_ORDER = PRIMARY_ORDER.filter((r) => r !== 'contenterror');
+/** Status codes a notice reads as Sisimai 5.1.0's SMTP::Status names them, where the live table differs. */
+const NOTICE_STATUS: Readonly<Record<string, BounceReason>> = { '5.7.30': 'securityerror' };
+const byName = (c: Ctx): BounceReason | '' =>
+  (c.live ? undefined : NOTICE_STATUS[c.status]) ?? STATUS_REASONS[c.status] ?? '';
+const has = (c: Ctx, reason: BounceReason): boolean => textMatches(reason, c.text, c.live);
 
 type Probe = (c: Ctx) => boolean;
 const PROBES: Partial<Record<BounceReason, Probe>> = {
-  mesgtoobig: (c) => byName(c) === 'mesgtoobig' || (byName(c) !== 'exceedlimit' && textMatches('mesgtoobig', c.text)),
-  suspend: (c) => c.reply === '525' || textMatches('suspend', c.text),
-  hasmoved: (c) => textMatches('hasmoved', c.text),
-  norelaying: (c) => !['CONN', 'EHLO', 'HELO'].includes(c.command) && textMatches('norelaying', c.text),
+  mesgtoobig: (c) => byName(c) === 'mesgtoobig' || (byName(c) !== 'exceedlimit' && has(c, 'mesgtoobig')),
+  suspend: (c) => c.reply === '525' || has(c, 'suspend'),
+  hasmoved: (c) => has(c, 'hasmoved'),
+  norelaying: (c) => !['CONN', 'EHLO', 'HELO'].includes(c.command) && has(c, 'norelaying'),
   userunknown: probeUserUnknown,
   filtered: probeFiltered,
-  notcompliantrfc: (c) => textMatches('notcompliantrfc', c.text),
-  badreputation: (c) => textMatches('badreputation', c.text),
-  contenterror: (c) => !probeSpam(c) && (byName(c) === 'contenterror' || textMatches('contenterror', c.text)),
+  notcompliantrfc: (c) => has(c, 'notcompliantrfc'),
+  badreputation: (c) => has(c, 'badreputation'),
+  contenterror: (c) => !probeSpam(c) && (byName(c) === 'contenterror' || has(c, 'contenterror')),
   rejected: probeRejected,
-  hostunknown: (c) =>
-    byName(c) === 'hostunknown' ? !textMatches('networkerror', c.text) : textMatches('hostunknown', c.text),
+  hostunknown: (c) => (byName(c) === 'hostunknown' ? !has(c, 'networkerror') : has(c, 'hostunknown')),
   spamdetected: probeSpam,
-  speeding: (c) => textMatches('speeding', c.text),
+  speeding: (c) => has(c, 'speeding'),
 };
 
 /**
@@ -335,7 +372,7 @@ function probe(reason: BounceReason, c: Ctx): boolean {
   if (NEED_STATUS.has(reason) && !c.status && !isExplicit(c.preset)) return false;
   const special = PROBES[reason];
   if (special) return special(c);
-  return byName(c) === reason || textMatches(reason, c.text);
+  return byName(c) === reason || has(c, reason);
 }
 
 function probeUserUnknown(c: Ctx): boolean {
@@ -343,25 +380,25 @@ function probeUserUnknown(c: Ctx): boolean {
   if (name === 'suspend') return false;
   if (name === 'userunknown') {
     const others: BounceReason[] = ['norelaying', 'blocked', 'mailboxfull', 'hasmoved', 'rejected', 'notaccept'];
-    return !others.some((r) => textMatches(r, c.text));
+    return !others.some((r) => has(c, r));
   }
-  return c.command === 'RCPT' && textMatches('userunknown', c.text);
+  return c.command === 'RCPT' && has(c, 'userunknown');
 }
 
 function probeFiltered(c: Ctx): boolean {
   const name = byName(c);
   if (name === 'suspend') return false;
-  if (name === 'filtered') return textMatches('userunknown', c.text) || textMatches('filtered', c.text);
+  if (name === 'filtered') return has(c, 'userunknown') || has(c, 'filtered');
   if (EXCEPT_DATA.has(c.command)) return false;
-  return textMatches('filtered', c.text) || textMatches('userunknown', c.text);
+  return has(c, 'filtered') || has(c, 'userunknown');
 }
 
 function probeRejected(c: Ctx): boolean {
   const name = byName(c) || 'undefined';
   if (name === 'rejected') return true;
-  if (c.command === 'MAIL') return textMatches('rejected', c.text);
-  if (c.command === 'DATA' && name !== 'userunknown') return textMatches('rejected', c.text);
-  if (!isExplicit(name) || name === 'securityerror' || name === 'systemerror') return textMatches('rejected', c.text);
+  if (c.command === 'MAIL') return has(c, 'rejected');
+  if (c.command === 'DATA' && name !== 'userunknown') return has(c, 'rejected');
+  if (!isExplicit(name) || name === 'securityerror' || name === 'systemerror') return has(c, 'rejected');
   return false;
 }
 
@@ -370,7 +407,7 @@ function probeSpam(c: Ctx): boolean {
   if (!c.status && !isExplicit(c.preset)) return false;
   if (byName(c) === 'spamdetected') return true;
   if (EXCEPT_DATA.has(c.command)) return false;
-  return textMatches('spamdetected', c.text);
+  return has(c, 'spamdetected');
 }
 
 /** The Diagnostic-Code type as Sisimai reads it: Postfix's own "X-Postfix" counts as SMTP (its Postfix decoder). */

@@ -1,7 +1,8 @@
-// Localised reply phrases (lower case), merged into the phrase rule of their reason (reply-rules.ts): what German,
-// French, Spanish, Dutch, Italian, Latvian, Portuguese and Polish notices and replies say for the common reasons.
-// Both the accented spelling and the ASCII one servers fall back to. Each phrase names its reason on its own
-// (no bare "inconnu" or "voll"); docs/inbound.md, "Localised notices".
+// Localised reply phrases (lower case), merged into the phrase rule of their reason (reply-rules.ts) when a LIVE reply
+// is read: what German, French, Spanish, Dutch, Italian, Latvian, Portuguese and Polish servers say for the common
+// reasons. Both the accented spelling and the ASCII one servers fall back to. Each phrase names its reason on its own
+// (no bare "inconnu" or "voll"); docs/inbound.md, "Localised notices". A bounce notice is read with Sisimai 5.1.0's
+// lists alone (they know no other language), as the notices' reference reads it ("Session 22").
 import type { BounceReason } from './bounce-reasons.js';
 
 export const LOCALISED_PHRASES: Readonly<Partial<Record<BounceReason, readonly string[]>>> = {

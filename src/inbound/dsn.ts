@@ -26,6 +26,8 @@ export interface RawRecipient {
   leadForAgents?: boolean;
   /** the remote server's replies in a Sendmail transcript ("<<< ..." lines), when it names this recipient alone */
   replies?: string | null;
+  /** which Sisimai decoder reads the notice: a notice format's family, `vendor` (GENERIC_LHOST_SIGNS) or `generic` */
+  decoder?: string | null;
 }
 
 /** A failed recipient as a text-only notice gives it: no status, spec or reply code (the rest as given). */

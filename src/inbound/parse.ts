@@ -3,7 +3,7 @@
 import type { BounceReason } from '../core/bounce-reasons.js';
 import { classifyBounce, findReply, findStatus } from '../core/classify.js';
 import { isExplicit, pseudoStatus } from '../core/bounce-reasons.js';
-import { mailboxProvider, registryReason } from '../core/providers/index.js';
+import { mailboxProvider, registryAnswer } from '../core/providers/index.js';
 import { type Entity, decodeWords, header, leaves, parseEntity } from './mime.js';
 import { findAddress } from '../core/address.js';
 import {
@@ -259,6 +259,8 @@ function bounceReport(root: Entity): Report | null {
   }
   if (raws.length === 1 && !(raws[0] as RawRecipient).address) (raws[0] as RawRecipient).address = originalTo(root);
   applyFormat(format, root, raws, errorSection(notice, format));
+  const decoder = format?.family ?? vendor ?? 'generic';
+  for (const r of raws) r.decoder = decoder;
   return { kind: 'dsn', recipients: raws.map(toRecipient), original };
 }
 
@@ -328,12 +330,12 @@ function responseAfter(section: string, marker: string): string | null {
  * What the provider registry decides for this recipient (its PRECEDENCE: the notice's own reason, the remote host's
  * table, provider codes, vendor phrases), or null; the generic reading (classifyBounce) does the rest.
  */
-function presetReason(r: RawRecipient, diagnostic: string | null): BounceReason | null {
+function presetReason(r: RawRecipient, diagnostic: string | null): { reason: BounceReason; source: string } | null {
   // codes are read from the text as given, phrases from the unfolded reply (unfoldReply)
   const text = diagnostic ?? '';
   const status = r.status && !r.status.endsWith('.0.0') ? r.status : (findStatus(text) ?? r.status);
   const said = withoutPostfixHost(text);
-  return registryReason({
+  return registryAnswer({
     text: unfoldReply(r.replies ? `${r.replies} ${said}` : said),
     status,
     replycode: r.replycode ?? findReply(text, status?.[0]),
@@ -343,6 +345,7 @@ function presetReason(r: RawRecipient, diagnostic: string | null): BounceReason 
     lhost: r.lhost ?? null,
     notice: (r.reason as BounceReason | null | undefined) ?? null,
     lead: r.lead ?? null,
+    decoder: r.decoder ?? 'generic',
   });
 }
 
@@ -385,7 +388,9 @@ function toRecipient(r: RawRecipient): ReportRecipient {
     command: r.command,
     action: r.action,
     spec: r.spec,
-    reason: preset,
+    reason: preset?.reason ?? null,
+    // Sisimai::Fact keeps the remote host's table's answer as it is, a retry-class one too (Rhost->find || Reason->get)
+    final: preset?.source === 'remote-host',
     context: r.leadForAgents ? null : r.lead,
   });
   // An explicit Action field wins: a Postfix expiry (Action: failed, Status: 4.4.7) is a final failure, not a delay.

@@ -1,6 +1,8 @@
-// Localised reply texts (src/core/reply-rules-localised.ts): each language's phrase for the common reasons is read
-// as that reason, with no status code to lean on (a generic 5.0.0 / 550 / none). A user-unknown text is read as
-// userunknown when the server said it at RCPT (elsewhere Sisimai's rules make it filtered, in any language).
+// Localised reply texts (src/core/reply-rules-localised.ts): in a live reply each language's phrase for the common
+// reasons is read as that reason, with no status code to lean on (a generic 5.0.0 / 550 / none). A user-unknown text
+// is read as userunknown when the server said it at RCPT (elsewhere Sisimai's rules make it filtered, in any
+// language). A bounce notice is read with Sisimai 5.1.0's lists, which know no other language: there the same text
+// reads onhold, as Sisimai reads it (docs/inbound.md, "Session 22").
 import { expect } from 'chai';
 import { classifyBounce } from '../../src/core/classify.js';
 
@@ -50,8 +52,11 @@ describe('classifyBounce: localised reply texts', () => {
           diagnostic: text,
           action: 'failed',
           command: 'RCPT',
+          live: true,
         });
         expect(r.reason, `status ${status}`).to.equal(reason);
+        const notice = classifyBounce({ status, replycode: status ? '550' : null, diagnostic: text, command: 'RCPT' });
+        expect(notice.reason, `notice, status ${status}`).to.equal('onhold');
       }
     });
 });

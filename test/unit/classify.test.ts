@@ -82,10 +82,10 @@ describe('classification helpers', () => {
     );
   });
   it('makes Sisimai pseudo status codes when no enhanced code exists', () => {
-    expect(classifyBounce({ diagnostic: 'retry timeout exceeded' }).status).to.equal('4.0.947');
+    expect(classifyBounce({ diagnostic: 'delivery time expired' }).status).to.equal('4.0.947');
     expect(classifyBounce({ diagnostic: '550 Unknown user x@example.org' }).status).to.equal('5.0.910');
     // a code-less expiry is temporary unless the notice calls the failure permanent (Gmail)
-    expect(classifyBounce({ diagnostic: 'failed permanently: retry timeout exceeded' }).status).to.equal('5.0.947');
+    expect(classifyBounce({ diagnostic: 'failed permanently: delivery time expired' }).status).to.equal('5.0.947');
   });
   it('finds status codes but not IP addresses or versions', () => {
     expect(findStatus('host 192.0.2.1 said 550 5.2.2 full')).to.equal('5.2.2');

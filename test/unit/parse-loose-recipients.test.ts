@@ -46,7 +46,9 @@ describe('parseReport: recipients of notices of any layout', () => {
     expect(r.recipients.map((x) => x.reason)).to.deep.equal(['mailboxfull', 'mailboxfull']);
   });
 
-  it('reads an address inside a localised sentence and its reason (German, no status code)', async () => {
+  // its reason is onhold: a notice is read with Sisimai 5.1.0's lists, which know no German ("Postfach voll" is
+  // mailboxfull in a live reply only: classify-localised.test.ts)
+  it('reads an address inside a localised sentence (German, no status code)', async () => {
     const r = await parseReport(
       notice(
         'Ihre Nachricht an <heinz@empfang.example.de> konnte nicht zugestellt werden.\r\n' +
@@ -55,7 +57,7 @@ describe('parseReport: recipients of notices of any layout', () => {
         'Unzustellbar',
       ),
     );
-    expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([['heinz@empfang.example.de', 'mailboxfull']]);
+    expect(r.recipients.map((x) => [x.address, x.reason])).to.deep.equal([['heinz@empfang.example.de', 'onhold']]);
   });
 
   it('reads an address alone on its line above its reason line', async () => {

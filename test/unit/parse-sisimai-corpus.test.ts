@@ -77,8 +77,8 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
   const FIFTH_FLOOR: Record<(typeof FIGURES)[number], number> = {
     kind: 100,
     recipients: 100,
-    hard: 97.5,
-    reason: 95.1,
+    hard: 100,
+    reason: 97.5,
   };
   /**
    * The sixth round (Dada Mail, Majordomo 2, RIPE NCC's whois, froide, Freegle, Discourse, Zammad, php-imap, the
@@ -144,22 +144,22 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
   const EVERY_FLOOR: Record<(typeof FIGURES)[number], number> = {
     kind: 100,
     recipients: 97.9,
-    hard: 98.8,
-    reason: 97.7,
+    hard: 98.9,
+    reason: 97.9,
   };
   /** Every held-out notice of every round (616): the share reached (rounded down); raise it, never lower it. */
   const ROUNDS_FLOOR: Record<(typeof FIGURES)[number], number> = {
     kind: 100,
     recipients: 97.5,
-    hard: 98.7,
-    reason: 97.4,
+    hard: 98.8,
+    reason: 97.5,
   };
   /** The held-out notices of rounds 1-6: issue 37's bar (97%) on every figure, and the share reached (rounded down). */
   const ALL_FLOOR: Record<(typeof FIGURES)[number], number> = {
     kind: 100,
     recipients: 97.4,
-    hard: 98.7,
-    reason: 97.4,
+    hard: 98.9,
+    reason: 97.6,
   };
   const LATER_SETS = [...FOURTH_SETS, ...FIFTH_SETS, ...SIXTH_SETS, ...SEVENTH_SETS, ...EIGHTH_SETS, ...NINTH_SETS];
   let results: SampleResult[] = [];

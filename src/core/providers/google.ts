@@ -1,11 +1,15 @@
 // Google (Gmail, Google Workspace) in the provider registry: its reply table, read when the remote host is
 // Google's (Sisimai Rhost::Google, BSD-2-Clause), and the Gmail notice format (Sisimai Lhost::Gmail). Pure data.
 import type { BounceReason } from '../bounce-reasons.js';
-import type { NoticeFormat, Provider, ProviderInput } from './types.js';
+import { type NoticeFormat, type Provider, type ProviderInput, type TableMode, readsEntry } from './types.js';
 
 type R = BounceReason;
-/** Google: [reply codes, status codes, phrase]; reply and status compared without their class digit, as Sisimai does. */
-const GOOGLE: readonly [string, string, string, R][] = [
+/**
+ * Google: [reply, status, phrase, reason, mode]; reply and status compared without their class digit, as Sisimai does.
+ * Notices are read with Sisimai 5.1.0's Rhost::Google (entries without a
+ * mode, and `notice`), live replies with go-sisimai's and the reader's wording (without a mode, and `live`).
+ */
+const GOOGLE: readonly (readonly [string, string, string, R, TableMode?])[] = [
   ['451', '4.7.24', 'the spf record of the sending domain', 'authfailure'],
   ['550', '5.7.24', 'the spf record of the sending domain', 'authfailure'],
   ['421', '4.7.26', 'senders to authenticate with either spf or dkim', 'authfailure'],
@@ -33,10 +37,10 @@ const GOOGLE: readonly [string, string, string, R][] = [
   ['421', '4.7.0', 'an unusual rate of unsolicited mail', 'blocked'],
   ['421', '4.7.28', 'an unusual rate of mail', 'blocked'],
   // support.google.com/a/answer/3726730 (Gmail SMTP errors and codes), wording of 2025-2026: rate limited for reputation
-  ['421', '4.7.28', 'an unusual rate of unsolicited email', 'badreputation'],
-  ['421', '4.7.28', 'an unusual rate of email', 'badreputation'],
-  ['421', '4.7.28', 'an unusual amount of unsolicited email', 'badreputation'],
-  ['451', '4.7.23', "doesn't have a ptr record, or the ptr record's forward dns entry", 'requireptr'],
+  ['421', '4.7.28', 'an unusual rate of unsolicited email', 'badreputation', 'live'],
+  ['421', '4.7.28', 'an unusual rate of email', 'badreputation', 'live'],
+  ['421', '4.7.28', 'an unusual amount of unsolicited email', 'badreputation', 'live'],
+  ['451', '4.7.23', "doesn't have a ptr record, or the ptr record's forward dns entry", 'requireptr', 'live'],
   ['550', '5.7.1', 'an unusual rate of unsolicited mail', 'blocked'],
   ['550', '5.7.28', 'an unusual rate of unsolicited mail', 'blocked'],
   ['552', '5.2.3', "exceeded google's message size limits", 'exceedlimit'],
@@ -48,8 +52,8 @@ const GOOGLE: readonly [string, string, string, R][] = [
   ['421', '4.7.0', 'connection expired', 'expired'],
   ['451', '4.4.2', 'timeout - closing connection', 'expired'],
   // failedstarttls in Sisimai 5.2+; securityerror before
-  ['530', '5.7.0', 'must issue a starttls command first', 'securityerror'],
-  ['454', '5.5.1', 'starttls may not be repeated', 'securityerror'],
+  ['530', '5.7.0', 'must issue a starttls command first', 'securityerror', 'live'],
+  ['454', '5.5.1', 'starttls may not be repeated', 'securityerror', 'live'],
   ['421', '4.7.0', 'tls required for rcpt domain', 'securityerror'],
   ['421', '4.7.29', 'senders to use tls/ssl for smtp', 'securityerror'],
   ['550', '5.7.29', 'senders to use tls/ssl for smtp', 'securityerror'],
@@ -141,13 +145,18 @@ const GOOGLE: readonly [string, string, string, R][] = [
   ['550', '5.1.1', 'the email account that you tried to reach does not exist', 'userunknown'],
   ['553', '5.1.2', "we weren't able to find the recipient domain", 'userunknown'],
   ['553', '5.1.3', 'is not a valid rfc 5321 address', 'userunknown'],
+  // Sisimai 5.1.0's own entries the reader's (go-sisimai's) table words otherwise: read in notices only
+  ['454', '5.5.1', 'starttls may not be repeated', 'syntaxerror', 'notice'],
+  ['530', '5.7.0', 'must issue a starttls command first', 'syntaxerror', 'notice'],
 ];
 
 function googleReason(i: ProviderInput, text: string): R | null {
   if (!i.replycode || !i.status) return null;
   const reply = i.replycode.slice(1, 3);
   const status = i.status.slice(2);
-  const hit = GOOGLE.find(([rc, st, p]) => text.includes(p) && rc.indexOf(reply) > 0 && st.indexOf(status) > 1);
+  const hit = GOOGLE.find(
+    ([rc, st, p, , mode]) => readsEntry(i, mode) && text.includes(p) && rc.indexOf(reply) > 0 && st.indexOf(status) > 1,
+  );
   return hit ? hit[3] : null;
 }
 

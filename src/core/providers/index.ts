@@ -22,14 +22,7 @@ import { localAgentReason } from './local-agents.js';
 import { MTA_PROVIDERS } from './mta.js';
 import { MORE_MTA_PROVIDERS } from './mta-more.js';
 import { MAILBOX_PROVIDERS } from './brands.js';
-import {
-  type CodeRule,
-  type NoticeFormat,
-  type Phrases,
-  type Provider,
-  type ProviderInput,
-  byPhrase,
-} from './types.js';
+import { type CodeRule, type NoticeFormat, type Provider, type ProviderInput, type VendorPhrases } from './types.js';
 
 export type { CodeRule, NoticeFormat, Provider, ProviderInput } from './types.js';
 export { DSN_FIELD_REASONS, GENERIC_LHOST_SIGNS, QUOTED_REPLY_DECODER } from './mta.js';
@@ -175,7 +168,7 @@ const HOST_PROVIDERS = inOrder(
   PROVIDERS.filter((p) => p.hosts),
   (p) => p.name,
 );
-const VENDOR_PHRASES: Phrases = PROVIDERS.flatMap((p) => p.vendorPhrases ?? []);
+const VENDOR_PHRASES: VendorPhrases = PROVIDERS.flatMap((p) => p.vendorPhrases ?? []);
 
 const byHostName = (host: string) =>
   host
@@ -243,14 +236,28 @@ const SOURCES: Readonly<Record<Source, (f: RecipientFacts) => BounceReason | nul
   'remote-host': providerReason,
   notice: (f) => f.notice ?? null,
   'code-rules': (f) => codeRuleReason(f.text, f.rhost),
-  'vendor-phrases': (f) => byPhrase(VENDOR_PHRASES, f.text.toLowerCase()),
+  'vendor-phrases': (f) => vendorPhraseReason(f),
 };
+
+/** The first vendor phrase in the text that the notice's decoder reads (every one in a live reply). */
+function vendorPhraseReason(f: RecipientFacts): BounceReason | null {
+  const lower = f.text.toLowerCase();
+  const hit = VENDOR_PHRASES.find(
+    ([, ps, decoders]) => (!f.decoder || decoders.includes(f.decoder)) && ps.some((p) => lower.includes(p)),
+  );
+  return hit?.[0] ?? null;
+}
 
 /** The reason the registry's knowledge gives this recipient, asked in PRECEDENCE order; null: the generic reading decides. */
 export function registryReason(f: RecipientFacts): BounceReason | null {
+  return registryAnswer(f)?.reason ?? null;
+}
+
+/** registryReason and the source that gave it. */
+export function registryAnswer(f: RecipientFacts): { reason: BounceReason; source: Source } | null {
   for (const source of PRECEDENCE) {
     const reason = SOURCES[source](f);
-    if (reason) return reason;
+    if (reason) return { reason, source };
   }
   return null;
 }

@@ -8,7 +8,9 @@ import {
   type Phrases,
   type Provider,
   type ProviderInput,
+  type TableMode,
   asReasons,
+  readsEntry,
   byPhrase,
 } from './types.js';
 
@@ -74,14 +76,18 @@ const MICROSOFT_PHRASES: CodeRule = {
   ],
 };
 
-/** Microsoft: [status (or "5.7." with a range of the third number), low, high, phrase, reason]. */
-const MICROSOFT: readonly [string, number, number, string, R][] = [
+/**
+ * Microsoft: [status (or "5.7." with a range of the third number), low, high, phrase, reason, mode]. Notices are read
+ * with Sisimai 5.1.0's Rhost::Microsoft (entries without a mode, and `notice`), live replies with go-sisimai's and the
+ * reader's wording (without a mode, and `live`): docs/inbound.md, "Session 22".
+ */
+const MICROSOFT: readonly (readonly [string, number, number, string, R, TableMode?])[] = [
   ['4.7.26', 0, 0, 'must pass either spf or dkim validation, this message is not signed', 'authfailure'],
   ['5.7.23', 0, 0, 'the message was rejected because of sender policy framework violation', 'authfailure'],
   ['5.7.509', 0, 0, 'does not pass dmarc verification', 'authfailure'],
-  ['5.7.515', 0, 0, "doesn't meet the required authentication level", 'authfailure'],
+  ['5.7.515', 0, 0, "doesn't meet the required authentication level", 'authfailure', 'live'],
   // Outlook.com's own wording (techcommunity.microsoft.com, "Outlook's new requirements for high-volume senders", 2025)
-  ['5.7.515', 0, 0, 'does not meet the required authentication level', 'authfailure'],
+  ['5.7.515', 0, 0, 'does not meet the required authentication level', 'authfailure', 'live'],
   ['4.7.650', 0, 0, 'has been temporarily rate limited due to ip reputation', 'badreputation'],
   ['4.4.2', 0, 0, 'connection dropped', 'blocked'],
   ['4.7.', 850, 899, 'access denied, please try again later', 'blocked'],
@@ -107,31 +113,31 @@ const MICROSOFT: readonly [string, number, number, string, R][] = [
   ['4.4.7', 0, 0, 'queue expired; message expired', 'expired'],
   ['4.4.7', 0, 0, 'message expired', 'expired'],
   ['5.4.300', 0, 0, 'message expired', 'expired'],
-  ['5.4.316', 0, 0, 'message expired', 'expired'],
+  ['5.4.316', 0, 0, 'message expired', 'expired', 'live'],
   // failedstarttls in Sisimai 5.2+; securityerror before
-  ['4.4.8', 0, 0, ' failed mta-sts validation', 'securityerror'],
-  ['5.4.8', 0, 0, ' failed mta-sts validation', 'securityerror'],
+  ['4.4.8', 0, 0, ' failed mta-sts validation', 'securityerror', 'live'],
+  ['5.4.8', 0, 0, ' failed mta-sts validation', 'securityerror', 'live'],
   ['4.4.317', 0, 0, 'starttls is required to send mail', 'securityerror'],
   ['5.4.317', 0, 0, 'starttls is required to send mail', 'securityerror'],
-  ['4.7.5', 0, 0, 'remote certificate failed mta-sts validation', 'securityerror'],
-  ['5.7.5', 0, 0, 'remote certificate failed mta-sts validation', 'securityerror'],
-  ['5.7.51', 0, 0, 'restrictdomainstoipaddresses or restrictdomainstocertificate', 'securityerror'],
-  ['4.7.321', 0, 0, 'starttls-not-supported:', 'securityerror'],
-  ['5.7.321', 0, 0, 'starttls-not-supported:', 'securityerror'],
-  ['5.7.322', 0, 0, 'certificate-expired:', 'securityerror'],
-  ['4.7.323', 0, 0, 'tlsa-invalid:', 'securityerror'],
-  ['5.7.323', 0, 0, 'tlsa-invalid:', 'securityerror'],
-  ['4.7.324', 0, 0, 'dnssec-invalid:', 'securityerror'],
-  ['5.7.324', 0, 0, 'dnssec-invalid:', 'securityerror'],
-  ['4.7.325', 0, 0, 'certificate-host-mismatch:', 'securityerror'],
-  ['5.7.325', 0, 0, 'certificate-host-mismatch:', 'securityerror'],
+  ['4.7.5', 0, 0, 'remote certificate failed mta-sts validation', 'securityerror', 'live'],
+  ['5.7.5', 0, 0, 'remote certificate failed mta-sts validation', 'securityerror', 'live'],
+  ['5.7.51', 0, 0, 'restrictdomainstoipaddresses or restrictdomainstocertificate', 'securityerror', 'live'],
+  ['4.7.321', 0, 0, 'starttls-not-supported:', 'securityerror', 'live'],
+  ['5.7.321', 0, 0, 'starttls-not-supported:', 'securityerror', 'live'],
+  ['5.7.322', 0, 0, 'certificate-expired:', 'securityerror', 'live'],
+  ['4.7.323', 0, 0, 'tlsa-invalid:', 'securityerror', 'live'],
+  ['5.7.323', 0, 0, 'tlsa-invalid:', 'securityerror', 'live'],
+  ['4.7.324', 0, 0, 'dnssec-invalid:', 'securityerror', 'live'],
+  ['5.7.324', 0, 0, 'dnssec-invalid:', 'securityerror', 'live'],
+  ['4.7.325', 0, 0, 'certificate-host-mismatch:', 'securityerror', 'live'],
+  ['5.7.325', 0, 0, 'certificate-host-mismatch:', 'securityerror', 'live'],
   ['5.2.2', 0, 0, 'mailbox full', 'mailboxfull'],
   ['5.4.4', 0, 0, 'smtpsend.dns.nonexistentdomain; nonexistent domain', 'networkerror'],
   ['5.4.6', 0, 0, 'hop count exceeded - possible mail loop', 'networkerror'],
-  ['4.4.312', 0, 0, 'dns query failed', 'networkerror'],
-  ['5.4.312', 0, 0, 'dns query failed', 'networkerror'],
+  ['4.4.312', 0, 0, 'dns query failed', 'networkerror', 'live'],
+  ['5.4.312', 0, 0, 'dns query failed', 'networkerror', 'live'],
   ['4.4.316', 0, 0, 'connection refused', 'networkerror'],
-  ['5.4.316', 0, 0, 'connection refused', 'networkerror'],
+  ['5.4.316', 0, 0, 'connection refused', 'networkerror', 'live'],
   ['5.4.4', 0, 0, 'invalid arguments', 'networkerror'],
   ['5.4.6', 0, 0, 'routing loop detected', 'networkerror'],
   ['5.4.14', 0, 0, 'routing loop detected', 'networkerror'],
@@ -169,18 +175,18 @@ const MICROSOFT: readonly [string, number, number, string, R][] = [
   ['5.2.1', 0, 0, 'content filter agent quarantined this message', 'spamdetected'],
   // ratelimited in Sisimai 5.2+; toomanyconn (recipients, connections) or speeding (rates) before
   ['5.5.3', 0, 0, 'too many recipients', 'toomanyconn'],
-  ['4.3.2', 0, 0, 'storedrv.deliver; recipient thread limit exceeded', 'toomanyconn'],
+  ['4.3.2', 0, 0, 'storedrv.deliver; recipient thread limit exceeded', 'toomanyconn', 'live'],
   ['4.5.3', 0, 0, 'too many recipients', 'toomanyconn'],
-  ['4.7.652', 0, 0, 'has exceeded the maximum number of connections', 'toomanyconn'],
-  ['5.1.90', 0, 0, 'reached your daily limit for message recipients', 'speeding'],
+  ['4.7.652', 0, 0, 'has exceeded the maximum number of connections', 'toomanyconn', 'live'],
+  ['5.1.90', 0, 0, 'reached your daily limit for message recipients', 'speeding', 'live'],
   ['5.2.2', 0, 0, 'submission quota exceeded', 'speeding'],
-  ['5.2.121', 0, 0, "recipient's per hour message receive limit", 'speeding'],
-  ['5.2.122', 0, 0, "recipient's per hour message receive limit", 'speeding'],
-  ['5.2.122', 0, 0, 'the recipient has exceeded their limit for', 'speeding'],
+  ['5.2.121', 0, 0, "recipient's per hour message receive limit", 'speeding', 'live'],
+  ['5.2.122', 0, 0, "recipient's per hour message receive limit", 'speeding', 'live'],
+  ['5.2.122', 0, 0, 'the recipient has exceeded their limit for', 'speeding', 'live'],
   ['5.7.508', 0, 0, 'has exceeded permitted limits within', 'speeding'],
-  ['5.7.', 700, 749, 'tenant has exceeded threshold', 'speeding'],
+  ['5.7.', 700, 749, 'tenant has exceeded threshold', 'speeding', 'live'],
   // the sending IP is refused (learn.microsoft.com Exchange Online NDR reference, 5.7.708); speeding in Sisimai
-  ['5.7.', 700, 749, 'traffic not accepted from this ip', 'blocked'],
+  ['5.7.', 700, 749, 'traffic not accepted from this ip', 'blocked', 'live'],
   ['5.7.504', 0, 0, 'recipient address rejected: access denied', 'suspend'],
   ['5.7.505', 0, 0, 'access denied, banned recipient', 'suspend'],
   ['5.2.1', 0, 0, 'mailbox cannot be accessed', 'suspend'],
@@ -189,18 +195,18 @@ const MICROSOFT: readonly [string, number, number, string, R][] = [
   ['4.3.2', 0, 0, 'service not available', 'systemerror'],
   ['4.3.2', 0, 0, 'service not active', 'systemerror'],
   ['5.3.5', 0, 0, 'system incorrectly configured', 'systemerror'],
-  ['5.3.190', 0, 0, 'when journaling archive is disabled', 'systemerror'],
+  ['5.3.190', 0, 0, 'when journaling archive is disabled', 'systemerror', 'live'],
   ['5.0.0', 0, 0, 'helo / ehlo requires domain address', 'systemerror'],
   ['5.1.4', 0, 0, 'destination mailbox address ambiguous', 'systemerror'],
   ['5.2.4', 0, 0, 'mailing list expansion problem', 'systemerror'],
   ['5.2.14', 0, 0, 'misconfigured forwarding address', 'systemerror'],
-  ['4.4.', 22, 28, 'message failed to be replicated:', 'systemerror'],
+  ['4.4.', 22, 28, 'message failed to be replicated:', 'systemerror', 'live'],
   ['4.4.3', 0, 0, 'temporary server error. please try again later attr18', 'systemerror'],
   ['4.7.0', 0, 0, 'temporary server error. please try again later. prx4 nexthop:', 'systemerror'],
   ['4.4.318', 0, 0, '(suspiciousremoteservererror)', 'systemerror'],
   ['5.4.318', 0, 0, '(suspiciousremoteservererror)', 'systemerror'],
   // Outlook.com throttles the sending IP (learn.microsoft.com NDR reference, 4.7.500-699); systemerror in Sisimai
-  ['4.7.500', 0, 0, 'server busy. please try again later from ', 'speeding'],
+  ['4.7.500', 0, 0, 'server busy. please try again later from ', 'speeding', 'live'],
   ['4.7.700', 0, 0, 'pfa agent busy, please try again.', 'systemerror'],
   ['4.3.1', 0, 0, 'insufficient system resources', 'systemfull'],
   ['5.1.1', 0, 0, 'resolver.adr.exrecipnotfound; not found', 'userunknown'],
@@ -213,7 +219,79 @@ const MICROSOFT: readonly [string, number, number, string, R][] = [
   ['5.4.1', 0, 0, 'recipient address rejected: access denied', 'userunknown'],
   ['5.5.0', 0, 0, 'requested action not taken: mailbox unavailable', 'userunknown'],
   ['5.1.2', 0, 0, 'invalid x.400 address', 'userunknown'],
-  ['5.1.351', 0, 0, 'remote server returned unknown recipient or mailbox unavailable', 'userunknown'],
+  ['5.1.351', 0, 0, 'remote server returned unknown recipient or mailbox unavailable', 'userunknown', 'live'],
+  // Sisimai 5.1.0's own entries the reader's (go-sisimai's) table words otherwise: read in notices only
+  ['4.7.323', 0, 0, 'tlsa-invalid: The domain failed dane validation', 'authfailure', 'notice'],
+  ['5.7.323', 0, 0, 'tlsa-invalid: The domain failed dane validation', 'authfailure', 'notice'],
+  ['4.7.324', 0, 0, 'dnssec-invalid: destination domain returned invalid dnssec records', 'authfailure', 'notice'],
+  ['5.7.324', 0, 0, 'dnssec-invalid: destination domain returned invalid dnssec records', 'authfailure', 'notice'],
+  [
+    '4.7.325',
+    0,
+    0,
+    'certificate-host-mismatch: remote certificate must have a common name or subject alternative name matching the hostname (dane)',
+    'authfailure',
+    'notice',
+  ],
+  [
+    '5.7.325',
+    0,
+    0,
+    'certificate-host-mismatch: remote certificate must have a common name or subject alternative name matching the hostname (dane)',
+    'authfailure',
+    'notice',
+  ],
+  ['5.7.322', 0, 0, "certificate-expired: destination mail server's certificate is expired", 'authfailure', 'notice'],
+  ['5.7.51', 0, 0, 'restrictdomainstoipaddresses or restrictdomainstocertificate', 'blocked', 'notice'],
+  [
+    '4.7.321',
+    0,
+    0,
+    'starttls-not-supported: destination mail server must support tls to receive mail',
+    'securityerror',
+    'notice',
+  ],
+  [
+    '5.7.321',
+    0,
+    0,
+    'starttls-not-supported: destination mail server must support tls to receive mail',
+    'securityerror',
+    'notice',
+  ],
+  ['4.3.2', 0, 0, 'storedrv.deliver; recipient thread limit exceeded', 'speeding', 'notice'],
+  [
+    '5.1.90',
+    0,
+    0,
+    "your message can't be sent because you've reached your daily limit for message recipients",
+    'speeding',
+    'notice',
+  ],
+  ['5.2.121', 0, 0, "recipient's per hour message receive limit from specific sender exceeded", 'speeding', 'notice'],
+  ['5.2.122', 0, 0, "recipient's per hour message receive limit exceeded", 'speeding', 'notice'],
+  ['5.7.', 700, 749, 'access denied, tenant has exceeded threshold', 'speeding', 'notice'],
+  ['5.7.', 700, 749, 'access denied, traffic not accepted from this ip', 'speeding', 'notice'],
+  [
+    '5.3.190',
+    0,
+    0,
+    'journaling on-premises messages to microsoft 365 or office 365 not supported when journaling archive is disabled',
+    'systemerror',
+    'notice',
+  ],
+  ['4.4.24', 0, 0, 'message failed to be replicated: insufficient system resource:', 'systemerror', 'notice'],
+  [
+    '4.4.25',
+    0,
+    0,
+    'message failed to be replicated: no healthy secondary server available to accept replica at this time.',
+    'systemerror',
+    'notice',
+  ],
+  ['4.4.28', 0, 0, 'message failed to be replicated: the operation was canceled', 'systemerror', 'notice'],
+  ['4.7.500', 0, 0, 'server busy. please try again later from ', 'systemerror', 'notice'],
+  ['5.2.122', 0, 0, 'the recipient has exceeded their limit for', 'toomanyconn', 'notice'],
 ];
 /** Outlook.com postmaster codes ("SC-001"), valid with the reply code given. */
 const MICROSOFT_CODES: Readonly<Record<string, [string, R]>> = {
@@ -233,7 +311,8 @@ function microsoftReason(i: ProviderInput, text: string): R | null {
   const st = i.status;
   if (!st) return null;
   const third = Number(st.split('.')[2]);
-  for (const [code, lo, hi, phrase, reason] of MICROSOFT) {
+  for (const [code, lo, hi, phrase, reason, mode] of MICROSOFT) {
+    if (!readsEntry(i, mode)) continue;
     if (lo === hi ? st !== code : !st.includes(code) || third < lo || third > hi) continue;
     if (text.includes(phrase)) return reason;
   }

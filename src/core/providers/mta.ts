@@ -1,7 +1,7 @@
 // MTA families in the provider registry: the notice formats of mail servers and appliances (Exim, Courier,
 // Lotus Notes, qmail, m-FILTER, ...; Sisimai Lhost modules, BSD-2-Clause) and phrases several MTAs share. Pure data.
 import type { BounceReason } from '../bounce-reasons.js';
-import { type NoticeFormat, type Phrases, type Provider } from './types.js';
+import { type NoticeFormat, type Provider, type VendorPhrases } from './types.js';
 
 /** Exim's error texts (deliver.c, routers, transports) → reason; MXLogic and Mail.ru reuse Exim. */
 const EXIM_REASONS: NoticeFormat['reasons'] = [
@@ -298,27 +298,40 @@ const NOTICES: readonly NoticeFormat[] = [
   },
 ];
 
-/** Texts of Exchange, Lotus Notes/Domino, qmail, Google Groups... whose meaning overrides the generic reading. */
-const VENDOR_PHRASES: Phrases = [
+/**
+ * Texts of Exchange, Lotus Notes/Domino, IMail, qmail, Google Groups/Workspace... whose meaning overrides the generic
+ * reading: [reason, phrases, the decoders that read them]. In Sisimai 5.1.0 each is in one vendor decoder's own table
+ * (Lhost module), read only when that decoder reads the notice; here a decoder is a notice format's family, a
+ * GENERIC_LHOST_SIGNS family, or `generic` (Sisimai's RFC 3464 decoder, which also stands in for the vendors the reader
+ * has no format of, such as Domino; GSuite and GoogleGroups notices come from googlemail.com, read as `Gmail`). A
+ * Postfix, Sendmail or Exim notice relaying "550 Unknown recipient" is read with the generic lists, as Sisimai's
+ * decoder of that notice reads it. A live reply (no decoder) is read with all of them.
+ */
+const VENDOR_PHRASES: VendorPhrases = [
+  ['userunknown', ['resolver.adr.recipientnotfound'], ['Office365', 'generic']],
+  ['userunknown', ['resolver.adr.recipnotfound'], ['Exchange2007', 'generic']],
+  // Exchange2003's (its notices pass the reader's Exchange2007 format: "Undeliverable:") and Office365's
   [
     'userunknown',
-    [
-      'resolver.adr.recipientnotfound',
-      'resolver.adr.recipnotfound',
-      'unknown recipient',
-      'the recipient name is not recognized',
-      'invalid final delivery userid',
-      'not listed in domino directory',
-      'not listed in public name & address book',
-      "because the address couldn't be found",
-    ],
+    ['unknown recipient', 'the recipient name is not recognized'],
+    ['Office365', 'Exchange2007', 'generic'],
   ],
-  ['networkerror', [' had no relevant answers', ' responded with code nxdomain']],
-  ['systemerror', ['several matches found in domino directory']],
-  ['hostunknown', ['resolver.adr.baddomain']],
-  ['blocked', ['but my name was rejected']],
-  ['rejected', ['the group you tried to contact', 'groups.google.com/support']],
-  ['notaccept', ['returned null mx', "doesn't receive email according to the administrator"]],
+  // IMail's own (its "unknown user:" is read by its notice format; Sisimai has no generic "unknown user:")
+  ['userunknown', ['invalid final delivery userid'], ['IMailServer', 'generic']],
+  [
+    'userunknown',
+    ['not listed in domino directory', 'not listed in public name & address book'],
+    ['Domino', 'Notes', 'generic'],
+  ],
+  ['userunknown', ["because the address couldn't be found"], ['Gmail', 'generic']],
+  ['networkerror', [' had no relevant answers', ' responded with code nxdomain'], ['Gmail', 'generic']],
+  ['systemerror', ['several matches found in domino directory'], ['Domino', 'generic']],
+  // go-sisimai's (not in Sisimai 5.1.0)
+  ['hostunknown', ['resolver.adr.baddomain'], ['Office365', 'Exchange2007', 'generic']],
+  ['blocked', ['but my name was rejected'], ['qmail', 'X4', 'Exim', 'MailRu', 'MXLogic', 'generic']],
+  ['rejected', ['the group you tried to contact', 'groups.google.com/support'], ['Gmail', 'generic']],
+  // go-sisimai's (not in Sisimai 5.1.0)
+  ['notaccept', ['returned null mx', "doesn't receive email according to the administrator"], ['Gmail', 'generic']],
 ];
 
 /**

@@ -13,6 +13,22 @@ export interface ProviderInput {
   destination?: string | null;
   /** the host that wrote the report (Reporting-MTA): asked last, as Sisimai does */
   lhost?: string | null;
+  /**
+   * which Sisimai decoder reads the notice (a notice format's family, a GENERIC_LHOST_SIGNS family, or `generic` for its
+   * RFC 3464 decoder); absent for a live reply
+   */
+  decoder?: string | null;
+}
+
+/**
+ * Which reading an entry of a provider's table belongs to: `live` replies only (the reader's own or go-sisimai's
+ * wording), or bounce `notice`s only (Sisimai 5.1.0's, the reference for notices); none: both.
+ */
+export type TableMode = 'live' | 'notice';
+
+/** Whether an entry of `mode` is read for this input (a notice is one a decoder read). */
+export function readsEntry(i: ProviderInput, mode?: TableMode): boolean {
+  return !mode || (mode === 'notice') === !!i.decoder;
 }
 
 /** Phrases → reason, tried in order; the first reason one of whose phrases occurs wins. */
@@ -107,9 +123,12 @@ export interface Provider {
   codeRules?: readonly CodeRule[];
   /** the notices it sends */
   notices?: readonly NoticeFormat[];
-  /** phrases of its own that mean one reason wherever they occur (lower-case) */
-  vendorPhrases?: Phrases;
+  /** phrases of its own that mean one reason in the notices of the decoders named (lower-case), and in live replies */
+  vendorPhrases?: VendorPhrases;
 }
+
+/** [reason, phrases, the decoders (notice format families, `generic`) whose notices they are read in]. */
+export type VendorPhrases = readonly (readonly [BounceReason, readonly string[], readonly string[]])[];
 
 /** Phrases in the shape of a notice's `reasons`. */
 export function asReasons(p: Phrases): NonNullable<NoticeFormat['reasons']> {
