@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { FIGURES, HELD_OUT_DIR, measure, share, tally, type SampleResult } from '../../scripts/corpus.js';
 
 /** The overall "all four" figure reached (rounded down to a tenth); raise it when the reader improves, never lower it. */
-const FLOOR = 99.8;
+const FLOOR = 100;
 
 describe('parseReport: parity with Sisimai on its public corpus', function () {
   this.timeout(60_000);
