@@ -34,7 +34,6 @@ describe('outbound delivery: kill -9 in the middle of a batch loses nothing', fu
       // the twenty started at once finished within it, every round for 30 s; all recipients stayed delivery_delayed
       // with "connection set-up timed out" (docs/testing.md, session 22).
       MTA_OUTBOUND_TIMEOUT_SECONDS: '5',
-      MTA_OUTBOUND_PER_DOMAIN_CONCURRENCY: '4',
       MTA_RETRY_MIN_SECONDS: '0.2',
       MTA_RETRY_MAX_SECONDS: '5',
       MTA_RATE_LIMIT: '0',
