@@ -27,6 +27,8 @@ export interface Received {
   raw: Buffer;
   secure: boolean;
   sessionId: string;
+  /** the client's EHLO/HELO name (which sending node, when nodes are given distinct MTA_HOSTNAMEs) */
+  helo: string;
   at: number;
 }
 
@@ -124,6 +126,7 @@ export class TestMx {
           raw: Buffer.concat(chunks),
           secure: session.secure,
           sessionId: session.id,
+          helo: session.hostNameAppearsAs,
           at: Date.now(),
         });
       this.run(step, session, (err) => {

@@ -43,7 +43,7 @@ const count = (db: DB, where: string) =>
   (db.prepare(`SELECT count(*) AS n FROM deliveries WHERE ${where}`).get() as { n: number }).n;
 
 describe('PostgreSQL: two nodes on one database, one killed mid-delivery', function () {
-  this.timeout(180_000);
+  this.timeout(360_000); // ~60 s alone; 190–235 s at load 15–23 (a deadline, not a measure)
   let dns: TestDns, mx: TestMx, db: DB | undefined;
   const children: ChildProcess[] = [];
   before(function () {
@@ -62,8 +62,11 @@ describe('PostgreSQL: two nodes on one database, one killed mid-delivery', funct
     route(dns, 'rcpt.test');
     const dirA = tempDir('mta-node-a-');
     const url = await pgUrlFor(dirA);
-    const env = (dataDir: string): Record<string, string> =>
+    // Each node says who it is in its EHLO (a.mta.test, b.mta.test, a2.mta.test once restarted): the MX records it
+    // with each copy, so a duplicate names the node that sent each copy.
+    const env = (dataDir: string, node: string): Record<string, string> =>
       loopbackEnv(dataDir, dns.server, mx.port, {
+        MTA_HOSTNAME: `${node}.mta.test`,
         MTA_DATABASE_URL: url,
         MTA_OUTBOUND_TIMEOUT_SECONDS: '2',
         MTA_RETRY_MIN_SECONDS: '0.2',
@@ -72,16 +75,18 @@ describe('PostgreSQL: two nodes on one database, one killed mid-delivery', funct
         MTA_LOG_LEVEL: 'info',
       });
     db = openDb(dirA, { databaseUrl: url });
-    const ctx = { db, config: loadConfig({ env: env(dirA) }), now: Date.now, log: pino({ level: 'silent' }) };
+    const ctx = { db, config: loadConfig({ env: env(dirA, 'a') }), now: Date.now, log: pino({ level: 'silent' }) };
     const team = runSync(createTeamPlan(ctx, 'nodes'));
     const key = runSync(createKeyPlan(ctx, team.id, { mode: 'live', scopes: ['emails:send', 'emails:read'] })).key;
     const dom = insertVerifiedDomain(db, team.id, 'sender.test');
     dns.set(`${dom.selector}._domainkey.sender.test`, { TXT: [`v=DKIM1; k=rsa; p=${dom.publicKey}`] });
 
     const dirB = tempDir('mta-node-b-');
-    let a = await serveChild(env(dirA));
+    let a = await serveChild(env(dirA, 'a'));
+    const logs = [a.log];
     children.push(a.child);
-    const b = await serveChild(env(dirB));
+    const b = await serveChild(env(dirB, 'b'));
+    logs.push(b.log);
     children.push(b.child);
 
     // Both APIs take half each, while both nodes deliver.
@@ -89,6 +94,7 @@ describe('PostgreSQL: two nodes on one database, one killed mid-delivery', funct
     while (mx.messages.length < N / 5) await sleep(5);
     a.child.kill('SIGKILL');
     await new Promise((r) => a.child.once('exit', r));
+    const killedAt = Date.now();
     // What was claimed (leased, not final) at the kill: only these may reach the MX twice.
     const inFlight = new Set(
       (
@@ -103,8 +109,9 @@ describe('PostgreSQL: two nodes on one database, one killed mid-delivery', funct
     const before = mx.messages.length;
     expect(before, 'killed in the middle of the run').to.be.lessThan(N);
 
-    a = await serveChild(env(dirA));
+    a = await serveChild(env(dirA, 'a2'));
     children.push(a.child);
+    logs.push(a.log);
     // Posts to the killed node's API failed with it: once node B's half is in, post what node A did not take
     // (a request cut by the kill may have been stored all the same: the store says which) through the restarted one.
     const [, halfB] = await posting;
@@ -121,7 +128,7 @@ describe('PostgreSQL: two nodes on one database, one killed mid-delivery', funct
     }
     expect(posted).to.equal(N);
 
-    const until = Date.now() + 120_000;
+    const until = Date.now() + 200_000;
     while (Date.now() < until && count(db, "status = 'delivered'") < N) await sleep(100);
     expect(count(db, "status = 'delivered'"), 'every email delivered').to.equal(N);
 
@@ -129,9 +136,47 @@ describe('PostgreSQL: two nodes on one database, one killed mid-delivery', funct
     for (const m of mx.messages) for (const to of m.to) seen.set(to, (seen.get(to) ?? 0) + 1);
     expect(seen.size, 'every recipient reached the MX').to.equal(N);
     const twice = [...seen].filter(([, n]) => n > 1).map(([to]) => to);
-    for (const to of twice) expect(inFlight.has(to), `${to} delivered twice but was not in flight`).to.equal(true);
+    // A duplicate not in flight at the kill is allowed only as SMTP's own (RFC 1047): the MX took a copy, its reply
+    // came after the sender's time-out, and the node recorded a deferral for that time-out after the copy arrived,
+    // then sent again. Anything else is a double claim: the failure names each copy's node and the recipient's history.
+    const smtpDuplicates: string[] = [];
+    for (const to of twice.filter((t) => !inFlight.has(t))) {
+      const copies = mx.to(to);
+      const events = db
+        .prepare('SELECT type, data_json, created_at FROM events WHERE recipient = ? ORDER BY seq')
+        .all(to) as { type: string; data_json: string; created_at: number }[];
+      const timedOutAfterCopy = events.find(
+        (e) =>
+          e.type === 'delivery_delayed' &&
+          e.created_at >= copies[0].at &&
+          e.created_at <= copies[1].at &&
+          /timed out|timeout/i.test((JSON.parse(e.data_json) as { smtp_response?: string }).smtp_response ?? ''),
+      );
+      if (timedOutAfterCopy) {
+        const reply = (JSON.parse(timedOutAfterCopy.data_json) as { smtp_response: string }).smtp_response;
+        smtpDuplicates.push(`${to} (copies from ${copies.map((m) => m.helo).join(' and ')}; "${reply}" between)`);
+        continue;
+      }
+      const row = db.prepare('SELECT status, attempts, last_reply FROM deliveries WHERE recipient = ?').get(to);
+      const at = (t: number) => `kill${t >= killedAt ? '+' : ''}${t - killedAt} ms`;
+      const history = [
+        ...copies.map((m) => `copy from ${m.helo} at ${at(m.at)}`),
+        ...events.map((e) => `${e.type} at ${at(e.created_at)} ${e.data_json.slice(0, 300)}`),
+      ];
+      const logged = logs.map(
+        (l, i) =>
+          `${['a', 'b', 'a2'][i]}: ${l()
+            .split('\n')
+            .filter((x) => x.includes(to))}`,
+      );
+      expect.fail(
+        `${to} delivered twice but was not in flight at the kill and no time-out explains it; ${JSON.stringify(row)}\n` +
+          `${history.join('\n')}\n${logged.join('\n')}`,
+      );
+    }
     console.log(
-      `      killed after ${before} of ${N} at the MX; in flight ${inFlight.size}; duplicates ${twice.length}`,
+      `      killed after ${before} of ${N} at the MX; in flight ${inFlight.size}; duplicates ${twice.length}` +
+        ` (${smtpDuplicates.length} after an SMTP time-out${smtpDuplicates.length ? `: ${smtpDuplicates.join(', ')}` : ''})`,
     );
   });
 });
