@@ -45,6 +45,11 @@ export interface Send {
   maxSessions: number;
   /** the recipient domain's TLS (MTA-STS, the operator's override); undefined: MTA_OUTBOUND_TLS */
   tls?: TlsPlan;
+  /**
+   * How long the transaction may take, when less than DeliverDeps.deadlineMs: the lease was set before a wait (its
+   * confirmation on the pool), and the transaction must still end before the lease does.
+   */
+  budgetMs?: number;
 }
 export interface Sent {
   verdict: Verdict;
@@ -56,7 +61,7 @@ export interface Sent {
 
 export async function deliverOne(d: DeliverDeps, s: Send): Promise<Sent> {
   try {
-    return await attempt(d, s, Date.now() + d.deadlineMs);
+    return await attempt(d, s, Date.now() + Math.min(d.deadlineMs, s.budgetMs ?? Infinity));
   } catch (err) {
     d.ctx.log.error({ err: (err as Error).message, email: s.emailId }, 'delivery failed unexpectedly');
     return {

@@ -60,6 +60,9 @@ export interface LoopDeps extends DeliverDeps {
   };
 }
 
+/** Least time a transaction is started with (or half its deadline, if less), confirmed on the pool after a long wait. */
+const MIN_BUDGET_MS = 1000;
+
 /** A recipient the scheduler let start, its claim to be confirmed. */
 interface Start {
   item: Item;
@@ -511,6 +514,7 @@ export class OutboundLoop implements Component, Intake {
   private async confirmPooled(starts: Start[], now: number): Promise<void> {
     this.starting += starts.length;
     let ok: Set<number>;
+    const asked = performance.now();
     try {
       const ids = starts.map((s) => s.item.rcpt.id);
       ok = await this.claims.confirmPooled(ids, now + this.o.leaseMs);
@@ -524,14 +528,33 @@ export class OutboundLoop implements Component, Intake {
       for (const s of starts) this.sched.done(s.ip, s.site, false);
       return;
     }
-    this.startConfirmed(starts, ok);
+    // The lease runs from `now`, before the wait: a transaction gets what is left of its deadline (deliver.ts budgetMs),
+    // so that it still ends before its lease does, when another node may claim the recipient.
+    const budget = this.deps.deadlineMs - (performance.now() - asked);
+    if (budget < Math.min(MIN_BUDGET_MS, this.deps.deadlineMs / 2)) this.tooLate(starts, ok);
+    else this.startConfirmed(starts, ok, budget);
     this.schedulePump();
+  }
+
+  /** Confirmed too late to start before the lease ends: back to the head of their queues, confirmed again later. */
+  private tooLate(starts: Start[], ok: Set<number>): void {
+    this.ctx.log.warn({ jobs: starts.length }, 'claim confirmation took most of the lease: sends put back');
+    this.putBack(starts.filter((s) => ok.has(s.item.rcpt.id)));
+    this.startConfirmed(
+      starts.filter((s) => !ok.has(s.item.rcpt.id)),
+      ok,
+    );
   }
 
   /** A store error (busy, I/O, its database away): back to the head of their queues; the next tick retries. */
   private unconfirmed(starts: Start[], err: unknown): void {
     if (!this.outage.failed(err))
       this.ctx.log.error({ err: (err as Error).message, jobs: starts.length }, 'claim confirmation failed');
+    this.putBack(starts);
+  }
+
+  /** Not started: back to the head of their queues (still held; the next pump confirms them again). */
+  private putBack(starts: Start[]): void {
     for (const s of starts.reverse()) {
       this.sched.done(s.ip, s.site, false);
       s.q.unshift(s.item);
@@ -543,10 +566,10 @@ export class OutboundLoop implements Component, Intake {
    * The confirmed start; the others (final, held, or claimed by another node since their lease ended) leave the
    * loop through the sink, without an outcome.
    */
-  private startConfirmed(starts: Start[], ok: Set<number>): void {
+  private startConfirmed(starts: Start[], ok: Set<number>, budgetMs?: number): void {
     const refused: number[] = [];
     for (const s of starts) {
-      if (ok.has(s.item.rcpt.id)) this.run(s.item, s.q, s.ip, s.site);
+      if (ok.has(s.item.rcpt.id)) this.run(s.item, s.q, s.ip, s.site, budgetMs);
       else {
         this.sched.done(s.ip, s.site, false);
         refused.push(s.item.rcpt.id);
@@ -588,7 +611,7 @@ export class OutboundLoop implements Component, Intake {
     );
   }
 
-  private run(item: Item, q: ReadyQueue, ip: string, site: string): void {
+  private run(item: Item, q: ReadyQueue, ip: string, site: string, budgetMs?: number): void {
     this.active++;
     q.inFlight++;
     const started = Date.now();
@@ -606,6 +629,7 @@ export class OutboundLoop implements Component, Intake {
       maxMessages: Math.min(this.deps.messagesPerConnection, this.deps.shaping.limitsOf(site).messages_per_connection),
       maxSessions: this.sched.connections(ip, site),
       tls: item.tls,
+      budgetMs,
     })
       .then((r) => this.finish(item, q, ip, site, r, Date.now() - started))
       .catch((err) => this.ctx.log.error({ err: (err as Error).message }, 'delivery result not recorded'))
