@@ -23,6 +23,8 @@ export interface Records {
   PTR?: string[];
   /** Never answer queries for this name (the client times out). */
   stall?: boolean;
+  /** Answer queries for this name this much later (ms). */
+  delayMs?: number;
   /** Over UDP, answer truncated (TC bit, no records): the client must ask again over TCP. */
   truncate?: boolean;
   /** Answer SERVFAIL. */
@@ -97,15 +99,19 @@ export class TestDns {
     if (this.tcp) await new Promise<void>((r) => this.tcp.close(() => r()));
   }
 
-  private answer(req: any, send: (r: any) => void, via: 'udp' | 'tcp'): void {
+  private answer(req: any, send: (r: any) => void, via: 'udp' | 'tcp', delayed = false): void {
     const res = Packet.createResponseFromRequest(req);
     const q = req.questions[0];
     const name = String(q.name).toLowerCase().replace(/\.$/, '');
     const type =
       q.type === TLSA ? 'TLSA' : (Object.keys(Packet.TYPE).find((k) => Packet.TYPE[k] === q.type) ?? String(q.type));
-    this.queries.push({ name, type, via });
+    if (!delayed) this.queries.push({ name, type, via });
     let rec = this.zone.get(name);
     if (rec?.stall) return;
+    if (rec?.delayMs && !delayed) {
+      setTimeout(() => this.answer(req, send, via, true), rec.delayMs);
+      return;
+    }
     if (rec?.ad) res.header.ad = 1;
     if (rec?.truncate && via === 'udp') {
       res.header.tc = 1;
