@@ -137,21 +137,26 @@ describe('PostgreSQL: two nodes on one database, one killed mid-delivery', funct
     expect(seen.size, 'every recipient reached the MX').to.equal(N);
     const twice = [...seen].filter(([, n]) => n > 1).map(([to]) => to);
     // A duplicate not in flight at the kill is allowed only as SMTP's own (RFC 1047): the MX took a copy, its reply
-    // came after the sender's time-out, and the node recorded a deferral for that time-out after the copy arrived,
-    // then sent again. Anything else is a double claim: the failure names each copy's node and the recipient's history.
+    // came after the sender's time-out, and the node recorded a deferral for the attempt that carried the copy, then
+    // sent again. Anything else is a double claim: the failure names each copy's node and the recipient's history.
     const smtpDuplicates: string[] = [];
     for (const to of twice.filter((t) => !inFlight.has(t))) {
       const copies = mx.to(to);
       const events = db
         .prepare('SELECT type, data_json, created_at FROM events WHERE recipient = ? ORDER BY seq')
         .all(to) as { type: string; data_json: string; created_at: number }[];
-      const timedOutAfterCopy = events.find(
-        (e) =>
+      // The timed-out attempt's window holds the first copy: it began before the copy arrived, and the MX logged the
+      // copy before or just after (the MX reads the whole message before it records it) the deferral was recorded.
+      const timedOutAfterCopy = events.find((e) => {
+        const data = JSON.parse(e.data_json) as { smtp_response?: string; duration_ms?: number };
+        return (
           e.type === 'delivery_delayed' &&
-          e.created_at >= copies[0].at &&
+          e.created_at - (data.duration_ms ?? 0) <= copies[0].at &&
+          copies[0].at <= e.created_at + 2000 &&
           e.created_at <= copies[1].at &&
-          /timed out|timeout/i.test((JSON.parse(e.data_json) as { smtp_response?: string }).smtp_response ?? ''),
-      );
+          /timed out|timeout/i.test(data.smtp_response ?? '')
+        );
+      });
       if (timedOutAfterCopy) {
         const reply = (JSON.parse(timedOutAfterCopy.data_json) as { smtp_response: string }).smtp_response;
         smtpDuplicates.push(`${to} (copies from ${copies.map((m) => m.helo).join(' and ')}; "${reply}" between)`);
