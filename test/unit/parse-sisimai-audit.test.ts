@@ -6,37 +6,16 @@ import { expect } from 'chai';
 import { parseReport } from '../../src/inbound/parse.js';
 import { classifyBounce } from '../../src/core/classify.js';
 import { readReply } from '../../src/outbound/outcome.js';
+import { genericDsn } from '../helpers/generic-dsn.js';
 
 function dsn(status: string, diagnostic: string, remote = 'mx.example.net'): Buffer {
-  return Buffer.from(
-    [
-      'From: Mail Delivery Subsystem <MAILER-DAEMON@relay.example.org>',
-      'To: <list-owner@example.org>',
-      'Subject: Delivery report',
-      'Date: Tue, 3 Mar 2026 09:00:00 +0000',
-      'MIME-Version: 1.0',
-      'Content-Type: multipart/report; report-type=delivery-status; boundary="b"',
-      '',
-      '--b',
-      'Content-Type: text/plain',
-      '',
-      'Delivery problems, see the report below.',
-      '',
-      '--b',
-      'Content-Type: message/delivery-status',
-      '',
-      'Reporting-MTA: dns; relay.example.org',
-      '',
-      'Final-Recipient: rfc822;ann@example.net',
-      'Action: failed',
-      `Status: ${status}`,
-      `Remote-MTA: dns; ${remote}`,
-      `Diagnostic-Code: smtp; ${diagnostic}`,
-      '',
-      '--b--',
-      '',
-    ].join('\n'),
-  );
+  return genericDsn([
+    'Final-Recipient: rfc822;ann@example.net',
+    'Action: failed',
+    `Status: ${status}`,
+    `Remote-MTA: dns; ${remote}`,
+    `Diagnostic-Code: smtp; ${diagnostic}`,
+  ]);
 }
 
 async function noticeReason(status: string, diagnostic: string, remote?: string): Promise<[string, boolean | null]> {

@@ -2,34 +2,9 @@
 // 706 samples only rest on it in PowerMTA's DSNs (src/inbound/dsn.ts, dsnRecipient).
 import { expect } from 'chai';
 import { parseReport } from '../../src/inbound/parse.js';
+import { genericDsn } from '../helpers/generic-dsn.js';
 
-function dsn(fields: string[]): Buffer {
-  return Buffer.from(
-    [
-      'From: Mail Delivery Subsystem <MAILER-DAEMON@relay.example.org>',
-      'To: <list-owner@example.org>',
-      'Subject: Delivery report',
-      'Date: Tue, 3 Mar 2026 09:00:00 +0000',
-      'MIME-Version: 1.0',
-      'Content-Type: multipart/report; report-type=delivery-status; boundary="b"',
-      '',
-      '--b',
-      'Content-Type: text/plain',
-      '',
-      'Delivery problems, see the report below.',
-      '',
-      '--b',
-      'Content-Type: message/delivery-status',
-      '',
-      'Reporting-MTA: dns; relay.example.org',
-      '',
-      ...fields,
-      '',
-      '--b--',
-      '',
-    ].join('\n'),
-  );
-}
+const dsn = genericDsn;
 
 describe('parseReport: a Status field’s comment', () => {
   it('is not error text in a generic DSN: a delayed recipient with no Diagnostic-Code reads expired', async () => {
