@@ -15,6 +15,13 @@ interface SiteKey extends StatKey {
   site: string;
 }
 
+/** Sums `n` into `map` under `key`, remembering `entry` (without its count) the first time. */
+function add<E extends object>(map: Map<string, E & { n: number }>, key: string, entry: E, n: number): void {
+  const e = map.get(key);
+  if (e) e.n += n;
+  else map.set(key, { ...entry, n });
+}
+
 export class CounterTally {
   private readonly stats = new Map<string, { key: StatKey; type: string; n: number }>();
   private readonly sites = new Map<string, { key: SiteKey; type: string; n: number }>();
@@ -22,26 +29,17 @@ export class CounterTally {
 
   /** Adds `n` to a team's counter of `type` for the hour (store/stats.ts bumpStat). */
   stat(key: StatKey, type: string, n = 1): void {
-    const k = `${key.teamId}\0${key.testMode}\0${key.hour}\0${type}`;
-    const e = this.stats.get(k);
-    if (e) e.n += n;
-    else this.stats.set(k, { key, type, n });
+    add(this.stats, `${key.teamId}\0${key.testMode}\0${key.hour}\0${type}`, { key, type }, n);
   }
 
   /** Adds `n` to a team's per-site figure `type` for the hour (store/stats.ts bumpSiteStat). */
   siteStat(key: SiteKey, type: string, n: number): void {
-    const k = `${key.teamId}\0${key.testMode}\0${key.hour}\0${key.site}\0${type}`;
-    const e = this.sites.get(k);
-    if (e) e.n += n;
-    else this.sites.set(k, { key, type, n });
+    add(this.sites, `${key.teamId}\0${key.testMode}\0${key.hour}\0${key.site}\0${type}`, { key, type }, n);
   }
 
   /** Adds `n` to a site's attempt outcome `kind` for the hour, all teams (store/stats.ts bumpSite). */
   site(site: string, hour: number, kind: string, n: number): void {
-    const k = `${site}\0${hour}\0${kind}`;
-    const e = this.attempts.get(k);
-    if (e) e.n += n;
-    else this.attempts.set(k, { site, hour, kind, n });
+    add(this.attempts, `${site}\0${hour}\0${kind}`, { site, hour, kind }, n);
   }
 
   /** Writes the sums (in the caller's transaction) and forgets them. */
