@@ -6,7 +6,9 @@
 // it too, its own transaction held in DATA. Then A's result arrives (a late deferral, or a late acceptance), then B's
 // acceptance. The row, the events and the webhooks say B's outcome only, once. Without the check, A's late result was
 // written over B's claim (status, reply, B's lease cleared; a delivery_delayed event and its webhook) and B's own
-// outcome then lost or added to it.
+// outcome then lost or added to it (the first two cases fail so on main). The third case takes the other order (B's
+// outcome recorded, then A's late deferral): the status check alone kept that row on main (the case fails there only
+// on A's count of lost results); here A's result is lost.
 // PostgreSQL only (MTA_TEST_ENGINE=pg); test/integration/outbound-claims.test.ts checks the same on both engines
 // with the other node's claim made by hand.
 import { expect } from 'chai';
@@ -53,8 +55,10 @@ describe('PostgreSQL: a late delivery result does not touch a recipient another 
     b = e = rx = undefined;
   });
 
-  /** A's send held in DATA, B's claim and send held in DATA, then A's result (`aLate`), then B's acceptance. */
-  async function race(aLate: Step) {
+  /**
+   * A's send held in DATA, B's claim and send held in DATA, then A's result (`aLate`) and B's acceptance, in `order`.
+   */
+  async function race(aLate: Step, order: 'a-first' | 'b-first' = 'a-first') {
     const aGate = gate();
     const bGate = gate();
     const aAtData = gate();
@@ -109,24 +113,37 @@ describe('PostgreSQL: a late delivery result does not touch a recipient another 
     expect(bLease, "B's lease is not A's").to.not.equal(aLease);
     expect(bLoop.stats().claimed, 'B took the recipient by a claim').to.equal(1);
 
-    // A's result arrives now, while B's claim holds the row.
     const aLoop = loopOf(env.s);
-    aGate.open();
-    await until(() => aLoop.stats().held === 0 && aLoop.stats().active === 0, "A's result handled");
-    const mid = row();
-    expect(mid.status, "A's late result left the row to B's claim").to.equal('queued');
-    expect(Number(mid.leased_until), "B's lease kept").to.equal(bLease);
-    expect(aLoop.stats().lostResults, "A's result counted as lost").to.equal(1);
+    const aResult = async () => {
+      aGate.open();
+      await until(() => aLoop.stats().held === 0 && aLoop.stats().active === 0, "A's result handled");
+    };
+    const bResult = async () => {
+      bGate.open();
+      await env.waitStatus(m.id, ['delivered'], 20_000);
+      await until(() => bLoop.stats().held === 0 && bLoop.stats().active === 0, "B's result handled");
+    };
+    if (order === 'a-first') {
+      // A's result arrives while B's claim holds the row: it leaves the row to B.
+      await aResult();
+      const mid = row();
+      expect(mid.status, "A's late result left the row to B's claim").to.equal('queued');
+      expect(Number(mid.leased_until), "B's lease kept").to.equal(bLease);
+      await bResult();
+    } else {
+      // B's outcome first, then A's result (the status check alone already kept this order's row; the lease check
+      // makes it a lost result, not an outcome "ignored in this state").
+      await bResult();
+      await aResult();
+    }
 
     // B's acceptance: recorded as B's, once.
-    bGate.open();
-    await env.waitStatus(m.id, ['delivered'], 20_000);
-    await until(() => bLoop.stats().held === 0 && bLoop.stats().active === 0, "B's result handled");
     const done = row();
     expect(done).to.include({ status: 'delivered', attempts: 1 });
     expect(done.leased_until).to.equal(null);
     expect(done.last_reply).to.match(/taken from node b/);
     expect(bLoop.stats().lostResults).to.equal(0);
+    expect(aLoop.stats().lostResults, "A's result counted as lost").to.equal(1);
 
     const evs = await env.events(m.id);
     expect(
@@ -168,5 +185,10 @@ describe('PostgreSQL: a late delivery result does not touch a recipient another 
         .map((r) => r.helo)
         .sort(),
     ).to.deep.equal(['a.mta.test', 'b.mta.test']);
+  });
+
+  it('a late deferral that arrives after the other node recorded its delivery records nothing either', async () => {
+    const env = await race({ code: 451, message: '4.4.2 late deferral to node a' }, 'b-first');
+    expect(env.mx.to('late@rcpt.test').map((r) => r.helo)).to.deep.equal(['b.mta.test']);
   });
 });
