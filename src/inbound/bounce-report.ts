@@ -80,11 +80,11 @@ function dsnRecipients(
     .filter((r) => r.address || r.status);
   const all = list.map((r) => r.address ?? '').filter(Boolean);
   const section = errorSection(notice);
-  const own = generic ? rfc3464ErrorLines(part?.text ?? null, textAfter(root, part)) : null;
+  const own = generic ? rfc3464ErrorLines(part?.text ?? null, rfc3464Text(root, part)) : null;
   list.forEach((r, i) => {
     if (!r.address || !readText) return;
-    // Sisimai's RFC 3464 decoder (no vendor decoder takes the notice) starts reading at the delivery-status part: the
-    // text before it says nothing about the recipient there (its command, a fuller reply)
+    // Sisimai's RFC 3464 decoder (no vendor decoder takes the notice) reads no recipient's paragraph in the text (its
+    // command, a fuller reply): only its error lines (rfc3464Text)
     const para = generic ? null : paragraphFor(section, r.address, all);
     r.command = commandIn(para ?? '') ?? commandIn(r.diagnostic ?? '');
     if (!r.diagnostic && generic) r.diagnostic = i === 0 ? own : null;
@@ -96,18 +96,43 @@ function dsnRecipients(
 }
 
 /**
- * The text parts after the delivery-status part, up to the returned message: Sisimai's RFC 3464 decoder starts reading
- * at "Content-Type: message/delivery-status" of the flattened message, so a human-readable part before it is never
- * read, one after it is.
+ * Lines at which Sisimai's RFC 3464 decoder starts reading a notice's text (its `startingof` message lines, at a line's
+ * start, case aside), besides the delivery-status part itself.
  */
-function textAfter(root: Entity, part: Entity | null): string | null {
+const RFC3464_OPENINGS = [
+  'content-type: message/disposition-notification',
+  'content-type: message/xdelivery-status',
+  'content-type: text/plain; charset=',
+  'the original message was received at ',
+  'this report relates to your message',
+  'your message could not be delivered',
+  'your message was not delivered to ',
+];
+
+/**
+ * The human-readable text Sisimai's RFC 3464 decoder reads beside the delivery-status fields: it starts reading at the
+ * first line of the flattened message that opens a report ("The original message was received at ...") or else at the
+ * delivery-status part, and stops at the returned message. So a text part before the delivery-status part is read from
+ * such a line on (a Sendmail-style report's transcript), one without such a line is not, one after it is.
+ */
+function rfc3464Text(root: Entity, part: Entity | null): string | null {
   const all = leaves(root);
   const at = part ? all.indexOf(part) : -1;
   if (at < 0) return null;
+  const returned = (p: Entity) => p.type === 'message/rfc822' || p.type === 'text/rfc822-headers';
+  const before = all.slice(0, at);
+  const cut = before.findIndex(returned);
+  const lines = (cut < 0 ? before : before.slice(0, cut))
+    .filter((p) => p.type.startsWith('text/plain'))
+    .flatMap((p) => p.text.split(/\r?\n/));
+  const opening = lines.findIndex((l) => RFC3464_OPENINGS.some((o) => l.toLowerCase().startsWith(o)));
   const after = all.slice(at + 1);
-  const end = after.findIndex((p) => p.type === 'message/rfc822' || p.type === 'text/rfc822-headers');
-  const texts = (end < 0 ? after : after.slice(0, end)).filter((p) => p.type.startsWith('text/plain'));
-  return texts.length ? texts.map((p) => p.text).join('\n') : null;
+  const end = after.findIndex(returned);
+  const texts = [
+    ...(opening < 0 ? [] : [lines.slice(opening + 1).join('\n')]),
+    ...(end < 0 ? after : after.slice(0, end)).filter((p) => p.type.startsWith('text/plain')).map((p) => p.text),
+  ];
+  return texts.length ? texts.join('\n') : null;
 }
 
 function senders(root: Entity, original: OriginalInfo): Set<string> {

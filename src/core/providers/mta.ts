@@ -308,7 +308,9 @@ const NOTICES: readonly NoticeFormat[] = [
  * decoder of that notice reads it. A live reply (no decoder) is read with all of them.
  */
 const VENDOR_PHRASES: VendorPhrases = [
-  ['userunknown', ['resolver.adr.recipientnotfound'], ['Office365', 'generic']],
+  // go-sisimai's; no table of Sisimai 5.1.0 holds it (its Office365 decoder reads the 5.1.10 status): a DSN of another
+  // MTA relaying it has no decoder's reason, so with no SMTP command its user-unknown text reads filtered (soft)
+  ['userunknown', ['resolver.adr.recipientnotfound'], ['Office365']],
   ['userunknown', ['resolver.adr.recipnotfound'], ['Exchange2007', 'generic']],
   // Exchange2003's (its notices pass the reader's Exchange2007 format: "Undeliverable:") and Office365's
   [
