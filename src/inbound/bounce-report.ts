@@ -30,9 +30,12 @@ import {
 import { looseNotice } from './loose-recipients.js';
 import { originalTo, readOriginal } from './original.js';
 import type { OriginalInfo, Report } from '../core/report.js';
-import { type NoticeFormat, detectFormat, formatReason, vendorFamily } from './formats.js';
+import { type NoticeFormat, detectFormat, formatReason, unformattedDecoder, vendorFamily } from './formats.js';
 import { lastPostfixEntry, shareLastEntry } from './postfix-reply.js';
 import { toRecipient } from './recipient-reading.js';
+import { fallbackRecipients } from './rfc3464-fallback.js';
+
+const nonEmpty = <T>(xs: T[]): T[] | null => (xs.length ? xs : null);
 
 function noticeText(root: Entity): string {
   const texts = leaves(root).filter((p) => p.type.startsWith('text/plain') || (p.type === 'text/html' && false));
@@ -170,7 +173,9 @@ export function bounceReport(root: Entity): Report | null {
     if (!failed.length && !format && !looksLikeBounce(root, notice)) return null;
     raws = SMTPD_TRANSCRIPT_SUBJECT.test(decodeWords(header(root.headers, 'subject') ?? ''))
       ? readSmtpdTranscript(notice)
-      : (unstarted(format, notice, failed) ?? readNotice(notice, failed, senders(root, original), format, generic));
+      : (unstarted(format, notice, failed) ??
+        (generic && !failed.length && !unformattedDecoder(root) ? nonEmpty(fallbackRecipients(notice)) : null) ??
+        readNotice(notice, failed, senders(root, original), format, generic));
     if (!raws.length && !failed.length && !looksLikeBounce(root, notice)) return null;
     if (!raws.length) raws = looseNotice(notice, senders(root, original)) ?? [unnamed(notice)];
   }

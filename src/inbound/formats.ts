@@ -3,7 +3,12 @@
 import { ADDRESS_SOURCE } from '../core/address.js';
 import type { BounceReason } from '../core/bounce-reasons.js';
 import { aligned } from '../core/classify.js';
-import { type NoticeFormat, NOTICE_FORMATS, GENERIC_LHOST_SIGNS } from '../core/providers/index.js';
+import {
+  type NoticeFormat,
+  NOTICE_FORMATS,
+  GENERIC_LHOST_SIGNS,
+  UNFORMATTED_DECODER_SIGNS,
+} from '../core/providers/index.js';
 import { type Entity, decodeWords, header } from './mime.js';
 
 export type { NoticeFormat } from '../core/providers/index.js';
@@ -84,4 +89,10 @@ export function vendorFamily(root: Entity, notice: string): string | null {
 /** Whether a line of the notice holds one of the decoder's opening line signs (its parts in order). */
 function startsReading(notice: string, starts: readonly (readonly string[])[]): boolean {
   return notice.split('\n').some((line) => starts.some((parts) => aligned(line, parts)));
+}
+
+/** Whether a Sisimai decoder the reader has no notice format of takes the message (UNFORMATTED_DECODER_SIGNS). */
+export function unformattedDecoder(root: Entity): boolean {
+  const values = (name: string) => (root.headers.get(name) ?? []).map((v) => decodeWords(v));
+  return UNFORMATTED_DECODER_SIGNS.some((d) => d.all.every(([name, re]) => values(name).some((v) => re.test(v))));
 }

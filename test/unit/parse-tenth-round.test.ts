@@ -2,6 +2,7 @@
 // held-out notice's). The expected readings are Sisimai 5.1.0's output on these same notices.
 import { expect } from 'chai';
 import { parseReport } from '../../src/inbound/parse.js';
+import { fallbackRecipients, sisimaiCommand } from '../../src/inbound/rfc3464-fallback.js';
 
 const read = async (raw: string[]) =>
   ((await parseReport(Buffer.from(raw.join('\n')))).recipients ?? []).map((r) => [r.address, r.reason, r.hard]);
@@ -99,5 +100,102 @@ describe("parseReport: where Sisimai's RFC 3464 decoder starts reading a DSN wit
   it('does not read a text part without such an opening line', async () => {
     const raw = sendmailLike('<<< 552 5.2.2 Mailbox full', 'Delivery to the following recipient failed.');
     expect(await read(raw)).to.deep.equal([['tom@example.net', 'undefined', false]]);
+  });
+});
+
+describe("parseReport: Sisimai's RFC 3464 fallback for a notice with no delivery-status part", () => {
+  const notice = (subject: string, body: string[]) => [
+    'From: mailer-daemon@mail.example.net',
+    'To: ann@example.org',
+    'Date: Tue, 3 Mar 2026 10:00:00 +0000',
+    `Subject: ${subject}`,
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=us-ascii',
+    '',
+    ...body,
+    '',
+  ];
+  const block = (address: string, sent: string, reply: string) => [
+    address,
+    '   Error Type: SMTP',
+    '   Remote server (192.0.2.10) issued an error.',
+    `   Our server sent: ${sent}`,
+    `   Remote server replied: ${reply}`,
+    '',
+  ];
+
+  it('names only the recipient a line names as Sisimai reads it (an indented "RCPT TO:<a@b>"), not bare addresses', async () => {
+    const raw = notice('Message undeliverable: hello', [
+      'Your message did not reach some or all of the intended recipients.',
+      '',
+      'The following recipient(s) could not be reached:',
+      '',
+      ...block('tom@example.net', '.', '554 Message refused, too many points'),
+      ...block('bob@example.net', 'RCPT TO:<bob@example.net>', '550 No such user here'),
+      ...block('eve@example.net', '.', '554 Message refused, too many points'),
+    ]);
+    expect(await read(raw)).to.deep.equal([['bob@example.net', 'userunknown', true]]);
+  });
+
+  it('gives each recipient the lines from its own to the next one (the first one also those above it)', () => {
+    const got = fallbackRecipients(
+      [
+        'Your message could not be delivered to these recipients:',
+        '',
+        '  tom@example.net: 550 No such user here',
+        '  bob@example.net: 552 Mailbox full',
+      ].join('\n'),
+    );
+    expect(got.map((r) => [r.address, r.diagnostic])).to.deep.equal([
+      [
+        'tom@example.net',
+        'Your message could not be delivered to these recipients: tom@example.net: 550 No such user here',
+      ],
+      ['bob@example.net', 'bob@example.net: 552 Mailbox full'],
+    ]);
+  });
+
+  it('reads each of those recipients with its own lines', async () => {
+    const raw = notice('Mail delivery failed', [
+      'Your message could not be delivered to these recipients:',
+      '',
+      '  tom@example.net: 550 No such user here',
+      '  bob@example.net: 552 Mailbox full',
+    ]);
+    expect(await read(raw)).to.deep.equal([
+      ['tom@example.net', 'filtered', false],
+      ['bob@example.net', 'mailboxfull', false],
+    ]);
+  });
+
+  it("leaves a notice an Exchange 2003 decoder takes (X-MimeOLE) to the reader's own reading", async () => {
+    const raw = [
+      'From: System Administrator <postmaster@example.net>',
+      'To: ann@example.org',
+      'Subject: Undeliverable mail: hello',
+      'Date: Tue, 3 Mar 2026 10:00:00 +0000',
+      'X-MimeOLE: Produced By Microsoft Exchange V6.5',
+      'MIME-Version: 1.0',
+      'Content-Type: text/plain; charset=us-ascii',
+      '',
+      'Your message',
+      '',
+      '  To:      list@example.net',
+      '  Subject: hello',
+      '',
+      'did not reach the following recipient(s):',
+      '',
+      'tom@example.net on Tue, 3 Mar 2026 10:00:00 +0000',
+      '    The recipient name is not recognized',
+      '    MSEXCH:IMS:EXAMPLE:RELAY:MX 0 (000C05A6)',
+      'Unknown Recipient',
+      '',
+    ];
+    expect(await read(raw)).to.deep.equal([['tom@example.net', 'userunknown', true]]);
+  });
+
+  it('finds the last SMTP command in capitals, as Sisimai::SMTP::Command does', () => {
+    expect(sisimaiCommand('MAIL FROM:<a@b> ok, RCPT TO:<c@d> refused')).to.equal('RCPT');
+    expect(sisimaiCommand('rcpt to:<c@d> refused')).to.equal(null);
   });
 });
