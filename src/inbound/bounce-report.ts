@@ -181,7 +181,7 @@ export function bounceReport(root: Entity): Report | null {
   }
   if (raws.length === 1 && !(raws[0] as RawRecipient).address) (raws[0] as RawRecipient).address = originalTo(root);
   applyFormat(format, root, raws, errorSection(notice, format));
-  const decoder = format?.family ?? vendor ?? 'generic';
+  const decoder = format?.family ?? vendor ?? unformattedDecoder(root) ?? 'generic';
   for (const r of raws) r.decoder = decoder;
   return { kind: 'dsn', recipients: raws.map(toRecipient), original };
 }

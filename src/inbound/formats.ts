@@ -91,8 +91,9 @@ function startsReading(notice: string, starts: readonly (readonly string[])[]): 
   return notice.split('\n').some((line) => starts.some((parts) => aligned(line, parts)));
 }
 
-/** Whether a Sisimai decoder the reader has no notice format of takes the message (UNFORMATTED_DECODER_SIGNS). */
-export function unformattedDecoder(root: Entity): boolean {
+/** The Sisimai decoder the reader has no notice format of that takes the message (UNFORMATTED_DECODER_SIGNS), or null. */
+export function unformattedDecoder(root: Entity): string | null {
   const values = (name: string) => (root.headers.get(name) ?? []).map((v) => decodeWords(v));
-  return UNFORMATTED_DECODER_SIGNS.some((d) => d.all.every(([name, re]) => values(name).some((v) => re.test(v))));
+  const hit = UNFORMATTED_DECODER_SIGNS.find((d) => d.all.every(([name, re]) => values(name).some((v) => re.test(v))));
+  return hit?.family ?? null;
 }

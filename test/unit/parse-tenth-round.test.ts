@@ -192,6 +192,10 @@ describe("parseReport: Sisimai's RFC 3464 fallback for a notice with no delivery
       '',
     ];
     expect(await read(raw)).to.deep.equal([['tom@example.net', 'userunknown', true]]);
+    // without Exchange 2003's sign Sisimai's RFC 3464 fallback reads it: the indented "To:" line names the recipient,
+    // and Exchange's "Unknown Recipient" is a generic user-unknown text there, with no SMTP command: filtered
+    const generic = raw.map((l) => (l.startsWith('X-MimeOLE:') ? 'X-Note: none' : l));
+    expect(await read(generic)).to.deep.equal([['list@example.net', 'filtered', false]]);
   });
 
   it('finds the last SMTP command in capitals, as Sisimai::SMTP::Command does', () => {
