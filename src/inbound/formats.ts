@@ -50,7 +50,10 @@ function passes(f: NoticeFormat, h: Map<string, string[]>, body: string): number
 
 /** The first format (in the registry's NOTICE_ORDER) whose detection tests pass for this message, or null. */
 export function detectFormat(root: Entity, body: string): NoticeFormat | null {
-  return NOTICE_FORMATS.find((f) => passes(f, root.headers, body) >= (f.need ?? 1)) ?? null;
+  return (
+    NOTICE_FORMATS.find((f) => passes(f, root.headers, body) >= (f.need ?? 1) && (!f.opens || f.opens.test(body))) ??
+    null
+  );
 }
 
 /** The reason the format's tables give for this error text, if any: its header rule, then its status codes, then its phrases. */

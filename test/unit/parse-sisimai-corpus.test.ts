@@ -42,7 +42,7 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
    */
   const WHOLE_FLOOR: Record<(typeof FIGURES)[number], number> = {
     kind: 100,
-    recipients: 97.9,
+    recipients: 98.2,
     hard: 98.8,
     reason: 98.5,
   };
@@ -143,21 +143,21 @@ describe('parseReport: held-out real bounces (outside Sisimai’s corpus, test/f
   /** The held-out notices of rounds 1-8 (586): the share reached (rounded down); raise it, never lower it. */
   const EVERY_FLOOR: Record<(typeof FIGURES)[number], number> = {
     kind: 100,
-    recipients: 98.4,
+    recipients: 98.6,
     hard: 99.1,
     reason: 98.6,
   };
   /** Every held-out notice of every round (616): the share reached (rounded down); raise it, never lower it. */
   const ROUNDS_FLOOR: Record<(typeof FIGURES)[number], number> = {
     kind: 100,
-    recipients: 98.2,
+    recipients: 98.3,
     hard: 99,
     reason: 98.2,
   };
   /** The held-out notices of rounds 1-6: issue 37's bar (97%) on every figure, and the share reached (rounded down). */
   const ALL_FLOOR: Record<(typeof FIGURES)[number], number> = {
     kind: 100,
-    recipients: 98,
+    recipients: 98.2,
     hard: 99.1,
     reason: 98.4,
   };

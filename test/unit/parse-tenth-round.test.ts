@@ -103,6 +103,24 @@ describe("parseReport: where Sisimai's RFC 3464 decoder starts reading a DSN wit
   });
 });
 
+describe('parseReport: a notice format whose decoder reads nothing without its opening line (Sisimai X2)', () => {
+  it("reads a DSN with X2's subject but not its opening line as Sisimai's RFC 3464 decoder does", async () => {
+    const raw = dsn({
+      from: 'Mail Delivery Subsystem <mailer-daemon@relay.example.org>',
+      subject: 'Delivery failure: response error',
+      text: [
+        'The original message was received at Tue, 3 Mar 2026 09:59:00 +0000',
+        '',
+        '<tom@example.net>',
+        '>>> DATA',
+        '<<< 550 Your message scored too many points',
+      ],
+      fields: ['Final-Recipient: RFC822; <tom@example.net>', 'Action: failed', 'Remote-MTA: DNS; mx.example.net'],
+    });
+    expect(await read(raw)).to.deep.equal([['tom@example.net', 'onhold', false]]);
+  });
+});
+
 describe("parseReport: Sisimai's RFC 3464 fallback for a notice with no delivery-status part", () => {
   const notice = (subject: string, body: string[]) => [
     'From: mailer-daemon@mail.example.net',

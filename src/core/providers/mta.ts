@@ -187,6 +187,7 @@ const NOTICES: readonly NoticeFormat[] = [
   {
     family: 'X2',
     detect: { subject: /^(?:Delivery failure|failure delivery|failed delivery)/ },
+    opens: /^Unable to deliver message to the following address/m,
     end: [/^--- Original message follows\./m],
   },
   {
