@@ -375,58 +375,6 @@ export const GENERIC_LHOST_SIGNS: readonly {
 ];
 
 /**
- * Sisimai decoders the reader has no notice format of, which take a notice before Sisimai's RFC 3464 decoder does: the
- * header tests of each one's `inquire` (every test of an entry must hold; a multi-valued header such as Received
- * passes when one of its values does). A text notice they take is not read with Sisimai's RFC 3464 fallback
- * (src/inbound/rfc3464-fallback.ts) but as the reader read it before.
- */
-export const UNFORMATTED_DECODER_SIGNS: readonly { family: string; all: readonly (readonly [string, RegExp])[] }[] = [
-  { family: 'Exchange2003', all: [['x-ms-embedded-report', /^/]] },
-  {
-    family: 'Exchange2003',
-    all: [['x-mailer', /^(?:Internet Mail Service \(|Microsoft Exchange Server Internet Mail Connector)/]],
-  },
-  { family: 'Exchange2003', all: [['x-mimeole', /^Produced By Microsoft Exchange/]] },
-  { family: 'Exchange2003', all: [['received', / with Internet Mail Service \(/]] },
-  { family: 'ApacheJames', all: [['subject', /^\[BOUNCE\]$/]] },
-  { family: 'ApacheJames', all: [['message-id', /\.JavaMail\./]] },
-  { family: 'ApacheJames', all: [['received', /JAMES SMTP Server/]] },
-  { family: 'Activehunter', all: [['x-ahmailid', /^/]] },
-  {
-    family: 'McAfee',
-    all: [
-      ['x-nai-header', /Modified by McAfee/],
-      ['subject', /^Delivery Status$/],
-    ],
-  },
-  {
-    family: 'SurfControl',
-    all: [
-      ['x-sef-processed', /\S/],
-      ['x-mailer', /^SurfControl E-mail Filter$/],
-    ],
-  },
-  {
-    family: 'MessageLabs',
-    all: [
-      ['x-msg-ref', /^/],
-      ['from', /MAILER-DAEMON@messagelabs\.com/],
-      ['subject', /^Mail Delivery Failure/],
-    ],
-  },
-  {
-    family: 'Facebook',
-    all: [
-      ['from', /^Facebook <mailer-daemon@mx\.facebook\.com>$/],
-      ['subject', /^Sorry, your message could not be delivered$/],
-    ],
-  },
-  { family: 'Bigfoot', all: [['from', /@bigfoot\.com>/]] },
-  { family: 'Bigfoot', all: [['received', /\.bigfoot\.com /]] },
-  { family: 'Barracuda', all: [['subject', /.our bulk email filter/]] },
-];
-
-/**
  * Sisimai's Amazon SES decoder (its `inquire` on an email: an X-AWS-Outgoing or X-SES-Outgoing header, and no
  * "Amazon WorkMail" X-Mailer): when a recipient's Status is x.0.0 or x.1.0, its status is the first one inside the
  * quoted remote reply ("5.1.0 - Unknown address error 550-'5.7.1 ... Access denied' (delivery attempts: 0)" is
