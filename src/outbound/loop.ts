@@ -314,16 +314,16 @@ export class OutboundLoop implements Component, Intake {
   }
 
   /** Intake: new recipients due now, leased in their insert, while nothing older waits in the store and there is room. */
-  reserve(n: number, domains?: readonly string[]): number | null {
+  reserve(n: number, domains: readonly string[]): number | null {
     if (this.stopping || !this.claims.caughtUp) return null;
     if (this.ready.total + this.resolving + this.reserved + n > this.o.maxHeld) {
       this.claims.caughtUp = false; // the rest goes to the store, and the claims take it in order
       return null;
     }
     // Mail for a full or slow domain stays in the store (the claims skip it; notTaken() has them look), that of
-    // other domains still comes straight in. Unknown domains (a sibling process's hand-over): any such domain.
+    // other domains still comes straight in.
     const skipped = this.skipped(this.ctx.now());
-    if (skipped.length && (!domains || domains.some((d) => skipped.includes(d)))) return null;
+    if (skipped.length && domains.some((d) => skipped.includes(d))) return null;
     this.reserved += n;
     return this.ctx.now() + this.o.leaseMs;
   }
