@@ -144,11 +144,10 @@ export async function startChild(extraEnv: Record<string, string> = {}, nodeArgs
     MTA_LOG_LEVEL: 'info',
     MTA_HOSTNAME: 'mta.bench',
     MTA_DNS_CHECK_CRON: '0 0 1 1 *', // no re-check of the bench's sender domain mid-run (it would fail it)
-    // Settings a bench run may set from its own environment (BENCHMARKS.md): HTTP workers, a rate limit on, the COMMIT sent
-    // ahead or not, the pool and whether the submit turns run on it.
+    // Settings a bench run may set from its own environment (BENCHMARKS.md): a rate limit on, the COMMIT sent ahead or
+    // not, the pool and whether the submit turns run on it.
     ...Object.fromEntries(
       [
-        'MTA_HTTP_WORKERS',
         'MTA_RATE_LIMIT',
         'MTA_RATE_BURST',
         'MTA_PG_COMMIT_AHEAD',

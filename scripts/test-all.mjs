@@ -29,7 +29,6 @@ const JOBS = Number(process.env.MTA_TEST_JOBS || 2);
 export const SERIAL = [
   'test/browser/', // Chromium: heavy, and waits on rendering
   'test/integration/queue-purge.test.ts', // the API's p99 during a 10,000-recipient purge vs before it
-  'test/integration/pg-http-workers.test.ts', // each of ten emails reaches the MX within 600 ms
   'test/integration/pg-plan-driver.test.ts', // a pipelined transaction to a distant server takes 350-900 ms
   'test/integration/security-body.test.ts', // /healthz answers within 300 ms while deep JSON bodies parse
   'test/integration/inbound-session.test.ts', // a NOOP-every-50-ms session is cut within 300-3000 ms

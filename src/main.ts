@@ -1,11 +1,8 @@
-// Composition root: load the configuration, start the service, drain on SIGTERM/SIGINT. With MTA_HTTP_WORKERS the
-// service is the node's primary process and forks that many HTTP workers; a worker runs this same command
-// (src/http/cluster.ts).
+// Composition root: load the configuration, start the service, drain on SIGTERM/SIGINT. One process serves the node
+// (MTA_HTTP_WORKERS, the HTTP workers' setting, is accepted and ignored: config/check.ts).
 import v8 from 'node:v8';
 import { heapGrowingPercent, loadConfig } from './config/load.js';
 import { checkBeforeStart } from './config/check.js';
-import type { Running } from './service.js';
-import type { HttpWorkers as Workers } from './http/cluster.js';
 import { createLogger } from './log.js';
 import type { Logger } from 'pino';
 
@@ -52,17 +49,6 @@ export async function main(configFile?: string): Promise<void> {
   // The service and everything it starts are loaded once the settings are read: a refused one is told without
   // loading Koa, the SMTP libraries and the rest (the precompiled bundle keeps them in their own chunks).
   const { startService } = await import('./service.js');
-  const { HttpWorkers, WORKER_ENV, workerSiblings } = await import('./http/cluster.js');
-  const worker = process.env[WORKER_ENV];
-  if (worker !== undefined) {
-    const siblings = workerSiblings(config.httpLeaseMs);
-    for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => {}); // the primary acts
-    const log = createLogger(config.logLevel).child({ worker: Number(worker) });
-    exitOnUncaught(log);
-    const svc = await startService(config, { siblings, listen: false, log });
-    siblings.serve(svc.ctx, svc.server, () => svc.close());
-    return; // stopped by its primary (SIGTERM and SIGINT reach the primary, which stops it)
-  }
   const warnings = checkBeforeStart(config);
   const log = createLogger(config.logLevel);
   exitOnUncaught(log);
@@ -72,13 +58,7 @@ export async function main(configFile?: string): Promise<void> {
     log.warn(
       `dist/mta.mjs is older than ${stale}: running the sources through tsx, ~30-40 MiB more resident memory; npm run build`,
     );
-  let workers: Workers | null = null;
-  let svc: Running;
-  if (config.httpWorkers > 0) {
-    workers = new HttpWorkers(config.httpWorkers, log);
-    svc = await startService(config, { siblings: workers.siblings, log });
-    workers.start(svc.ctx, svc.server);
-  } else svc = await startService(config, { log });
+  const svc = await startService(config, { log });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -86,7 +66,6 @@ export async function main(configFile?: string): Promise<void> {
     svc.ctx.log.info({ signal }, 'shutting down');
     const force = setTimeout(() => process.exit(1), 30_000);
     force.unref();
-    await workers?.stop();
     await svc.close();
     process.exit(0);
   };

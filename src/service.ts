@@ -13,7 +13,6 @@ import type { FeatureFactory } from './features/feature.js';
 import { feature as api } from './features/api.js';
 import { FEATURES } from './features.js';
 import { parseReport } from './inbound/parse.js';
-import type { Siblings } from './services/siblings.js';
 import { listenError } from './core/listen-error.js';
 import { drainable } from './http/drain.js';
 import { PlanPool, usePool } from './store/pg/plan-driver.js';
@@ -41,10 +40,6 @@ export interface StartOptions {
   now?: () => number;
   log?: Logger;
   features?: FeatureFactory[];
-  /** The node's other processes (MTA_HTTP_WORKERS, src/http/cluster.ts): this one's role and its channel to them. */
-  siblings?: Siblings;
-  /** false: the HTTP server does not listen (an HTTP worker: the primary hands it connections). */
-  listen?: boolean;
   /** PostgreSQL: connections of the pool of asynchronous plans (default MTA_PG_POOL_SIZE, else 4; 0: none). */
   pgPoolSize?: number;
   /**
@@ -57,9 +52,8 @@ export interface StartOptions {
 export async function startService(config: Config, opts: StartOptions = {}): Promise<Running> {
   const log = opts.log ?? createLogger(config.logLevel);
   const db = openDb(config.dataDir, { synchronous: config.sqliteSynchronous, databaseUrl: config.databaseUrl });
-  // PostgreSQL: a process that answers the API (an HTTP worker, or a node of one process) sends each turn's COMMIT
-  // without waiting. A primary with workers answers none: its loop would wait for the answer at its next claim.
-  if (isPg(db)) db.commitAhead ??= opts.siblings?.role !== 'primary';
+  // PostgreSQL: each turn's COMMIT is sent without waiting for its answer (MTA_PG_COMMIT_AHEAD=off: waited for).
+  if (isPg(db)) db.commitAhead ??= true;
   // PostgreSQL: the connections of the plans run asynchronously: the delivery loop's claims, lease confirmations and
   // next due time, bookkeeping committed without waiting for its WAL flush as lightTx does (docs/async-store.md).
   const size = isPg(db) ? (opts.pgPoolSize ?? pgPoolSize()) : 0;
@@ -70,7 +64,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   const pooledTurns = pool !== null && (opts.pooledTurns ?? pgPooledTurns());
   usePool(db, pool, { locking: pooledTurns });
   if (pooledTurns) usePooledTurns(db, pool, Math.max(1, size - 1));
-  const ctx: Ctx = { db, config, now: opts.now ?? Date.now, log, parseReport, siblings: opts.siblings };
+  const ctx: Ctx = { db, config, now: opts.now ?? Date.now, log, parseReport };
   for (const w of storeWarnings(db)) log.warn(w);
   const features = [api, ...(opts.features ?? FEATURES)].map((f) => f(ctx));
   const components = features.flatMap((f) => f.components ?? []);
@@ -85,16 +79,15 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   const gate = drainable(ctx, koa.callback());
   const server = http.createServer({ headersTimeout: 20_000, requestTimeout: 60_000 }, gate.handle);
   server.keepAliveTimeout = 65_000;
-  if (opts.listen !== false)
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (err) => {
-        void pool?.end();
-        db.close();
-        reject(listenError('HTTP', 'MTA_HTTP_HOST, MTA_HTTP_PORT', config.httpHost, config.httpPort, err));
-      });
-      server.listen(config.httpPort, config.httpHost, () => resolve());
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err) => {
+      void pool?.end();
+      db.close();
+      reject(listenError('HTTP', 'MTA_HTTP_HOST, MTA_HTTP_PORT', config.httpHost, config.httpPort, err));
     });
-  const addr = (server.address() as AddressInfo | null) ?? { family: 'IPv4', address: 'none', port: 0 };
+    server.listen(config.httpPort, config.httpHost, () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const started: Component[] = [];
   try {
@@ -111,8 +104,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   }
   up = true;
   const listeners = [`http=${host}:${addr.port}`, ...components.map((c) => c.address?.()).filter(Boolean)];
-  if (opts.listen === false) log.info('HTTP worker ready');
-  else log.info({ listeners }, `listening: ${listeners.join(' ')}`);
+  log.info({ listeners }, `listening: ${listeners.join(' ')}`);
   let closing: Promise<void> | null = null;
   return {
     ctx,

@@ -1,14 +1,15 @@
 // Checks `mta serve` makes before it starts (the other commands load the settings without them): the TLS files
 // readable and valid, and the warnings of operations.md ("Running it in production"): an MTA_* variable the
-// service does not know, a host name that is not fully qualified.
+// service does not know, a retired setting, a host name that is not fully qualified.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import tls from 'node:tls';
 import { ConfigError, ENV_ONLY } from './load.js';
+import { envNameOf } from './accepts.js';
 import { ENV, type Config } from './schema.js';
 
-/** Set by the service itself for its HTTP workers (src/http/cluster.ts WORKER_ENV). */
-const INTERNAL = ['MTA_HTTP_WORKER_OF_PRIMARY', 'MTA_PREBUILT_WORKER'];
+/** Set by the build for the precompiled service (scripts/build.mjs), not by an operator. */
+const INTERNAL = ['MTA_PREBUILT_WORKER'];
 
 function readPem(name: string, file: string): Buffer {
   try {
@@ -72,7 +73,10 @@ function distance(a: string, b: string): number {
   return prev[b.length];
 }
 
-/** Warnings for the start's log: unknown MTA_* variables (ignored), a host name that is not fully qualified. */
+/**
+ * Warnings for the start's log: unknown MTA_* variables (ignored), retired settings (ignored), a host name that is
+ * not fully qualified.
+ */
 export function startWarnings(cfg: Config, env: NodeJS.ProcessEnv): string[] {
   const known = [...Object.keys(ENV), ...ENV_ONLY];
   const out: string[] = [];
@@ -85,17 +89,30 @@ export function startWarnings(cfg: Config, env: NodeJS.ProcessEnv): string[] {
       `unknown variable ${name} ignored: not a setting of this service${near ? ` (did you mean ${near}?)` : ''} (docs/operations.md "Settings")`,
     );
   }
-  // Issue 38 item 3 (session 22): with nothing left for the event loop to wait for on the store, a node of one
-  // process answered more and faster than one with workers (BENCHMARKS.md "Session 22: the synchronous connection").
-  if (cfg.httpWorkers > 0)
+  const retired = retiredGiven(cfg, env);
+  if (retired.length)
     out.push(
-      `MTA_HTTP_WORKERS=${cfg.httpWorkers}: HTTP workers no longer pay (measured slower than one process now that the event loop never waits for PostgreSQL) and are to be retired; set 0 (docs/operations.md "HTTP workers")`,
+      `${retired.join(', ')} ignored: HTTP workers were retired on 2026-11-30 (issue 38; slower than one process once the event loop stopped waiting for PostgreSQL); one process serves HTTP; remove the setting (docs/operations.md "HTTP workers")`,
     );
   if (!cfg.hostname.replace(/\.$/, '').includes('.'))
     out.push(
       `MTA_HOSTNAME "${cfg.hostname}" is not a fully qualified name: it is the EHLO name and goes into the SPF and MX records suggested to teams; set MTA_HOSTNAME to this host's public name (mail.example.com)`,
     );
   return out;
+}
+
+/**
+ * The retired settings given (schema.ts: accepted, ignored), as the operator wrote them: `MTA_HTTP_WORKERS=2`, or
+ * `httpWorkers: 2` from the config file. Issue 38 item 3: with nothing left for the event loop to wait for on the
+ * store, a node of one process answered more and faster than one with workers (BENCHMARKS.md "Session 22: the
+ * synchronous connection"), and the workers were removed.
+ */
+function retiredGiven(cfg: Config, env: NodeJS.ProcessEnv): string[] {
+  return (['httpWorkers', 'httpLeaseMs'] as const).flatMap((key) => {
+    const name = envNameOf(key)!;
+    if (env[name]) return [`${name}=${env[name]}`];
+    return cfg[key] === undefined ? [] : [`${key}: ${JSON.stringify(cfg[key])}`];
+  });
 }
 
 /** What `mta serve` checks before starting; throws ConfigError, returns the warnings to log. */

@@ -180,10 +180,6 @@ export function loadConfig(opts: { file?: string; env?: NodeJS.ProcessEnv; overr
   checkValues(cfg, env, envKeys);
   if (cfg.retryMaxSeconds < cfg.retryMinSeconds)
     throw new ConfigError('invalid configuration: retryMaxSeconds (MTA_RETRY_MAX_SECONDS) must be >= retryMinSeconds');
-  if (cfg.httpWorkers > 0 && !cfg.databaseUrl)
-    throw new ConfigError(
-      'invalid configuration: httpWorkers (MTA_HTTP_WORKERS) needs PostgreSQL (MTA_DATABASE_URL): processes share the store through it',
-    );
   const pools = ipPoolsProblem(cfg.ipPools);
   if (pools) throw new ConfigError(`invalid configuration: ipPools (MTA_IP_POOLS): ${pools}`);
   if (cfg.dashboardPassword !== '' && [...cfg.dashboardPassword].length < MIN_DASHBOARD_PASSWORD) {

@@ -12,9 +12,12 @@ export const ConfigSchema = Type.Object(
     /** postgres://… puts the store on PostgreSQL (several nodes may share it); unset keeps SQLite in dataDir. */
     databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://[^\\s]+$' })),
     httpHost: Type.String({ minLength: 1 }),
-    /** PostgreSQL only: processes besides the primary that serve the HTTP API (src/http/cluster.ts); 0 = none. */
-    httpWorkers: Type.Integer({ minimum: 0, maximum: 64 }),
-    httpLeaseMs: Type.Integer({ minimum: 50, maximum: 60_000 }),
+    /**
+     * Retired (the HTTP workers, 2026-11-30): accepted with any value and ignored, so that an upgrade does not fail
+     * over them; a warning at start names them (config/check.ts).
+     */
+    httpWorkers: Type.Optional(Type.Unknown()),
+    httpLeaseMs: Type.Optional(Type.Unknown()),
     httpPort: Port,
     smtpHost: Type.String({ minLength: 1 }),
     smtpPort: Port,
@@ -147,8 +150,8 @@ export const ENV: Record<string, [keyof Config, Kind]> = {
   MTA_LOG_LEVEL: ['logLevel', 'string'],
   MTA_ALLOW_PRIVATE_WEBHOOKS: ['allowPrivateWebhooks', 'bool'],
   MTA_RATE_LIMIT: ['rateLimit', 'number'],
-  MTA_HTTP_WORKERS: ['httpWorkers', 'int'],
-  MTA_HTTP_LEASE_MS: ['httpLeaseMs', 'int'],
+  MTA_HTTP_WORKERS: ['httpWorkers', 'string'],
+  MTA_HTTP_LEASE_MS: ['httpLeaseMs', 'string'],
   MTA_RATE_BURST: ['rateBurst', 'number'],
   MTA_RETRY_MIN_SECONDS: ['retryMinSeconds', 'number'],
   MTA_RETRY_MAX_SECONDS: ['retryMaxSeconds', 'number'],

@@ -11,13 +11,6 @@ export interface TakeResult {
   retryAfter: number;
 }
 
-/** What the HTTP layer takes from: a RateLimiter, or in an HTTP worker the node's (kept by its primary). */
-export interface Limiter {
-  readonly rate: number;
-  readonly burst: number;
-  take(key: string): TakeResult | Promise<TakeResult>;
-}
-
 interface Bucket {
   tokens: number;
   at: number;
@@ -55,27 +48,6 @@ export class RateLimiter {
   peek(key: string): TakeResult {
     const b = this.level(key, this.now());
     return this.report(b.tokens >= 1, b);
-  }
-
-  /**
-   * Takes up to `max` whole tokens at once (a lease for another process of the node to spend): `taken` of them, 0
-   * when the bucket holds less than one; the report is that of a take (ok when at least one was taken).
-   */
-  takeUpTo(key: string, max: number): TakeResult & { taken: number } {
-    const t = this.now();
-    const b = this.level(key, t);
-    const taken = Math.max(0, Math.min(Math.floor(max), Math.floor(b.tokens)));
-    b.tokens -= taken;
-    this.store(key, b, t);
-    return { ...this.report(taken > 0, b), taken };
-  }
-
-  /** Puts back `n` tokens taken and not spent (a lease's rest), never above the burst. */
-  give(key: string, n: number): void {
-    const t = this.now();
-    const b = this.level(key, t);
-    b.tokens = Math.min(this.burst, b.tokens + n);
-    this.store(key, b, t);
   }
 
   /** Forgets `key`: its bucket is full again. */

@@ -3,9 +3,8 @@
 import type { FeatureFactory } from './feature.js';
 import { domainRoutes } from '../http/routes/domains.js';
 import { domainCheckJob } from '../jobs/domain-checks.js';
-import { isHttpWorker } from '../services/siblings.js';
 
 export const feature: FeatureFactory = (ctx) => ({
   routes: [domainRoutes],
-  components: isHttpWorker(ctx) ? [] : [domainCheckJob(ctx)],
+  components: [domainCheckJob(ctx)],
 });

@@ -1,11 +1,9 @@
 // The inbound feature: the SMTP listener for bounces (DSN) and complaints (ARF) as a component,
 // announced as `smtp=HOST:PORT` (the real port when MTA_SMTP_PORT is 0).
 import type { FeatureFactory } from './feature.js';
-import { isHttpWorker } from '../services/siblings.js';
 import { createInboundListener } from '../inbound/server.js';
 
 export const feature: FeatureFactory = (ctx) => {
-  if (isHttpWorker(ctx)) return {}; // the primary listens
   const listener = createInboundListener(ctx);
   return {
     components: [

@@ -6,14 +6,11 @@ import { retentionJob } from '../jobs/retention.js';
 import { ipCheckJob } from '../jobs/ip-checks.js';
 import { tlsReportJob } from '../jobs/tls-reports.js';
 import { adminMount } from '../http/admin/index.js';
-import { isHttpWorker } from '../services/siblings.js';
 
 export const feature: FeatureFactory = (ctx) => {
   const metrics = createMetrics(ctx);
   return {
     mounts: [metrics.mount, adminMount],
-    components: isHttpWorker(ctx)
-      ? []
-      : [retentionJob(ctx), ipCheckJob(ctx), ...(ctx.config.tlsrpt === 'on' ? [tlsReportJob(ctx)] : [])],
+    components: [retentionJob(ctx), ipCheckJob(ctx), ...(ctx.config.tlsrpt === 'on' ? [tlsReportJob(ctx)] : [])],
   };
 };

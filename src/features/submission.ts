@@ -1,11 +1,9 @@
 // The SMTP submission feature: the authenticated submission listener (STARTTLS port, optional implicit-TLS port) as a
 // component, announced as `submission=HOST:PORT` (and `submissions=HOST:PORT`), the real ports when configured as 0.
 import type { FeatureFactory } from './feature.js';
-import { isHttpWorker } from '../services/siblings.js';
 import { createSubmissionListener } from '../submission/server.js';
 
 export const feature: FeatureFactory = (ctx) => {
-  if (isHttpWorker(ctx)) return {}; // the primary listens
   const listener = createSubmissionListener(ctx);
   return {
     components: [

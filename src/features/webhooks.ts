@@ -7,18 +7,10 @@ import { enqueueEvent } from '../services/webhooks.js';
 import { Dispatcher } from '../webhooks/dispatcher.js';
 import { webhookRoutes } from '../http/routes/webhooks.js';
 import { trackingMount } from '../http/tracking.js';
-import { afterWrites, isHttpWorker, onNudge } from '../services/siblings.js';
+import { afterWrites, onNudge } from '../services/nudges.js';
 
 export const feature: FeatureFactory = (ctx) => {
   const resolver = createResolver(ctx.config);
-  const routes = { routes: [webhookRoutes(resolver)], mounts: [trackingMount] };
-  // An HTTP worker writes the outbox rows of its events and nudges the primary, whose dispatcher posts them.
-  if (isHttpWorker(ctx)) {
-    onEventPlan(ctx.db, function* (db, ev, email) {
-      if ((yield* enqueueEvent(ctx, db, ev, email)) > 0) ctx.siblings!.nudge('webhooks');
-    });
-    return routes;
-  }
   const dispatcher = new Dispatcher(ctx, resolver);
   // Woken once the rows are committed: a group-commit turn on the pool (MTA_PG_POOLED_TURNS) commits on a connection
   // the dispatcher does not see in a transaction.
@@ -27,5 +19,5 @@ export const feature: FeatureFactory = (ctx) => {
     if ((yield* enqueueEvent(ctx, db, ev, email)) > 0) afterWrites(ctx.db, notify);
   });
   onNudge(ctx.db, 'webhooks', () => dispatcher.notify());
-  return { ...routes, components: [dispatcher] };
+  return { routes: [webhookRoutes(resolver)], mounts: [trackingMount], components: [dispatcher] };
 };

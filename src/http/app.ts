@@ -5,8 +5,7 @@ import Router from '@koa/router';
 import { auth, jsonBody, errors, requestLog, unmatchedLimit, type State, type KoaCtx } from './middleware.js';
 import type { Deps, RouteFn, MountFn } from './deps.js';
 import type { Ctx } from '../services/context.js';
-import { requestLimiter } from '../services/rate-limits.js';
-import { cacheGeneration } from '../services/siblings.js';
+import { keyLimiter } from '../services/rate-limits.js';
 import { bodyBudget } from '../services/body-budget.js';
 import { storeFailure } from '../services/store-health.js';
 
@@ -15,7 +14,7 @@ export type { Deps, RouteFn, MountFn };
 export function buildApp(app: Ctx, opts: { routes?: RouteFn[]; mounts?: MountFn[]; healthy?: () => boolean } = {}) {
   const koa = new Koa<State>({ proxy: false });
   koa.on('error', afterAnswer(app));
-  const limiter = requestLimiter(app); // shared with SMTP submission sessions (and the node's HTTP workers)
+  const limiter = keyLimiter(app); // shared with SMTP submission sessions
   // The body is read only once the key is authenticated and its rate limit taken.
   const authOnly = auth(app, limiter);
   const body = jsonBody(app.config.maxBodyBytes, bodyBudget(app));
@@ -25,18 +24,6 @@ export function buildApp(app: Ctx, opts: { routes?: RouteFn[]; mounts?: MountFn[
   };
   const deps: Deps = { app, auth: authThenBody };
   koa.use(requestLog(app));
-  const siblings = app.siblings;
-  if (siblings)
-    // A request that revoked a key or wrote a domain: the node's other processes drop what they remember, once the
-    // write is committed (a group-commit turn commits on an earlier setImmediate).
-    koa.use(async (_ctx, next) => {
-      const before = cacheGeneration(app.db);
-      try {
-        await next();
-      } finally {
-        if (cacheGeneration(app.db) !== before) setImmediate(() => siblings.forget());
-      }
-    });
   koa.use(errors(app));
   koa.use(unmatchedLimit(limiter));
   koa.use(async (ctx: KoaCtx, next) => {

@@ -4,7 +4,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { statfsSync } from 'node:fs';
 import type Koa from 'koa';
-import { AggregatorRegistry, Registry, Counter, Histogram, Gauge, collectDefaultMetrics } from 'prom-client';
+import { Registry, Counter, Histogram, Gauge, collectDefaultMetrics } from 'prom-client';
 import { ApiError } from '../core/errors.js';
 import {
   dueDeliveries,
@@ -28,22 +28,6 @@ export interface Metrics {
 const extraRegistries = new WeakMap<object, Registry[]>();
 export function addMetricsRegistry(db: object, r: Registry): void {
   extraRegistries.set(db, [...(extraRegistries.get(db) ?? []), r]);
-}
-const ownRegistries = new WeakMap<object, Registry>();
-
-/** This process's metrics (createMetrics' and the added registries), as prom-client JSON. */
-export async function localMetrics(db: object): Promise<unknown[]> {
-  const own = ownRegistries.get(db);
-  const all = [...(own ? [own] : []), ...(extraRegistries.get(db) ?? [])];
-  return all.length ? Registry.merge(all).getMetricsAsJSON() : [];
-}
-
-/**
- * The node's metrics from each process's JSON (src/http/cluster.ts): counters and histograms summed, the gauges read
- * from the store (the same for every process) taken once.
- */
-export function aggregateMetrics(parts: unknown[][]): Promise<string> {
-  return AggregatorRegistry.aggregate(parts as Parameters<typeof AggregatorRegistry.aggregate>[0]).metrics();
 }
 
 /** 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
@@ -164,7 +148,6 @@ function poolMetrics(ctx: Ctx, registry: Registry): void {
 
 export function createMetrics(ctx: Ctx): Metrics {
   const registry = new Registry();
-  ownRegistries.set(ctx.db, registry);
   collectDefaultMetrics({ register: registry });
   const events = new Counter({
     name: 'mta_events_total',
@@ -173,7 +156,7 @@ export function createMetrics(ctx: Ctx): Metrics {
     registers: [registry],
   });
   onEmailEvent(ctx, (_db, ev) => events.inc({ type: ev.type }));
-  if (ctx.siblings?.role !== 'worker') queueGauges(ctx, registry); // the primary reads them for the node
+  queueGauges(ctx, registry);
   storeMetrics(ctx, registry);
   const http = new Histogram({
     name: 'mta_http_request_duration_seconds',
@@ -192,8 +175,7 @@ export function createMetrics(ctx: Ctx): Metrics {
         c.set('Cache-Control', 'no-store');
         c.type = registry.contentType;
         const extra = extraRegistries.get(ctx.db) ?? [];
-        if (ctx.siblings) c.body = (await ctx.siblings.call('metrics', [])) as string;
-        else c.body = extra.length ? await Registry.merge([registry, ...extra]).metrics() : await registry.metrics();
+        c.body = extra.length ? await Registry.merge([registry, ...extra]).metrics() : await registry.metrics();
         return;
       }
       const end = http.startTimer({ method: c.method });

@@ -6,7 +6,7 @@ import { ApiError, invalid, type ErrorCode, type ErrorType } from '../core/error
 import { jsonTooDeep, MAX_JSON_DEPTH } from './validate.js';
 import { authenticate, requireScope, type Principal, type Scope } from '../services/keys.js';
 import type { Ctx } from '../services/context.js';
-import { RateLimiter, type Limiter } from './rate-limit.js';
+import { RateLimiter } from './rate-limit.js';
 import { hasBody, readBody, reserveBody } from './body.js';
 import { BUSY_RETRY_AFTER, type BodyBudget } from '../services/body-budget.js';
 import { isStoreUnavailable, noteStoreError, STORE_RETRY_AFTER } from '../services/store-health.js';
@@ -105,9 +105,8 @@ export function requestLog(app: Ctx) {
 }
 
 /** Takes a token from `bucket` and sets the RateLimit-* headers; throws 429 when the bucket is empty. */
-export async function limit(ctx: KoaCtx, limiter: Limiter, bucket: string, who: string): Promise<void> {
-  const taken = limiter.take(bucket);
-  const r = taken instanceof Promise ? await taken : taken;
+export function limit(ctx: KoaCtx, limiter: RateLimiter, bucket: string, who: string): void {
+  const r = limiter.take(bucket);
   ctx.set('RateLimit-Limit', String(limiter.burst));
   ctx.set('RateLimit-Remaining', String(r.remaining));
   ctx.set('RateLimit-Reset', String(r.reset));
@@ -131,31 +130,31 @@ export const addressBucket = (address: string) => `ip:${address}`;
  * Authenticates, checks the scope (if any) and applies the rate limit of the key. Requests without a
  * valid key count against their client address instead (so key guessing is throttled too).
  */
-export function auth(app: Ctx, limiter: Limiter | null) {
+export function auth(app: Ctx, limiter: RateLimiter | null) {
   return (scope?: Scope) => async (ctx: KoaCtx, next: Koa.Next) => {
     let p: Principal;
     try {
       p = await authenticate(app, ctx.get('Authorization') || undefined);
     } catch (err) {
-      if (limiter) await limit(ctx, limiter, addressBucket(ctx.ip), 'client address without a valid key');
+      if (limiter) limit(ctx, limiter, addressBucket(ctx.ip), 'client address without a valid key');
       throw err;
     }
     ctx.state.principal = p;
-    if (limiter) await limit(ctx, limiter, p.keyId, 'key');
+    if (limiter) limit(ctx, limiter, p.keyId, 'key');
     if (scope) requireScope(p, scope);
     await next();
   };
 }
 
 /** Under /v1, answers that no key was counted for (unknown routes) still carry RateLimit-* headers. */
-export function unmatchedLimit(limiter: Limiter | null) {
+export function unmatchedLimit(limiter: RateLimiter | null) {
   return async (ctx: KoaCtx, next: Koa.Next) => {
     try {
       await next();
     } finally {
       if (limiter && ctx.path.startsWith('/v1') && !ctx.response.get('RateLimit-Limit')) {
         try {
-          await limit(ctx, limiter, addressBucket(ctx.ip), 'client address');
+          limit(ctx, limiter, addressBucket(ctx.ip), 'client address');
         } catch {
           /* already answering; headers are set */
         }

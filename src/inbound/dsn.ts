@@ -287,18 +287,18 @@ export function paragraphFor(text: string, address: string, others: string[]): s
 }
 
 /**
- * Sisimai's RFC 3464 decoder (no vendor decoder took the notice) reads error text only from where its reading starts,
- * the delivery-status part: `textAfter` is the human-readable text that follows that part (a part before it, the usual
- * place, is never read), and there only the lines that start flush left (not with a space, a tab or "X") and hold an
- * SMTP reply code or an "<a@b>" address. A `Status:` field that holds a reply instead of a status code is the
+ * Sisimai's RFC 3464 decoder (no vendor decoder took the notice) reads error text only from where its reading starts:
+ * `text` is the human-readable text it reads (bounce-report.ts rfc3464Text: from a report's opening line, else after
+ * the delivery-status part), and there only the lines that start flush left (not with a space, a tab or "X") and hold
+ * an SMTP reply code or an "<a@b>" address. A `Status:` field that holds a reply instead of a status code is the
  * diagnostic.
  */
-export function rfc3464ErrorLines(statusText: string | null, textAfter: string | null): string | null {
+export function rfc3464ErrorLines(statusText: string | null, text: string | null): string | null {
   // "Status: 553 Exceeded maximum inbound message size" (a reply where the status code belongs) replaces them
   const status = /^Status:[ \t]*([245]\d\d\b[^\n]*)$/im.exec(statusText?.slice(0, 16384) ?? '')?.[1];
   if (status && findReply(status.slice(0, 3))) return status.trim();
-  if (!textAfter) return null;
-  const lines = textAfter
+  if (!text) return null;
+  const lines = text
     .slice(0, 16384)
     .split(/\r?\n/)
     .filter((l) => l && !/^[ \tX]/.test(l) && (findReply(l) || /<[^<>@\s]*@[^<>\s]*>/.test(l)));

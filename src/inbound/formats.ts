@@ -3,7 +3,12 @@
 import { ADDRESS_SOURCE } from '../core/address.js';
 import type { BounceReason } from '../core/bounce-reasons.js';
 import { aligned } from '../core/classify.js';
-import { type NoticeFormat, NOTICE_FORMATS, GENERIC_LHOST_SIGNS } from '../core/providers/index.js';
+import {
+  type NoticeFormat,
+  NOTICE_FORMATS,
+  GENERIC_LHOST_SIGNS,
+  UNFORMATTED_DECODER_SIGNS,
+} from '../core/providers/index.js';
 import { type Entity, decodeWords, header } from './mime.js';
 
 export type { NoticeFormat } from '../core/providers/index.js';
@@ -45,7 +50,10 @@ function passes(f: NoticeFormat, h: Map<string, string[]>, body: string): number
 
 /** The first format (in the registry's NOTICE_ORDER) whose detection tests pass for this message, or null. */
 export function detectFormat(root: Entity, body: string): NoticeFormat | null {
-  return NOTICE_FORMATS.find((f) => passes(f, root.headers, body) >= (f.need ?? 1)) ?? null;
+  return (
+    NOTICE_FORMATS.find((f) => passes(f, root.headers, body) >= (f.need ?? 1) && (!f.opens || f.opens.test(body))) ??
+    null
+  );
 }
 
 /** The reason the format's tables give for this error text, if any: its header rule, then its status codes, then its phrases. */
@@ -84,4 +92,11 @@ export function vendorFamily(root: Entity, notice: string): string | null {
 /** Whether a line of the notice holds one of the decoder's opening line signs (its parts in order). */
 function startsReading(notice: string, starts: readonly (readonly string[])[]): boolean {
   return notice.split('\n').some((line) => starts.some((parts) => aligned(line, parts)));
+}
+
+/** The Sisimai decoder the reader has no notice format of that takes the message (UNFORMATTED_DECODER_SIGNS), or null. */
+export function unformattedDecoder(root: Entity): string | null {
+  const values = (name: string) => (root.headers.get(name) ?? []).map((v) => decodeWords(v));
+  const hit = UNFORMATTED_DECODER_SIGNS.find((d) => d.all.every(([name, re]) => values(name).some((v) => re.test(v))));
+  return hit?.family ?? null;
 }

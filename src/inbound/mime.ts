@@ -24,6 +24,12 @@ export function splitMessage(raw: string): { head: string; body: string } {
   return { head: start.slice(0, i), body: start.slice(i + 2) };
 }
 
+/**
+ * Bytes of a message that are read (the rest is ignored): everything a report says comes first, and
+ * no pattern ever scans more than this. Header values are cut to HEADER_VALUE_CAP.
+ */
+export const TEXT_CAP = 256 * 1024;
+
 /** Longest header value kept (longer ones are cut here, before any other pattern reads them). */
 export const HEADER_VALUE_CAP = 8 * 1024;
 

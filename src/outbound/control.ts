@@ -74,6 +74,15 @@ export class Control {
         this.m.taken.inc({ by: 'intake' }, st.intake);
       },
     }),
+    lostResults: new Counter({
+      name: 'mta_outbound_results_lost_total',
+      help: "Delivery results not recorded: the recipient's claim had ended and been taken again (a send or result write outlasted its lease).",
+      registers: [this.registry],
+      collect: () => {
+        this.m.lostResults.reset();
+        this.m.lostResults.inc(this.loop.stats().lostResults);
+      },
+    }),
     sentToday: new Gauge({
       name: 'mta_ip_sent_today',
       help: 'Messages started today from a source IP to a site (UTC day).',

@@ -3,7 +3,7 @@
 import { createResolver } from '../services/resolver.js';
 import { secretOf, onEvent, setIntake } from '../services/delivery.js';
 import { shapingFor } from '../services/shaping.js';
-import { afterWrites } from '../services/siblings.js';
+import { afterWrites } from '../services/nudges.js';
 import type { Ctx } from '../services/context.js';
 import { MxResolver } from './mx.js';
 import { SmtpClient } from './smtp.js';

@@ -134,7 +134,12 @@ export class OutboundLoop implements Component, Intake {
       stopping: () => this.stopping,
       accept: (rows, emails) => this.accept(rows, emails),
     });
-    this.sink = new ResultSink(ctx, (ids, due) => this.letGo(ids, due, () => this.claims.settled(ids)));
+    // Each result written under its recipient's claim (the lease token held when it is written), never another node's.
+    this.sink = new ResultSink(ctx, (ids, due) => this.letGo(ids, due, () => this.claims.settled(ids)), {
+      delayMs: 10,
+      max: 200,
+      leaseOf: (id) => this.claims.held.get(id) ?? null,
+    });
     this.preparing = new Preparing((e) => deps.prepare(e), PREPARE_AT_ONCE);
     this.sched = new Scheduler(deps.shaping);
     this.matcher = siteMatcher(deps.shaping.sites);
@@ -198,7 +203,8 @@ export class OutboundLoop implements Component, Intake {
     const queued = this.ready.total + this.resolving;
     const { active, reserved, knownResults, intake } = this;
     const { held, queries: claimQueries, claimed } = this.claims;
-    return { held: held.size, active, queued, reserved, claimQueries, knownResults, claimed, intake };
+    const lostResults = this.sink.lost; // results not written: their claims had passed on (results.ts claimsGone)
+    return { held: held.size, active, queued, reserved, claimQueries, knownResults, claimed, intake, lostResults };
   }
 
   /** Recipients waiting and in flight per site (for `mta sites` and metrics). */
@@ -308,16 +314,16 @@ export class OutboundLoop implements Component, Intake {
   }
 
   /** Intake: new recipients due now, leased in their insert, while nothing older waits in the store and there is room. */
-  reserve(n: number, domains?: readonly string[]): number | null {
+  reserve(n: number, domains: readonly string[]): number | null {
     if (this.stopping || !this.claims.caughtUp) return null;
     if (this.ready.total + this.resolving + this.reserved + n > this.o.maxHeld) {
       this.claims.caughtUp = false; // the rest goes to the store, and the claims take it in order
       return null;
     }
     // Mail for a full or slow domain stays in the store (the claims skip it; notTaken() has them look), that of
-    // other domains still comes straight in. Unknown domains (a sibling process's hand-over): any such domain.
+    // other domains still comes straight in.
     const skipped = this.skipped(this.ctx.now());
-    if (skipped.length && (!domains || domains.some((d) => skipped.includes(d)))) return null;
+    if (skipped.length && domains.some((d) => skipped.includes(d))) return null;
     this.reserved += n;
     return this.ctx.now() + this.o.leaseMs;
   }

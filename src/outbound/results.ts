@@ -17,6 +17,7 @@ import {
   writeResultBatchPooled,
   writeResultItem,
   writeResultItemPooled,
+  type ClaimTokens,
   type ResultItem as Item,
 } from '../services/result-batch.js';
 import { isStoreUnavailable, outageLog } from '../services/store-health.js';
@@ -35,12 +36,22 @@ export class ResultSink {
   private flying = false;
   private again = false;
   private outage: ReturnType<typeof outageLog>;
+  /** Results not written because their recipient's claim was gone by then (another node's, or released). */
+  lost = 0;
 
   constructor(
     private ctx: Ctx,
     /** `due`: some of them may be due again later (deferred, or settled without an outcome). */
     private onFlushed: (ids: number[], due: boolean) => void,
-    private opts: { delayMs: number; max: number } = { delayMs: 10, max: 200 },
+    private opts: {
+      delayMs: number;
+      max: number;
+      /**
+       * The lease token this node holds on a recipient (outbound/claims.ts), read when its result is written: the
+       * write happens only while the row still carries it. Without it (tests), results are written unchecked.
+       */
+      leaseOf?: (id: number) => number | null;
+    } = { delayMs: 10, max: 200 },
   ) {
     this.outage = outageLog(ctx.log.child({ component: 'delivery' }), 'delivery results');
   }
@@ -84,14 +95,17 @@ export class ResultSink {
     this.count = 0;
     let written!: () => void;
     this.written = new Promise((resolve) => (written = resolve));
-    if (resultsOnPool(this.ctx)) return void this.flushPooled(batch, written);
+    const leases = this.leasesOf(batch);
+    if (resultsOnPool(this.ctx)) return void this.flushPooled(batch, leases, written);
+    let lost: number[] = [];
     const finish = (err: unknown) => {
       if (err && this.outage.failed(err)) {
         this.retryLater(batch);
         return written();
       }
       if (!err) this.outage.ok();
-      if (err) this.oneByOne(batch, err);
+      if (err) lost = this.oneByOne(batch, err, leases);
+      this.claimsGone(lost, batch);
       this.onFlushed(
         batch.flatMap((i) => i.ids),
         isDue(batch),
@@ -100,18 +114,21 @@ export class ResultSink {
     };
     try {
       // One apply per email (services/result-batch.ts): the batch's reads in one round trip on PostgreSQL.
-      lightTxLater(this.ctx.db, () => writeResultBatch(this.ctx, [...perEmail(batch).values()], batch), finish);
+      const byEmail = [...perEmail(batch).values()];
+      // The plan's answer is taken before `finish` runs (SQLite runs it at once; PostgreSQL once the COMMIT's answer is read).
+      lightTxLater(this.ctx.db, () => (lost = writeResultBatch(this.ctx, byEmail, batch, leases)), finish);
     } catch (err) {
       finish(err);
     }
   }
 
   /** flush on the pool: the batch's transaction awaited, then the next batch if results came meanwhile. */
-  private async flushPooled(batch: Item[], written: () => void): Promise<void> {
+  private async flushPooled(batch: Item[], leases: ClaimTokens | undefined, written: () => void): Promise<void> {
     this.flying = true;
     let err: unknown = null;
+    let lost: number[] = [];
     try {
-      await writeResultBatchPooled(this.ctx, [...perEmail(batch).values()], batch);
+      lost = await writeResultBatchPooled(this.ctx, [...perEmail(batch).values()], batch, leases);
     } catch (e) {
       err = e;
     }
@@ -121,7 +138,8 @@ export class ResultSink {
       retry = true;
     } else {
       if (!err) this.outage.ok();
-      else await this.oneByOnePooled(batch, err);
+      else lost = await this.oneByOnePooled(batch, err, leases);
+      this.claimsGone(lost, batch);
       this.onFlushed(
         batch.flatMap((i) => i.ids),
         isDue(batch),
@@ -160,18 +178,46 @@ export class ResultSink {
     return this.settled();
   }
 
+  /**
+   * The lease tokens of the batch's recipients as this node holds them now (each result is written under its
+   * recipient's claim, and only while the row still carries it).
+   */
+  private leasesOf(batch: readonly Item[]): ClaimTokens | undefined {
+    const leaseOf = this.opts.leaseOf;
+    if (!leaseOf) return undefined;
+    return new Map(batch.flatMap((i) => i.ids.map((id) => [id, leaseOf(id)] as const)));
+  }
+
+  /**
+   * Results written for nothing: their recipients had been claimed by another node once this node's lease ended (a
+   * send or a result write that outlasted the lease), or released; the other node's outcome stands. Logged once per
+   * batch, and counted.
+   */
+  private claimsGone(lost: readonly number[], batch: readonly Item[]): void {
+    if (!lost.length) return;
+    this.lost += lost.length;
+    const gone = new Set(lost);
+    const emails = [...new Set(batch.filter((i) => i.ids.some((id) => gone.has(id))).map((i) => i.emailSeq))];
+    this.ctx.log.warn(
+      { deliveries: lost, email_seqs: emails },
+      'delivery results not recorded: the lease ended and the recipients were claimed again (another node sends them)',
+    );
+  }
+
   /** The batch failed as a whole: each email in a transaction of its own, each write checked at once. */
-  private oneByOne(batch: readonly Item[], err: unknown): void {
+  private oneByOne(batch: readonly Item[], err: unknown, leases?: ClaimTokens): number[] {
     this.logBatchFailure(batch, err);
     const later: Item[] = [];
+    const lost: number[] = [];
     for (const item of batch) {
       try {
-        tx(this.ctx.db, () => writeResultItem(this.ctx, item));
+        lost.push(...tx(this.ctx.db, () => writeResultItem(this.ctx, item, leases)));
       } catch (e) {
         this.itemFailed(item, e, later);
       }
     }
     if (later.length) this.retryLater(later);
+    return lost;
   }
 
   /** One email's write failed: kept for later while the store is away, else logged (its lease brings it back). */
@@ -193,17 +239,19 @@ export class ResultSink {
   }
 
   /** oneByOne on the pool: each email's transaction awaited in turn. */
-  private async oneByOnePooled(batch: readonly Item[], err: unknown): Promise<void> {
+  private async oneByOnePooled(batch: readonly Item[], err: unknown, leases?: ClaimTokens): Promise<number[]> {
     this.logBatchFailure(batch, err);
     const later: Item[] = [];
+    const lost: number[] = [];
     for (const item of batch) {
       try {
-        await writeResultItemPooled(this.ctx, item);
+        lost.push(...(await writeResultItemPooled(this.ctx, item, leases)));
       } catch (e) {
         this.itemFailed(item, e, later);
       }
     }
     if (later.length) this.retryLater(later);
+    return lost;
   }
 }
 

@@ -1,8 +1,7 @@
 // The in-flight body budget (MTA_MAX_INFLIGHT_BODY_BYTES): request bodies being read or parsed at once (HTTP API,
 // admin API, SMTP submission DATA) share one budget per process, counted from Content-Length (or SIZE=) when given
 // and as read otherwise. A body that would pass it is refused (503 server_busy / 451 4.3.2) instead of buffered.
-// One budget per running service (keyed by its store), so that the HTTP and SMTP listeners of a process share it;
-// an HTTP worker process (MTA_HTTP_WORKERS) has its own, as it has its own memory.
+// One budget per running service (keyed by its store), so that the HTTP and SMTP listeners of a process share it.
 import { ApiError } from '../core/errors.js';
 import type { DB } from '../store/db.js';
 import type { Ctx } from './context.js';

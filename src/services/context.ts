@@ -4,7 +4,6 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { DB } from '../store/db.js';
 import type { ReportParser } from '../core/report.js';
-import type { Siblings } from './siblings.js';
 
 export interface Ctx {
   db: DB;
@@ -14,6 +13,4 @@ export interface Ctx {
   log: Logger;
   /** Reads an inbound report (inbound/parse.ts, wired by service.ts); recordFeedback's default parser. */
   parseReport?: ReportParser;
-  /** The other processes of this node (MTA_HTTP_WORKERS, services/siblings.ts); absent when the node is one process. */
-  siblings?: Siblings;
 }

@@ -50,10 +50,10 @@ export const teamById = synced(teamByIdPlan);
  */
 export interface Intake {
   /**
-   * A lease end for `n` new recipients due now, or null (insert them unleased, for the claims). `domains`: theirs,
-   * when known (a domain whose queue is full or slow is not taken in).
+   * A lease end for `n` new recipients due now, or null (insert them unleased, for the claims). `domains`: theirs
+   * (a domain whose queue is full or slow is not taken in).
    */
-  reserve(n: number, domains?: readonly string[]): number | null;
+  reserve(n: number, domains: readonly string[]): number | null;
   /** Once the transaction ended: the committed email and its leased recipients, or null (rolled back). */
   hand(n: number, email: Email | null, rows: ClaimedRow[]): void;
   /** New recipients stored unleased (scheduled for later, or refused): the loop must look in the store. */

@@ -7,7 +7,6 @@ import { newId } from '../core/ids.js';
 import { runPlan, runSync, transaction, type Gen } from '../store/op.js';
 import { runPooled } from '../store/pg/plan-driver.js';
 import { Remembered } from './remembered.js';
-import { keyRevoked } from './siblings.js';
 import * as store from '../store/teams.js';
 import type { Ctx } from './context.js';
 
@@ -186,7 +185,6 @@ function* revokePlan(ctx: Ctx, keyId: string, owner?: Owner): Gen<store.KeyRow> 
   if (!row || (owner !== undefined && (row.team_id !== owner.teamId || (owner.mode === 'test' && row.mode !== 'test'))))
     throw notFound('api_key');
   keys.forget(ctx.db, row.hash);
-  keyRevoked(ctx.db);
   yield* store.revokeKey(ctx.db, keyId, ctx.now());
   return (yield* store.keyById(ctx.db, keyId))!;
 }

@@ -10,7 +10,7 @@ import { teamById } from '../store/teams.js';
 import { onEventPlan } from '../store/events.js';
 import { sites } from '../store/delivery-control.js';
 import { teamNamedPlan, type Owner } from './keys.js';
-import { nudged } from './siblings.js';
+import { nudged } from './nudges.js';
 import {
   applyQueueActionPlan,
   isOutcomeRace,
@@ -237,10 +237,9 @@ export async function queueAction(
   }
 }
 
-/** Recipients released or retried are due now: the delivery loop (the primary's, from a worker) claims at once. */
+/** Recipients released or retried are due now: the delivery loop claims at once. */
 function dueNow(ctx: Ctx): void {
   nudged(ctx.db, 'delivery');
-  if (ctx.siblings?.role === 'worker') ctx.siblings.nudge('delivery');
 }
 
 /** Time one transaction may take before it commits what it did (whole emails) and lets the API run. */

@@ -10,7 +10,7 @@ import { runPlan, transaction, type Gen } from '../store/op.js';
 import { enabledEndpointsOfTeam, queueOutboxRow } from '../store/webhooks.js';
 import { presentInbound, type InboundParsed } from './present-inbound.js';
 import { createResolver } from './resolver.js';
-import { nudged } from './siblings.js';
+import { nudged } from './nudges.js';
 import { iso } from './present.js';
 import type { Ctx } from './context.js';
 
@@ -119,7 +119,7 @@ export async function recordReceived(
     ids.push(stored.id);
     posted += stored.endpoints;
   }
-  if (posted > 0) nudged(ctx.db, 'webhooks'); // the dispatcher (this process: the listener runs on the primary) looks now
+  if (posted > 0) nudged(ctx.db, 'webhooks'); // the dispatcher looks now
   ctx.log.info({ inbound: ids, rcpt: env.rcptTo, from: env.mailFrom, size: raw.length, auth }, 'mail received');
   return ids;
 }

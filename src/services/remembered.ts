@@ -1,22 +1,14 @@
 // Rows read from the store, remembered per connection to save a query (on PostgreSQL a round trip) on a hot path.
 // An entry lasts `ttlMs` (what another PostgreSQL node's change waits for); all are dropped at once when another
 // connection commits to the SQLite file (the CLI: PRAGMA data_version) or when `stamp` changes (writes made
-// through this process), or when another process of this node wrote something (forgetEverything: services/siblings.ts).
+// through this process).
 // Only values `keep` accepts are remembered; at most `max`, the oldest going first.
 import { dataVersion, isPg, type DB } from '../store/db.js';
 import type { Gen } from '../store/op.js';
 
-/** Bumped by forgetEverything: every Remembered drops its entries at its next read. */
-let dropped = 0;
-/** Another process of this node revoked a key, wrote a domain or a webhook endpoint (HTTP workers): nothing remembered stays. */
-export function forgetEverything(): void {
-  dropped++;
-}
-
 interface Entries<V> {
   version: number;
   stamp: number;
-  dropped: number;
   map: Map<string, { value: V; until: number }>;
   /** getAsync's reads on their way, by key: callers asking meanwhile share one. */
   reading: Map<string, Promise<V>>;
@@ -81,8 +73,8 @@ export class Remembered<V> {
     const version = isPg(db) ? 0 : dataVersion(db);
     const stamp = this.o.stamp?.(db) ?? 0;
     let e = this.byDb.get(db);
-    if (!e || e.version !== version || e.stamp !== stamp || e.dropped !== dropped)
-      this.byDb.set(db, (e = { version, stamp, dropped, map: new Map(), reading: new Map() }));
+    if (!e || e.version !== version || e.stamp !== stamp)
+      this.byDb.set(db, (e = { version, stamp, map: new Map(), reading: new Map() }));
     return e;
   }
 

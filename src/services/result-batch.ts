@@ -3,7 +3,7 @@
 // of the recipients it settles, and counts the per-site and TLS-report figures, in the same transaction.
 import { synced, transaction, type Gen } from '../store/op.js';
 import { locksOnPool, runLocking } from '../store/pg/plan-driver.js';
-import { settleClaim } from '../store/queue.js';
+import { settleClaim, settleClaims } from '../store/queue.js';
 import type { Ctx } from './context.js';
 import { countSiteOutcomesPlan } from './stats.js';
 import type { CounterTally } from './counter-tally.js';
@@ -39,31 +39,47 @@ export function sitesOf(item: ResultItem): Map<number, string> | undefined {
 }
 
 /**
+ * The delivery loop's claims by recipient id: the lease token each result was made under (outbound/claims.ts). With
+ * it, a result is written only while its recipient's row still carries that token (OutcomeWrite.leases); without it
+ * (tests that write results for rows they did not claim), as before.
+ */
+export type ClaimTokens = ReadonlyMap<number, number | null>;
+
+/**
  * A batch in one transaction: `byEmail` (one item per email) applied, `items` (as pushed) counted. PostgreSQL: the
  * batch's emails and deliveries read in one round trip, its writes sent set-wise (checked by the server before the
  * COMMIT), not two round trips per email. One apply per email: its reads would not see its own earlier writes,
- * which wait for verifyOutcomes.
+ * which wait for verifyOutcomes. Answers the recipients whose claim was gone (nothing of their outcome written).
  */
-export function* resultBatchPlan(ctx: Ctx, byEmail: readonly ResultItem[], items: readonly ResultItem[]): Gen<void> {
+export function* resultBatchPlan(
+  ctx: Ctx,
+  byEmail: readonly ResultItem[],
+  items: readonly ResultItem[],
+  leases?: ClaimTokens,
+): Gen<number[]> {
   const ahead = yield* readOutcomesAheadPlan(
     ctx,
     byEmail.filter((i) => i.outcomes.length).map((i) => ({ seq: i.emailSeq, known: i.known })),
   );
   const writes = new OutcomeBatch();
+  const lost = new Set<number>();
   for (const item of byEmail) {
     const pre = yield* ahead(item.emailSeq);
-    yield* applyItem(ctx, item, { pre, writes, sites: sitesOf(item) });
+    yield* applyItem(ctx, item, { pre, writes, sites: sitesOf(item), leases, lost });
   }
-  for (const item of items) yield* countSite(ctx, item, writes.tally);
-  yield* countTlsOutcomesPlan(ctx, items);
+  for (const item of items) yield* countSite(ctx, item, lost, writes.tally);
+  yield* countTlsOutcomesPlan(ctx, kept(items, lost));
   yield* verifyOutcomesPlan(ctx, writes, true);
+  return [...lost];
 }
 
-/** One email's results, each write checked at once (the batch failed as a whole). */
-export function* resultItemPlan(ctx: Ctx, item: ResultItem): Gen<void> {
-  yield* applyItem(ctx, item, { sites: sitesOf(item) });
-  yield* countSite(ctx, item);
-  yield* countTlsOutcomesPlan(ctx, [item]);
+/** One email's results, each write checked at once (the batch failed as a whole); its recipients whose claim was gone. */
+export function* resultItemPlan(ctx: Ctx, item: ResultItem, leases?: ClaimTokens): Gen<number[]> {
+  const lost = new Set<number>();
+  yield* applyItem(ctx, item, { sites: sitesOf(item), leases, lost });
+  yield* countSite(ctx, item, lost);
+  yield* countTlsOutcomesPlan(ctx, kept([item], lost));
+  return [...lost];
 }
 
 /** The loop's result transactions are synchronous (lightTx, lightTxLater): these run the plans inside them. */
@@ -76,31 +92,49 @@ export const writeResultItem = synced(resultItemPlan);
  * without waiting for the WAL flush (lightTx's bargain). Otherwise the synchronous forms above, in lightTx.
  */
 export const resultsOnPool = (ctx: Ctx): boolean => locksOnPool(ctx.db);
-export const writeResultBatchPooled = (ctx: Ctx, byEmail: readonly ResultItem[], items: readonly ResultItem[]) =>
+export const writeResultBatchPooled = (
+  ctx: Ctx,
+  byEmail: readonly ResultItem[],
+  items: readonly ResultItem[],
+  leases?: ClaimTokens,
+) =>
   runLocking(
     ctx.db,
-    transaction(ctx.db, () => resultBatchPlan(ctx, byEmail, items)),
+    transaction(ctx.db, () => resultBatchPlan(ctx, byEmail, items, leases)),
     { durable: false, kind: 'result' },
   );
-export const writeResultItemPooled = (ctx: Ctx, item: ResultItem) =>
+export const writeResultItemPooled = (ctx: Ctx, item: ResultItem, leases?: ClaimTokens) =>
   runLocking(
     ctx.db,
-    transaction(ctx.db, () => resultItemPlan(ctx, item)),
+    transaction(ctx.db, () => resultItemPlan(ctx, item, leases)),
     { durable: false, kind: 'result' },
   );
 
-function* applyItem(ctx: Ctx, item: ResultItem, batch?: OutcomeWrite): Gen<void> {
+/** The item's outcomes applied, and the claims of its other recipients settled (only those still this node's). */
+function* applyItem(ctx: Ctx, item: ResultItem, batch: OutcomeWrite & { lost: Set<number> }): Gen<void> {
   const settled = new Set<number>();
   if (item.outcomes.length) yield* applyOutcomesPlan(ctx, item.emailSeq, item.outcomes, settled, batch);
-  for (const id of item.ids) if (!settled.has(id)) yield* settleClaim(ctx.db, id);
+  const rest = item.ids.filter((id) => !settled.has(id) && !batch.lost.has(id));
+  const { leases } = batch;
+  if (!leases) for (const id of rest) yield* settleClaim(ctx.db, id);
+  else
+    yield* settleClaims(
+      ctx.db,
+      rest,
+      rest.map((id) => leases.get(id) ?? null),
+    );
 }
 
-function* countSite(ctx: Ctx, item: ResultItem, tally?: CounterTally): Gen<void> {
+/** The items without the outcomes of recipients whose claim was gone (they count for nothing). */
+const kept = (items: readonly ResultItem[], lost: ReadonlySet<number>): readonly ResultItem[] =>
+  lost.size ? items.map((i) => ({ ...i, outcomes: i.outcomes.filter((o) => !lost.has(o.deliveryId)) })) : items;
+
+function* countSite(ctx: Ctx, item: ResultItem, lost: ReadonlySet<number>, tally?: CounterTally): Gen<void> {
   if (item.site)
     yield* countSiteOutcomesPlan(
       ctx,
       item.site,
-      item.outcomes.map((o) => o.event),
+      item.outcomes.filter((o) => !lost.has(o.deliveryId)).map((o) => o.event),
       tally,
     );
 }

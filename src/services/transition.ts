@@ -75,6 +75,7 @@ function* updateDelivery(
   now: number,
   settle: boolean,
   writes?: OutcomeBatch,
+  lease?: number | null,
 ): Gen<boolean> {
   const attempt = typeof o.data.attempt === 'number' ? o.data.attempt : d.attempts;
   const reply = typeof o.data.smtp_response === 'string' ? o.data.smtp_response : d.last_reply;
@@ -83,15 +84,28 @@ function* updateDelivery(
   const held = (d as Partial<QueueRow>).held_at != null;
   const next = to === 'delivery_delayed' && !held ? (o.nextAttemptAt ?? now) : null;
   const w = { status: to, attempts: attempt, next_attempt_at: next, last_reply: reply, reason };
-  if (!writes) return yield* writeDeliveryFrom(ctx.db, d.id, d.status, w, now, settle);
-  writes.delivery({ id: d.id, from: d.status, w, settle });
+  if (!writes) return yield* writeDeliveryFrom(ctx.db, d.id, d.status, w, now, settle, lease);
+  writes.delivery({ id: d.id, from: d.status, w, settle, lease });
   return true;
+}
+
+/**
+ * The delivery loop's claim on `d` is gone: the row as read no longer carries the lease token the result was made
+ * under (another node claimed it once this lease ended, or it was released). A row read without its lease (knownReads)
+ * says nothing: the write checks.
+ */
+function claimGone(d: DeliveryRow, lease: number | null | undefined): boolean {
+  if (lease === undefined) return false;
+  const held = (d as Partial<QueueRow>).leased_until;
+  return held !== undefined && (held === null || lease === null || Number(held) !== lease);
 }
 
 /**
  * Writes the outcome's transition; when the status changed under the read (PostgreSQL: an operator's purge or
  * cancel committed by another connection in between), reads the row again and applies the outcome to what it is
  * now. The row as it is, the status written (null: the outcome does not apply), and whether it had changed.
+ * `lease`: the delivery loop's claim (its token): written only while the row still carries it; `lost` when it does
+ * not (nothing written: the recipient is another node's now, or no one's).
  */
 function* transition(
   ctx: Ctx,
@@ -100,12 +114,16 @@ function* transition(
   now: number,
   settle: boolean,
   writes?: OutcomeBatch,
-): Gen<{ d: DeliveryRow; to: Status | null; changed: boolean }> {
+  lease?: number | null,
+): Gen<{ d: DeliveryRow; to: Status | null; changed: boolean; lost?: boolean }> {
+  if (claimGone(d, lease)) return { d, to: null, changed: false, lost: true };
   const to = recipientTransition(d.status, o.event);
-  if (to !== null && (yield* updateDelivery(ctx, d, to, o, now, settle, writes))) return { d, to, changed: false };
+  if (to !== null && (yield* updateDelivery(ctx, d, to, o, now, settle, writes, lease)))
+    return { d, to, changed: false };
   const fresh = to === null ? d : ((yield* deliveryById(ctx.db, d.id)) ?? d);
+  if (fresh !== d && claimGone(fresh, lease)) return { d: fresh, to: null, changed: true, lost: true };
   const again = fresh === d ? null : recipientTransition(fresh.status, o.event);
-  if (again !== null && (yield* updateDelivery(ctx, fresh, again, o, now, settle)))
+  if (again !== null && (yield* updateDelivery(ctx, fresh, again, o, now, settle, undefined, lease)))
     return { d: fresh, to: again, changed: true };
   ctx.log.debug({ delivery: d.id, from: fresh.status, event: o.event }, 'outcome ignored in this state');
   return { d: fresh, to: null, changed: to !== null };
@@ -211,7 +229,8 @@ export class OutcomeBatch {
 
   delivery(r: DeliveryResult): void {
     const prior = this.deliveries.get(r.id);
-    this.deliveries.set(r.id, prior ? { ...r, from: prior.from, settle: prior.settle || r.settle } : r);
+    const lease = r.lease !== undefined ? r.lease : prior?.lease;
+    this.deliveries.set(r.id, prior ? { ...r, from: prior.from, settle: prior.settle || r.settle, lease } : r);
   }
 
   /** `from`: the status the email was read in (or known to be in), which the new one was derived from. */
@@ -262,6 +281,13 @@ export interface OutcomeWrite {
   writes?: OutcomeBatch;
   /** The site the delivery loop reached, by recipient id (per-site statistics, services/site-stats.ts). */
   sites?: ReadonlyMap<number, string>;
+  /**
+   * The delivery loop's claims, by recipient id: the lease token each result was made under (store/queue.ts
+   * owned()). A recipient's outcome is written only while its row still carries it; otherwise nothing of it is (no
+   * write, event, webhook, counter, refund or suppression) and its id goes to `lost`.
+   */
+  leases?: ReadonlyMap<number, number | null>;
+  lost?: Set<number>;
 }
 
 /**
@@ -296,7 +322,7 @@ export function* applyOutcomesPlan(
   settled?: Set<number>,
   batch: OutcomeWrite = {},
 ): Gen<EmailHead> {
-  const { pre, writes, sites } = batch;
+  const { pre, writes, sites, leases, lost } = batch;
   const now = ctx.now();
   const headLater = pre ? null : yield* emailHeadBySeqLater(ctx.db, emailSeq); // one round trip with the deliveries
   const deliveries = new Map((pre?.deliveries ?? (yield* deliveriesOf(ctx.db, emailSeq))).map((d) => [d.id, d]));
@@ -308,11 +334,16 @@ export function* applyOutcomesPlan(
   for (const o of outcomes) {
     const read = deliveries.get(o.deliveryId);
     if (!read) continue;
-    const { d, to, changed } = yield* transition(ctx, read, o, now, settled !== undefined, writes);
+    // Checked once per recipient: a second outcome of it (a simulated complaint after its delivery) follows the
+    // first, which took the claim (and, written at once, cleared the lease).
+    const lease = leases && settled && !settled.has(o.deliveryId) ? (leases.get(o.deliveryId) ?? null) : undefined;
+    const t = yield* transition(ctx, read, o, now, settled !== undefined, writes, lease);
+    const { d, to, changed } = t;
     if (changed) {
       changedUnder = true;
       deliveries.set(d.id, d);
     }
+    if (t.lost) lost?.add(d.id);
     if (to === null) continue;
     settled?.add(d.id);
     changes.push({ domain: d.domain, from: d.status, to, event: o.event, site: sites?.get(d.id) });

@@ -228,7 +228,7 @@ const endpoints = new Remembered<readonly Pick<store.EndpointRow, 'seq' | 'event
 /**
  * A team's enabled endpoints. On PostgreSQL remembered for PG_ENDPOINTS_TTL_MS: the read was a round trip in the
  * middle of every group-commit turn, which the turn's requests waited for. Forgotten at once after a write of
- * endpoints through any process of this node (siblings' cacheGeneration); another node's is seen within the TTL: an
+ * endpoints through this process (store endpointsGeneration); another node's is seen within the TTL: an
  * endpoint it created gets the events of emails accepted from then on, and one it deleted or disabled gets no new
  * rows (store queueOutboxRow checks). SQLite reads every time (no round trip to save).
  */

@@ -82,7 +82,12 @@ interface SeqPool {
 const seqPools = new WeakMap<object, SeqPool>();
 const seqBlock = (db: DB) =>
   allLater(
-    sql<number>(db, "SELECT nextval(pg_get_serial_sequence('emails', 'seq')) FROM generate_series(1, ?)").pluck(),
+    // the sequence looked up once (MATERIALIZED), not per row: 131 buffers and ~0.2 ms for 128 ids, not 569 and ~1.9
+    sql<number>(
+      db,
+      `WITH s AS MATERIALIZED (SELECT pg_get_serial_sequence('emails', 'seq')::regclass AS r)
+       SELECT nextval(s.r) FROM s, generate_series(1, ?)`,
+    ).pluck(),
     SEQ_BLOCK,
   );
 function* pooledSeq(db: DB): Gen<number | undefined> {
@@ -393,13 +398,16 @@ export function* writeDeliveryFromLater(
   w: DeliveryWrite,
   now: number,
   settle = false,
+  lease?: number | null,
 ): Gen<() => boolean> {
+  const own = lease === undefined ? '' : ' AND leased_until = ?';
   const s = sql(
     db,
     `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_reply = ?, reason = ?,
-    first_attempt_at = coalesce(first_attempt_at, ?), updated_at = ?${settle ? ', leased_until = NULL' : ''} WHERE id = ? AND status = ?`,
+    first_attempt_at = coalesce(first_attempt_at, ?), updated_at = ?${settle ? ', leased_until = NULL' : ''} WHERE id = ? AND status = ?${own}`,
   );
-  const r = yield* run(s, w.status, w.attempts, w.next_attempt_at, w.last_reply, w.reason, now, now, id, from);
+  const args = [w.status, w.attempts, w.next_attempt_at, w.last_reply, w.reason, now, now, id, from];
+  const r = yield* run(s, ...args, ...(lease === undefined ? [] : [lease ?? -1]));
   return () => r.changes === 1;
 }
 /**
@@ -407,10 +415,19 @@ export function* writeDeliveryFromLater(
  * writer read): false when another connection changed it in between (PostgreSQL, READ COMMITTED: an operator's
  * purge from the CLI or another node, committed between the delivery loop's read and its write, was overwritten).
  * `settle`: the delivery loop's result, which also drops the claim's lease in the same statement (what settleClaim
- * does after it; next_attempt_at is already the retry time, or NULL when final).
+ * does after it; next_attempt_at is already the retry time, or NULL when final). `lease`: the claim's token
+ * (store/queue.ts owned()): written only while the row still carries it (null matches no row).
  */
-export function* writeDeliveryFrom(db: DB, id: number, from: Status, w: DeliveryWrite, now: number, settle = false) {
-  return (yield* writeDeliveryFromLater(db, id, from, w, now, settle))();
+export function* writeDeliveryFrom(
+  db: DB,
+  id: number,
+  from: Status,
+  w: DeliveryWrite,
+  now: number,
+  settle = false,
+  lease?: number | null,
+) {
+  return (yield* writeDeliveryFromLater(db, id, from, w, now, settle, lease))();
 }
 
 export const deliveryById = (db: DB, id: number) =>

@@ -126,11 +126,22 @@ export function* confirmClaims(
   return new Set(rows.map((r) => Number(r.id)));
 }
 
+const SETTLE = `leased_until = NULL, next_attempt_at = CASE WHEN status IN ${FINAL} THEN NULL ELSE next_attempt_at END`;
+
 /** After applyOutcomes: drops the lease; a final delivery never stays due. */
 export function* settleClaim(db: DB, id: number): Gen<void> {
-  const text = `UPDATE deliveries SET leased_until = NULL,
-    next_attempt_at = CASE WHEN status IN ${FINAL} THEN NULL ELSE next_attempt_at END WHERE id = ?`;
-  yield* run(sql(db, text), id);
+  yield* run(sql(db, `UPDATE deliveries SET ${SETTLE} WHERE id = ?`), id);
+}
+
+/**
+ * settleClaim for the delivery loop's claims `ids` (in one statement), only on the rows still leased to this process
+ * (`leases`, owned()): a row another node claimed once this lease ended keeps that node's lease. Nobody reads its
+ * outcome (a result transaction's write, sent with the next statement).
+ */
+export function* settleClaims(db: DB, ids: readonly number[], leases: readonly (number | null)[]): Gen<void> {
+  if (ids.length === 0) return;
+  const q = owned(db, SETTLE, ids, leases);
+  yield* run(sql(db, q.sqlite, q.pg), q.args);
 }
 
 /**
@@ -140,8 +151,7 @@ export function* settleClaim(db: DB, id: number): Gen<void> {
  */
 export function* dropClaims(db: DB, ids: readonly number[], leases: readonly (number | null)[]): Gen<number> {
   if (ids.length === 0) return 0;
-  const set = `leased_until = NULL, next_attempt_at = CASE WHEN status IN ${FINAL} THEN NULL ELSE next_attempt_at END`;
-  const q = owned(db, set, ids, leases);
+  const q = owned(db, SETTLE, ids, leases);
   return (yield* run(sql(db, q.sqlite, q.pg), q.args)).changes;
 }
 

@@ -14,6 +14,11 @@ export interface DeliveryResult {
   w: DeliveryWrite;
   /** Also drops the claim's lease (the delivery loop's results). */
   settle: boolean;
+  /**
+   * The delivery loop's claim (its lease token, store/queue.ts owned()): written only while the row still carries it;
+   * a row another node claimed since (or released, settled) is not written. Null: a token unknown, matching no row.
+   */
+  lease?: number | null;
 }
 
 // The planner is told the batch's size each time (a plan made for this statement's values, and `LIMIT ?`: the batch's
@@ -30,8 +35,8 @@ export const DELIVERIES = `${PLAN_EACH_TIME} UPDATE deliveries d SET status = u.
   first_attempt_at = coalesce(d.first_attempt_at, ?), updated_at = ?,
   leased_until = CASE WHEN u.settle THEN NULL ELSE d.leased_until END
   FROM (SELECT * FROM jsonb_to_recordset(?::jsonb) AS u(id bigint, from_status text, status text, attempts bigint,
-    next bigint, last_reply text, reason text, settle boolean) LIMIT ?) u
-  WHERE d.id = u.id AND d.status = u.from_status RETURNING d.id`;
+    next bigint, last_reply text, reason text, settle boolean, lease bigint) LIMIT ?) u
+  WHERE d.id = u.id AND d.status = u.from_status AND (u.lease IS NULL OR d.leased_until = u.lease) RETURNING d.id`;
 /**
  * A compare-and-set UPDATE … RETURNING checked by the server: unless every row was still in its from_status (the two
  * last parameters: how many rows), the statement fails, and the transaction with it, so no answer needs to be
@@ -70,7 +75,7 @@ export function* writeDeliveriesFromLater(
   if (rows.length === 0) return () => everyWritten(null, 0);
   if (!isPg(db)) {
     const done: (() => boolean)[] = [];
-    for (const r of rows) done.push(yield* writeDeliveryFromLater(db, r.id, r.from, r.w, now, r.settle));
+    for (const r of rows) done.push(yield* writeDeliveryFromLater(db, r.id, r.from, r.w, now, r.settle, r.lease));
     return () => everyWritten(null, 0, () => done.every((ok) => ok()));
   }
   const json = JSON.stringify(
@@ -83,6 +88,7 @@ export function* writeDeliveriesFromLater(
       last_reply: r.w.last_reply,
       reason: r.w.reason,
       settle: r.settle,
+      lease: r.lease === undefined ? null : (r.lease ?? -1), // null: no claim to check; -1 matches no row
     })),
   );
   if (opts.checked) {

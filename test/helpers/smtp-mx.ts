@@ -4,9 +4,13 @@
 import net from 'node:net';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 
-/** What the server does at one step: accept (undefined), reply with a code, wait, stall or hang up. */
+/**
+ * What the server does at one step: accept (undefined; `ok`: with this text after DATA's 250), reply with a code, wait,
+ * stall or hang up.
+ */
 export type Step =
   | undefined
+  | { ok: string }
   | { code: number; message: string }
   | { delayMs: number; then?: Step }
   | { until: Promise<unknown>; then?: Step }
@@ -129,15 +133,16 @@ export class TestMx {
           helo: session.hostNameAppearsAs,
           at: Date.now(),
         });
-      this.run(step, session, (err) => {
+      this.run(step, session, (err, message) => {
         if (!err) record();
-        cb(err);
+        (cb as (err?: Error | null, message?: string) => void)(err, message);
       });
     });
   }
 
-  private run(step: Step, session: SMTPServerSession, cb: (err?: Error | null) => void): void {
+  private run(step: Step, session: SMTPServerSession, cb: (err?: Error | null, message?: string) => void): void {
     if (step === undefined) return cb();
+    if ('ok' in step) return cb(null, step.ok);
     if ('stall' in step) return;
     if ('drop' in step) return this.drop(session);
     if ('delayMs' in step) {

@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
+import { startWarnings } from '../../src/config/check.js';
 import { tempDir, openTestDb, testEngine } from '../helpers/service.js';
 import { mta, BIN } from '../helpers/cli.js';
 
@@ -149,14 +150,20 @@ describe('configuration', () => {
     expect(() => loadConfig({ env: { MTA_RETRY_MIN_SECONDS: '100', MTA_RETRY_MAX_SECONDS: '10' } })).to.throw(
       /MTA_RETRY_MAX_SECONDS/,
     );
-    // HTTP workers share the store through PostgreSQL: refused on SQLite, bounded, whole numbers.
-    expect(() => loadConfig({ env: { MTA_HTTP_WORKERS: '2' } })).to.throw(/MTA_HTTP_WORKERS\) needs PostgreSQL/);
-    const pg = { MTA_DATABASE_URL: 'postgres://u@127.0.0.1:5432/db' };
-    expect(loadConfig({ env: { ...pg, MTA_HTTP_WORKERS: '2' } }).httpWorkers).to.equal(2);
-    expect(loadConfig({ env: pg }).httpWorkers).to.equal(0);
-    expect(() => loadConfig({ env: { ...pg, MTA_HTTP_WORKERS: '-1' } })).to.throw(
-      /MTA_HTTP_WORKERS: an integer from 0 to 64/,
-    );
-    expect(() => loadConfig({ env: { ...pg, MTA_HTTP_WORKERS: '1.5' } })).to.throw(/MTA_HTTP_WORKERS/);
+  });
+  it('accepts the retired HTTP workers settings with any value, from the environment or a file, and warns', () => {
+    // An upgrade must not fail over them (docs/operations.md "HTTP workers"): on SQLite, out of their old ranges too.
+    const env = { MTA_HTTP_WORKERS: '2', MTA_HTTP_LEASE_MS: '10', MTA_HOSTNAME: 'mta.example.com' };
+    const fromEnv = loadConfig({ env });
+    expect(startWarnings(fromEnv, env)).to.eql([
+      'MTA_HTTP_WORKERS=2, MTA_HTTP_LEASE_MS=10 ignored: HTTP workers were retired on 2026-11-30 (issue 38; slower than one process once the event loop stopped waiting for PostgreSQL); one process serves HTTP; remove the setting (docs/operations.md "HTTP workers")',
+    ]);
+    const file = path.join(tempDir(), 'workers.json');
+    fs.writeFileSync(file, JSON.stringify({ httpWorkers: 64, httpLeaseMs: 250, hostname: 'mta.example.com' }));
+    const [warning, ...more] = startWarnings(loadConfig({ file, env: {} }), {});
+    expect(warning).to.match(/^httpWorkers: 64, httpLeaseMs: 250 ignored: HTTP workers were retired/);
+    expect(more).to.eql([]);
+    expect(startWarnings(loadConfig({ env: { MTA_HOSTNAME: 'mta.example.com' } }), {}), 'unset: no warning').to.eql([]);
+    expect(loadConfig({ env: { MTA_HTTP_WORKERS: 'lots' } }).httpWorkers, 'kept as given').to.equal('lots');
   });
 });

@@ -113,6 +113,28 @@ describe('outbound delivery: claim bookkeeping', function () {
     expect(row().next_attempt_at).to.equal(theirs);
   });
 
+  it('a result that arrives after another node claimed its recipient is not recorded (the result write checks the lease)', async () => {
+    // The send to hold1 stalls at the MX; meanwhile another node, its clock past this send's lease, claims hold1 with
+    // the claim every node runs. Then the MX takes this node's copy: its result must leave the row, its lease and the
+    // events as the other node's claim has them (that node records its own outcome).
+    const { env: e, release, x } = await twoSlotsHeld('other.test');
+    const db = e.s.db;
+    const [held] = x;
+    const em = runSync(emailByPublicId(db, held.id))!;
+    const later = Date.now() + 3_600_000;
+    const theirs = lightTx(db, () => runSync(claimDue(db, later, later + 60_000, 10, [])));
+    expect(theirs.map((r) => r.email_seq)).to.include(em.seq);
+    release();
+    await until(() => loop().stats().held === 0 && loop().stats().active === 0);
+    expect(e.mx.to('hold1@rcpt.test'), "this node's copy reached the MX").to.have.length(1);
+    const row = runSync(deliveriesOf(db, em.seq))[0] as any;
+    expect(row.status, 'the row as the other node claimed it').to.equal('queued');
+    expect(row.leased_until, "the other node's lease kept").to.equal(later + 60_000);
+    expect(row.attempts).to.equal(0);
+    expect((await e.events(held.id)).map((ev) => ev.type)).to.deep.equal(['queued']);
+    expect(loop().stats().lostResults, 'both held sends counted (the other node claimed both)').to.equal(2);
+  });
+
   it('a store error while confirming claims neither crashes the process nor loses the jobs: they start once the store recovers', async () => {
     e = await outboundEnv({ env: { MTA_RETRY_MAX_SECONDS: '30' } });
     // A real SQLite failure on the confirmation write only (it extends a lease already held).

@@ -1,7 +1,7 @@
-// PostgreSQL with commitAhead (an HTTP worker's store): a group-commit turn's writes and COMMIT are sent without
+// PostgreSQL with commitAhead (`mta serve`'s store by default): a group-commit turn's writes and COMMIT are sent without
 // waiting, this thread goes on (the next turn's requests run meanwhile), and each request is answered only once the
 // server's answer is read. A failure found in that answer still fails only its own request; work that must see the
-// writes (a sibling's nudge) waits for the answer; a read meanwhile first takes the answer.
+// writes (a component's wake-up) waits for the answer; a read meanwhile first takes the answer.
 import { expect } from 'chai';
 import pgLib from 'pg';
 import { PgDatabase } from '../../src/store/pg/database.js';
@@ -216,7 +216,7 @@ describe('PostgreSQL: a turn committed ahead (COMMIT sent without waiting)', fun
     const b = groupTx(db, () => {
       insert(8);
       turnB = openTurn(db);
-      whenCommitted(db, () => (seen = ids())); // a sibling's nudge, say: it must find row 8
+      whenCommitted(db, () => (seen = ids())); // a component's wake-up, say: it must find row 8
     });
     expect(turnB).to.not.equal(undefined);
     expect(turnB, 'not the turn in flight').to.not.equal(turnA);

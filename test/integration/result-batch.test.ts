@@ -5,6 +5,7 @@
 // as if written one email at a time.
 import { expect } from 'chai';
 import { ResultSink } from '../../src/outbound/results.js';
+import { writeResultItem } from '../../src/services/result-batch.js';
 import { claimDue } from '../../src/store/queue.js';
 import { runSync } from '../../src/store/op.js';
 import { storeCounters, tx } from '../../src/store/db.js';
@@ -53,7 +54,13 @@ describe('result writer: a batch of outcomes in one transaction', function () {
         .sort((a, b) => a - b); // recipients in the order they were given (a claim returns them in any order)
 
     const flushed: number[] = [];
-    const sink = new ResultSink(s.ctx, (ids) => flushed.push(...ids), { delayMs: 60_000, max: 1000 });
+    // Under the claims just made, as the delivery loop writes: each write checks its recipient's lease token.
+    const tokens = new Map(claimed.map((c) => [c.id, c.leased_until]));
+    const sink = new ResultSink(s.ctx, (ids) => flushed.push(...ids), {
+      delayMs: 60_000,
+      max: 1000,
+      leaseOf: (id) => tokens.get(id) ?? null,
+    });
     for (const seq of singles) sink.push(seq, [{ deliveryId: idsOf(seq)[0], event: 'accepted', data: ok }], idsOf(seq));
     const [first, second] = idsOf(split);
     sink.push(split, [{ deliveryId: first, event: 'accepted', data: ok }], [first]);
@@ -204,5 +211,52 @@ describe('result writer: a batch of outcomes in one transaction', function () {
     expect(statuses(seqs[0])).to.deep.equal([{ recipient: 'kept@rcpt.test', status: 'queued' }]);
     expect(statuses(seqs[1])).to.deep.equal([{ recipient: 'raced2@rcpt.test', status: 'canceled' }]);
     expect(events()).to.equal(eventsBefore);
+  });
+
+  it('one email at a time under its claims: a recipient’s two outcomes both written, one claimed since by another node not touched', async () => {
+    const again = await send(['again@rcpt.test']);
+    const taken = await send(['taken@rcpt.test']);
+    const now = Date.now();
+    const claimed = tx(s.db, () => runSync(claimDue(s.db, now + 1000, now + 60_000, 100)));
+    const mine = claimed.find((c) => c.email_seq === again)!;
+    const theirs = claimed.find((c) => c.email_seq === taken)!;
+    const tokens = new Map(claimed.map((c) => [c.id, c.leased_until]));
+    // Another node's claim of `taken` once this lease ended: its own lease end.
+    s.db
+      .prepare('UPDATE deliveries SET leased_until = ?, next_attempt_at = ? WHERE id = ?')
+      .run(now + 9e6, now + 9e6, theirs.id);
+    const events = (seq: number) =>
+      s.db.prepare('SELECT type FROM events WHERE email_seq = ? ORDER BY seq').pluck().all(seq) as string[];
+    const complaint = { attempt: 1, reason: 'feedback', source: 'simulated' };
+    // Delivered, then a complaint (a simulated complained@), written at once: the first write takes the claim.
+    const lostMine = tx(s.db, () =>
+      writeResultItem(
+        s.ctx,
+        {
+          emailSeq: again,
+          outcomes: [
+            { deliveryId: mine.id, event: 'accepted', data: ok },
+            { deliveryId: mine.id, event: 'complaint', data: complaint },
+          ],
+          ids: [mine.id],
+        },
+        tokens,
+      ),
+    );
+    const lostTheirs = tx(s.db, () =>
+      writeResultItem(
+        s.ctx,
+        { emailSeq: taken, outcomes: [{ deliveryId: theirs.id, event: 'accepted', data: ok }], ids: [theirs.id] },
+        tokens,
+      ),
+    );
+    expect(lostMine).to.deep.equal([]);
+    expect(statuses(again)).to.deep.equal([{ recipient: 'again@rcpt.test', status: 'complained' }]);
+    expect(events(again)).to.include.members(['delivered', 'complained']);
+    expect(lostTheirs).to.deep.equal([theirs.id]);
+    expect(statuses(taken)).to.deep.equal([{ recipient: 'taken@rcpt.test', status: 'queued' }]);
+    expect(events(taken)).to.deep.equal(['queued']);
+    const row = s.db.prepare('SELECT leased_until FROM deliveries WHERE id = ?').get(theirs.id) as any;
+    expect(Number(row.leased_until), "the other node's lease kept").to.equal(now + 9e6);
   });
 });

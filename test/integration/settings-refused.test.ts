@@ -108,4 +108,47 @@ describe('mta serve: settings refused or warned about', function () {
       child.kill('SIGTERM');
     }
   });
+
+  it('serves as one process with the retired MTA_HTTP_WORKERS set, warning once that it is ignored', async () => {
+    // HTTP workers were retired (docs/operations.md "HTTP workers"): an operator's upgrade keeps its settings.
+    const { child, url, log } = await serveChild({ ...base(), MTA_HTTP_WORKERS: '2', MTA_HTTP_LEASE_MS: '3000' });
+    try {
+      // Up once it logged its listeners (serveChild waits for that line).
+      expect((await fetch(`${url}/healthz`)).status, log().slice(-2000)).to.equal(200);
+      const api = await fetch(`${url}/v1/emails`, { headers: { authorization: 'Bearer not-a-key' } });
+      expect(api.status).to.equal(401);
+      expect(((await api.json()) as { error: { type: string } }).error.type).to.equal('authentication_error');
+      const warnings = log()
+        .split('\n')
+        .filter((l) => l.includes('HTTP workers were retired'));
+      expect(warnings, log().slice(-2000)).to.have.length(1);
+      expect(warnings[0]).to.match(
+        /"level":40.*MTA_HTTP_WORKERS=2, MTA_HTTP_LEASE_MS=3000 ignored.*one process serves/,
+      );
+      // The workers were `mta serve` again, forked right after the listener started (before the first request was
+      // answered). Other children may be there (esbuild's service when the sources run: src/outbound/signer.ts).
+      const children = childrenOf(child.pid!);
+      expect(
+        children.filter((c) => /\bserve\b/.test(c)),
+        `processes started by mta serve: ${JSON.stringify(children)}`,
+      ).to.eql([]);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
 });
+
+/** The command lines of the processes whose parent is `pid` (Linux /proc). */
+function childrenOf(pid: number): string[] {
+  const out: string[] = [];
+  for (const name of fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n)))
+    try {
+      // /proc/N/stat: "N (comm) state ppid …"; the command name may hold spaces and parentheses.
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid)
+        out.push(fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').join(' ').trim());
+    } catch {
+      /* ended meanwhile */
+    }
+  return out;
+}

@@ -33,20 +33,6 @@ describe('rate limiter', () => {
     expect(slow.take('a')).to.include({ ok: false, retryAfter: 10 });
   });
 
-  it('lends whole tokens out of the bucket (takeUpTo) and takes back what was not spent (give)', () => {
-    const c = clock();
-    const l = new RateLimiter(1, 10, c.now);
-    expect(l.takeUpTo('k', 4)).to.deep.include({ ok: true, taken: 4, remaining: 6 });
-    expect(l.takeUpTo('k', 100)).to.deep.include({ ok: true, taken: 6, remaining: 0 });
-    expect(l.takeUpTo('k', 3)).to.deep.include({ ok: false, taken: 0, retryAfter: 1 });
-    l.give('k', 2);
-    expect(l.peek('k').remaining).to.equal(2);
-    l.give('k', 50);
-    expect(l.peek('k').remaining, 'never above the burst').to.equal(10);
-    c.advance(500);
-    expect(l.takeUpTo('other', 2.7).taken, 'whole tokens only').to.equal(2);
-  });
-
   it('peek reports without taking; refill forgets a key', () => {
     const l = new RateLimiter(1, 2, clock().now);
     l.take('a');

@@ -26,6 +26,7 @@ import { type CodeRule, type NoticeFormat, type Provider, type ProviderInput, ty
 
 export type { CodeRule, NoticeFormat, Provider, ProviderInput } from './types.js';
 export { DSN_FIELD_REASONS, GENERIC_LHOST_SIGNS, QUOTED_REPLY_DECODER } from './mta.js';
+export { UNFORMATTED_DECODER_SIGNS } from './decoder-signs.js';
 
 export const PROVIDERS: readonly Provider[] = [
   ...MICROSOFT_PROVIDERS,

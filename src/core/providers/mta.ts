@@ -187,6 +187,7 @@ const NOTICES: readonly NoticeFormat[] = [
   {
     family: 'X2',
     detect: { subject: /^(?:Delivery failure|failure delivery|failed delivery)/ },
+    opens: /^Unable to deliver message to the following address/m,
     end: [/^--- Original message follows\./m],
   },
   {
@@ -308,13 +309,16 @@ const NOTICES: readonly NoticeFormat[] = [
  * decoder of that notice reads it. A live reply (no decoder) is read with all of them.
  */
 const VENDOR_PHRASES: VendorPhrases = [
-  ['userunknown', ['resolver.adr.recipientnotfound'], ['Office365', 'generic']],
+  // go-sisimai's; no table of Sisimai 5.1.0 holds it (its Office365 decoder reads the 5.1.10 status): a DSN of another
+  // MTA relaying it has no decoder's reason, so with no SMTP command its user-unknown text reads filtered (soft)
+  ['userunknown', ['resolver.adr.recipientnotfound'], ['Office365']],
   ['userunknown', ['resolver.adr.recipnotfound'], ['Exchange2007', 'generic']],
-  // Exchange2003's (its notices pass the reader's Exchange2007 format: "Undeliverable:") and Office365's
+  // Exchange2003's (its notices pass the reader's Exchange2007 format, "Undeliverable:", or show its headers:
+  // UNFORMATTED_DECODER_SIGNS) and Office365's; Sisimai's RFC 3464 decoder reads them with the generic lists
   [
     'userunknown',
     ['unknown recipient', 'the recipient name is not recognized'],
-    ['Office365', 'Exchange2007', 'generic'],
+    ['Office365', 'Exchange2007', 'Exchange2003'],
   ],
   // IMail's own (its "unknown user:" is read by its notice format; Sisimai has no generic "unknown user:")
   ['userunknown', ['invalid final delivery userid'], ['IMailServer', 'generic']],

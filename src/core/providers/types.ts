@@ -81,6 +81,12 @@ export interface NoticeFormat {
    */
   startLines?: RegExp;
   /**
+   * the decoder reads nothing without a line of this (its only opening line, Sisimai X2's "Unable to deliver message
+   * to the following address"): a notice that passes the detection tests but holds none is not of the format (Sisimai's
+   * decoder returns nothing and the next one, often the RFC 3464 decoder, reads it)
+   */
+  opens?: RegExp;
+  /**
    * a lone recipient's error is every line after its "<address>:" line (qmail, Sisimai Lhost::qmail and X4), not
    * the whole notice: the preamble above it, however an ISP reworded it, names no cause (nothing after it: undefined)
    */

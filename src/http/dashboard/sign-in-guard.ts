@@ -47,24 +47,9 @@ export class SignInGuard {
 }
 
 const guards = new WeakMap<object, SignInGuard>();
-/** This process's guard for the store (one per service; the primary's answers its HTTP workers too). */
-export function localGuard(app: Ctx): SignInGuard {
+/** The service's guard (one per running service, keyed by its store: one back-off per node). */
+export function signInGuard(app: Ctx): SignInGuard {
   let g = guards.get(app.db);
   if (!g) guards.set(app.db, (g = new SignInGuard(app.now)));
   return g;
-}
-
-/** The node's guard: this process's, or in an HTTP worker the primary's (one back-off per node, not per process). */
-export function nodeGuard(app: Ctx): {
-  refusal(ip: string): Promise<Refusal | null>;
-  failed(ip: string): Promise<number | null>;
-} {
-  const s = app.siblings;
-  if (s?.role === 'worker')
-    return {
-      refusal: (ip) => s.call('signin.refusal', [ip]) as Promise<Refusal | null>,
-      failed: (ip) => s.call('signin.failed', [ip]) as Promise<number | null>,
-    };
-  const g = localGuard(app);
-  return { refusal: async (ip) => g.refusal(ip), failed: async (ip) => g.failed(ip) };
 }

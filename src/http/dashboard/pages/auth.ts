@@ -21,9 +21,9 @@ import { field, qs, render, seeOther, sess, type DCtx, type DRouter } from '../k
 import { trustedProxyList } from '../../../config/proxies.js';
 import { MIN_DASHBOARD_PASSWORD as MIN_PASSWORD } from '../../../config/schema.js';
 import { clientAddress } from '../client-ip.js';
-import { nodeGuard } from '../sign-in-guard.js';
+import { signInGuard } from '../sign-in-guard.js';
 import { addressBucket, limit } from '../../middleware.js';
-import { requestLimiter } from '../../../services/rate-limits.js';
+import { keyLimiter } from '../../../services/rate-limits.js';
 
 /** Only same-dashboard paths are allowed as the post-sign-in target. */
 const safeNext = (n: string | undefined) =>
@@ -108,11 +108,11 @@ function addressOf(deps: Deps): (k: DCtx) => string {
  * spent it, on either surface, is refused (429, Retry-After), a right key too, until it refills (MTA_RATE_LIMIT).
  */
 function keySignIn(deps: Deps) {
-  const limiter = requestLimiter(deps.app);
+  const limiter = keyLimiter(deps.app);
   const address = addressOf(deps);
   return async (k: DCtx, key: string) => {
     try {
-      if (limiter) await limit(k, limiter, addressBucket(address(k)), 'client address signing in with a key');
+      if (limiter) limit(k, limiter, addressBucket(address(k)), 'client address signing in with a key');
     } catch (err) {
       if (!(err instanceof ApiError) || err.type !== 'rate_limit_error') throw err;
       const wait = k.state.retryAfter ?? 1;
@@ -144,13 +144,13 @@ async function signInWithKey(deps: Deps, k: DCtx, key: string) {
 
 /** Operator sign-in: the back-off (per address and global) runs before the password is compared; every failure is logged. */
 function operatorSignIn(deps: Deps) {
-  const guard = nodeGuard(deps.app);
+  const guard = signInGuard(deps.app);
   const addressOfRequest = addressOf(deps);
   const log = deps.app.log.child({ component: 'dashboard' });
   return async (k: DCtx) => {
     const address = addressOfRequest(k);
     const want = deps.app.config.dashboardPassword;
-    const refused = await guard.refusal(address);
+    const refused = guard.refusal(address);
     if (refused) {
       log.warn(
         { address, reason: `locked (${refused.scope})`, retryAfterSec: refused.retryAfterSec },
@@ -177,7 +177,7 @@ function operatorSignIn(deps: Deps) {
       return signInPage(k, deps, freshLoginCsrf(deps, k), 'Operator sign-in is not available.', 401);
     }
     if (!sameSecret(field(k, 'password'), want)) {
-      const lockMs = await guard.failed(address);
+      const lockMs = guard.failed(address);
       log.warn({ address, reason: 'wrong password' }, 'dashboard operator sign-in failed');
       if (lockMs !== null)
         log.warn(
