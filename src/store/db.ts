@@ -228,11 +228,13 @@ export function atomically<T>(db: DB, fn: () => T, immediate = false): T {
   }
   const nested = db.inTransaction;
   sql(db, nested ? 'SAVEPOINT mta_tx' : immediate ? 'BEGIN IMMEDIATE' : 'BEGIN').run();
+  if (!nested) newTxEpoch(db);
   try {
     const result = fn();
     sql(db, nested ? 'RELEASE mta_tx' : 'COMMIT').run();
     return result;
   } catch (err) {
+    newTxEpoch(db); // what was kept of this transaction's writes may have been rolled back
     if (db.inTransaction) {
       if (nested) {
         sql(db, 'ROLLBACK TO mta_tx').run();
@@ -242,6 +244,16 @@ export function atomically<T>(db: DB, fn: () => T, immediate = false): T {
     throw err;
   }
 }
+
+const epochs = new WeakMap<DB, number>();
+/**
+ * SQLite: a number that changes whenever a transaction begins and whenever one (or a savepoint of it) is rolled back:
+ * what a transaction keeps in memory of its own writes (store/credits.ts: a team's balance after its charges) holds
+ * while the epoch it was kept in is the current one and the transaction is still open. Every BEGIN of the service's
+ * writes goes through atomically or the group-commit turn (./group-commit.ts openBatch), which call newTxEpoch.
+ */
+export const txEpoch = (db: DB): number => epochs.get(db) ?? 0;
+export const newTxEpoch = (db: DB): void => void epochs.set(db, txEpoch(db) + 1);
 
 /**
  * Runs fn in an IMMEDIATE transaction (takes the write lock up front: no upgrade deadlocks). On PostgreSQL a

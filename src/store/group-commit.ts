@@ -4,7 +4,7 @@
 // (writes only) sends its writes and COMMIT without waiting (PgDatabase.commitLater), behind up to two batches still
 // in flight, and is answered when the server's answer is read, while this thread goes on with the next turn; a
 // failure found then runs the turn's requests again, each in a savepoint.
-import { atomically, flushWal, isPg, isRetryable, RETRIES, tx, walSyncOf, type DB } from './db.js';
+import { atomically, flushWal, isPg, isRetryable, newTxEpoch, RETRIES, tx, walSyncOf, type DB } from './db.js';
 import { runSync, type Gen } from './op.js';
 import { parkedAnswer, runAfter, stepPlan, type Parked, type TurnRequest } from './lockstep.js';
 import { pooledTurnsOf } from './pg/pooled-turns.js';
@@ -106,6 +106,7 @@ function openBatch(db: DB): Batch {
   if (walSyncOf(db)) db.pragma('synchronous = NORMAL');
   if (isPg(db)) db.leavingTurn ??= () => leaveTurn(db);
   db.exec('BEGIN IMMEDIATE');
+  newTxEpoch(db);
   const b: Batch = { entries: [], trips: isPg(db) ? db.client.roundTrips : undefined };
   batches.set(db, b);
   setImmediate(() => flushWhenFree(db, b));
@@ -248,6 +249,7 @@ function restart(db: DB, b: Batch, attempt: number): void {
   }
   db.exec('ROLLBACK');
   db.exec('BEGIN');
+  newTxEpoch(db);
   for (const e of b.entries) {
     runAfter(e, false);
     if (e.failed) continue;
