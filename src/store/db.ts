@@ -83,7 +83,7 @@ export function openDb(dataDir: string, opts: OpenOptions = {}): DB {
   if ((fs.statSync(dataDir).mode & 0o077) !== 0) fs.chmodSync(dataDir, 0o700);
   const db = new Database(path.join(dataDir, 'mta.sqlite'));
   db.pragma('journal_mode = WAL');
-  db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`); // FULL: a 202 survives power loss (group commit keeps it cheap)
+  setSynchronous(db, opts.synchronous ?? 'FULL'); // FULL: a 202 survives power loss (group commit keeps it cheap)
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
   db.pragma('cache_size = -16384');
@@ -244,6 +244,18 @@ export function atomically<T>(db: DB, fn: () => T, immediate = false): T {
     throw err;
   }
 }
+
+const syncLevels = new WeakMap<DB, 'NORMAL' | 'FULL'>();
+/**
+ * SQLite: PRAGMA synchronous set, and remembered (a pragma acts when it is compiled, so db.pragma() prepares it each
+ * time: reading it back before each result batch's transaction was one more prepare). Every change goes through here.
+ */
+export function setSynchronous(db: DB, level: 'NORMAL' | 'FULL'): void {
+  db.pragma(`synchronous = ${level}`);
+  syncLevels.set(db, level);
+}
+/** The level setSynchronous last set (undefined: never set through it, as on PostgreSQL). */
+export const synchronousOf = (db: DB): 'NORMAL' | 'FULL' | undefined => syncLevels.get(db);
 
 const epochs = new WeakMap<DB, number>();
 /**
