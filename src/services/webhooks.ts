@@ -5,7 +5,7 @@ import type { Resolver } from 'node:dns/promises';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { WEBHOOK_EVENT_TYPES } from '../core/status.js';
-import { isPg, type DB } from '../store/db.js';
+import type { DB } from '../store/db.js';
 import { runPlan, transaction, type Gen } from '../store/op.js';
 import { emailHeadBySeq, type EmailHead } from '../store/emails.js';
 import type { EventRow } from '../store/events.js';
@@ -217,25 +217,27 @@ export function replayOutboxRow(ctx: Ctx, owner: Owner, id: string, rowId: strin
   );
 }
 
-/** PostgreSQL: how long a team's enabled endpoints are used without reading them again (another node's change is seen by then). */
-const PG_ENDPOINTS_TTL_MS = 1000;
+/**
+ * How long a team's enabled endpoints are used without reading them again: PostgreSQL, another node's change is seen
+ * by then; SQLite, a change rolled back after it was read (an endpoint written in a group-commit turn that failed).
+ */
+const ENDPOINTS_TTL_MS = 1000;
 const endpoints = new Remembered<readonly Pick<store.EndpointRow, 'seq' | 'events' | 'mode'>[]>({
-  ttlMs: () => PG_ENDPOINTS_TTL_MS,
+  ttlMs: () => ENDPOINTS_TTL_MS,
   max: 10_000,
   keep: () => true,
   stamp: store.endpointsGeneration,
 });
 /**
- * A team's enabled endpoints. On PostgreSQL remembered for PG_ENDPOINTS_TTL_MS: the read was a round trip in the
- * middle of every group-commit turn, which the turn's requests waited for. Forgotten at once after a write of
- * endpoints through this process (store endpointsGeneration); another node's is seen within the TTL: an
- * endpoint it created gets the events of emails accepted from then on, and one it deleted or disabled gets no new
- * rows (store queueOutboxRow checks). SQLite reads every time (no round trip to save).
+ * A team's enabled endpoints, remembered for ENDPOINTS_TTL_MS. PostgreSQL: the read was a round trip in the
+ * middle of every group-commit turn, which the turn's requests waited for; SQLite: a statement and its rows per event,
+ * three per email (BENCHMARKS.md "Session 23"). Forgotten at once after a write of endpoints through this process
+ * (store endpointsGeneration) and, on SQLite, after another connection's commit (the CLI: data_version); another
+ * node's is seen within the TTL: an endpoint it created gets the events of emails accepted from then on, and one it
+ * deleted or disabled gets no new rows (store queueOutboxRow checks).
  */
 const enabledEndpoints = (db: DB, teamId: string) =>
-  isPg(db)
-    ? endpoints.getPlan(db, teamId, () => store.enabledEndpointsOfTeam(db, teamId))
-    : store.enabledEndpointsOfTeam(db, teamId);
+  endpoints.getPlan(db, teamId, () => store.enabledEndpointsOfTeam(db, teamId));
 
 /**
  * The onEvent listener: one outbox row per enabled endpoint of the team, of the email's mode, subscribed to the
