@@ -98,7 +98,7 @@ export class PlanConnection implements PlanScope {
     // A write outside a transaction on a durable connection (runPlan: the API answers after it): the session waits
     // for the WAL flush from now on, as the synchronous connection does (the pool's sessions are light; the pool
     // sets it back when the connection returns, PlanPool.connection). Sent with the write, no round trip of its own.
-    if (this.durable && this.depth === 0 && !this.durableSession && !/^\s*SELECT\b/i.test(d.text)) {
+    if (this.durable && this.depth === 0 && !this.durableSession && !/^\s*(SELECT|SHOW)\b/i.test(d.text)) {
       this.durableSession = true;
       this.statements++;
       void this.c.query('SET synchronous_commit = on').catch(() => undefined);
