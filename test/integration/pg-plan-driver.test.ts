@@ -17,10 +17,11 @@ describe('PostgreSQL: store plans run asynchronously through a pool', function (
   this.timeout(60_000);
   let db: DB;
   let pool: PlanPool;
+  let url: string;
 
   before(async function () {
     if (testEngine() !== 'pg') return this.skip(); // PostgreSQL only: MTA_TEST_ENGINE=pg
-    const url = await createDatabase((await sharedPg()).url);
+    url = await createDatabase((await sharedPg()).url);
     db = openPg(url);
     db.exec('CREATE TABLE plan_t (id BIGINT PRIMARY KEY, v BIGINT NOT NULL)');
     db.exec('INSERT INTO plan_t (id, v) VALUES (1, 0), (2, 0)');
@@ -133,7 +134,7 @@ describe('PostgreSQL: store plans run asynchronously through a pool', function (
   });
 
   it('runPlan runs on the pool with the locking transactions (the flip): durable writes, waiters after the COMMIT', async () => {
-    const light = new PlanPool(db.url, 1, { light: true });
+    const light = new PlanPool(url, 1, { light: true });
     const mode = sql<string>(db, 'SHOW synchronous_commit').pluck();
     const bump = sql(db, 'UPDATE plan_t SET v = v + 1 WHERE id = ?');
     const value = sql<number>(db, 'SELECT v FROM plan_t WHERE id = ?').pluck();
