@@ -42,9 +42,9 @@ export const locksOnPool = (db: DB): boolean => locking.has(db) && pools.has(db)
 
 /**
  * Runs a plan on `db`'s pool, asynchronously, on a connection of its own (not in the open group-commit turn, not on
- * the session that holds the job locks); without a pool (SQLite, the CLI, MTA_PG_POOL_SIZE=0) at once, synchronously. Only
- * for plans that need nothing of the synchronous connection's state (its open transaction, txMemo, turnState), and
- * made of single statements: a plan that opens a transaction fails with SingleStatements (see there why; the
+ * the session that holds the job locks); without a pool (SQLite, the CLI, MTA_PG_POOL_SIZE=0) at once, synchronously.
+ * Only for plans that need nothing of the synchronous connection's state (its open transaction, txMemo, turnState),
+ * and made of single statements: a plan that opens a transaction fails with SingleStatements (see there why; the
  * transactions go through runLocking).
  */
 export function runPooled<T>(db: DB, plan: Gen<T>, kind: PoolKind = 'claim'): Promise<T> {
