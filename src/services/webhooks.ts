@@ -106,6 +106,7 @@ export async function createEndpoint(
     updated_at: now,
   };
   return runPlan(
+    ctx.db,
     (function* () {
       const seq = yield* store.insertEndpoint(ctx.db, row);
       return presentEndpoint((yield* store.endpointBySeq(ctx.db, seq))!, secret);
@@ -118,10 +119,10 @@ function* endpointOf(ctx: Ctx, owner: Owner, id: string): Gen<store.EndpointRow>
   if (!e) throw notFound('webhook');
   return e;
 }
-export const getEndpoint = (ctx: Ctx, owner: Owner, id: string) => runPlan(endpointOf(ctx, owner, id));
+export const getEndpoint = (ctx: Ctx, owner: Owner, id: string) => runPlan(ctx.db, endpointOf(ctx, owner, id));
 
 export const listEndpoints = (ctx: Ctx, owner: Owner, limit: number, cursor?: string) =>
-  runPlan(listEndpointsPlan(ctx, owner, limit, cursor));
+  runPlan(ctx.db, listEndpointsPlan(ctx, owner, limit, cursor));
 function* listEndpointsPlan(ctx: Ctx, owner: Owner, limit: number, cursor?: string) {
   const rows = yield* store.endpointsOfTeam(
     ctx.db,
@@ -138,6 +139,7 @@ export async function updateEndpoint(ctx: Ctx, resolver: Resolver, owner: Owner,
   const events = input.events === undefined ? undefined : checkEvents(input.events);
   const url = input.url === undefined ? undefined : await checkUrl(ctx, resolver, input.url);
   return runPlan(
+    ctx.db,
     transaction(ctx.db, function* () {
       const e = yield* endpointOf(ctx, owner, id); // again: it may have changed while the URL was checked
       const enabled = input.enabled === undefined ? e.enabled : input.enabled ? 1 : 0;
@@ -151,6 +153,7 @@ export async function updateEndpoint(ctx: Ctx, resolver: Resolver, owner: Owner,
 
 export function deleteEndpoint(ctx: Ctx, owner: Owner, id: string) {
   return runPlan(
+    ctx.db,
     transaction(ctx.db, function* () {
       const e = yield* endpointOf(ctx, owner, id);
       yield* store.deleteEndpoint(ctx.db, e.seq);
@@ -162,6 +165,7 @@ export function deleteEndpoint(ctx: Ctx, owner: Owner, id: string) {
 /** New secret, shown once; the old one keeps signing alongside for 24 hours. */
 export function rotateEndpointSecret(ctx: Ctx, owner: Owner, id: string) {
   return runPlan(
+    ctx.db,
     transaction(ctx.db, function* () {
       const e = yield* endpointOf(ctx, owner, id);
       const secret = newSecret();
@@ -180,7 +184,7 @@ export function signingSecrets(e: store.EndpointRow, now: number): string[] {
 }
 
 export const listOutbox = (ctx: Ctx, owner: Owner, id: string, limit: number, cursor?: string) =>
-  runPlan(listOutboxPlan(ctx, owner, id, limit, cursor));
+  runPlan(ctx.db, listOutboxPlan(ctx, owner, id, limit, cursor));
 function* listOutboxPlan(ctx: Ctx, owner: Owner, id: string, limit: number, cursor?: string) {
   const e = yield* endpointOf(ctx, owner, id);
   const rows = yield* store.outboxOfEndpoint(ctx.db, e.seq, yield* decodeCursor(ctx.db, 'whd', cursor), limit);
@@ -192,6 +196,7 @@ function* listOutboxPlan(ctx: Ctx, owner: Owner, id: string, limit: number, curs
 /** Replays an outbox row's event (`rowId`: the API's delivery id): a new row with the same event id and payload, due now. */
 export function replayOutboxRow(ctx: Ctx, owner: Owner, id: string, rowId: string) {
   return runPlan(
+    ctx.db,
     transaction(ctx.db, function* () {
       const e = yield* endpointOf(ctx, owner, id);
       const d = yield* store.outboxRowById(ctx.db, e.seq, rowId);

@@ -381,6 +381,16 @@ export function forgetMemo(db: DB, prefix: string): void {
   if (m) for (const k of [...m.values.keys()]) if (k.startsWith(prefix)) m.values.delete(k);
 }
 
+/**
+ * fn now and, inside a transaction a plan opened on the pool (runPlan, runLocking), once more after its COMMIT: for a
+ * cache's stamp a write bumps (domains, webhook endpoints), so that a read made on another connection between the
+ * write and its COMMIT (it saw the rows as they were) is not remembered under the stamp the write left.
+ */
+export function nowAndAfterCommit(db: DB, fn: () => void): void {
+  fn();
+  if (isPg(db)) db.scope?.whenCommitted?.(fn);
+}
+
 /** A unique or primary-key constraint refused the write (either engine). */
 export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: string }).code;

@@ -65,6 +65,9 @@ const batches = new WeakMap<DB, Batch>();
  * processes or connections must see the writes for (a sibling's nudge). fn must not throw.
  */
 export function whenCommitted(db: DB, fn: () => void): void {
+  // A plan on the pool outside a turn (runPlan, runLocking) inside its transaction: after that transaction's COMMIT
+  // (dropped if it rolls back; a body run again registers again), then as below.
+  if (isPg(db) && db.scope?.whenCommitted?.(() => whenCommitted(db, fn))) return;
   // Turns on the pool gathering or in flight first (their COMMITs), then the synchronous connection's.
   const pooled = isPg(db) ? pooledTurnsOf(db) : undefined;
   if (pooled?.whenSettled(() => committedSync(db, fn))) return;
