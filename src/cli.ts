@@ -147,8 +147,8 @@ export const COMMANDS: Record<string, Handler> = {
     const limit = Number(values.limit ?? 20);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit is 1 to 1000');
     const { listInboundReports } = await import('./store/inbound-reports.js');
-    const { runPlan } = await import('./store/op.js');
-    const rows = await runPlan(listInboundReports(open().db, outcome as 'unmatched' | null, limit));
+    const { runNow } = await import('./store/op.js');
+    const rows = await runNow(listInboundReports(open().db, outcome as 'unmatched' | null, limit));
     return JSON.stringify(
       rows.map(({ raw, parsed_json, ...r }) => ({
         ...r,
@@ -163,8 +163,8 @@ export const COMMANDS: Record<string, Handler> = {
   'reports show': async (args, open) => {
     const id = need(opts(args, {}).positionals[0], 'REPORT_ID');
     const { inboundReportById } = await import('./store/inbound-reports.js');
-    const { runPlan } = await import('./store/op.js');
-    const row = await runPlan(inboundReportById(open().db, id));
+    const { runNow } = await import('./store/op.js');
+    const row = await runNow(inboundReportById(open().db, id));
     if (!row) throw new Error('no such report');
     if (!row.raw) throw new Error('this report changed something, so its raw message was not kept');
     const { printable } = await import('./inbound/printable.js');

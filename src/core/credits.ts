@@ -38,8 +38,17 @@ export function available(freeRemaining: number, grants: readonly GrantBalance[]
   return Math.max(0, freeRemaining) + grants.filter((g) => g.expiresAt > nowMs).reduce((n, g) => n + g.remaining, 0);
 }
 
+/** The last month asked for, [from, to) in ms: two charges' reads per accept ask for the same one (a memo). */
+let lastMonth = { from: 0, to: 0, key: '' };
 /** Calendar month key (UTC) of a time, e.g. "2026-11". */
-export const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
+export function monthOf(ms: number): string {
+  if (ms >= lastMonth.from && ms < lastMonth.to) return lastMonth.key;
+  const d = new Date(ms);
+  const key = d.toISOString().slice(0, 7);
+  const [y, m] = [d.getUTCFullYear(), d.getUTCMonth()];
+  lastMonth = { from: Date.UTC(y, m, 1), to: Date.UTC(y, m + 1, 1), key };
+  return key;
+}
 
 /** A grant's expiry: 12 months after purchase. */
 export function grantExpiry(ms: number): number {

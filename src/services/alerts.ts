@@ -100,14 +100,17 @@ const OPERATOR_RETENTION_MS = 30 * 24 * 3600 * 1000;
 
 /** Claims up to `limit` due operator alerts under a lease of `leaseMs`. */
 export const operatorAlertsDue = (ctx: Ctx, limit: number, leaseMs: number): Promise<alerts.OperatorAlertRow[]> =>
-  runPlan(transaction(ctx.db, () => alerts.claimOperatorAlerts(ctx.db, ctx.now(), ctx.now() + leaseMs, limit)));
+  runPlan(
+    ctx.db,
+    transaction(ctx.db, () => alerts.claimOperatorAlerts(ctx.db, ctx.now(), ctx.now() + leaseMs, limit)),
+  );
 
 /** One POST's result (webhooks/post.ts PostResult): ends the row, schedules the next attempt, or releases it. */
 export const recordOperatorAlert = (
   ctx: Ctx,
   row: { seq: number; attempts: number },
   r: { statusCode: number | null; error: string | null; blocked: boolean; aborted: boolean },
-): Promise<AttemptVerdict | 'released'> => runPlan(recordOperatorPlan(ctx, row, r));
+): Promise<AttemptVerdict | 'released'> => runPlan(ctx.db, recordOperatorPlan(ctx, row, r));
 function* recordOperatorPlan(
   ctx: Ctx,
   row: { seq: number; attempts: number },
@@ -127,4 +130,4 @@ function* recordOperatorPlan(
 }
 
 export const pruneOperatorAlertRows = (ctx: Ctx): Promise<number> =>
-  runPlan(alerts.pruneOperatorAlerts(ctx.db, ctx.now() - OPERATOR_RETENTION_MS));
+  runPlan(ctx.db, alerts.pruneOperatorAlerts(ctx.db, ctx.now() - OPERATOR_RETENTION_MS));

@@ -10,9 +10,9 @@ import type { Ctx } from './context.js';
 export async function isBounceDomain(ctx: Pick<Ctx, 'db' | 'config'>, domain: string): Promise<boolean> {
   const d = domain.toLowerCase();
   if (d === ctx.config.bounceDomain.toLowerCase()) return true;
-  return runPlan(isReturnPathName(ctx.db, d));
+  return runPlan(ctx.db, isReturnPathName(ctx.db, d));
 }
 
 /** The email and delivery a VERP address (or local part) names; null when it is not ours or forged. */
 export const readVerpAddress = async (ctx: Pick<Ctx, 'db'>, address: string) =>
-  readVerp(await runPlan(secret(ctx.db, 'verp')), address);
+  readVerp(await runPlan(ctx.db, secret(ctx.db, 'verp')), address);

@@ -22,7 +22,7 @@ function* balanceOf(ctx: Ctx, teamId: string) {
 }
 
 /** GET /v1/credits. */
-export const balance = (ctx: Ctx, teamId: string) => runPlan(balanceOf(ctx, teamId));
+export const balance = (ctx: Ctx, teamId: string) => runPlan(ctx.db, balanceOf(ctx, teamId));
 
 /** Credits the team can spend now (inside a submit's transaction, to say how many were missing). */
 export function* availableCreditsPlan(ctx: Ctx, teamId: string): Gen<number> {
@@ -50,4 +50,4 @@ export function* addCreditsPlan(ctx: Ctx, teamId: string, amount: number, usd: n
 
 /** `mta credits add`. */
 export const addCredits = (ctx: Ctx, teamId: string, amount: number, usd: number | null) =>
-  runPlan(addCreditsPlan(ctx, teamId, amount, usd));
+  runPlan(ctx.db, addCreditsPlan(ctx, teamId, amount, usd));

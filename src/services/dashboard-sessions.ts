@@ -8,6 +8,7 @@ import {
   insertSession,
   sessionByHash,
 } from '../store/dashboard-sessions.js';
+import { teamById } from '../store/teams.js';
 import { runPlan, type Gen } from '../store/op.js';
 import { keyPrincipal, SCOPES, type Principal } from './keys.js';
 import type { Ctx } from './context.js';
@@ -20,6 +21,8 @@ export interface Session {
   operator: boolean;
   principal: Principal;
   expiresAt: number;
+  /** The team's name for the page header, read with the session (undefined once the team is gone). */
+  teamName?: string;
 }
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -27,7 +30,7 @@ const randomId = () => randomBytes(32).toString('base64url');
 
 /** Starts a session (and drops expired ones); returns the id to put in the cookie. */
 export const createSession = (ctx: Ctx, s: { teamId: string; keyId: string | null; operator: boolean }) =>
-  runPlan(createPlan(ctx, s));
+  runPlan(ctx.db, createPlan(ctx, s));
 function* createPlan(ctx: Ctx, s: { teamId: string; keyId: string | null; operator: boolean }): Gen<string> {
   const id = randomId();
   const now = ctx.now();
@@ -45,7 +48,7 @@ function* createPlan(ctx: Ctx, s: { teamId: string; keyId: string | null; operat
 }
 
 /** The live session named by the cookie value, or null (expired, unknown, or its key was revoked: then it is deleted). */
-export const loadSession = (ctx: Ctx, cookie: string | undefined) => runPlan(loadPlan(ctx, cookie));
+export const loadSession = (ctx: Ctx, cookie: string | undefined) => runPlan(ctx.db, loadPlan(ctx, cookie));
 function* loadPlan(ctx: Ctx, cookie: string | undefined): Gen<Session | null> {
   if (!cookie || cookie.length > 100) return null;
   const idHash = sha256(cookie);
@@ -58,9 +61,18 @@ function* loadPlan(ctx: Ctx, cookie: string | undefined): Gen<Session | null> {
     yield* deleteSession(ctx.db, idHash);
     return null;
   }
-  return { idHash, csrf: row.csrf, operator: row.operator === 1, principal, expiresAt: row.expires_at };
+  const team = yield* teamById(ctx.db, row.team_id);
+  return {
+    idHash,
+    csrf: row.csrf,
+    operator: row.operator === 1,
+    principal,
+    expiresAt: row.expires_at,
+    teamName: team?.name,
+  };
 }
 
-export const endSession = (ctx: Ctx, idHash: string): Promise<number> => runPlan(deleteSession(ctx.db, idHash));
+export const endSession = (ctx: Ctx, idHash: string): Promise<number> => runPlan(ctx.db, deleteSession(ctx.db, idHash));
 /** Ends every session of a key (it was revoked); how many. */
-export const endKeySessions = (ctx: Ctx, keyId: string): Promise<number> => runPlan(deleteKeySessions(ctx.db, keyId));
+export const endKeySessions = (ctx: Ctx, keyId: string): Promise<number> =>
+  runPlan(ctx.db, deleteKeySessions(ctx.db, keyId));

@@ -190,7 +190,7 @@ function* siteView(ctx: Ctx, site: string): Gen<SiteView> {
   };
 }
 
-export const listSites = (ctx: Ctx): Promise<SiteView[]> => runPlan(sitesPlan(ctx));
+export const listSites = (ctx: Ctx): Promise<SiteView[]> => runPlan(ctx.db, sitesPlan(ctx));
 function* sitesPlan(ctx: Ctx): Gen<SiteView[]> {
   const out: SiteView[] = [];
   for (const s of yield* knownSites(ctx)) out.push(yield* siteView(ctx, s));
@@ -214,14 +214,14 @@ export async function siteCommand(
   c: { kind: 'suspend' | 'resume'; site: string; ip: string | null; seconds: number | null; reason: string | null },
   waitMs = 2500,
 ): Promise<SiteView> {
-  await runPlan(checkSite(ctx, c.site, c.ip));
+  await runPlan(ctx.db, checkSite(ctx, c.site, c.ip));
   if (c.seconds !== null && (!Number.isInteger(c.seconds) || c.seconds < 1))
     throw new ControlError('--seconds is a whole number of seconds, 1 or more');
-  const id = await runPlan(dc.addCommand(ctx.db, c, ctx.now()));
+  const id = await runPlan(ctx.db, dc.addCommand(ctx.db, c, ctx.now()));
   const until = Date.now() + waitMs;
-  while (Date.now() < until && !(await runPlan(dc.commandById(ctx.db, id)))?.applied_at)
+  while (Date.now() < until && !(await runPlan(ctx.db, dc.commandById(ctx.db, id)))?.applied_at)
     await new Promise((r) => setTimeout(r, 50));
-  const view = await runPlan(siteView(ctx, c.site));
+  const view = await runPlan(ctx.db, siteView(ctx, c.site));
   return c.ip === null ? view : { ...view, ips: view.ips.filter((x) => x.ip === c.ip) };
 }
 
@@ -260,7 +260,7 @@ function* ipView(ctx: Ctx, ip: string, pool: string): Gen<IpView> {
   };
 }
 
-export const listIps = (ctx: Ctx): Promise<IpView[]> => runPlan(ipsPlan(ctx));
+export const listIps = (ctx: Ctx): Promise<IpView[]> => runPlan(ctx.db, ipsPlan(ctx));
 function* ipsPlan(ctx: Ctx): Gen<IpView[]> {
   const out: IpView[] = [];
   for (const x of configuredIps(ctx.config)) out.push(yield* ipView(ctx, x.ip, x.pool));
@@ -269,7 +269,7 @@ function* ipsPlan(ctx: Ctx): Gen<IpView[]> {
 
 /** Starts (at `day`) or stops an IP's warm-up; the loop applies it within a second. */
 export const warmupIp = (ctx: Ctx, ip: string, day: number, stop: boolean): Promise<IpView> =>
-  runPlan(warmupPlan(ctx, ip, day, stop));
+  runPlan(ctx.db, warmupPlan(ctx, ip, day, stop));
 function* warmupPlan(ctx: Ctx, ip: string, day: number, stop: boolean): Gen<IpView> {
   const known = configuredIps(ctx.config).find((x) => x.ip === ip);
   if (!known) throw new ControlError(`${ip} is not a source IP of this service (see mta ip list)`);

@@ -171,7 +171,11 @@ export async function recordDmarcReport(
 ): Promise<DmarcResult> {
   const size = read.size ?? raw.length;
   const reading = await read.parse(raw, size > raw.length);
-  if (!reading.ok) return runPlan(transaction(ctx.db, () => keepUnreadable(ctx, raw, env, reading, size)));
+  if (!reading.ok)
+    return runPlan(
+      ctx.db,
+      transaction(ctx.db, () => keepUnreadable(ctx, raw, env, reading, size)),
+    );
   const auth = await reportAuth(ctx, raw, env, reading.report.email);
-  return runPlan(store(ctx, reading.report, env, auth));
+  return runPlan(ctx.db, store(ctx, reading.report, env, auth));
 }

@@ -94,6 +94,7 @@ function* sourcesOf(ctx: Ctx, domainId: string, from: number, to: number): Gen<O
 /** The summary of a domain row's reports beginning in [from, to) (the API, the dashboard and `mta dmarc`). */
 export async function summaryOf(ctx: Ctx, d: DomainRow, from: number, to: number): Promise<DmarcSummary> {
   const [totals, bare] = await runPlan(
+    ctx.db,
     (function* () {
       return [yield* store.dmarcReportTotals(ctx.db, d.id, from, to), yield* sourcesOf(ctx, d.id, from, to)] as const;
     })(),
@@ -124,7 +125,7 @@ export async function getDmarcSummary(
   domainId: string,
   q: DmarcWindow,
 ): Promise<DmarcSummary> {
-  const d = await runPlan(owned(ctx, teamId, domainId));
+  const d = await runPlan(ctx.db, owned(ctx, teamId, domainId));
   const { from, to } = dmarcWindow(q, ctx.now());
   return summaryOf(ctx, d, from, to);
 }
@@ -147,10 +148,10 @@ function* dmarcByDay(ctx: Ctx, domainId: string, from: number, to: number) {
 
 /** The dashboard's view of a team's domain: the summary and the pass rate by day, the last `days` UTC days. */
 export async function dmarcView(ctx: Ctx, teamId: string, domainId: string, days: number) {
-  const d = await runPlan(owned(ctx, teamId, domainId));
+  const d = await runPlan(ctx.db, owned(ctx, teamId, domainId));
   const to = ctx.now();
   const from = Math.floor(to / DAY_MS) * DAY_MS - (days - 1) * DAY_MS;
-  return { summary: await summaryOf(ctx, d, from, to), days: await runPlan(dmarcByDay(ctx, d.id, from, to)) };
+  return { summary: await summaryOf(ctx, d, from, to), days: await runPlan(ctx.db, dmarcByDay(ctx, d.id, from, to)) };
 }
 
 export const presentDmarcReport = (r: DmarcReportRow) => ({
@@ -168,17 +169,18 @@ export const presentDmarcReport = (r: DmarcReportRow) => ({
 
 /** GET /v1/domains/{id}/dmarc/reports: the domain's reports, newest received first, a page at a time. */
 export async function listDmarcReports(ctx: Ctx, teamId: string, domainId: string, limit: number, cursor?: string) {
-  const d = await runPlan(owned(ctx, teamId, domainId));
-  const before = await runPlan(decodeCursor(ctx.db, 'dmr', cursor));
+  const d = await runPlan(ctx.db, owned(ctx, teamId, domainId));
+  const before = await runPlan(ctx.db, decodeCursor(ctx.db, 'dmr', cursor));
   const rows = await runPlan(
+    ctx.db,
     store.dmarcReportsOfDomain(ctx.db, d.id, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, before, limit + 1),
   );
-  return runPlan(page(ctx.db, 'dmr', rows, limit, presentDmarcReport));
+  return runPlan(ctx.db, page(ctx.db, 'dmr', rows, limit, presentDmarcReport));
 }
 
 /** `mta dmarc --domain NAME`: the team domain of that name (a verified one first, then the oldest). */
 export async function domainNamedForCli(ctx: Ctx, name: string): Promise<DomainRow> {
-  const rows = await runPlan(domainsNamed(ctx.db, name.toLowerCase().replace(/\.$/, '')));
+  const rows = await runPlan(ctx.db, domainsNamed(ctx.db, name.toLowerCase().replace(/\.$/, '')));
   const d = rows.find((r) => r.status === 'verified') ?? rows[0];
   if (!d) throw notFound('domain');
   return d;

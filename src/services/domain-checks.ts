@@ -65,7 +65,7 @@ export async function checkDomain(
   id: string,
   resolver: Resolver = checkResolver(ctx),
 ): Promise<DomainRow | null> {
-  const d = await runPlan(store.domainById(ctx.db, id));
+  const d = await runPlan(ctx.db, store.domainById(ctx.db, id));
   if (!d) return null;
   const target = {
     name: d.name,
@@ -73,8 +73,8 @@ export async function checkDomain(
     publicKey: d.dkim_public_key,
     returnPath: d.return_path ?? `bounces.${d.name}`,
   };
-  const keys = (await runPlan(store.dkimKeys(ctx.db, id))).filter((k) => k.role !== 'retiring');
-  const spf = await runPlan(spfSettings(ctx, d.team_id));
+  const keys = (await runPlan(ctx.db, store.dkimKeys(ctx.db, id))).filter((k) => k.role !== 'retiring');
+  const spf = await runPlan(ctx.db, spfSettings(ctx, d.team_id));
   const [outcomes, keyOutcomes] = await Promise.all([
     checkAll(resolver, target, spf),
     Promise.all(
@@ -83,7 +83,10 @@ export async function checkDomain(
       ),
     ),
   ]);
-  return runPlan(transaction(ctx.db, () => writeResults(ctx, d, keys, outcomes, keyOutcomes)));
+  return runPlan(
+    ctx.db,
+    transaction(ctx.db, () => writeResults(ctx, d, keys, outcomes, keyOutcomes)),
+  );
 }
 
 /** checkDomain's transaction: the outcomes stored, alerts raised and status listeners called; the row after. */
@@ -192,24 +195,24 @@ function statusChanged(ctx: Ctx, change: DomainStatusChange, results: Record<Che
 
 /** POST /domains/{id}/verify: re-check now and answer the record. */
 export async function verifyDomain(ctx: Ctx, teamId: string, id: string, resolver?: Resolver) {
-  await runPlan(owned(ctx, teamId, id));
+  await runPlan(ctx.db, owned(ctx, teamId, id));
   const row = await checkDomain(ctx, id, resolver);
   if (!row) throw notFound('domain');
-  return runPlan(present(ctx, row));
+  return runPlan(ctx.db, present(ctx, row));
 }
 
 /** `mta domain verify NAME`: re-checks every team's domain of that name; answers the oldest. */
 export async function verifyDomainByName(ctx: Ctx, rawName: string) {
   const name = normaliseDomain(rawName);
   if (!name) throw invalid('name', 'name must be a domain name such as example.com.');
-  const rows = await runPlan(store.domainsNamed(ctx.db, name));
+  const rows = await runPlan(ctx.db, store.domainsNamed(ctx.db, name));
   if (!rows.length) throw notFound('domain');
   const resolver = checkResolver(ctx);
   const checked = [];
   for (const r of rows) checked.push(await checkDomain(ctx, r.id, resolver));
   const first = checked.find((r): r is DomainRow => !!r);
   if (!first) throw notFound('domain');
-  return runPlan(present(ctx, first));
+  return runPlan(ctx.db, present(ctx, first));
 }
 
 /** The scheduled job: re-checks every domain (pending, verified, failed), a few at a time. */
@@ -218,7 +221,7 @@ export async function checkAllDomains(
   resolver: Resolver = checkResolver(ctx),
   concurrency = 4,
 ): Promise<number> {
-  const ids = await runPlan(store.allDomainIds(ctx.db));
+  const ids = await runPlan(ctx.db, store.allDomainIds(ctx.db));
   let next = 0;
   const worker = async () => {
     while (next < ids.length) {

@@ -79,7 +79,7 @@ export interface AddOptions {
 export async function addDomain(ctx: Ctx, teamId: string, rawName: unknown, opts: AddOptions = {}) {
   const name = typeof rawName === 'string' ? normaliseDomain(rawName) : null;
   if (!name) throw invalid('name', 'name must be a domain name such as example.com.');
-  if (await runPlan(store.domainByName(ctx.db, teamId, name))) throw exists(name);
+  if (await runPlan(ctx.db, store.domainByName(ctx.db, teamId, name))) throw exists(name);
   const [rsa, ed] = await Promise.all([keyPair('rsa'), opts.ed25519 ? keyPair('ed25519') : null]);
   const now = ctx.now();
   const selector = newSelector(now, []);
@@ -98,6 +98,7 @@ export async function addDomain(ctx: Ctx, teamId: string, rawName: unknown, opts
   const edSelector = ed ? newSelector(now, [selector]) : null;
   try {
     await runPlan(
+      ctx.db,
       transaction(ctx.db, function* () {
         yield* store.insertDomain(ctx.db, row);
         if (ed)
@@ -120,7 +121,7 @@ export async function addDomain(ctx: Ctx, teamId: string, rawName: unknown, opts
     { domain: name, id: row.id, team: teamId, selector, ed25519_selector: edSelector ?? undefined },
     'domain added',
   );
-  return runPlan(presentById(ctx, row.id));
+  return runPlan(ctx.db, presentById(ctx, row.id));
 }
 
 export function* owned(ctx: Ctx, teamId: string, id: string): Gen<DomainRow> {
@@ -129,13 +130,13 @@ export function* owned(ctx: Ctx, teamId: string, id: string): Gen<DomainRow> {
   return d;
 }
 
-export const getDomain = (ctx: Ctx, teamId: string, id: string) => runPlan(getPlan(ctx, teamId, id));
+export const getDomain = (ctx: Ctx, teamId: string, id: string) => runPlan(ctx.db, getPlan(ctx, teamId, id));
 function* getPlan(ctx: Ctx, teamId: string, id: string) {
   return yield* present(ctx, yield* owned(ctx, teamId, id));
 }
 
 export const listDomains = (ctx: Ctx, teamId: string, limit: number, cursor?: string) =>
-  runPlan(listPlan(ctx, teamId, limit, cursor));
+  runPlan(ctx.db, listPlan(ctx, teamId, limit, cursor));
 function* listPlan(ctx: Ctx, teamId: string, limit: number, cursor?: string) {
   const rows = yield* store.listDomains(ctx.db, teamId, yield* decodeCursor(ctx.db, 'dom', cursor), limit);
   const views = new Map<DomainRow, Domain>();
@@ -144,7 +145,7 @@ function* listPlan(ctx: Ctx, teamId: string, limit: number, cursor?: string) {
 }
 
 /** Removes a domain: live sends from it are refused at once, and queued mail is no longer signed with its key. */
-export const deleteDomain = (ctx: Ctx, teamId: string, id: string) => runPlan(deletePlan(ctx, teamId, id));
+export const deleteDomain = (ctx: Ctx, teamId: string, id: string) => runPlan(ctx.db, deletePlan(ctx, teamId, id));
 function* deletePlan(ctx: Ctx, teamId: string, id: string) {
   const d = yield* owned(ctx, teamId, id);
   yield* store.deleteDomain(ctx.db, d.id);
@@ -161,11 +162,12 @@ const rotating = () =>
 
 /** POST /domains/{id}/rotate-dkim: a new RSA key (new selector) becomes the domain's next key. */
 export async function rotateDkim(ctx: Ctx, teamId: string, id: string) {
-  const d = await runPlan(owned(ctx, teamId, id));
-  if ((await runPlan(store.dkimKeys(ctx.db, d.id))).some((k) => k.role === 'next')) throw rotating();
+  const d = await runPlan(ctx.db, owned(ctx, teamId, id));
+  if ((await runPlan(ctx.db, store.dkimKeys(ctx.db, d.id))).some((k) => k.role === 'next')) throw rotating();
   const { publicKey, privateKey } = await keyPair('rsa');
   const now = ctx.now();
   const selector = await runPlan(
+    ctx.db,
     transaction(ctx.db, function* () {
       const fresh = yield* owned(ctx, teamId, id);
       const keys = yield* store.dkimKeys(ctx.db, fresh.id);
@@ -184,12 +186,13 @@ export async function rotateDkim(ctx: Ctx, teamId: string, id: string) {
     }),
   );
   ctx.log.info({ domain: d.name, id: d.id, team: teamId, selector, current: d.dkim_selector }, 'DKIM rotation started');
-  return runPlan(presentById(ctx, d.id));
+  return runPlan(ctx.db, presentById(ctx, d.id));
 }
 
 /** PATCH /domains/{id} `{receiving}`: turns receiving at the domain on or off (docs/receiving.md); answers the Domain. */
 export function updateDomain(ctx: Ctx, teamId: string, id: string, patch: { receiving?: boolean }) {
   return runPlan(
+    ctx.db,
     transaction(ctx.db, function* () {
       yield* owned(ctx, teamId, id);
       if (patch.receiving !== undefined) yield* store.setReceiving(ctx.db, id, patch.receiving);

@@ -251,7 +251,7 @@ function* ownEmail(ctx: Ctx, owner: Owner, id: string): Gen<emails.EmailRow> {
   return e;
 }
 export const getEmail = (ctx: Ctx, owner: Owner, id: string): Promise<emails.EmailRow> =>
-  runPlan(ownEmail(ctx, owner, id));
+  runPlan(ctx.db, ownEmail(ctx, owner, id));
 
 /**
  * Moves a queued email to canceled, refunding its credits (one transaction; PostgreSQL: on the pool with the other
@@ -332,7 +332,7 @@ export function* page<T, R extends { seq: number }>(
  * looks at SEARCH_WINDOW emails a page (store/emails.ts), so its pages may hold fewer than `limit` with has_more.
  */
 export const listEmails = (ctx: Ctx, owner: Owner, f: emails.EmailFilter, limit: number, cursor?: string) =>
-  runPlan(listEmailsPlan(ctx, owner, f, limit, cursor));
+  runPlan(ctx.db, listEmailsPlan(ctx, owner, f, limit, cursor));
 
 function* listEmailsPlan(ctx: Ctx, owner: Owner, f: emails.EmailFilter, limit: number, cursor?: string) {
   const after = yield* decodeCursor(ctx.db, 'em', cursor);
@@ -352,7 +352,7 @@ function* listEmailsPlan(ctx: Ctx, owner: Owner, f: emails.EmailFilter, limit: n
 }
 
 export const listEvents = (ctx: Ctx, owner: Owner, id: string, limit: number, cursor?: string) =>
-  runPlan(listEventsPlan(ctx, owner, id, limit, cursor));
+  runPlan(ctx.db, listEventsPlan(ctx, owner, id, limit, cursor));
 
 function* listEventsPlan(ctx: Ctx, owner: Owner, id: string, limit: number, cursor?: string) {
   const e = yield* ownEmail(ctx, owner, id);

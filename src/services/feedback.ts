@@ -147,7 +147,7 @@ export async function recordFeedback(
   const id = newId('rep', ctx.now());
   // DKIM (DNS) only for a complaint that has nothing better than a Message-ID.
   const signer =
-    report.kind === 'arf' && (await runPlan(findEmail(ctx, report, env.rcptTo)))?.by === 'message_id'
+    report.kind === 'arf' && (await runPlan(ctx.db, findEmail(ctx, report, env.rcptTo)))?.by === 'message_id'
       ? await fblSigner(ctx, raw)
       : null;
   // PostgreSQL: on the pool with the result batches, which lock the same recipients' and emails' rows.

@@ -21,6 +21,7 @@ function* rowOf(ctx: Ctx, owner: Owner, id: string): Gen<store.InboundEmailRow> 
 
 export const listInbound = (ctx: Ctx, owner: Owner, limit: number, cursor?: string) =>
   runPlan(
+    ctx.db,
     (function* () {
       const before = yield* decodeCursor(ctx.db, 'in', cursor);
       const rows = owner.mode === 'live' ? yield* store.inboundEmailsOfTeam(ctx.db, owner.teamId, before, limit) : [];
@@ -30,6 +31,7 @@ export const listInbound = (ctx: Ctx, owner: Owner, limit: number, cursor?: stri
 
 export const getInbound = (ctx: Ctx, owner: Owner, id: string) =>
   runPlan(
+    ctx.db,
     (function* () {
       return presentInbound(yield* rowOf(ctx, owner, id));
     })(),
@@ -37,6 +39,7 @@ export const getInbound = (ctx: Ctx, owner: Owner, id: string) =>
 
 export const inboundRaw = (ctx: Ctx, owner: Owner, id: string): Promise<Buffer> =>
   runPlan(
+    ctx.db,
     (function* () {
       const row = yield* rowOf(ctx, owner, id);
       const raw = row.content_expired_at === null ? yield* store.inboundRaw(ctx.db, row.seq) : null;
@@ -48,6 +51,7 @@ export const inboundRaw = (ctx: Ctx, owner: Owner, id: string): Promise<Buffer> 
 /** The n-th attachment (from 0): its bytes, content type and file name. */
 export const inboundAttachment = (ctx: Ctx, owner: Owner, id: string, nRaw: string) =>
   runPlan(
+    ctx.db,
     (function* () {
       const row = yield* rowOf(ctx, owner, id);
       const meta = (JSON.parse(row.parsed_json) as InboundParsed).attachments;

@@ -66,7 +66,9 @@ async function spfMissing(ctx: Ctx, resolver: Resolver, ip: string, pool: string
   const poolOf = (d: { team_id: string; team_name: string }) =>
     Object.hasOwn(pools, d.team_id) ? d.team_id : Object.hasOwn(pools, d.team_name) ? d.team_name : 'default';
   const names = [
-    ...new Set((await runPlan(store.verifiedDomainTeams(ctx.db))).filter((d) => poolOf(d) === pool).map((d) => d.name)),
+    ...new Set(
+      (await runPlan(ctx.db, store.verifiedDomainTeams(ctx.db))).filter((d) => poolOf(d) === pool).map((d) => d.name),
+    ),
   ];
   const missing = new Set<string>();
   let next = 0;
@@ -97,7 +99,7 @@ const sendingIps = (ctx: Ctx) => configuredIps(ctx.config).filter((x) => isIP(x.
 
 /** The last check of every sending IP (`unchecked` for one never checked), as `mta ips` prints it. */
 export async function ipHealth(ctx: Ctx): Promise<IpHealth[]> {
-  const rows = new Map((await runPlan(store.ipHealthRows(ctx.db))).map((r) => [r.ip, r]));
+  const rows = new Map((await runPlan(ctx.db, store.ipHealthRows(ctx.db))).map((r) => [r.ip, r]));
   return sendingIps(ctx).map(({ ip, pool }) => {
     const r = rows.get(ip);
     if (r) return { ...present(r), pool };
@@ -117,7 +119,7 @@ export async function ipHealth(ctx: Ctx): Promise<IpHealth[]> {
 /** Checks every sending IP now, stores the results (and the suspensions they imply), and returns them. */
 export async function checkIps(ctx: Ctx): Promise<IpHealth[]> {
   const resolver = createResolver(ctx.config, { timeoutMs: LOOKUP_MS - 500, tries: 1 });
-  const previous = new Map((await runPlan(store.ipHealthRows(ctx.db))).map((r) => [r.ip, r]));
+  const previous = new Map((await runPlan(ctx.db, store.ipHealthRows(ctx.db))).map((r) => [r.ip, r]));
   const suspend = ctx.config.dnsblAction === 'suspend';
   const rows = await Promise.all(
     sendingIps(ctx).map(async ({ ip, pool }): Promise<store.IpHealthRow> => {
@@ -152,7 +154,7 @@ export async function checkIps(ctx: Ctx): Promise<IpHealth[]> {
     }),
   );
   for (const r of rows) {
-    await runPlan(writeAndAlert(ctx, r, previous.get(r.ip)));
+    await runPlan(ctx.db, writeAndAlert(ctx, r, previous.get(r.ip)));
     const held = previous.get(r.ip)?.hold_reason ?? null;
     if (r.hold_reason !== held)
       ctx.log.warn(
@@ -187,4 +189,4 @@ function* alertChanges(ctx: Ctx, r: store.IpHealthRow, before: store.IpHealthRow
 }
 
 /** IP → `dnsbl:<zone>` for the IPs a listing keeps suspended. */
-export const ipHolds = (ctx: Ctx): Promise<Map<string, string>> => runPlan(store.ipHolds(ctx.db));
+export const ipHolds = (ctx: Ctx): Promise<Map<string, string>> => runPlan(ctx.db, store.ipHolds(ctx.db));

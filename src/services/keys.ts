@@ -4,7 +4,7 @@
 import { hash, randomBytes } from 'node:crypto';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { runPlan, runSync, transaction, type Gen } from '../store/op.js';
+import { runPlan, transaction, type Gen } from '../store/op.js';
 import { runPooled } from '../store/pg/plan-driver.js';
 import { Remembered } from './remembered.js';
 import * as store from '../store/teams.js';
@@ -40,7 +40,7 @@ export function requireLive(p: Owner, action: string): void {
 // One-shot hash (Node >= 20.12): ~0.3 µs a key where a Hash object took ~1.3 (every API request hashes its key).
 export const hashKey = (key: string) => hash('sha256', key, 'hex');
 
-export const createTeam = (ctx: Ctx, name: string) => runPlan(createTeamPlan(ctx, name));
+export const createTeam = (ctx: Ctx, name: string) => runPlan(ctx.db, createTeamPlan(ctx, name));
 /** createTeam as a plan (test fixtures and benches run it with runSync). */
 export function* createTeamPlan(ctx: Ctx, name: string): Gen<store.TeamRow> {
   if (!name || name.length > 200) throw invalid('name', 'A team name of 1 to 200 characters is required.');
@@ -51,7 +51,7 @@ export function* createTeamPlan(ctx: Ctx, name: string): Gen<store.TeamRow> {
   return team;
 }
 
-export const teamNamed = (ctx: Ctx, name: string) => runPlan(teamNamedPlan(ctx, name));
+export const teamNamed = (ctx: Ctx, name: string) => runPlan(ctx.db, teamNamedPlan(ctx, name));
 /** The team of that name, else of that id; 404 without one. */
 export function* teamNamedPlan(ctx: Ctx, name: string): Gen<store.TeamRow> {
   const t = (yield* store.teamByName(ctx.db, name)) ?? (yield* store.teamById(ctx.db, name));
@@ -60,10 +60,9 @@ export function* teamNamedPlan(ctx: Ctx, name: string): Gen<store.TeamRow> {
 }
 
 type KeyOptions = { mode?: 'test' | 'live'; scopes?: string[]; name?: string | null };
-/** teamNamed answered at once: the dashboard's page header (http/dashboard/kit.ts page() renders synchronously). */
-export const teamNamedNow = (ctx: Ctx, name: string) => runSync(teamNamedPlan(ctx, name));
 
-export const createKey = (ctx: Ctx, teamId: string, opts: KeyOptions) => runPlan(createKeyPlan(ctx, teamId, opts));
+export const createKey = (ctx: Ctx, teamId: string, opts: KeyOptions) =>
+  runPlan(ctx.db, createKeyPlan(ctx, teamId, opts));
 /** createKey as a plan (test fixtures and benches run it with runSync). */
 export function* createKeyPlan(ctx: Ctx, teamId: string, opts: KeyOptions) {
   const mode = opts.mode ?? 'test';
@@ -102,7 +101,7 @@ export function* createKeyPlan(ctx: Ctx, teamId: string, opts: KeyOptions) {
  * Creates a key on behalf of another key (API, dashboard): no escalation. A test key makes only test
  * keys, and a key grants only scopes it holds itself. The operator's CLI uses createKey directly.
  */
-export const createKeyAs = (ctx: Ctx, p: Principal, opts: KeyOptions) => runPlan(createKeyAsPlan(ctx, p, opts));
+export const createKeyAs = (ctx: Ctx, p: Principal, opts: KeyOptions) => runPlan(ctx.db, createKeyAsPlan(ctx, p, opts));
 function* createKeyAsPlan(ctx: Ctx, p: Principal, opts: KeyOptions) {
   if ((opts.mode ?? 'test') === 'live' && p.mode !== 'live') {
     throw new ApiError(
@@ -179,18 +178,22 @@ export function requireScope(p: Principal, scope: Scope): void {
 }
 
 /** Revokes a key; with an owner (API, dashboard), only a key that owner sees (a test key: test keys of its team). */
-export const revokeKey = (ctx: Ctx, keyId: string, owner?: Owner) => runPlan(revokePlan(ctx, keyId, owner));
+export const revokeKey = (ctx: Ctx, keyId: string, owner?: Owner) => runPlan(ctx.db, revokePlan(ctx, keyId, owner));
 function* revokePlan(ctx: Ctx, keyId: string, owner?: Owner): Gen<store.KeyRow> {
   const row = yield* store.keyById(ctx.db, keyId);
   if (!row || (owner !== undefined && (row.team_id !== owner.teamId || (owner.mode === 'test' && row.mode !== 'test'))))
     throw notFound('api_key');
   keys.forget(ctx.db, row.hash);
   yield* store.revokeKey(ctx.db, keyId, ctx.now());
-  return (yield* store.keyById(ctx.db, keyId))!;
+  const revoked = (yield* store.keyById(ctx.db, keyId))!;
+  // Again once written (autocommitted; on the pool the other requests went on meanwhile): a read of the key made on
+  // another connection before then is not remembered.
+  keys.forget(ctx.db, row.hash);
+  return revoked;
 }
 
 /** The team's keys the owner sees: all of them for a live key, test keys only for a test key. */
-export const listKeys = (ctx: Ctx, owner: Owner) => runPlan(listKeysPlan(ctx, owner));
+export const listKeys = (ctx: Ctx, owner: Owner) => runPlan(ctx.db, listKeysPlan(ctx, owner));
 function* listKeysPlan(ctx: Ctx, owner: Owner) {
   return (yield* store.keysOfTeam(ctx.db, owner.teamId)).filter((k) => owner.mode === 'live' || k.mode === 'test');
 }

@@ -34,7 +34,7 @@ export async function recordPostmasterMail(
     subject: header(head, 'Subject'),
     message_id: header(head, 'Message-ID'),
   };
-  const id = await runPlan(keepForOperator(ctx, { kind: 'postmaster', parsed, raw, env, size }));
+  const id = await runPlan(ctx.db, keepForOperator(ctx, { kind: 'postmaster', parsed, raw, env, size }));
   ctx.log.info({ report: id, rcpt: env.rcptTo, from: env.mailFrom }, 'mail to postmaster kept for the operator');
   return { id };
 }

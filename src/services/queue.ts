@@ -3,7 +3,7 @@
 import { ApiError, invalid } from '../core/errors.js';
 import { QUEUE_STATES, appliesTo, type Holder, type QueueAction, type QueueState } from '../core/status.js';
 import * as qa from '../store/queue-admin.js';
-import { countable, summarizeFromCounts } from '../store/queue-counts.js';
+import { countable, summarizeFromCountsPlan } from '../store/queue-counts.js';
 import { runPlan, transaction, type Gen } from '../store/op.js';
 import { locksOnPool, runLocking } from '../store/pg/plan-driver.js';
 import { teamById } from '../store/teams.js';
@@ -42,7 +42,8 @@ function* siteDomains(ctx: Ctx): Gen<Map<string, string[]>> {
 }
 
 /** Checks the filters (CLI options or admin API parameters, snake_case names) into a store filter. */
-export const parseFilter = (ctx: Ctx, input: FilterInput): Promise<qa.QueueFilter> => runPlan(filterPlan(ctx, input));
+export const parseFilter = (ctx: Ctx, input: FilterInput): Promise<qa.QueueFilter> =>
+  runPlan(ctx.db, filterPlan(ctx, input));
 function* filterPlan(ctx: Ctx, input: FilterInput): Gen<qa.QueueFilter> {
   for (const k of Object.keys(input))
     if (!(FILTER_NAMES as readonly string[]).includes(k)) throw invalid(k, `Unknown queue filter ${k}.`);
@@ -113,7 +114,7 @@ export interface QueueEntry {
 
 /** `mta queue list`: the waiting recipients, oldest first. */
 export const queueList = (ctx: Ctx, f: qa.QueueFilter, limit = 100): Promise<QueueEntry[]> =>
-  runPlan(listPlan(ctx, f, limit));
+  runPlan(ctx.db, listPlan(ctx, f, limit));
 function* listPlan(ctx: Ctx, f: qa.QueueFilter, limit: number): Gen<QueueEntry[]> {
   const site = yield* siteOfDomain(ctx);
   const rows = yield* qa.listWaiting(ctx.db, f, ctx.now(), limit);
@@ -151,11 +152,13 @@ export const queueSummary = (
   ctx: Ctx,
   by: GroupBy,
   f: qa.QueueFilter,
-): Promise<{ by: GroupBy; groups: QueueGroup[] }> => runPlan(summaryPlan(ctx, by, f));
+): Promise<{ by: GroupBy; groups: QueueGroup[] }> => runPlan(ctx.db, summaryPlan(ctx, by, f));
 function* summaryPlan(ctx: Ctx, by: GroupBy, f: qa.QueueFilter): Gen<{ by: GroupBy; groups: QueueGroup[] }> {
   const now = ctx.now();
   const key = by === 'site' ? 'domain' : by;
-  const rows = countable(f) ? summarizeFromCounts(ctx.db, key, f, now) : yield* qa.summarize(ctx.db, key, f, now);
+  const rows = countable(f)
+    ? yield* summarizeFromCountsPlan(ctx.db, key, f, now)
+    : yield* qa.summarize(ctx.db, key, f, now);
   const keyOf =
     by === 'site'
       ? yield* siteOfDomain(ctx)

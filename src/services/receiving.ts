@@ -17,7 +17,8 @@ import type { Ctx } from './context.js';
 export const INBOUND_EVENT = 'inbound.received';
 
 /** The domain receiving mail at `domain` (a team's, `receiving` on), for the listener's RCPT decision. */
-export const receivingDomainOf = (ctx: Pick<Ctx, 'db'>, domain: string) => runPlan(receivingDomain(ctx.db, domain));
+export const receivingDomainOf = (ctx: Pick<Ctx, 'db'>, domain: string) =>
+  runPlan(ctx.db, receivingDomain(ctx.db, domain));
 
 /** The plus-address part of a local part (`reply+ticket42` → `ticket42`), or null. */
 export function plusPart(address: string): string | null {
@@ -115,7 +116,10 @@ export async function recordReceived(
   const ids: string[] = [];
   let posted = 0;
   for (const { domain, rcpts } of byDomain.values()) {
-    const stored = await runPlan(transaction(ctx.db, () => storeOne(ctx, raw, env, mail, auth, domain, rcpts)));
+    const stored = await runPlan(
+      ctx.db,
+      transaction(ctx.db, () => storeOne(ctx, raw, env, mail, auth, domain, rcpts)),
+    );
     ids.push(stored.id);
     posted += stored.endpoints;
   }

@@ -3,7 +3,7 @@
 // connection commits to the SQLite file (the CLI: PRAGMA data_version) or when `stamp` changes (writes made
 // through this process).
 // Only values `keep` accepts are remembered; at most `max`, the oldest going first.
-import { dataVersion, isPg, type DB } from '../store/db.js';
+import { dataVersion, isPg, txEpoch, type DB } from '../store/db.js';
 import type { Gen } from '../store/op.js';
 
 interface Entries<V> {
@@ -12,6 +12,22 @@ interface Entries<V> {
   map: Map<string, { value: V; until: number }>;
   /** getAsync's reads on their way, by key: callers asking meanwhile share one. */
   reading: Map<string, Promise<V>>;
+}
+
+const versions = new WeakMap<DB, { epoch: number; version: number }>();
+/**
+ * SQLite's PRAGMA data_version, read once per transaction (it costs about what a small read does): while this
+ * connection's transaction is open no other connection commits a change it can see (its writes hold the write lock,
+ * its reads a snapshot), so the version read at its first look stands until it ends (db.ts txEpoch).
+ */
+function versionOf(db: DB): number {
+  if (!db.inTransaction) return dataVersion(db);
+  const epoch = txEpoch(db);
+  const kept = versions.get(db);
+  if (kept?.epoch === epoch) return kept.version;
+  const version = dataVersion(db);
+  versions.set(db, { epoch, version });
+  return version;
 }
 
 export class Remembered<V> {
@@ -70,7 +86,7 @@ export class Remembered<V> {
   }
 
   private entries(db: DB): Entries<V> {
-    const version = isPg(db) ? 0 : dataVersion(db);
+    const version = isPg(db) ? 0 : versionOf(db);
     const stamp = this.o.stamp?.(db) ?? 0;
     let e = this.byDb.get(db);
     if (!e || e.version !== version || e.stamp !== stamp)

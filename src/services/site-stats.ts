@@ -155,7 +155,7 @@ export function* countSiteChangesPlan(
 
 /** GET /v1/stats/sites: each site's figures over [from, to) (whole hours), by sent, largest first. */
 export const getSiteStats = (ctx: Ctx, owner: Owner, q: Omit<StatsQuery, 'granularity'>) =>
-  runPlan(siteStatsPlan(ctx, owner, q));
+  runPlan(ctx.db, siteStatsPlan(ctx, owner, q));
 
 function* siteStatsPlan(ctx: Ctx, owner: Owner, q: Omit<StatsQuery, 'granularity'>) {
   const { from, to } = statsRange(q, ctx.now());

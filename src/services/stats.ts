@@ -111,7 +111,7 @@ export interface SiteSeries {
 }
 
 /** Per site with any outcome in the last `hours` hours: hourly series (oldest first, the current hour last). */
-export const siteSeries = (ctx: Ctx, hours = 24): Promise<SiteSeries[]> => runPlan(siteSeriesPlan(ctx, hours));
+export const siteSeries = (ctx: Ctx, hours = 24): Promise<SiteSeries[]> => runPlan(ctx.db, siteSeriesPlan(ctx, hours));
 
 function* siteSeriesPlan(ctx: Ctx, hours: number): Gen<SiteSeries[]> {
   const last = hourOf(ctx.now());
@@ -181,7 +181,8 @@ export function statsMode(owner: Owner, testMode: 'true' | 'false' | undefined):
 }
 
 /** GET /v1/stats: the team's counters in buckets of an hour or a UTC day (empty buckets included). */
-export const getStats = (ctx: Ctx, owner: Owner, q: StatsQuery): Promise<Stats> => runPlan(statsPlan(ctx, owner, q));
+export const getStats = (ctx: Ctx, owner: Owner, q: StatsQuery): Promise<Stats> =>
+  runPlan(ctx.db, statsPlan(ctx, owner, q));
 
 function* statsPlan(ctx: Ctx, owner: Owner, q: StatsQuery): Gen<Stats> {
   const { from, to, granularity } = statsRange(q, ctx.now());

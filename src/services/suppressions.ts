@@ -19,7 +19,7 @@ function address(raw: unknown): string {
 }
 
 export const listSuppressions = (ctx: Ctx, teamId: string, limit: number, cursor?: string) =>
-  runPlan(listPlan(ctx, teamId, limit, cursor));
+  runPlan(ctx.db, listPlan(ctx, teamId, limit, cursor));
 function* listPlan(ctx: Ctx, teamId: string, limit: number, cursor?: string) {
   const rows = yield* store.listSuppressions(ctx.db, teamId, yield* decodeCursor(ctx.db, 'sup', cursor), limit);
   return yield* page(ctx.db, 'sup', rows, limit, presentSuppression);

@@ -26,7 +26,7 @@ export function normalDomain(input: string): string {
 }
 
 export async function cachedSts(ctx: Ctx, domain: string): Promise<CachedSts | null> {
-  const r = await runPlan(store.stsPolicyOf(ctx.db, domain));
+  const r = await runPlan(ctx.db, store.stsPolicyOf(ctx.db, domain));
   if (!r) return null;
   return {
     id: r.policy_id,
@@ -42,6 +42,7 @@ export async function saveSts(ctx: Ctx, domain: string, id: string, p: StsPolicy
   const now = ctx.now();
   const row = { ...p, id, fetched_at: now, expires_at: now + p.max_age * 1000 };
   await runPlan(
+    ctx.db,
     store.saveStsPolicy(ctx.db, {
       domain,
       policy_id: id,
@@ -56,7 +57,7 @@ export async function saveSts(ctx: Ctx, domain: string, id: string, p: StsPolicy
 }
 
 export async function tlsOverride(ctx: Ctx, domain: string): Promise<OverrideMode | null> {
-  return ((await runPlan(store.tlsOverrideOf(ctx.db, domain)))?.mode as OverrideMode | undefined) ?? null;
+  return ((await runPlan(ctx.db, store.tlsOverrideOf(ctx.db, domain)))?.mode as OverrideMode | undefined) ?? null;
 }
 
 /** `mta tls-policy DOMAIN`: what the store knows of the domain (operations.md "Transport security"). */
@@ -97,11 +98,11 @@ async function hasDane(ctx: Ctx, domain: string): Promise<boolean> {
 }
 
 export async function setTlsPolicyOverride(ctx: Ctx, input: string, mode: OverrideMode) {
-  await runPlan(store.setTlsOverride(ctx.db, normalDomain(input), mode, ctx.now()));
+  await runPlan(ctx.db, store.setTlsOverride(ctx.db, normalDomain(input), mode, ctx.now()));
   return describeTlsPolicy(ctx, input);
 }
 
 export async function clearTlsPolicyOverride(ctx: Ctx, input: string) {
-  await runPlan(store.clearTlsOverride(ctx.db, normalDomain(input)));
+  await runPlan(ctx.db, store.clearTlsOverride(ctx.db, normalDomain(input)));
   return describeTlsPolicy(ctx, input);
 }

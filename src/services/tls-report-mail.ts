@@ -23,7 +23,7 @@ export async function mailTlsReport(
   const from = ctx.config.tlsrptFrom;
   if (!from) throw new Error('MTA_TLSRPT_FROM is not set: no address to mail TLS reports from');
   const fromDomain = from.slice(from.lastIndexOf('@') + 1).toLowerCase();
-  const owner = (await runPlan(domainsNamed(ctx.db, fromDomain))).find((d) => d.status === 'verified');
+  const owner = (await runPlan(ctx.db, domainsNamed(ctx.db, fromDomain))).find((d) => d.status === 'verified');
   if (!owner) throw new Error(`MTA_TLSRPT_FROM: ${fromDomain} is not a verified domain of any team`);
   const p = { keyId: 'tlsrpt', teamId: owner.team_id, mode: 'live' as const, scopes: new Set(['emails:send']) };
   const r = await submitMessage(ctx, p, [to], reportMessage(ctx.config.hostname, from, to, domain, report, gz));

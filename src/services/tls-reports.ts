@@ -80,7 +80,7 @@ function tally(
 export async function tlsReport(ctx: Ctx, input: string, date: string): Promise<TlsReport | null> {
   const domain = normalDomain(input);
   const day = parseDay(date);
-  const rows = await runPlan(store.tlsCountsOf(ctx.db, domain, day));
+  const rows = await runPlan(ctx.db, store.tlsCountsOf(ctx.db, domain, day));
   if (rows.length === 0) return null;
   const sts = await cachedSts(ctx, domain);
   const org = ctx.config.hostname;
@@ -162,19 +162,20 @@ export const pruneTlsReportsPlan = (ctx: Ctx) =>
 
 /** Domains' recent TLS failures (the Delivery page): per domain and result type, the last `days` days. */
 export const recentTlsFailures = (ctx: Ctx, days = 7) =>
-  runPlan(store.tlsFailuresSince(ctx.db, dayOf(ctx.now()) - (days - 1) * DAY_MS));
+  runPlan(ctx.db, store.tlsFailuresSince(ctx.db, dayOf(ctx.now()) - (days - 1) * DAY_MS));
 
 /** The domains with traffic on `day` whose report was not sent yet (MTA_TLSRPT=on). */
 export async function domainsToReport(ctx: Ctx, day: number): Promise<string[]> {
-  const domains = await runPlan(store.tlsDomainsOf(ctx.db, day));
+  const domains = await runPlan(ctx.db, store.tlsDomainsOf(ctx.db, day));
   const out: string[] = [];
-  for (const d of domains) if ((await runPlan(store.tlsReportSentAt(ctx.db, d, day))) === undefined) out.push(d);
+  for (const d of domains)
+    if ((await runPlan(ctx.db, store.tlsReportSentAt(ctx.db, d, day))) === undefined) out.push(d);
   return out;
 }
 
 /** Takes a domain's day for sending: false when another node (or an earlier run) already did. */
 export const claimTlsReport = (ctx: Ctx, domain: string, day: number, rua: string) =>
-  runPlan(store.noteTlsReportSent(ctx.db, domain, day, ctx.now(), rua));
+  runPlan(ctx.db, store.noteTlsReportSent(ctx.db, domain, day, ctx.now(), rua));
 
 /** The UTC day before `now`'s, as YYYY-MM-DD. */
 export const yesterday = (now: number) => new Date(dayOf(now) - DAY_MS).toISOString().slice(0, 10);
@@ -193,7 +194,7 @@ export interface TlsPolicyView {
 /** The Delivery page's TLS policies: domains with a policy or override, and any domain with recent TLS failures. */
 export async function tlsPolicyOverview(ctx: Ctx, limit = 200): Promise<TlsPolicyView[]> {
   const [policies, failures] = await Promise.all([
-    runPlan(store.tlsPolicyList(ctx.db, limit)),
+    runPlan(ctx.db, store.tlsPolicyList(ctx.db, limit)),
     recentTlsFailures(ctx, 7),
   ]);
   const out = new Map<string, TlsPolicyView>();

@@ -147,7 +147,10 @@ export async function recordOpen(ctx: Ctx, token: string): Promise<boolean> {
   await trackingReady(ctx);
   const t = readToken(ctx, 'o', token);
   if (!t) return false;
-  return runPlan(transaction(ctx.db, () => openPlan(ctx, t.emailId)));
+  return runPlan(
+    ctx.db,
+    transaction(ctx.db, () => openPlan(ctx, t.emailId)),
+  );
 }
 
 function* openPlan(ctx: Ctx, emailId: string): Gen<boolean> {
@@ -168,7 +171,11 @@ export async function recordClick(ctx: Ctx, token: string, record = true): Promi
   await trackingReady(ctx);
   const t = readToken(ctx, 'c', token);
   if (!t) return null;
-  if (record) await runPlan(transaction(ctx.db, () => clickPlan(ctx, t.emailId, t.url)));
+  if (record)
+    await runPlan(
+      ctx.db,
+      transaction(ctx.db, () => clickPlan(ctx, t.emailId, t.url)),
+    );
   return t.url;
 }
 

@@ -37,7 +37,6 @@ import { suppressionKey } from '../core/address.js';
 import { refund } from '../store/credits.js';
 import { setCreditsCharged } from '../store/emails.js';
 import type { Claimed } from '../store/queue.js';
-import { isPg } from '../store/db.js';
 import type { Ctx } from './context.js';
 import { countEngagementPlan, countLateBouncePlan, countStatusChangesPlan } from './stats.js';
 import { countSiteChangesPlan, type SiteChange } from './site-stats.js';
@@ -153,7 +152,8 @@ export interface OutcomeReads {
 
 /**
  * For a batch of result writes in one transaction (services/result-batch.ts): every email's head and deliveries read
- * in one go (PostgreSQL: one round trip for the batch instead of one per email; SQLite reads per email anyway).
+ * in one go (PostgreSQL: one round trip for the batch instead of one per email; SQLite reads per email anyway), except
+ * those the delivery loop knows (`known`, knownReads), which are not read at all.
  * Only the emails that appear once in `seqs`: an email written twice in the batch must see its first write, so
  * applyOutcomes reads it itself. The rows are read when the lookup's plan first runs; run it inside the same
  * transaction, before anything else writes to those emails.
@@ -164,9 +164,10 @@ export function* readOutcomesAheadPlan(
 ): Gen<(seq: number) => Gen<OutcomeReads | undefined>> {
   const count = new Map<number, number>();
   for (const { seq } of items) count.set(seq, (count.get(seq) ?? 0) + 1);
-  // PostgreSQL: what the delivery loop knows of an email stands for the read (the server checks every write).
+  // What the delivery loop knows of an email stands for the read: every write is checked (PostgreSQL: by the server;
+  // SQLite: each compare-and-set's count of changed rows, verifyOutcomes).
   const known = new Map<number, OutcomeReads>();
-  if (isPg(ctx.db)) for (const i of items) if (i.known && count.get(i.seq) === 1) known.set(i.seq, i.known);
+  for (const i of items) if (i.known && count.get(i.seq) === 1) known.set(i.seq, i.known);
   const later = yield* outcomeReadsLater(
     ctx.db,
     [...count].filter(([seq, n]) => n === 1 && !known.has(seq)).map(([seq]) => seq),
@@ -186,9 +187,10 @@ export function* readOutcomesAheadPlan(
 /**
  * What the delivery loop knows of an email whose recipients it took in their very insert (services/delivery.ts
  * Intake), standing for readOutcomesAhead's read when its results cover all of them: the email as inserted, and
- * each recipient as inserted (no attempt, reply, reason or hold yet). Only for a checked batch (verifyOutcomes
- * `onServer`): the server refuses the batch if a recipient or the email changed since (an operator's action), and
- * fills what a write leaves out from the row itself (store/result-writes.ts).
+ * each recipient as inserted (no attempt, reply, reason or hold yet). Only for a batch whose writes are checked
+ * (verifyOutcomes): the batch is refused if a recipient or the email changed since (an operator's action; PostgreSQL:
+ * by the server, `onServer`; SQLite: a compare-and-set that changed no row), and what a write leaves out is filled
+ * from the row itself (store/result-writes.ts DELIVERIES, store/emails.ts writeDeliveryFromLater).
  */
 export function knownReads(email: EmailHead, rcpts: readonly Claimed[]): OutcomeReads {
   const deliveries = rcpts.map((r): DeliveryRow => ({
@@ -246,14 +248,16 @@ export class OutcomeBatch {
   *write(ctx: Ctx, now: number, checked = false): Gen<() => Gen<boolean>> {
     const rows = [...this.deliveries.values()];
     const allWritten = yield* writeDeliveriesFromLater(ctx.db, rows, now, { checked });
-    yield* setEmailStatuses(
+    const emailsWritten = yield* setEmailStatuses(
       ctx.db,
       [...this.emails].map(([seq, e]) => ({ seq, ...e })),
       now,
       { checked },
     );
     yield* this.tally.flush(ctx);
-    return allWritten;
+    return function* () {
+      return (yield* allWritten()) && emailsWritten;
+    };
   }
 }
 

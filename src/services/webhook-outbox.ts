@@ -143,4 +143,4 @@ function* endpointFailed(ctx: Ctx, endpointSeq: number, now: number, ended: bool
 
 /** Drops rows that ended more than OUTBOX_RETENTION_MS ago (at most `limit`). */
 export const pruneOutbox = (ctx: Ctx, limit = 5000): Promise<number> =>
-  runPlan(store.pruneOutbox(ctx.db, ctx.now() - OUTBOX_RETENTION_MS, limit));
+  runPlan(ctx.db, store.pruneOutbox(ctx.db, ctx.now() - OUTBOX_RETENTION_MS, limit));

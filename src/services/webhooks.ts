@@ -5,7 +5,7 @@ import type { Resolver } from 'node:dns/promises';
 import { ApiError, invalid, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { WEBHOOK_EVENT_TYPES } from '../core/status.js';
-import { isPg, type DB } from '../store/db.js';
+import type { DB } from '../store/db.js';
 import { runPlan, transaction, type Gen } from '../store/op.js';
 import { emailHeadBySeq, type EmailHead } from '../store/emails.js';
 import type { EventRow } from '../store/events.js';
@@ -106,6 +106,7 @@ export async function createEndpoint(
     updated_at: now,
   };
   return runPlan(
+    ctx.db,
     (function* () {
       const seq = yield* store.insertEndpoint(ctx.db, row);
       return presentEndpoint((yield* store.endpointBySeq(ctx.db, seq))!, secret);
@@ -118,10 +119,10 @@ function* endpointOf(ctx: Ctx, owner: Owner, id: string): Gen<store.EndpointRow>
   if (!e) throw notFound('webhook');
   return e;
 }
-export const getEndpoint = (ctx: Ctx, owner: Owner, id: string) => runPlan(endpointOf(ctx, owner, id));
+export const getEndpoint = (ctx: Ctx, owner: Owner, id: string) => runPlan(ctx.db, endpointOf(ctx, owner, id));
 
 export const listEndpoints = (ctx: Ctx, owner: Owner, limit: number, cursor?: string) =>
-  runPlan(listEndpointsPlan(ctx, owner, limit, cursor));
+  runPlan(ctx.db, listEndpointsPlan(ctx, owner, limit, cursor));
 function* listEndpointsPlan(ctx: Ctx, owner: Owner, limit: number, cursor?: string) {
   const rows = yield* store.endpointsOfTeam(
     ctx.db,
@@ -138,6 +139,7 @@ export async function updateEndpoint(ctx: Ctx, resolver: Resolver, owner: Owner,
   const events = input.events === undefined ? undefined : checkEvents(input.events);
   const url = input.url === undefined ? undefined : await checkUrl(ctx, resolver, input.url);
   return runPlan(
+    ctx.db,
     transaction(ctx.db, function* () {
       const e = yield* endpointOf(ctx, owner, id); // again: it may have changed while the URL was checked
       const enabled = input.enabled === undefined ? e.enabled : input.enabled ? 1 : 0;
@@ -151,6 +153,7 @@ export async function updateEndpoint(ctx: Ctx, resolver: Resolver, owner: Owner,
 
 export function deleteEndpoint(ctx: Ctx, owner: Owner, id: string) {
   return runPlan(
+    ctx.db,
     transaction(ctx.db, function* () {
       const e = yield* endpointOf(ctx, owner, id);
       yield* store.deleteEndpoint(ctx.db, e.seq);
@@ -162,6 +165,7 @@ export function deleteEndpoint(ctx: Ctx, owner: Owner, id: string) {
 /** New secret, shown once; the old one keeps signing alongside for 24 hours. */
 export function rotateEndpointSecret(ctx: Ctx, owner: Owner, id: string) {
   return runPlan(
+    ctx.db,
     transaction(ctx.db, function* () {
       const e = yield* endpointOf(ctx, owner, id);
       const secret = newSecret();
@@ -180,7 +184,7 @@ export function signingSecrets(e: store.EndpointRow, now: number): string[] {
 }
 
 export const listOutbox = (ctx: Ctx, owner: Owner, id: string, limit: number, cursor?: string) =>
-  runPlan(listOutboxPlan(ctx, owner, id, limit, cursor));
+  runPlan(ctx.db, listOutboxPlan(ctx, owner, id, limit, cursor));
 function* listOutboxPlan(ctx: Ctx, owner: Owner, id: string, limit: number, cursor?: string) {
   const e = yield* endpointOf(ctx, owner, id);
   const rows = yield* store.outboxOfEndpoint(ctx.db, e.seq, yield* decodeCursor(ctx.db, 'whd', cursor), limit);
@@ -192,6 +196,7 @@ function* listOutboxPlan(ctx: Ctx, owner: Owner, id: string, limit: number, curs
 /** Replays an outbox row's event (`rowId`: the API's delivery id): a new row with the same event id and payload, due now. */
 export function replayOutboxRow(ctx: Ctx, owner: Owner, id: string, rowId: string) {
   return runPlan(
+    ctx.db,
     transaction(ctx.db, function* () {
       const e = yield* endpointOf(ctx, owner, id);
       const d = yield* store.outboxRowById(ctx.db, e.seq, rowId);
@@ -217,25 +222,27 @@ export function replayOutboxRow(ctx: Ctx, owner: Owner, id: string, rowId: strin
   );
 }
 
-/** PostgreSQL: how long a team's enabled endpoints are used without reading them again (another node's change is seen by then). */
-const PG_ENDPOINTS_TTL_MS = 1000;
+/**
+ * How long a team's enabled endpoints are used without reading them again: PostgreSQL, another node's change is seen
+ * by then; SQLite, a change rolled back after it was read (an endpoint written in a group-commit turn that failed).
+ */
+const ENDPOINTS_TTL_MS = 1000;
 const endpoints = new Remembered<readonly Pick<store.EndpointRow, 'seq' | 'events' | 'mode'>[]>({
-  ttlMs: () => PG_ENDPOINTS_TTL_MS,
+  ttlMs: () => ENDPOINTS_TTL_MS,
   max: 10_000,
   keep: () => true,
   stamp: store.endpointsGeneration,
 });
 /**
- * A team's enabled endpoints. On PostgreSQL remembered for PG_ENDPOINTS_TTL_MS: the read was a round trip in the
- * middle of every group-commit turn, which the turn's requests waited for. Forgotten at once after a write of
- * endpoints through this process (store endpointsGeneration); another node's is seen within the TTL: an
- * endpoint it created gets the events of emails accepted from then on, and one it deleted or disabled gets no new
- * rows (store queueOutboxRow checks). SQLite reads every time (no round trip to save).
+ * A team's enabled endpoints, remembered for ENDPOINTS_TTL_MS. PostgreSQL: the read was a round trip in the
+ * middle of every group-commit turn, which the turn's requests waited for; SQLite: a statement and its rows per event,
+ * three per email (BENCHMARKS.md "Session 23"). Forgotten at once after a write of endpoints through this process
+ * (store endpointsGeneration) and, on SQLite, after another connection's commit (the CLI: data_version); another
+ * node's is seen within the TTL: an endpoint it created gets the events of emails accepted from then on, and one it
+ * deleted or disabled gets no new rows (store queueOutboxRow checks).
  */
 const enabledEndpoints = (db: DB, teamId: string) =>
-  isPg(db)
-    ? endpoints.getPlan(db, teamId, () => store.enabledEndpointsOfTeam(db, teamId))
-    : store.enabledEndpointsOfTeam(db, teamId);
+  endpoints.getPlan(db, teamId, () => store.enabledEndpointsOfTeam(db, teamId));
 
 /**
  * The onEvent listener: one outbox row per enabled endpoint of the team, of the email's mode, subscribed to the

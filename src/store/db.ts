@@ -83,7 +83,7 @@ export function openDb(dataDir: string, opts: OpenOptions = {}): DB {
   if ((fs.statSync(dataDir).mode & 0o077) !== 0) fs.chmodSync(dataDir, 0o700);
   const db = new Database(path.join(dataDir, 'mta.sqlite'));
   db.pragma('journal_mode = WAL');
-  db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`); // FULL: a 202 survives power loss (group commit keeps it cheap)
+  setSynchronous(db, opts.synchronous ?? 'FULL'); // FULL: a 202 survives power loss (group commit keeps it cheap)
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
   db.pragma('cache_size = -16384');
@@ -228,11 +228,13 @@ export function atomically<T>(db: DB, fn: () => T, immediate = false): T {
   }
   const nested = db.inTransaction;
   sql(db, nested ? 'SAVEPOINT mta_tx' : immediate ? 'BEGIN IMMEDIATE' : 'BEGIN').run();
+  if (!nested) newTxEpoch(db);
   try {
     const result = fn();
     sql(db, nested ? 'RELEASE mta_tx' : 'COMMIT').run();
     return result;
   } catch (err) {
+    newTxEpoch(db); // what was kept of this transaction's writes may have been rolled back
     if (db.inTransaction) {
       if (nested) {
         sql(db, 'ROLLBACK TO mta_tx').run();
@@ -242,6 +244,28 @@ export function atomically<T>(db: DB, fn: () => T, immediate = false): T {
     throw err;
   }
 }
+
+const syncLevels = new WeakMap<DB, 'NORMAL' | 'FULL'>();
+/**
+ * SQLite: PRAGMA synchronous set, and remembered (a pragma acts when it is compiled, so db.pragma() prepares it each
+ * time: reading it back before each result batch's transaction was one more prepare). Every change goes through here.
+ */
+export function setSynchronous(db: DB, level: 'NORMAL' | 'FULL'): void {
+  db.pragma(`synchronous = ${level}`);
+  syncLevels.set(db, level);
+}
+/** The level setSynchronous last set (undefined: never set through it, as on PostgreSQL). */
+export const synchronousOf = (db: DB): 'NORMAL' | 'FULL' | undefined => syncLevels.get(db);
+
+const epochs = new WeakMap<DB, number>();
+/**
+ * SQLite: a number that changes whenever a transaction begins and whenever one (or a savepoint of it) is rolled back:
+ * what a transaction keeps in memory of its own writes (store/credits.ts: a team's balance after its charges) holds
+ * while the epoch it was kept in is the current one and the transaction is still open. Every BEGIN of the service's
+ * writes goes through atomically or the group-commit turn (./group-commit.ts openBatch), which call newTxEpoch.
+ */
+export const txEpoch = (db: DB): number => epochs.get(db) ?? 0;
+export const newTxEpoch = (db: DB): void => void epochs.set(db, txEpoch(db) + 1);
 
 /**
  * Runs fn in an IMMEDIATE transaction (takes the write lock up front: no upgrade deadlocks). On PostgreSQL a
@@ -355,6 +379,16 @@ export function txRemember<T>(db: DB, key: string, value: T): T {
 export function forgetMemo(db: DB, prefix: string): void {
   const m = memos.get(isPg(db) ? memoOwner(db) : db);
   if (m) for (const k of [...m.values.keys()]) if (k.startsWith(prefix)) m.values.delete(k);
+}
+
+/**
+ * fn now and, inside a transaction a plan opened on the pool (runPlan, runLocking), once more after its COMMIT: for a
+ * cache's stamp a write bumps (domains, webhook endpoints), so that a read made on another connection between the
+ * write and its COMMIT (it saw the rows as they were) is not remembered under the stamp the write left.
+ */
+export function nowAndAfterCommit(db: DB, fn: () => void): void {
+  fn();
+  if (isPg(db)) db.scope?.whenCommitted?.(fn);
 }
 
 /** A unique or primary-key constraint refused the write (either engine). */

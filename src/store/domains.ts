@@ -1,6 +1,6 @@
 // The domains table (migrations 001/002): one row per team and domain name, holding the current DKIM
 // key pair, the return-path name and the last check's per-record results; dkim_keys (007) the others.
-import { sql, type DB } from './db.js';
+import { nowAndAfterCommit, sql, type DB } from './db.js';
 import { all, get, getLater, run, type Gen, type Later } from './op.js';
 import type { DomainStatus } from '../core/domain-records.js';
 
@@ -30,7 +30,7 @@ const COLS =
 const generations = new WeakMap<DB, number>();
 /** Changes with every write of domains or their DKIM keys made through this module (signing-key caches compare it). */
 export const domainsGeneration = (db: DB): number => generations.get(db) ?? 0;
-const wrote = (db: DB) => generations.set(db, domainsGeneration(db) + 1);
+const wrote = (db: DB) => nowAndAfterCommit(db, () => generations.set(db, domainsGeneration(db) + 1));
 
 export function* insertDomain(
   db: DB,

@@ -247,6 +247,11 @@ export function* outcomeReadsLater(
 export const emailByPublicId = (db: DB, id: string) => get(sql<EmailRow>(db, 'SELECT * FROM emails WHERE id = ?'), id);
 export const setEmailStatus = (db: DB, seq: number, status: Status, at: number) =>
   run(sql(db, 'UPDATE emails SET status = ?, updated_at = ? WHERE seq = ?'), status, at, seq);
+/** setEmailStatus only while the email is still in `from` (the status its new one was derived from): whether it was. */
+export function* setEmailStatusFrom(db: DB, seq: number, status: Status, from: Status, at: number): Gen<boolean> {
+  const s = sql(db, 'UPDATE emails SET status = ?, updated_at = ? WHERE seq = ? AND status = ?');
+  return (yield* run(s, status, at, seq, from)).changes === 1;
+}
 // Nobody reads its outcome: sent with the next statement that needs an answer (no round trip of its own on the pool).
 export const setCreditsCharged = (db: DB, seq: number, n: number) =>
   fire(sql(db, 'UPDATE emails SET credits_charged = ? WHERE seq = ?'), n, seq);
@@ -386,6 +391,8 @@ export interface DeliveryWrite {
   last_reply: string | null;
   reason: string | null;
 }
+const FROM_ROW =
+  'next_attempt_at = CASE WHEN held_at IS NULL THEN CAST(? AS BIGINT) END, last_reply = coalesce(?, last_reply), reason = coalesce(?, reason),';
 /**
  * writeDeliveryFrom, its answer read later: the function says whether the row was still in `from` (PostgreSQL,
  * inside a transaction: the UPDATE travels with the next statement that needs an answer; calling the function
@@ -400,10 +407,14 @@ export function* writeDeliveryFromLater(
   settle = false,
   lease?: number | null,
 ): Gen<() => boolean> {
+  // What the write brings nothing for (reply, reason) and the hold are taken from the row itself, as result-writes.ts
+  // DELIVERIES does: a write made from what the delivery loop knows without reading the row (services/transition.ts
+  // knownReads) lands as one made from a fresh read (SQLite's result batches; a hold is never given a retry time).
+  // `lease`: written only while the row still carries the claim it was made under.
   const own = lease === undefined ? '' : ' AND leased_until = ?';
   const s = sql(
     db,
-    `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_reply = ?, reason = ?,
+    `UPDATE deliveries SET status = ?, attempts = ?, ${FROM_ROW}
     first_attempt_at = coalesce(first_attempt_at, ?), updated_at = ?${settle ? ', leased_until = NULL' : ''} WHERE id = ? AND status = ?${own}`,
   );
   const args = [w.status, w.attempts, w.next_attempt_at, w.last_reply, w.reason, now, now, id, from];

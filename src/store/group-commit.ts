@@ -4,7 +4,18 @@
 // (writes only) sends its writes and COMMIT without waiting (PgDatabase.commitLater), behind up to two batches still
 // in flight, and is answered when the server's answer is read, while this thread goes on with the next turn; a
 // failure found then runs the turn's requests again, each in a savepoint.
-import { atomically, flushWal, isPg, isRetryable, RETRIES, tx, walSyncOf, type DB } from './db.js';
+import {
+  atomically,
+  flushWal,
+  isPg,
+  isRetryable,
+  newTxEpoch,
+  RETRIES,
+  setSynchronous,
+  tx,
+  walSyncOf,
+  type DB,
+} from './db.js';
 import { runSync, type Gen } from './op.js';
 import { parkedAnswer, runAfter, stepPlan, type Parked, type TurnRequest } from './lockstep.js';
 import { pooledTurnsOf } from './pg/pooled-turns.js';
@@ -54,6 +65,9 @@ const batches = new WeakMap<DB, Batch>();
  * processes or connections must see the writes for (a sibling's nudge). fn must not throw.
  */
 export function whenCommitted(db: DB, fn: () => void): void {
+  // A plan on the pool outside a turn (runPlan, runLocking) inside its transaction: after that transaction's COMMIT
+  // (dropped if it rolls back; a body run again registers again), then as below.
+  if (isPg(db) && db.scope?.whenCommitted?.(() => whenCommitted(db, fn))) return;
   // Turns on the pool gathering or in flight first (their COMMITs), then the synchronous connection's.
   const pooled = isPg(db) ? pooledTurnsOf(db) : undefined;
   if (pooled?.whenSettled(() => committedSync(db, fn))) return;
@@ -103,9 +117,10 @@ function openBatch(db: DB): Batch {
   const open = batches.get(db);
   if (open) return open;
   // Every write of the turn joins this transaction, so the flush after its COMMIT covers them all.
-  if (walSyncOf(db)) db.pragma('synchronous = NORMAL');
+  if (walSyncOf(db)) setSynchronous(db, 'NORMAL');
   if (isPg(db)) db.leavingTurn ??= () => leaveTurn(db);
   db.exec('BEGIN IMMEDIATE');
+  newTxEpoch(db);
   const b: Batch = { entries: [], trips: isPg(db) ? db.client.roundTrips : undefined };
   batches.set(db, b);
   setImmediate(() => flushWhenFree(db, b));
@@ -248,6 +263,7 @@ function restart(db: DB, b: Batch, attempt: number): void {
   }
   db.exec('ROLLBACK');
   db.exec('BEGIN');
+  newTxEpoch(db);
   for (const e of b.entries) {
     runAfter(e, false);
     if (e.failed) continue;
@@ -281,7 +297,7 @@ function flush(db: DB, b: Batch): void {
   try {
     commit(db, b);
   } finally {
-    if (wal) db.pragma('synchronous = FULL');
+    if (wal) setSynchronous(db, 'FULL');
   }
   const waiters = b.waiters;
   if (waiters) setImmediate(() => waiters.forEach((fn) => fn()));

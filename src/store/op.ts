@@ -3,8 +3,8 @@
 // - runSync: answers each statement at once on the engine's synchronous connection (better-sqlite3; during the
 //   conversion the PostgreSQL sync client too). No other JavaScript runs between two statements of a plan, so a
 //   plan keeps the atomicity of the synchronous code it replaces, and SQLite gains no thread hop and no microtask.
-// - run: the same, answered as a promise; the adapters' entry point. Once every store function is a plan, it is the
-//   one PostgreSQL runs asynchronously, through a pool, with a plan's statements sent together where they can be.
+// - runPlan: answered as a promise; the adapters' entry point. On PostgreSQL with the service's pool (driveWith) the
+//   plan runs there, asynchronously, its statements sent together where they can be; elsewhere as runSync.
 // The same text of a store function serves both engines and both drivers: what changes is who answers the yields.
 import {
   allLater as allLaterSync,
@@ -133,8 +133,32 @@ export const synced =
   (...a: A): T =>
     runSync(plan(...a));
 
-/** Runs a plan and answers as a promise: the adapters' entry point (asynchronous on PostgreSQL once converted). */
-export function runPlan<T>(plan: Gen<T>): Promise<T> {
+/** Runs `db`'s plans asynchronously (PostgreSQL: store/pg/plan-driver.ts usePool, on its pool). */
+export type AsyncDriver = <T>(plan: Gen<T>) => Promise<T>;
+const drivers = new WeakMap<object, AsyncDriver>();
+
+/** `db`'s plans run by runPlan go to `driver` (null: answered at once on the synchronous engine, as before). */
+export function driveWith(db: DB, driver: AsyncDriver | null): void {
+  if (driver) drivers.set(db, driver);
+  else drivers.delete(db);
+}
+
+/**
+ * Runs a plan of `db` and answers as a promise: the adapters' entry point. On PostgreSQL in `mta serve` with the pool
+ * and MTA_PG_POOLED_TURNS on (driveWith), on a connection of the pool, the event loop free while the server answers
+ * (a `transaction` in it durable); elsewhere (SQLite, the CLI, MTA_PG_POOL_SIZE=0, the switch off) at once on the
+ * synchronous engine (runNow).
+ */
+export function runPlan<T>(db: DB, plan: Gen<T>): Promise<T> {
+  const driver = drivers.get(db);
+  return driver ? driver(plan) : runNow(plan);
+}
+
+/**
+ * Runs a plan on the synchronous engine now and answers as a promise, whatever the store's driver: for what must stay
+ * on the synchronous connection (store/locks.ts: the jobs' session locks belong to it).
+ */
+export function runNow<T>(plan: Gen<T>): Promise<T> {
   try {
     return Promise.resolve(runSync(plan));
   } catch (err) {

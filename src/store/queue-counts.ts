@@ -1,7 +1,7 @@
 // The queue summary from the counters of migration 014 (kept by triggers in each write's transaction): per team,
 // recipient domain and sender domain (queue_counts), and per minute of the next attempt (queue_slots) for the
 // states that change with the clock. The oldest waiting email per group comes from index seeks.
-import { sql, type DB } from './db.js';
+import { isPg, sql, type DB } from './db.js';
 import { all as allOf, get, runSync, type Gen } from './op.js';
 import { STATE, WAITING, argsFor, where, type GroupKey, type GroupRow, type QueueFilter } from './queue-admin.js';
 import type { QueueState } from '../core/status.js';
@@ -266,7 +266,17 @@ export function* summarizeCounts(db: DB, by: GroupKey, f: QueueFilter = {}, now 
 
 /**
  * One snapshot (a read transaction, DEFERRED: op.ts `transaction` is IMMEDIATE, which would take SQLite's write
- * lock): the counters and the seeks see the same writes. Not a plan yet: runs its plan inside with runSync.
+ * lock): the counters and the seeks see the same writes. Not a plan: runs its plan inside with runSync (SQLite).
  */
 export const summarizeFromCounts = (db: DB, by: GroupKey, f: QueueFilter = {}, now = Date.now()): GroupRow[] =>
   db.transaction(() => runSync(summarizeCounts(db, by, f, now)))();
+
+/**
+ * summarizeFromCounts as a plan. PostgreSQL: the plan itself, which a pool may run (READ COMMITTED gives each statement
+ * its own snapshot, in a transaction or not, so the synchronous form's BEGIN … COMMIT bought nothing there); SQLite:
+ * the snapshot above, at once.
+ */
+export function* summarizeFromCountsPlan(db: DB, by: GroupKey, f: QueueFilter = {}, now = Date.now()): Gen<GroupRow[]> {
+  if (isPg(db)) return yield* summarizeCounts(db, by, f, now);
+  return summarizeFromCounts(db, by, f, now);
+}

@@ -1,6 +1,6 @@
 // The delivery queue in SQLite: claim due recipients under a lease (crash → re-delivered when the
 // lease ends), confirm a claim before sending, settle or release claims. Plans (op.ts); lightTx is synchronous.
-import { atomically, isPg, pgArray, PLAN_EACH_TIME, sql, tx, type DB } from './db.js';
+import { atomically, isPg, pgArray, PLAN_EACH_TIME, setSynchronous, sql, synchronousOf, tx, type DB } from './db.js';
 import { all, get, run, type Gen } from './op.js';
 import { leaveTurn } from './group-commit.js';
 import type { PgDatabase } from './pg/database.js';
@@ -210,13 +210,15 @@ export function lightTx<T>(db: DB, fn: () => T): T {
   if (db.inTransaction) return atomically(db, fn);
   // PostgreSQL: the same bargain per transaction (its WAL order holds too; the next durable commit flushes it).
   if (isPg(db)) return tx(db, unsynced(db, fn));
-  // Pragmas run when they are compiled: db.pragma() prepares each time (a cached statement would do nothing).
-  const prev = db.pragma('synchronous', { simple: true }) as number;
-  if (prev === FULL) db.pragma('synchronous = NORMAL');
+  // Pragmas run when they are compiled: db.pragma() prepares each time (a cached statement would do nothing); the
+  // level is known without asking (db.ts setSynchronous) unless the connection was set up elsewhere.
+  const full =
+    (synchronousOf(db) ?? (db.pragma('synchronous', { simple: true }) === FULL ? 'FULL' : 'NORMAL')) === 'FULL';
+  if (full) setSynchronous(db, 'NORMAL');
   try {
     return atomically(db, fn, true);
   } finally {
-    if (prev === FULL) db.pragma('synchronous = FULL');
+    if (full) setSynchronous(db, 'FULL');
   }
 }
 

@@ -4,7 +4,7 @@
 // status one more. SQLite runs the same writes one row at a time, as before.
 import { isPg, PLAN_EACH_TIME, sql, type DB } from './db.js';
 import { allLater, fire, read, type Gen, type Later } from './op.js';
-import { setEmailStatus, writeDeliveryFromLater, type DeliveryWrite } from './emails.js';
+import { setEmailStatusFrom, writeDeliveryFromLater, type DeliveryWrite } from './emails.js';
 import type { Status } from '../core/status.js';
 
 /** One recipient's new state, written only if its status is still `from` (writeDeliveryFrom). */
@@ -104,27 +104,28 @@ export function* writeDeliveriesFromLater(
 /**
  * Sets each email's status (each seq at most once); PostgreSQL: one statement, nobody waits for its answer.
  * `checked` (PostgreSQL): only where the status is still `from`, else the statement fails (isOutcomeRaceError).
+ * SQLite: each only where its status is still `from` (a batch written from what the delivery loop knew, unread);
+ * false unless every one was.
  */
 export function* setEmailStatuses(
   db: DB,
   rows: readonly { seq: number; status: Status; from: Status }[],
   now: number,
   opts: { checked?: boolean } = {},
-): Gen<void> {
-  if (rows.length === 0) return;
+): Gen<boolean> {
+  if (rows.length === 0) return true;
   if (!isPg(db)) {
-    for (const r of rows) yield* setEmailStatus(db, r.seq, r.status, now);
-    return;
+    let all = true;
+    for (const r of rows) if (!(yield* setEmailStatusFrom(db, r.seq, r.status, r.from, now))) all = false;
+    return all;
   }
-  if (!opts.checked)
-    return yield* fire(
-      sql(db, EMAILS),
-      now,
-      JSON.stringify(rows.map(({ seq, status }) => ({ seq, status }))),
-      rows.length,
-    );
+  if (!opts.checked) {
+    yield* fire(sql(db, EMAILS), now, JSON.stringify(rows.map(({ seq, status }) => ({ seq, status }))), rows.length);
+    return true;
+  }
   const json = JSON.stringify(rows.map((r) => ({ seq: r.seq, from_status: r.from, status: r.status })));
   yield* fire(sql(db, EMAILS_CHECKED), now, json, rows.length, rows.length, rows.length);
+  return true;
 }
 
 /** The error of a `checked` write that found a recipient no longer in the status it was read in. */

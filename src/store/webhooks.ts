@@ -1,6 +1,6 @@
 // Webhook endpoints, the outbox (one row per event and endpoint, table webhook_deliveries; the API calls
 // a row a "webhook delivery"; claimed with a lease on next_attempt_at) and the attempt log. Row access only.
-import { forgetMemo, sql, txMemoed, txRemember, type DB } from './db.js';
+import { forgetMemo, nowAndAfterCommit, sql, txMemoed, txRemember, type DB } from './db.js';
 import { all, get, run, type Gen } from './op.js';
 
 export type Mode = 'test' | 'live';
@@ -60,7 +60,7 @@ export const endpointsGeneration = (db: DB): number => generations.get(db) ?? 0;
 /** Every write to webhook_endpoints goes through this: what enabledEndpointsOfTeam remembered is dropped. */
 const written = <T>(db: DB, result: T): T => {
   forgetMemo(db, MEMO);
-  generations.set(db, endpointsGeneration(db) + 1);
+  nowAndAfterCommit(db, () => generations.set(db, endpointsGeneration(db) + 1));
   return result;
 };
 export function* insertEndpoint(

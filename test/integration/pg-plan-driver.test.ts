@@ -6,7 +6,8 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { openPg, sql, type DB } from '../../src/store/db.js';
-import { all, fire, get, getLater, read, run, runSync, transaction, type Gen } from '../../src/store/op.js';
+import { all, fire, get, getLater, read, run, runPlan, runSync, transaction, type Gen } from '../../src/store/op.js';
+import { whenCommitted } from '../../src/store/group-commit.js';
 import { PlanPool, runPooled, SingleStatements, usePool } from '../../src/store/pg/plan-driver.js';
 import * as suppressions from '../../src/store/suppressions.js';
 import { createDatabase, sharedPg } from '../helpers/pg.js';
@@ -16,10 +17,11 @@ describe('PostgreSQL: store plans run asynchronously through a pool', function (
   this.timeout(60_000);
   let db: DB;
   let pool: PlanPool;
+  let url: string;
 
   before(async function () {
     if (testEngine() !== 'pg') return this.skip(); // PostgreSQL only: MTA_TEST_ENGINE=pg
-    const url = await createDatabase((await sharedPg()).url);
+    url = await createDatabase((await sharedPg()).url);
     db = openPg(url);
     db.exec('CREATE TABLE plan_t (id BIGINT PRIMARY KEY, v BIGINT NOT NULL)');
     db.exec('INSERT INTO plan_t (id, v) VALUES (1, 0), (2, 0)');
@@ -129,6 +131,63 @@ describe('PostgreSQL: store plans run asynchronously through a pool', function (
     } finally {
       usePool(db, null);
     }
+  });
+
+  it('runPlan runs on the pool with the locking transactions (the flip): durable writes, waiters after the COMMIT', async () => {
+    const light = new PlanPool(url, 1, { light: true });
+    const mode = sql<string>(db, 'SHOW synchronous_commit').pluck();
+    const bump = sql(db, 'UPDATE plan_t SET v = v + 1 WHERE id = ?');
+    const value = sql<number>(db, 'SELECT v FROM plan_t WHERE id = ?').pluck();
+    db.exec('INSERT INTO plan_t (id, v) VALUES (3, 0)');
+    usePool(db, light, { locking: true });
+    try {
+      // A read leaves the light session as it is; a write outside a transaction makes it wait for the WAL flush, and
+      // the next plan (the same connection: a pool of one) finds it light again.
+      expect(await runPlan(db, get(mode))).to.equal('off');
+      const before = light.statements;
+      const during = await runPlan(
+        db,
+        (function* () {
+          yield* run(bump, 3);
+          return yield* get(mode);
+        })(),
+      );
+      expect(during).to.equal('on');
+      expect(light.statements - before, 'on the pool').to.be.at.least(2);
+      expect(await runPlan(db, get(mode))).to.equal('off');
+      // A transaction's waiters (whenCommitted: the dispatcher's wake-up, a poke) run once its COMMIT is in: another
+      // connection sees the write then. One rolled back runs none.
+      const seen: number[] = [];
+      const was = runSync(get(value, 3))!;
+      await runPlan(
+        db,
+        transaction(db, function* () {
+          yield* run(bump, 3);
+          whenCommitted(db, () => seen.push(Number(runSync(get(value, 3)))));
+          return yield* get(mode);
+        }),
+      );
+      await new Promise((r) => setTimeout(r, 50));
+      // Run before the COMMIT, it would have read the value as it was.
+      expect(seen).to.deep.equal([Number(was) + 1]);
+      const failed = await runPlan(
+        db,
+        transaction(db, function* () {
+          yield* run(bump, 3);
+          whenCommitted(db, () => seen.push(-1));
+          throw new Error('undone');
+        }),
+      ).catch((e: Error) => e.message);
+      expect(failed).to.equal('undone');
+      await new Promise((r) => setTimeout(r, 50));
+      expect(seen).to.deep.equal([Number(was) + 1]);
+    } finally {
+      usePool(db, null);
+      await light.end();
+      db.exec('DELETE FROM plan_t WHERE id = 3');
+    }
+    // Without the pool: at once on the synchronous connection, as before.
+    expect(await runPlan(db, get(mode))).to.equal('on');
   });
 
   it('runs a transaction again after a deadlock with another one, and both commit', async () => {

@@ -2,7 +2,8 @@
 // email and all its recipients as inserted, so on PostgreSQL the results batch writes them without reading them
 // first (services/transition.ts knownReads), the server checking that neither a recipient nor the email changed
 // since (an operator's action), and filling from the row what the write leaves out (store/result-writes.ts).
-// SQLite reads them as before. Both engines: every outcome lands as if the rows had been read.
+// SQLite writes them without reading them too (session 23), each write a compare-and-set whose count of changed rows
+// verifyOutcomes checks. Both engines: every outcome lands as if the rows had been read.
 import { expect } from 'chai';
 import { ResultSink } from '../../src/outbound/results.js';
 import { claimDue } from '../../src/store/queue.js';
@@ -11,7 +12,7 @@ import { tx } from '../../src/store/db.js';
 import { emailHeadBySeq } from '../../src/store/emails.js';
 import { isOutcomeRace, knownReads, type OutcomeReads } from '../../src/services/transition.js';
 import type { Claimed } from '../../src/store/queue.js';
-import { testEngine, type TestService } from '../helpers/service.js';
+import type { TestService } from '../helpers/service.js';
 import { flushCounted, resultEnv, writeChecked, type ResultEnv } from './result-env.js';
 
 describe('result writer: recipients the loop took in their insert are written without a read', function () {
@@ -106,7 +107,7 @@ describe('result writer: recipients the loop took in their insert are written wi
     expect(Number(delivered)).to.equal(0);
   });
 
-  it('an email whose status changed since it was taken undoes the batch (server check), and nothing is kept', async () => {
+  it('an email whose status changed since it was taken undoes the batch, and nothing is kept', async () => {
     const seq = await send(['moved@rcpt.test']);
     const { of, known } = take([seq]);
     const reads = known(seq);
@@ -115,13 +116,9 @@ describe('result writer: recipients the loop took in their insert are written wi
     const eventsBefore = events();
     const outcome = { deliveryId: of(seq)[0].id, event: 'accepted' as const, data: ok };
     const error = await writeChecked(s, [{ seq, outcomes: [outcome], pre: reads }]);
-    if (testEngine() === 'pg') {
-      expect(isOutcomeRace(error), String(error)).to.equal(true);
-      expect(row(seq).status).to.equal('queued');
-      expect(events()).to.equal(eventsBefore);
-    } else {
-      // SQLite writes email statuses unchecked (it reads every email in its own transaction: no knowledge used).
-      expect(error).to.equal(null);
-    }
+    // PostgreSQL: the server's check fails the COMMIT; SQLite: the email's compare-and-set changed no row.
+    expect(isOutcomeRace(error), String(error)).to.equal(true);
+    expect(row(seq).status).to.equal('queued');
+    expect(events()).to.equal(eventsBefore);
   });
 });

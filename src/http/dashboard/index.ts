@@ -56,7 +56,7 @@ function errorPages(deps: Deps) {
         <p class="error" role="alert">${message}</p>
         <p><a href="/dashboard">Back to the dashboard</a></p>`;
       const session = k.state.session;
-      render(k, layout({ title, session, teamName: teamNameOf(deps.app, session), body, active: '' }), status);
+      render(k, layout({ title, session, teamName: teamNameOf(session), body, active: '' }), status);
     }
   };
 }

@@ -2,7 +2,6 @@
 // Html page and Post/Redirect/Get redirects (303). Scope checks: services/keys requireScope(sess(k).principal, …).
 import type Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
-import { teamNamedNow } from '../../services/keys.js';
 import type { Ctx } from '../../services/context.js';
 import type { State } from '../middleware.js';
 import type { Html } from './html.js';
@@ -41,23 +40,18 @@ export function render(k: DCtx, body: Html, status = 200) {
 }
 
 /** Renders a signed-in page with the team's name and a notice named by `?notice=`. */
-export function page(app: Ctx, k: DCtx, o: Omit<PageOpts, 'session' | 'teamName'>, status = 200) {
+export function page(_app: Ctx, k: DCtx, o: Omit<PageOpts, 'session' | 'teamName'>, status = 200) {
   const s = sess(k);
   render(
     k,
-    layout({ ...o, session: s, teamName: teamNameOf(app, s), notice: o.notice ?? noticeText(k.query.notice) }),
+    layout({ ...o, session: s, teamName: teamNameOf(s), notice: o.notice ?? noticeText(k.query.notice) }),
     status,
   );
 }
 
-/** The name of the session's team for the page header (undefined once the team is gone). */
-export function teamNameOf(app: Ctx, s: Session | null | undefined): string | undefined {
-  if (!s) return undefined;
-  try {
-    return teamNamedNow(app, s.principal.teamId).name;
-  } catch {
-    return undefined;
-  }
+/** The name of the session's team for the page header (read with the session; undefined once the team is gone). */
+export function teamNameOf(s: Session | null | undefined): string | undefined {
+  return s?.teamName;
 }
 
 export function seeOther(k: DCtx, url: string) {

@@ -185,6 +185,11 @@ export interface PlanScope {
   current?: unknown;
   /** the same for every connection of one pool: what its plans keep across transactions (emails.ts seq blocks) */
   readonly family: object;
+  /**
+   * fn once this connection's open transaction has committed (not at all if it rolls back), when it is one of its own
+   * (not a turn's: pooled-turns.ts answers for those); false otherwise (group-commit.ts whenCommitted).
+   */
+  whenCommitted?(fn: () => void): boolean;
 }
 
 const envSwitch = (v: string | undefined): boolean | undefined => (v === 'on' ? true : v === 'off' ? false : undefined);

@@ -61,6 +61,21 @@ export class PlanConnection implements PlanScope {
      */
     private readonly lazyRuns = false,
   ) {}
+  /** the session's synchronous_commit set on for a write outside a transaction (send), to be reset at release */
+  durableSession = false;
+  /** what waits for the COMMIT of the open transaction begun by transaction() (whenCommitted); null outside one */
+  private committed: (() => void)[] | null = null;
+
+  /**
+   * fn after the COMMIT of the open transaction (PlanScope.whenCommitted): one a plan opened (runPlan, runLocking),
+   * not a pooled turn's (pooled-turns.ts answers for those); false outside one.
+   */
+  whenCommitted(fn: () => void): boolean {
+    if (!this.committed || this.lockstep) return false;
+    this.committed.push(fn);
+    return true;
+  }
+
   /** this transaction runs again with each `run` waited for (a plan read a write's outcome before its answer) */
   private eager = false;
   private readEarly = false;
@@ -80,6 +95,14 @@ export class PlanConnection implements PlanScope {
 
   private async send(d: Described): Promise<pg.QueryResult> {
     this.statements++;
+    // A write outside a transaction on a durable connection (runPlan: the API answers after it): the session waits
+    // for the WAL flush from now on, as the synchronous connection does (the pool's sessions are light; the pool
+    // sets it back when the connection returns, PlanPool.connection). Sent with the write, no round trip of its own.
+    if (this.durable && this.depth === 0 && !this.durableSession && !/^\s*(SELECT|SHOW)\b/i.test(d.text)) {
+      this.durableSession = true;
+      this.statements++;
+      void this.c.query('SET synchronous_commit = on').catch(() => undefined);
+    }
     const config = { text: d.text, values: d.values, name: d.name, rowMode: d.array ? 'array' : undefined, types };
     return this.c.query(config as pg.QueryConfig);
   }
@@ -328,14 +351,19 @@ export class PlanConnection implements PlanScope {
       // BEGIN goes out with the transaction's first statement that needs an answer (or its COMMIT).
       if (this.durable) this.begin('SET LOCAL synchronous_commit = on');
       else this.begin();
+      this.committed = [];
       try {
         const v = await this.drive(body(), true);
         // A write's outcome read early (and the error caught by the plan): run again, each write waited for.
         if (this.readEarly) throw notInLockstep("a write's outcome read before its round trip");
         await this.exec('COMMIT');
         this.eager = false;
+        const after = this.committed ?? [];
+        this.committed = null;
+        for (const fn of after) fn();
         return v;
       } catch (err) {
+        this.committed = null;
         this.queue = [];
         await this.c.query('ROLLBACK').catch(() => undefined);
         if (this.readEarly && !this.eager) {
@@ -348,6 +376,7 @@ export class PlanConnection implements PlanScope {
         if (!isRetryable(err) || attempt >= RETRIES) throw err;
       } finally {
         this.depth = 0;
+        this.committed = null;
       }
     }
   }

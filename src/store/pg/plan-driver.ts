@@ -7,7 +7,7 @@
 // text, values, prepared name), so both engines' SQL stays in one place while the conversion lasts.
 // The parts: ./plan-statements.ts (the queued statements and their answers), ./plan-connection.ts (one plan's
 // connection), ./plan-pool.ts (the pool and its metrics); here, which store runs what on its pool.
-import { runPlan, transaction, type Gen } from '../op.js';
+import { driveWith, runNow, transaction, type Gen } from '../op.js';
 import type { DB } from '../db.js';
 import { PlanPool, type PoolKind } from './plan-pool.js';
 
@@ -29,6 +29,9 @@ export function usePool(db: DB, pool: PlanPool | null, opts: { locking?: boolean
   else pools.delete(db);
   if (pool && opts.locking) locking.add(db);
   else locking.delete(db);
+  // runPlan (op.ts) on the pool too, with the locking transactions (issue 38 item 3, "the flip"): every writer of the
+  // rows those transactions lock is then there, none waiting for them on the synchronous connection.
+  driveWith(db, pool && opts.locking ? (plan) => pool.run(plan, { db, durable: true, kind: 'other' }) : null);
 }
 
 /** The pool of `db`, if the service gave it one (PostgreSQL, MTA_PG_POOL_SIZE > 0). */
@@ -39,28 +42,28 @@ export const locksOnPool = (db: DB): boolean => locking.has(db) && pools.has(db)
 
 /**
  * Runs a plan on `db`'s pool, asynchronously, on a connection of its own (not in the open group-commit turn, not on
- * the session that holds the job locks); without a pool (SQLite, the CLI, MTA_PG_POOL_SIZE=0) as runPlan does. Only
- * for plans that need nothing of the synchronous connection's state (its open transaction, txMemo, turnState), and
- * made of single statements: a plan that opens a transaction fails with SingleStatements (see there why; the
+ * the session that holds the job locks); without a pool (SQLite, the CLI, MTA_PG_POOL_SIZE=0) at once, synchronously.
+ * Only for plans that need nothing of the synchronous connection's state (its open transaction, txMemo, turnState),
+ * and made of single statements: a plan that opens a transaction fails with SingleStatements (see there why; the
  * transactions go through runLocking).
  */
 export function runPooled<T>(db: DB, plan: Gen<T>, kind: PoolKind = 'claim'): Promise<T> {
   const p = pools.get(db);
-  return p ? p.run(plan, { single: true, db, kind }) : runPlan(plan);
+  return p ? p.run(plan, { single: true, db, kind }) : runNow(plan);
 }
 
 /**
  * Runs a plan that takes the team's credit lock or writes rows a pooled transaction locks (a result batch, a cancel,
  * a queue action, feedback, a tracking hit) where those locks are held: on `db`'s pool when the service runs its
  * locking transactions there (usePool `locking`), its transactions allowed, the event loop free while it waits for a
- * lock; otherwise (SQLite, the CLI, MTA_PG_POOLED_TURNS=off) as runPlan does, on the synchronous connection, where
+ * lock; otherwise (SQLite, the CLI, MTA_PG_POOLED_TURNS=off) at once on the synchronous connection, where
  * every holder of those locks then runs too. Nothing of the synchronous connection's state is seen (a `runSync`
  * inside the plan throws). `durable`: its transactions' COMMITs wait for the WAL flush (work the API answers for);
  * otherwise lightTx's bargain (the delivery loop's results).
  */
 export function runLocking<T>(db: DB, plan: Gen<T>, opts: { durable: boolean; kind?: PoolKind }): Promise<T> {
   const p = locksOnPool(db) ? pools.get(db) : undefined;
-  return p ? p.run(plan, { db, durable: opts.durable, lazyRuns: true, kind: opts.kind }) : runPlan(plan);
+  return p ? p.run(plan, { db, durable: opts.durable, lazyRuns: true, kind: opts.kind }) : runNow(plan);
 }
 
 /**
@@ -68,5 +71,5 @@ export function runLocking<T>(db: DB, plan: Gen<T>, opts: { durable: boolean; ki
  * in one durable transaction (the pool's sessions are light); elsewhere as it is, as before.
  */
 export function runLockingDurable<T>(db: DB, make: () => Gen<T>): Promise<T> {
-  return locksOnPool(db) ? runLocking(db, transaction(db, make), { durable: true }) : runPlan(make());
+  return locksOnPool(db) ? runLocking(db, transaction(db, make), { durable: true }) : runNow(make());
 }

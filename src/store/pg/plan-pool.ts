@@ -111,6 +111,8 @@ export class PlanPool {
       stats.commitSeconds += conn.commitSeconds;
       this.held(-1);
       const broken = err !== undefined && (conn.depth > 0 || !(err as { code?: string }).code || isConnectionLoss(err));
+      // Light again for the next plan (PlanConnection.send): sent before it, on the same connection, in order.
+      if (conn.durableSession && !broken && !lost) void client.query('RESET synchronous_commit').catch(() => undefined);
       client.release(broken ? (err as Error) : lost);
     };
     return { conn, release };
