@@ -206,6 +206,10 @@ const COMMAND_PATTERNS: readonly [RegExp, string][] = [
   [/\[rcpt_to\]/i, 'RCPT'],
   [/\[mail_from\]/i, 'MAIL'],
   [/smtp error from remote (?:mail )?server after rcpt/i, 'RCPT'],
+  // 1&1 (Exim-like text): "SMTP error from remote server for RCPT TO command, host: …"
+  [/smtp error from remote (?:mail )?server for rcpt to command/i, 'RCPT'],
+  [/smtp error from remote (?:mail )?server for mail from command/i, 'MAIL'],
+  [/smtp error from remote (?:mail )?server for data command/i, 'DATA'],
   // qmail: "Sorry, no SMTP connection got far enough; most progress was RCPT TO response"
   [/most progress was rcpt to response/i, 'RCPT'],
   [/most progress was mail from response/i, 'MAIL'],
