@@ -168,6 +168,7 @@ export function bounceReport(root: Entity): Report | null {
     raws.forEach((r, i) => {
       r.address ??= failed[i] ?? null;
     });
+  if (failed.length) redirected(raws, notice, failed);
   if (!raws.length) {
     // a known notice format (FML's "You are not a member" has no other sign of a bounce) is read for recipients
     if (!failed.length && !format && !looksLikeBounce(root, notice)) return null;
@@ -184,6 +185,25 @@ export function bounceReport(root: Entity): Report | null {
   const decoder = format?.family ?? vendor ?? unformattedDecoder(root) ?? 'generic';
   for (const r of raws) r.decoder = decoder;
   return { kind: 'dsn', recipients: raws.map(toRecipient), original };
+}
+
+/** Exim's "(generated from c@d)" (or "ultimately generated from") under the address "a@b" that failed. */
+const GENERATED = /^\((?:ultimately )?generated from ([^()\s]+)\)$/;
+
+/**
+ * Exim, a redirected address: its DSN's Final-Recipient names the address the message was sent to, the text and
+ * X-Failed-Recipients the one it was redirected to, which failed. Sisimai's Exim decoder reads the text: the
+ * recipient is the address that failed (only when X-Failed-Recipients names it too).
+ */
+function redirected(raws: RawRecipient[], notice: string, failed: readonly string[]): void {
+  const failing = new Set(failed.map((a) => a.toLowerCase()));
+  const lines = notice.split('\n').map((l) => l.trim());
+  for (let i = 1; i < lines.length; i++) {
+    const m = GENERATED.exec(lines[i] as string);
+    const [to, from] = [/\s/.test(lines[i - 1] as string) ? null : findAddress(lines[i - 1]), m && findAddress(m[1])];
+    if (!to || !from || !failing.has(to.toLowerCase())) continue;
+    for (const r of raws) if (r.address?.toLowerCase() === from.toLowerCase()) r.address = to;
+  }
 }
 
 const TRANSCRIPT = /^[ \t]*-+ Transcript of session follows/m;
