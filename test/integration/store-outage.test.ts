@@ -165,6 +165,25 @@ describe('the node survives its database (PostgreSQL stopped and started under l
     };
     const until = Date.now() + 45_000;
     while (Date.now() < until && count() < want.size) await sleep(100);
+    if (count() < want.size) {
+      // what the store and the nodes say of the ones missing (a result not recorded, a lease, a status)
+      const missing = [...want].filter((r) => !seen.has(r));
+      const check = openDb(dirA, { databaseUrl: url });
+      const rows = missing.map((r) =>
+        check
+          .prepare('SELECT recipient, status, attempts, leased_until, last_reply FROM deliveries WHERE recipient = ?')
+          .get(r),
+      );
+      check.close();
+      const said = nodes.flatMap((n) =>
+        n
+          .log()
+          .split('\n')
+          .filter((l) => /"level":(40|50|60)/.test(l))
+          .slice(-20),
+      );
+      console.log(`      missing at the MX: ${JSON.stringify(rows)}\n      nodes' warnings: ${said.join('\n')}`);
+    }
     expect(count(), `delivered within 45 s (lease ${LEASE_S} s)`).to.equal(want.size);
     // And the store says so: no delivery left leased or waiting (results written once the database was back).
     db = openDb(dirA, { databaseUrl: url });
