@@ -7,19 +7,22 @@ import { readSesNotification } from './ses-json.js';
 import { toRecipient } from './recipient-reading.js';
 import type { Report, ReportRecipient } from '../core/report.js';
 
+/** A recipient who complained (ARF, an SES complaint event). */
+const complained = (address: string | null, feedbackType: string | null): ReportRecipient => ({
+  address,
+  status: null,
+  action: null,
+  reason: 'feedback',
+  hard: null,
+  diagnostic: null,
+  replycode: null,
+  feedback_type: feedbackType,
+});
+
 export function complaintReport(root: Entity): Report | null {
   const c = readComplaint(root);
   if (!c) return null;
-  const recipients = c.addresses.map((address): ReportRecipient => ({
-    address,
-    status: null,
-    action: null,
-    reason: 'feedback',
-    hard: null,
-    diagnostic: null,
-    replycode: null,
-    feedback_type: c.feedbackType,
-  }));
+  const recipients = c.addresses.map((address) => complained(address, c.feedbackType));
   return { kind: 'arf', recipients, original: readOriginal(root) };
 }
 
@@ -29,16 +32,7 @@ export function sesReport(root: Entity): Report | null {
   if (!ses) return null;
   const original = readOriginal(root);
   if (ses.type === 'complaint') {
-    const recipients = ses.recipients.map((r): ReportRecipient => ({
-      address: r.address,
-      status: null,
-      action: null,
-      reason: 'feedback',
-      hard: null,
-      diagnostic: null,
-      replycode: null,
-      feedback_type: ses.feedbackType ?? 'abuse',
-    }));
+    const recipients = ses.recipients.map((r) => complained(r.address, ses.feedbackType ?? 'abuse'));
     return { kind: 'arf', recipients, original };
   }
   return { kind: 'dsn', recipients: ses.recipients.map(toRecipient), original };

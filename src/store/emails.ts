@@ -429,16 +429,8 @@ export function* writeDeliveryFromLater(
  * does after it; next_attempt_at is already the retry time, or NULL when final). `lease`: the claim's token
  * (store/queue.ts owned()): written only while the row still carries it (null matches no row).
  */
-export function* writeDeliveryFrom(
-  db: DB,
-  id: number,
-  from: Status,
-  w: DeliveryWrite,
-  now: number,
-  settle = false,
-  lease?: number | null,
-) {
-  return (yield* writeDeliveryFromLater(db, id, from, w, now, settle, lease))();
+export function* writeDeliveryFrom(...a: Parameters<typeof writeDeliveryFromLater>) {
+  return (yield* writeDeliveryFromLater(...a))();
 }
 
 export const deliveryById = (db: DB, id: number) =>

@@ -1,10 +1,7 @@
 // Issue 37, eleventh held-out round: rules written from Sisimai 5.1.0's code, each tested on its own text (never a
 // held-out notice's).
 import { expect } from 'chai';
-import { parseReport } from '../../src/inbound/parse.js';
-
-const read = async (raw: string[]) =>
-  ((await parseReport(Buffer.from(raw.join('\n')))).recipients ?? []).map((r) => [r.address, r.reason, r.hard]);
+import { readRecipients as read } from '../helpers/generic-dsn.js';
 
 /** An Exim DSN for a message to ann@example.org that a .forward redirected to tom@example.net, which failed. */
 function eximRedirected(failedHeader: boolean, generated = '(generated from ann@example.org)'): string[] {

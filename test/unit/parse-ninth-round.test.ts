@@ -2,44 +2,8 @@
 // held-out notice's).
 import { expect } from 'chai';
 import { parseReport } from '../../src/inbound/parse.js';
+import { readRecipients as read, reportDsn as dsn } from '../helpers/generic-dsn.js';
 import { lastPostfixEntry } from '../../src/inbound/postfix-reply.js';
-
-const read = async (raw: string[]) =>
-  ((await parseReport(Buffer.from(raw.join('\n')))).recipients ?? []).map((r) => [r.address, r.reason, r.hard]);
-
-/** A multipart/report DSN: its human-readable text and its delivery-status part's per-recipient fields. */
-function dsn(o: { from: string; subject: string; text: string[]; fields: string[] }): string[] {
-  return [
-    `From: ${o.from}`,
-    'To: ann@example.org',
-    'Date: Tue, 3 Mar 2026 10:00:00 +0000',
-    `Subject: ${o.subject}`,
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/report; report-type=delivery-status; boundary="b9"',
-    '',
-    '--b9',
-    'Content-Type: text/plain; charset=us-ascii',
-    '',
-    ...o.text,
-    '',
-    '--b9',
-    'Content-Type: message/delivery-status',
-    '',
-    'Reporting-MTA: dns; relay.example.org',
-    '',
-    ...o.fields,
-    '',
-    '--b9',
-    'Content-Type: text/rfc822-headers',
-    '',
-    'From: ann@example.org',
-    'To: tom@example.net',
-    'Subject: hello',
-    '',
-    '--b9--',
-    '',
-  ];
-}
 
 describe("parseReport: Domino's own texts are read in Domino's notices only (Sisimai Lhost::Domino)", () => {
   it('a gateway\'s DSN quoting Notes\' "Cannot route mail to user" under Status 5.1.1 reads userunknown', async () => {

@@ -2,44 +2,8 @@
 // held-out notice's). The expected readings are Sisimai 5.1.0's output on these same notices.
 import { expect } from 'chai';
 import { parseReport } from '../../src/inbound/parse.js';
+import { readRecipients as read, reportDsn as dsn } from '../helpers/generic-dsn.js';
 import { fallbackRecipients, sisimaiCommand } from '../../src/inbound/rfc3464-fallback.js';
-
-const read = async (raw: string[]) =>
-  ((await parseReport(Buffer.from(raw.join('\n')))).recipients ?? []).map((r) => [r.address, r.reason, r.hard]);
-
-/** A multipart/report DSN: its human-readable text and its delivery-status part's per-recipient fields. */
-function dsn(o: { from: string; subject: string; text: string[]; fields: string[] }): string[] {
-  return [
-    `From: ${o.from}`,
-    'To: ann@example.org',
-    'Date: Tue, 3 Mar 2026 10:00:00 +0000',
-    `Subject: ${o.subject}`,
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/report; report-type=delivery-status; boundary="b10"',
-    '',
-    '--b10',
-    'Content-Type: text/plain; charset=us-ascii',
-    '',
-    ...o.text,
-    '',
-    '--b10',
-    'Content-Type: message/delivery-status',
-    '',
-    'Reporting-MTA: dns; relay.example.org',
-    '',
-    ...o.fields,
-    '',
-    '--b10',
-    'Content-Type: text/rfc822-headers',
-    '',
-    'From: ann@example.org',
-    'To: tom@example.net',
-    'Subject: hello',
-    '',
-    '--b10--',
-    '',
-  ];
-}
 
 describe("parseReport: Sisimai's Filtered rule on a user-unknown text with no SMTP command", () => {
   const fields = (remote: string[]) => [
