@@ -1,6 +1,6 @@
 // Group commit (groupTx): the requests of one event-loop turn share one transaction and one COMMIT, each answered
 // once that COMMIT is durable. SQLite: the WAL flush after it runs off the event loop (db.ts flushWal).
-// PostgreSQL: with `commitAhead` (by default in a process that answers the API) a turn that waited for no answer
+// PostgreSQL: with `commitAhead` (on in `mta serve` unless MTA_PG_COMMIT_AHEAD=off) a turn that waited for no answer
 // (writes only) sends its writes and COMMIT without waiting (PgDatabase.commitLater), behind up to two batches still
 // in flight, and is answered when the server's answer is read, while this thread goes on with the next turn; a
 // failure found then runs the turn's requests again, each in a savepoint.
