@@ -205,9 +205,8 @@ const COMMAND_PATTERNS: readonly [RegExp, string][] = [
   [/did not like our mail from/i, 'MAIL'],
   [/\[rcpt_to\]/i, 'RCPT'],
   [/\[mail_from\]/i, 'MAIL'],
-  [/smtp error from remote (?:mail )?server after rcpt/i, 'RCPT'],
-  // 1&1 (Exim-like text): "SMTP error from remote server for RCPT TO command, host: …"
-  [/smtp error from remote (?:mail )?server for rcpt to command/i, 'RCPT'],
+  // Exim "… after RCPT TO:<…>", 1&1 "SMTP error from remote server for RCPT TO command, host: …"
+  [/smtp error from remote (?:mail )?server (?:after|for) rcpt/i, 'RCPT'],
   [/smtp error from remote (?:mail )?server for mail from command/i, 'MAIL'],
   [/smtp error from remote (?:mail )?server for data command/i, 'DATA'],
   // qmail: "Sorry, no SMTP connection got far enough; most progress was RCPT TO response"
